@@ -1,0 +1,67 @@
+//===- ReshardAttrs.td - Sharding attributes ----------------*- tablegen -*-===//
+#ifndef RESHARD_DIALECT_RESHARD_IR_RESHARDATTRS_TD
+#define RESHARD_DIALECT_RESHARD_IR_RESHARDATTRS_TD
+
+include "reshard/Dialect/Reshard/IR/ReshardBase.td"
+
+def Reshard_DimShardingAttr : Reshard_Attr<"DimSharding", "dim_sharding"> {
+  let summary = "How one tensor dim is split over mesh axes";
+  let description = [{
+    The mesh axes that split one tensor dim, major to minor, and optionally
+    the consecutive blocks the dim is made of. Each block is chunked on its
+    own over the same axes; a device's local extent is its piece of every
+    block, concatenated in block order (fused q/k/v or gate/up weights).
+
+    Inside a `#reshard.sharding` it prints as `[axes...]`, followed by
+    `blocks [sizes...]` when the dim has blocks:
+
+    ```mlir
+    [tp]                          // split over tp
+    [dp, tp]                      // split over dp, each chunk again over tp
+    [tp] blocks [8192, 1024, 1024] // q, k and v each split over tp
+    []                            // not split
+    ```
+  }];
+  let parameters = (ins
+    OptionalArrayRefParameter<"::mlir::StringAttr">:$axes,
+    OptionalArrayRefParameter<"int64_t">:$blocks
+  );
+  let hasCustomAssemblyFormat = 1;
+}
+
+def Reshard_ShardingAttr : Reshard_Attr<"Sharding", "sharding"> {
+  let summary = "A tensor's sharding on a mesh: mesh axes per tensor dim";
+  let description = [{
+    One `#reshard.dim_sharding` per tensor dim. Mesh axes used by no dim
+    replicate the tensor; an axis appears at most once in the whole sharding
+    (checked by the op that uses it, which knows the mesh and the shape).
+
+    Example: a `[4, 8]` tensor on a 2x2 mesh `(dp, tp)` sharded
+    `<[[tp], []]>`. Rows 0-1 live on every device with tp = 0, rows 2-3 on
+    every device with tp = 1; dp replicates:
+
+    ```
+      mesh (dp, tp)      tp=0        tp=1
+      dp=0             rows 0-1    rows 2-3
+      dp=1             rows 0-1    rows 2-3
+    ```
+
+    ```mlir
+    #reshard.sharding<[[tp], []]>
+    #reshard.sharding<[[dp, tp], [ep]]>
+    #reshard.sharding<[[tp] blocks [8192, 1024, 1024], []]>
+    #reshard.sharding<[]>            // a 0-D tensor
+    ```
+  }];
+  let parameters = (ins
+    OptionalArrayRefParameter<"::reshard::DimShardingAttr">:$dims
+  );
+  let hasCustomAssemblyFormat = 1;
+  let extraClassDeclaration = [{
+    unsigned getRank() const { return getDims().size(); }
+    /// The plain-data form shared with the importers and the geometry.
+    ::reshard::ShardingSpec toSpec() const;
+  }];
+}
+
+#endif // RESHARD_DIALECT_RESHARD_IR_RESHARDATTRS_TD

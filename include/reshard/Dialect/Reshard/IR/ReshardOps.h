@@ -1,0 +1,15 @@
+//===- ReshardOps.h - Meshes, topologies, redistributions -------*- C++ -*-===//
+#ifndef RESHARD_DIALECT_RESHARD_IR_RESHARDOPS_H
+#define RESHARD_DIALECT_RESHARD_IR_RESHARDOPS_H
+
+#include "reshard/Dialect/Reshard/IR/ReshardDialect.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+
+#define GET_OP_CLASSES
+#include "reshard/Dialect/Reshard/IR/ReshardOps.h.inc"
+
+#endif // RESHARD_DIALECT_RESHARD_IR_RESHARDOPS_H

@@ -1,0 +1,26 @@
+//===- InitAll.h - Register every reshard dialect, pass and translation ---===//
+#ifndef RESHARD_INITALL_H
+#define RESHARD_INITALL_H
+
+#include "reshard/Dialect/Reshard/IR/ReshardOps.h"
+#include "reshard/Target/LayoutJSON/ImportLayoutJSON.h"
+
+#include "mlir/IR/DialectRegistry.h"
+
+namespace reshard {
+
+inline void registerAllDialects(mlir::DialectRegistry &registry) {
+  registry.insert<ReshardDialect>();
+}
+
+inline void registerAllTranslations() {
+  static bool once = [] {
+    registerImportLayoutJSONTranslation();
+    return true;
+  }();
+  (void)once;
+}
+
+} // namespace reshard
+
+#endif // RESHARD_INITALL_H

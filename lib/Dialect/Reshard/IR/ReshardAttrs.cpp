@@ -1,0 +1,122 @@
+//===- ReshardAttrs.cpp - Sharding attribute syntax ------------------------===//
+//
+// `#reshard.sharding<[[tp] blocks [8, 2, 2], []]>`: one bracketed list of
+// axes per tensor dim, each optionally followed by its blocks.
+//
+//===----------------------------------------------------------------------===//
+#include "reshard/Dialect/Reshard/IR/ReshardOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace reshard;
+
+#define GET_ATTRDEF_CLASSES
+#include "reshard/Dialect/Reshard/IR/ReshardAttrs.cpp.inc"
+
+void ReshardDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "reshard/Dialect/Reshard/IR/ReshardAttrs.cpp.inc"
+      >();
+}
+
+/// Parses `[axis, ...] (blocks [size, ...])?`.
+static DimShardingAttr parseDimBody(AsmParser &parser) {
+  SmallVector<StringAttr> axes;
+  SmallVector<int64_t> blocks;
+  auto parseAxis = [&]() -> ParseResult {
+    std::string name;
+    if (parser.parseKeywordOrString(&name))
+      return failure();
+    axes.push_back(StringAttr::get(parser.getContext(), name));
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseAxis,
+                                     " in a list of mesh axes"))
+    return {};
+  if (succeeded(parser.parseOptionalKeyword("blocks"))) {
+    auto parseBlock = [&]() -> ParseResult {
+      int64_t size;
+      if (parser.parseInteger(size))
+        return failure();
+      blocks.push_back(size);
+      return success();
+    };
+    if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square,
+                                       parseBlock, " in a list of blocks"))
+      return {};
+    if (blocks.empty()) {
+      parser.emitError(parser.getCurrentLocation(),
+                       "'blocks' needs at least one block size");
+      return {};
+    }
+  }
+  return DimShardingAttr::get(parser.getContext(), axes, blocks);
+}
+
+static void printDimBody(AsmPrinter &printer, DimShardingAttr dim) {
+  printer << '[';
+  llvm::interleaveComma(dim.getAxes(), printer, [&](StringAttr axis) {
+    printer.printKeywordOrString(axis.getValue());
+  });
+  printer << ']';
+  if (!dim.getBlocks().empty()) {
+    printer << " blocks [";
+    llvm::interleaveComma(dim.getBlocks(), printer);
+    printer << ']';
+  }
+}
+
+Attribute DimShardingAttr::parse(AsmParser &parser, Type) {
+  if (parser.parseLess())
+    return {};
+  DimShardingAttr dim = parseDimBody(parser);
+  if (!dim || parser.parseGreater())
+    return {};
+  return dim;
+}
+
+void DimShardingAttr::print(AsmPrinter &printer) const {
+  printer << '<';
+  printDimBody(printer, *this);
+  printer << '>';
+}
+
+Attribute ShardingAttr::parse(AsmParser &parser, Type) {
+  SmallVector<DimShardingAttr> dims;
+  auto parseDim = [&]() -> ParseResult {
+    DimShardingAttr dim = parseDimBody(parser);
+    if (!dim)
+      return failure();
+    dims.push_back(dim);
+    return success();
+  };
+  if (parser.parseLess() ||
+      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseDim,
+                                     " in a sharding (one list per dim)") ||
+      parser.parseGreater())
+    return {};
+  return ShardingAttr::get(parser.getContext(), dims);
+}
+
+void ShardingAttr::print(AsmPrinter &printer) const {
+  printer << "<[";
+  llvm::interleaveComma(getDims(), printer,
+                        [&](DimShardingAttr dim) { printDimBody(printer, dim); });
+  printer << "]>";
+}
+
+ShardingSpec ShardingAttr::toSpec() const {
+  ShardingSpec spec;
+  for (DimShardingAttr dim : getDims()) {
+    DimShardingSpec d;
+    for (StringAttr axis : dim.getAxes())
+      d.axes.push_back(axis.str());
+    d.blocks.assign(dim.getBlocks().begin(), dim.getBlocks().end());
+    spec.dims.push_back(std::move(d));
+  }
+  return spec;
+}

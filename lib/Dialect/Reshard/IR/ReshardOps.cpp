@@ -1,0 +1,182 @@
+//===- ReshardOps.cpp - Verifiers of meshes, topologies, redistributions --===//
+//
+// The checks themselves live in reshard/Layout (shared with the importers);
+// here they are fed from the IR and their findings reported at the op.
+//
+//===----------------------------------------------------------------------===//
+#include "reshard/Dialect/Reshard/IR/ReshardOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace reshard;
+
+#define GET_OP_CLASSES
+#include "reshard/Dialect/Reshard/IR/ReshardOps.cpp.inc"
+
+/// Reports layout findings as errors of `op`, each prefixed by its path.
+static LogicalResult verifyWith(Operation *op,
+                                llvm::function_ref<bool(LayoutDiagFn)> check) {
+  bool ok = check([&](const std::string &path, const std::string &msg) {
+    op->emitOpError() << path << ": " << msg;
+  });
+  return success(ok);
+}
+
+//===----------------------------------------------------------------------===//
+// MeshOp
+//===----------------------------------------------------------------------===//
+
+MeshSpec MeshOp::toSpec() {
+  MeshSpec spec;
+  spec.shape.assign(getShape().begin(), getShape().end());
+  spec.axes = getAxisNames();
+  spec.ranks.assign(getRanks().begin(), getRanks().end());
+  return spec;
+}
+
+SmallVector<std::string> MeshOp::getAxisNames() {
+  SmallVector<std::string> names;
+  for (Attribute axis : getAxes())
+    names.push_back(cast<StringAttr>(axis).str());
+  return names;
+}
+
+LogicalResult MeshOp::verify() {
+  MeshSpec spec = toSpec();
+  return verifyWith(*this,
+                    [&](LayoutDiagFn diag) { return verifyMesh(spec, "", diag); });
+}
+
+//===----------------------------------------------------------------------===//
+// TopologyOp
+//===----------------------------------------------------------------------===//
+
+TopologySpec TopologyOp::toSpec() {
+  TopologySpec spec;
+  spec.gpusPerNode = getGpusPerNode();
+  spec.nvlDomainSize = getNvlDomainSize();
+  spec.nvlinkGBps = getNvlink_GBpsPerGpu().convertToDouble();
+  spec.nicGBps = getNic_GBpsPerGpu().convertToDouble();
+  spec.nvlinkLatencyUs = getNvlinkLatencyUs().convertToDouble();
+  spec.nicLatencyUs = getNicLatencyUs().convertToDouble();
+  return spec;
+}
+
+LogicalResult TopologyOp::verify() {
+  TopologySpec spec = toSpec();
+  return verifyWith(*this, [&](LayoutDiagFn diag) {
+    return verifyTopology(spec, "", diag);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// RedistributeOp
+//===----------------------------------------------------------------------===//
+
+static std::string supportedElementTypes() {
+  return "bf16, f16, f32, f64, f8E4M3FN, f8E5M2, or an 8/16/32/64-bit "
+         "integer";
+}
+
+/// Checks one side's tensor type on its own: static, non-negative, movable.
+static LogicalResult verifyTensorType(Operation *op, StringRef side,
+                                      RankedTensorType type) {
+  for (auto [i, dim] : llvm::enumerate(type.getShape()))
+    if (ShapedType::isDynamic(dim))
+      return op->emitOpError()
+             << side << " dim " << i
+             << " is dynamic; a redistribution needs a static global shape";
+  std::optional<int64_t> bytes = getElementTypeBytes(type.getElementType());
+  if (!bytes)
+    return op->emitOpError()
+           << side << " element type " << type.getElementType()
+           << " cannot be redistributed; use " << supportedElementTypes();
+  return verifyWith(op, [&](LayoutDiagFn diag) {
+    return verifyTensorShape(type.getShape(), *bytes, side.str(), diag);
+  });
+}
+
+LogicalResult RedistributeOp::verify() {
+  RankedTensorType src = getSrcTensorType(), dst = getDstTensorType();
+  if (failed(verifyTensorType(*this, "src_type", src)) ||
+      failed(verifyTensorType(*this, "dst_type", dst)))
+    return failure();
+  if (src.getElementType() != dst.getElementType())
+    return emitOpError() << "source element type " << src.getElementType()
+                         << " differs from destination element type "
+                         << dst.getElementType()
+                         << "; a redistribution moves elements unchanged";
+  if (src.getShape() != dst.getShape())
+    return emitOpError() << "source shape [" << llvm::join(
+                                llvm::map_range(src.getShape(),
+                                                [](int64_t d) {
+                                                  return std::to_string(d);
+                                                }),
+                                ", ")
+                         << "] differs from destination shape ["
+                         << llvm::join(llvm::map_range(dst.getShape(),
+                                                       [](int64_t d) {
+                                                         return std::to_string(
+                                                             d);
+                                                       }),
+                                       ", ")
+                         << "]; both sides must hold the same global tensor";
+  return success();
+}
+
+/// Resolves the mesh named by `ref` and checks `sharding` against it.
+static LogicalResult verifySide(RedistributeOp op,
+                                SymbolTableCollection &symbols, StringRef side,
+                                FlatSymbolRefAttr ref, ShardingAttr sharding) {
+  Operation *target = symbols.lookupNearestSymbolFrom(op, ref.getAttr());
+  if (!target)
+    return op.emitOpError() << side << " mesh " << ref
+                            << " is not defined; declare it with reshard.mesh";
+  auto mesh = dyn_cast<MeshOp>(target);
+  if (!mesh)
+    return op.emitOpError()
+               .append(side, " mesh ", ref, " names a '",
+                       target->getName().getStringRef(),
+                       "', not a reshard.mesh")
+               .attachNote(target->getLoc())
+           << "symbol defined here";
+  SmallVector<std::string> axes = mesh.getAxisNames();
+  ShardingSpec spec = sharding.toSpec();
+  ArrayRef<int64_t> shape = op.getSrcTensorType().getShape();
+  std::string path = (side + "_sharding").str();
+  bool ok = true;
+  (void)resolveSharding(spec, axes, shape, path,
+                        [&](const std::string &where, const std::string &msg) {
+                          op.emitOpError()
+                                  .append(where, ": ", msg, " (mesh ", ref, ")")
+                                  .attachNote(mesh.getLoc())
+                              << "mesh " << ref << " declared here";
+                          ok = false;
+                        });
+  return success(ok);
+}
+
+LogicalResult
+RedistributeOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  bool srcOk = succeeded(
+      verifySide(*this, symbols, "src", getSrcMeshAttr(), getSrcSharding()));
+  bool dstOk = succeeded(
+      verifySide(*this, symbols, "dst", getDstMeshAttr(), getDstSharding()));
+  if (!srcOk || !dstOk)
+    return failure();
+  if (FlatSymbolRefAttr topo = getTopologyAttr()) {
+    Operation *target = symbols.lookupNearestSymbolFrom(*this, topo.getAttr());
+    if (!target)
+      return emitOpError() << "topology " << topo
+                           << " is not defined; declare it with "
+                              "reshard.topology";
+    if (!isa<TopologyOp>(target))
+      return emitOpError() << "topology " << topo << " names a '"
+                           << target->getName().getStringRef()
+                           << "', not a reshard.topology";
+  }
+  return success();
+}

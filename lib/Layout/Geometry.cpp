@@ -1,0 +1,109 @@
+//===- Geometry.cpp - Nested torch.chunk on intervals ----------------------===//
+#include "reshard/Layout/Geometry.h"
+
+using namespace reshard;
+
+/// torch.chunk of [0, n) into `parts`: chunk `index` of size ceil(n / parts),
+/// clipped to n (so trailing chunks may be short or empty).
+static Interval chunkOne(int64_t n, int64_t parts, int64_t index) {
+  int64_t chunk = n / parts + (n % parts != 0);
+  int64_t begin;
+  if (__builtin_mul_overflow(chunk, index, &begin) || begin >= n)
+    return {n, n};
+  return {begin, begin + std::min(chunk, n - begin)};
+}
+
+Interval reshard::chunkInterval(int64_t n, llvm::ArrayRef<int64_t> sizes,
+                                llvm::ArrayRef<int64_t> coords) {
+  Interval cur{0, n};
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    Interval sub = chunkOne(cur.size(), sizes[i], coords[i]);
+    cur = {cur.begin + sub.begin, cur.begin + sub.end};
+  }
+  return cur;
+}
+
+ShardGeometry::ShardGeometry(llvm::ArrayRef<int64_t> shape,
+                             llvm::ArrayRef<int64_t> meshShape,
+                             const Sharding &sharding)
+    : shape(shape), meshShape(meshShape), sharding(sharding) {}
+
+llvm::SmallVector<DimSegment>
+ShardGeometry::segments(unsigned dim, llvm::ArrayRef<int64_t> coords) const {
+  const DimSharding &ds = sharding.dims[dim];
+  llvm::SmallVector<int64_t, 4> sizes, axisCoords;
+  for (unsigned axis : ds.axes) {
+    sizes.push_back(meshShape[axis]);
+    axisCoords.push_back(coords[axis]);
+  }
+  llvm::SmallVector<DimSegment> out;
+  auto addBlock = [&](int64_t blockBegin, int64_t blockSize, int64_t &local) {
+    Interval piece = chunkInterval(blockSize, sizes, axisCoords);
+    if (piece.empty())
+      return;
+    out.push_back({blockBegin + piece.begin, piece.size(), local});
+    local += piece.size();
+  };
+  int64_t local = 0;
+  if (ds.blocks.empty()) {
+    addBlock(0, shape[dim], local);
+    return out;
+  }
+  int64_t blockBegin = 0;
+  for (int64_t blockSize : ds.blocks) {
+    addBlock(blockBegin, blockSize, local);
+    blockBegin += blockSize;
+  }
+  return out;
+}
+
+llvm::SmallVector<int64_t>
+ShardGeometry::localShape(llvm::ArrayRef<int64_t> coords) const {
+  llvm::SmallVector<int64_t> local;
+  for (unsigned d = 0; d < rank(); ++d) {
+    int64_t extent = 0;
+    for (const DimSegment &s : segments(d, coords))
+      extent += s.size;
+    local.push_back(extent);
+  }
+  return local;
+}
+
+int64_t ShardGeometry::localNumElements(llvm::ArrayRef<int64_t> coords) const {
+  int64_t n = 1;
+  for (int64_t e : localShape(coords))
+    n *= e; // bounded by the global element count, checked by the verifier
+  return n;
+}
+
+std::vector<HeldBox>
+ShardGeometry::heldBoxes(llvm::ArrayRef<int64_t> coords) const {
+  llvm::SmallVector<llvm::SmallVector<DimSegment>> perDim;
+  for (unsigned d = 0; d < rank(); ++d) {
+    perDim.push_back(segments(d, coords));
+    if (perDim.back().empty())
+      return {};
+  }
+  // Odometer over the per-dim runs: the boxes are their cartesian product.
+  std::vector<HeldBox> boxes;
+  llvm::SmallVector<size_t> idx(rank(), 0);
+  while (true) {
+    HeldBox box;
+    for (unsigned d = 0; d < rank(); ++d) {
+      const DimSegment &s = perDim[d][idx[d]];
+      box.globalOffset.push_back(s.globalBegin);
+      box.sizes.push_back(s.size);
+      box.localOffset.push_back(s.localBegin);
+    }
+    boxes.push_back(std::move(box));
+    int d = static_cast<int>(rank()) - 1;
+    for (; d >= 0; --d) {
+      if (++idx[d] < perDim[d].size())
+        break;
+      idx[d] = 0;
+    }
+    if (d < 0)
+      break;
+  }
+  return boxes;
+}

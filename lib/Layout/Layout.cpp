@@ -1,0 +1,291 @@
+//===- Layout.cpp - Checks shared by the verifier and the importers -------===//
+//
+// Each check reports every problem it finds with the path of the offending
+// item, and says what would be right.
+//
+//===----------------------------------------------------------------------===//
+#include "reshard/Layout/Layout.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace reshard;
+using llvm::formatv;
+
+static std::string at(const std::string &path, const std::string &field) {
+  return path.empty() ? field : path + "." + field;
+}
+static std::string at(const std::string &path, const std::string &field,
+                      size_t index) {
+  return at(path, formatv("{0}[{1}]", field, index).str());
+}
+
+int64_t MeshSpec::numDevices() const {
+  int64_t n = 1;
+  for (int64_t s : shape)
+    if (s <= 0 || __builtin_mul_overflow(n, s, &n))
+      return -1;
+  return n;
+}
+
+std::optional<unsigned> MeshSpec::axisIndex(llvm::StringRef name) const {
+  for (unsigned i = 0, e = axes.size(); i < e; ++i)
+    if (axes[i] == name)
+      return i;
+  return std::nullopt;
+}
+
+llvm::SmallVector<int64_t> MeshSpec::coords(int64_t linear) const {
+  llvm::SmallVector<int64_t> c(shape.size());
+  for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
+    c[i] = linear % shape[i];
+    linear /= shape[i];
+  }
+  return c;
+}
+
+int64_t MeshSpec::linear(llvm::ArrayRef<int64_t> c) const {
+  int64_t l = 0;
+  for (size_t i = 0; i < shape.size(); ++i)
+    l = l * shape[i] + c[i];
+  return l;
+}
+
+bool reshard::verifyMesh(const MeshSpec &mesh, const std::string &path,
+                         LayoutDiagFn diag) {
+  bool ok = true;
+  auto fail = [&](const std::string &where, const std::string &msg) {
+    diag(where, msg);
+    ok = false;
+  };
+  if (mesh.shape.size() != mesh.axes.size())
+    fail(at(path, "axes"),
+         formatv("the mesh has {0} axis sizes but {1} axis names; give one "
+                 "name per axis",
+                 mesh.shape.size(), mesh.axes.size()));
+  llvm::StringMap<size_t> seen;
+  for (size_t i = 0; i < mesh.axes.size(); ++i) {
+    const std::string &name = mesh.axes[i];
+    if (name.empty()) {
+      fail(at(path, "axes", i), "axis name is empty");
+      continue;
+    }
+    auto [it, inserted] = seen.try_emplace(name, i);
+    if (!inserted)
+      fail(at(path, "axes", i),
+           formatv("axis name '{0}' is used twice (also axes[{1}]); axis "
+                   "names must be unique",
+                   name, it->second));
+  }
+  bool sizesOk = true;
+  for (size_t i = 0; i < mesh.shape.size(); ++i)
+    if (mesh.shape[i] <= 0) {
+      fail(at(path, "shape", i),
+           formatv("mesh axis size {0} must be positive", mesh.shape[i]));
+      sizesOk = false;
+    }
+  if (!sizesOk)
+    return false;
+  int64_t n = mesh.numDevices();
+  if (n < 0 || n > kMaxMeshDevices) {
+    fail(at(path, "shape"), formatv("the mesh has more than {0} devices",
+                                    kMaxMeshDevices));
+    return false;
+  }
+  if (static_cast<int64_t>(mesh.ranks.size()) != n) {
+    fail(at(path, "ranks"),
+         formatv("the mesh shape has {0} devices but {1} ranks are listed; "
+                 "list one global rank per device in row-major order",
+                 n, mesh.ranks.size()));
+    return false;
+  }
+  llvm::DenseMap<int64_t, size_t> rankAt;
+  for (size_t i = 0; i < mesh.ranks.size(); ++i) {
+    int64_t r = mesh.ranks[i];
+    if (r < 0 || r > kMaxMeshDevices) {
+      fail(at(path, "ranks", i),
+           formatv("rank {0} is out of range; ranks must be in [0, {1}]", r,
+                   kMaxMeshDevices));
+      continue;
+    }
+    auto [it, inserted] = rankAt.try_emplace(r, i);
+    if (!inserted)
+      fail(at(path, "ranks", i),
+           formatv("rank {0} appears twice (also ranks[{1}]); a device "
+                   "belongs to a mesh once",
+                   r, it->second));
+  }
+  return ok;
+}
+
+bool reshard::verifyTopology(const TopologySpec &topo, const std::string &path,
+                             LayoutDiagFn diag) {
+  bool ok = true;
+  auto fail = [&](const std::string &field, const std::string &msg) {
+    diag(at(path, field), msg);
+    ok = false;
+  };
+  if (topo.gpusPerNode <= 0)
+    fail("gpus_per_node",
+         formatv("GPUs per node must be positive, got {0}", topo.gpusPerNode));
+  if (topo.nvlDomainSize <= 0)
+    fail("nvl_domain_size", formatv("NVLink domain size must be positive, "
+                                    "got {0}",
+                                    topo.nvlDomainSize));
+  if (topo.gpusPerNode > 0 && topo.nvlDomainSize > 0 &&
+      topo.nvlDomainSize % topo.gpusPerNode != 0)
+    fail("nvl_domain_size",
+         formatv("NVLink domain size {0} is not a multiple of gpus_per_node "
+                 "{1}; a domain holds whole nodes",
+                 topo.nvlDomainSize, topo.gpusPerNode));
+  auto positive = [&](const char *field, double v) {
+    if (!(v > 0) || !std::isfinite(v))
+      fail(field, formatv("bandwidth must be positive and finite, got {0}", v));
+  };
+  positive("nvlink_GBps_per_gpu", topo.nvlinkGBps);
+  positive("nic_GBps_per_gpu", topo.nicGBps);
+  auto nonNegative = [&](const char *field, double v) {
+    if (!(v >= 0) || !std::isfinite(v))
+      fail(field,
+           formatv("latency must be non-negative and finite, got {0}", v));
+  };
+  nonNegative("nvlink_latency_us", topo.nvlinkLatencyUs);
+  nonNegative("nic_latency_us", topo.nicLatencyUs);
+  return ok;
+}
+
+bool reshard::verifyTensorShape(llvm::ArrayRef<int64_t> shape,
+                                int64_t elementBytes, const std::string &path,
+                                LayoutDiagFn diag) {
+  bool ok = true;
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] < 0) {
+      diag(at(path, "shape", i),
+           formatv("dim size {0} must be non-negative", shape[i]));
+      ok = false;
+    }
+  if (!ok)
+    return false;
+  int64_t bytes = elementBytes;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(bytes, d, &bytes)) {
+      diag(at(path, "shape"),
+           "the tensor's byte size overflows 64 bits (it must stay below "
+           "2^63 bytes)");
+      return false;
+    }
+  return true;
+}
+
+std::optional<Sharding> reshard::resolveSharding(const ShardingSpec &spec,
+                                                 llvm::ArrayRef<std::string> meshAxes,
+                                                 llvm::ArrayRef<int64_t> shape,
+                                                 const std::string &path,
+                                                 LayoutDiagFn diag) {
+  if (spec.dims.size() != shape.size()) {
+    diag(at(path, "dims"),
+         formatv("the sharding has {0} dims but the tensor has rank {1}; give "
+                 "one list of mesh axes per tensor dim",
+                 spec.dims.size(), shape.size()));
+    return std::nullopt;
+  }
+  bool ok = true;
+  Sharding out;
+  llvm::DenseMap<unsigned, size_t> usedBy; // mesh axis -> tensor dim
+  for (size_t d = 0; d < spec.dims.size(); ++d) {
+    const DimShardingSpec &dimSpec = spec.dims[d];
+    DimSharding dim;
+    std::string dimPath = at(path, "dims", d);
+    for (size_t j = 0; j < dimSpec.axes.size(); ++j) {
+      const std::string &name = dimSpec.axes[j];
+      std::optional<unsigned> axis;
+      for (unsigned i = 0, e = meshAxes.size(); i < e; ++i)
+        if (meshAxes[i] == name)
+          axis = i;
+      if (!axis) {
+        std::string known;
+        for (const std::string &a : meshAxes)
+          known += (known.empty() ? "" : ", ") + a;
+        diag(formatv("{0}[{1}]", dimPath, j).str(),
+             formatv("axis '{0}' is not an axis of the mesh (its axes: {1})",
+                     name, known.empty() ? "none" : known));
+        ok = false;
+        continue;
+      }
+      auto [it, inserted] = usedBy.try_emplace(*axis, d);
+      if (!inserted) {
+        diag(formatv("{0}[{1}]", dimPath, j).str(),
+             formatv("mesh axis '{0}' is used twice (also by dim {1}); an "
+                     "axis shards at most one dim, once",
+                     name, it->second));
+        ok = false;
+        continue;
+      }
+      dim.axes.push_back(*axis);
+    }
+    if (!dimSpec.blocks.empty()) {
+      std::string blocksPath = at(path, formatv("blocks.{0}", d).str());
+      int64_t sum = 0;
+      bool blocksOk = true, overflow = false;
+      for (size_t b = 0; b < dimSpec.blocks.size(); ++b) {
+        int64_t size = dimSpec.blocks[b];
+        if (size < 0) {
+          diag(formatv("{0}[{1}]", blocksPath, b).str(),
+               formatv("block size {0} must be non-negative", size));
+          blocksOk = false;
+        } else if (!overflow && __builtin_add_overflow(sum, size, &sum)) {
+          overflow = true;
+          sum = -1;
+        }
+      }
+      if (blocksOk && (overflow || sum != shape[d])) {
+        diag(blocksPath,
+             formatv("blocks sum to {0} but dim {1} has size {2}; blocks "
+                     "must add up to the dim",
+                     sum < 0 ? std::string("more than 2^63")
+                             : std::to_string(sum),
+                     d, shape[d]));
+        blocksOk = false;
+      }
+      ok &= blocksOk;
+      dim.blocks = dimSpec.blocks;
+    }
+    out.dims.push_back(std::move(dim));
+  }
+  if (!ok)
+    return std::nullopt;
+  return out;
+}
+
+namespace {
+struct DtypeInfo {
+  llvm::StringRef name;
+  int64_t bytes;
+};
+} // namespace
+
+static const DtypeInfo kDtypes[] = {
+    {"bf16", 2},   {"fp16", 2},    {"fp32", 4},    {"fp64", 8},
+    {"int8", 1},   {"uint8", 1},   {"int16", 2},   {"uint16", 2},
+    {"int32", 4},  {"uint32", 4},  {"int64", 8},   {"uint64", 8},
+    {"fp8e4m3", 1}, {"fp8e5m2", 1}};
+
+std::optional<int64_t> reshard::dtypeBytes(llvm::StringRef dtype) {
+  for (const DtypeInfo &d : kDtypes)
+    if (d.name == dtype)
+      return d.bytes;
+  return std::nullopt;
+}
+
+llvm::ArrayRef<llvm::StringRef> reshard::dtypeNames() {
+  static const llvm::SmallVector<llvm::StringRef> names = [] {
+    llvm::SmallVector<llvm::StringRef> n;
+    for (const DtypeInfo &d : kDtypes)
+      n.push_back(d.name);
+    return n;
+  }();
+  return names;
+}

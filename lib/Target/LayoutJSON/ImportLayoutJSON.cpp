@@ -1,0 +1,455 @@
+//===- ImportLayoutJSON.cpp - Layout interchange JSON to the dialect ------===//
+//
+// Reads the JSON, checks it with the same reshard/Layout checks the verifier
+// uses (so errors carry JSON paths instead of op names), then builds the ops.
+//
+//===----------------------------------------------------------------------===//
+#include "reshard/Target/LayoutJSON/ImportLayoutJSON.h"
+
+#include "JsonReader.h"
+#include "reshard/Dialect/Reshard/IR/ReshardOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace reshard;
+using JValue = json::Value;
+using Kind = json::Value::Kind;
+
+namespace {
+
+/// A checked tensor entry, ready to become a reshard.redistribute.
+struct TensorEntry {
+  size_t offset;
+  std::string name;
+  SmallVector<int64_t> shape;
+  std::string dtype;
+  std::string srcMesh, dstMesh;
+  ShardingSpec src, dst;
+};
+
+class Importer {
+public:
+  Importer(llvm::SourceMgr &sm, MLIRContext *ctx) : sm(sm), ctx(ctx) {
+    const llvm::MemoryBuffer *buf = sm.getMemoryBuffer(sm.getMainFileID());
+    text = buf->getBuffer();
+    fileName = buf->getBufferIdentifier();
+  }
+
+  OwningOpRef<ModuleOp> run();
+
+private:
+  Location locAt(size_t offset) {
+    offset = std::min(offset, text.size());
+    auto [line, col] = sm.getLineAndColumn(
+        llvm::SMLoc::getFromPointer(text.data() + offset), sm.getMainFileID());
+    return FileLineColLoc::get(ctx, fileName, line, col);
+  }
+  bool error(const JValue &v, const std::string &path, const Twine &msg) {
+    emitError(locAt(v.offset)) << path << ": " << msg;
+    return false;
+  }
+
+  // Typed field access; each reports a missing field or a wrong type.
+  const JValue *field(const JValue &obj, const std::string &path, StringRef key,
+                     bool required = true);
+  bool expectKind(const JValue &v, const std::string &path, Kind kind,
+                  const char *what);
+  bool readInt(const JValue &v, const std::string &path, int64_t &out);
+  bool readNumber(const JValue &v, const std::string &path, double &out);
+  bool readString(const JValue &v, const std::string &path, std::string &out);
+  bool readIntList(const JValue &v, const std::string &path,
+                   SmallVectorImpl<int64_t> &out);
+  bool readStringList(const JValue &v, const std::string &path,
+                      SmallVectorImpl<std::string> &out);
+
+  bool readMesh(const JValue &v, const std::string &path, MeshSpec &mesh);
+  bool readTopology(const JValue &v, const std::string &path,
+                    TopologySpec &topo);
+  bool readSharding(const JValue &v, const std::string &path, size_t rank,
+                    std::string &meshName, ShardingSpec &spec);
+  bool readTensor(const JValue &v, const std::string &path, TensorEntry &t);
+
+  /// Forwards shared layout checks as errors at `v` with `path`-relative paths.
+  LayoutDiagFn diagAt(const JValue &v) {
+    diagValue = &v;
+    return diagFn;
+  }
+
+  llvm::SourceMgr &sm;
+  MLIRContext *ctx;
+  StringRef text;
+  std::string fileName;
+  llvm::StringMap<MeshSpec> meshes;
+  const JValue *diagValue = nullptr;
+  std::function<void(const std::string &, const std::string &)> diagFn =
+      [this](const std::string &path, const std::string &msg) {
+        error(*diagValue, path, msg);
+      };
+};
+
+} // namespace
+
+static std::string indexPath(const std::string &path, size_t i) {
+  return llvm::formatv("{0}[{1}]", path, i).str();
+}
+static std::string keyPath(const std::string &path, StringRef key) {
+  return path.empty() ? key.str() : path + "." + key.str();
+}
+
+const JValue *Importer::field(const JValue &obj, const std::string &path,
+                             StringRef key, bool required) {
+  const JValue *v = obj.find(key);
+  if (!v && required)
+    error(obj, path, llvm::formatv("missing required field '{0}'", key).str());
+  return v;
+}
+
+bool Importer::expectKind(const JValue &v, const std::string &path, Kind kind,
+                          const char *what) {
+  if (v.kind == kind)
+    return true;
+  return error(v, path,
+               llvm::formatv("expected {0}, got {1}", what, v.describe()).str());
+}
+
+bool Importer::readInt(const JValue &v, const std::string &path, int64_t &out) {
+  if (v.kind == Kind::Number) {
+    bool integral = std::isfinite(v.number) && std::trunc(v.number) == v.number;
+    return error(v, path,
+                 integral ? "integer does not fit in 64 bits"
+                          : "expected an integer, got a fractional number");
+  }
+  if (!expectKind(v, path, Kind::Integer, "an integer"))
+    return false;
+  out = v.integer;
+  return true;
+}
+
+bool Importer::readNumber(const JValue &v, const std::string &path,
+                          double &out) {
+  if (v.kind == Kind::Integer) {
+    out = static_cast<double>(v.integer);
+    return true;
+  }
+  if (!expectKind(v, path, Kind::Number, "a number"))
+    return false;
+  out = v.number;
+  return true;
+}
+
+bool Importer::readString(const JValue &v, const std::string &path,
+                          std::string &out) {
+  if (!expectKind(v, path, Kind::String, "a string"))
+    return false;
+  out = v.string;
+  return true;
+}
+
+bool Importer::readIntList(const JValue &v, const std::string &path,
+                           SmallVectorImpl<int64_t> &out) {
+  if (!expectKind(v, path, Kind::Array, "an array of integers"))
+    return false;
+  out.reserve(v.elements.size());
+  for (auto [i, e] : llvm::enumerate(v.elements)) {
+    int64_t x;
+    if (!readInt(e, indexPath(path, i), x))
+      return false;
+    out.push_back(x);
+  }
+  return true;
+}
+
+bool Importer::readStringList(const JValue &v, const std::string &path,
+                              SmallVectorImpl<std::string> &out) {
+  if (!expectKind(v, path, Kind::Array, "an array of strings"))
+    return false;
+  for (auto [i, e] : llvm::enumerate(v.elements)) {
+    std::string s;
+    if (!readString(e, indexPath(path, i), s))
+      return false;
+    out.push_back(std::move(s));
+  }
+  return true;
+}
+
+bool Importer::readMesh(const JValue &v, const std::string &path,
+                        MeshSpec &mesh) {
+  if (!expectKind(v, path, Kind::Object, "a mesh object"))
+    return false;
+  const JValue *shape = field(v, path, "shape");
+  const JValue *axes = field(v, path, "axes");
+  const JValue *ranks = field(v, path, "ranks");
+  if (!shape || !axes || !ranks ||
+      !readIntList(*shape, keyPath(path, "shape"), mesh.shape) ||
+      !readStringList(*axes, keyPath(path, "axes"), mesh.axes) ||
+      !readIntList(*ranks, keyPath(path, "ranks"), mesh.ranks))
+    return false;
+  return verifyMesh(mesh, path, diagAt(v));
+}
+
+bool Importer::readTopology(const JValue &v, const std::string &path,
+                            TopologySpec &topo) {
+  if (!expectKind(v, path, Kind::Object, "a topology object"))
+    return false;
+  auto readIntField = [&](StringRef key, int64_t &out) {
+    const JValue *f = field(v, path, key);
+    return f && readInt(*f, keyPath(path, key), out);
+  };
+  auto readNumField = [&](StringRef key, double &out, bool required) {
+    const JValue *f = field(v, path, key, required);
+    if (!f)
+      return !required;
+    return readNumber(*f, keyPath(path, key), out);
+  };
+  if (!readIntField("gpus_per_node", topo.gpusPerNode) ||
+      !readIntField("nvl_domain_size", topo.nvlDomainSize) ||
+      !readNumField("nvlink_GBps_per_gpu", topo.nvlinkGBps, true) ||
+      !readNumField("nic_GBps_per_gpu", topo.nicGBps, true) ||
+      !readNumField("nvlink_latency_us", topo.nvlinkLatencyUs, false) ||
+      !readNumField("nic_latency_us", topo.nicLatencyUs, false))
+    return false;
+  return verifyTopology(topo, path, diagAt(v));
+}
+
+bool Importer::readSharding(const JValue &v, const std::string &path,
+                            size_t rank, std::string &meshName,
+                            ShardingSpec &spec) {
+  if (!expectKind(v, path, Kind::Object, "a sharding object"))
+    return false;
+  const JValue *mesh = field(v, path, "mesh");
+  const JValue *dims = field(v, path, "dims");
+  if (!mesh || !dims || !readString(*mesh, keyPath(path, "mesh"), meshName))
+    return false;
+  if (!meshes.count(meshName))
+    return error(*mesh, keyPath(path, "mesh"),
+                 llvm::formatv("unknown mesh '{0}'; declare it under 'meshes'",
+                               meshName)
+                     .str());
+  std::string dimsPath = keyPath(path, "dims");
+  if (!expectKind(*dims, dimsPath, Kind::Array, "an array (one per dim)"))
+    return false;
+  for (auto [i, d] : llvm::enumerate(dims->elements)) {
+    DimShardingSpec dim;
+    if (!readStringList(d, indexPath(dimsPath, i), dim.axes))
+      return false;
+    spec.dims.push_back(std::move(dim));
+  }
+  if (const JValue *blocks = field(v, path, "blocks", /*required=*/false)) {
+    std::string blocksPath = keyPath(path, "blocks");
+    if (!expectKind(*blocks, blocksPath, Kind::Object,
+                    "an object mapping dim indices to block sizes"))
+      return false;
+    for (const auto &[key, sizes] : blocks->members) {
+      std::string entryPath = keyPath(blocksPath, key);
+      unsigned long long dim;
+      if (StringRef(key).getAsInteger(10, dim) || key.empty() ||
+          !llvm::all_of(key, [](char c) { return c >= '0' && c <= '9'; }))
+        return error(sizes, entryPath,
+                     "block keys must be tensor dim indices such as \"0\"");
+      if (dim >= rank)
+        return error(sizes, entryPath,
+                     llvm::formatv("blocks for dim {0}, but the tensor has "
+                                   "rank {1}",
+                                   key, rank)
+                         .str());
+      if (dim >= spec.dims.size())
+        continue; // the dims count mismatch is reported by resolveSharding
+      SmallVector<int64_t> list;
+      if (!readIntList(sizes, entryPath, list))
+        return false;
+      if (list.empty())
+        return error(sizes, entryPath, "blocks need at least one size");
+      spec.dims[dim].blocks.assign(list.begin(), list.end());
+    }
+  }
+  return true;
+}
+
+bool Importer::readTensor(const JValue &v, const std::string &path,
+                          TensorEntry &t) {
+  if (!expectKind(v, path, Kind::Object, "a tensor object"))
+    return false;
+  t.offset = v.offset;
+  const JValue *name = field(v, path, "name");
+  const JValue *shape = field(v, path, "shape");
+  const JValue *dtype = field(v, path, "dtype");
+  const JValue *src = field(v, path, "src");
+  const JValue *dst = field(v, path, "dst");
+  if (!name || !shape || !dtype || !src || !dst ||
+      !readString(*name, keyPath(path, "name"), t.name) ||
+      !readIntList(*shape, keyPath(path, "shape"), t.shape) ||
+      !readString(*dtype, keyPath(path, "dtype"), t.dtype))
+    return false;
+  if (t.name.empty())
+    return error(*name, keyPath(path, "name"), "tensor name is empty");
+  std::optional<int64_t> bytes = dtypeBytes(t.dtype);
+  if (!bytes)
+    return error(*dtype, keyPath(path, "dtype"),
+                 llvm::formatv("unknown dtype '{0}'; use one of: {1}", t.dtype,
+                               llvm::join(dtypeNames(), ", "))
+                     .str());
+  if (!verifyTensorShape(t.shape, *bytes, path, diagAt(v)))
+    return false;
+  std::string srcPath = keyPath(path, "src"), dstPath = keyPath(path, "dst");
+  if (!readSharding(*src, srcPath, t.shape.size(), t.srcMesh, t.src) ||
+      !readSharding(*dst, dstPath, t.shape.size(), t.dstMesh, t.dst))
+    return false;
+  bool ok = resolveSharding(t.src, meshes[t.srcMesh].axes, t.shape, srcPath,
+                            diagAt(*src))
+                .has_value();
+  ok &= resolveSharding(t.dst, meshes[t.dstMesh].axes, t.shape, dstPath,
+                        diagAt(*dst))
+            .has_value();
+  return ok;
+}
+
+OwningOpRef<ModuleOp> Importer::run() {
+  JValue root;
+  json::ParseError parseError;
+  if (!json::parse(text, root, parseError)) {
+    emitError(locAt(parseError.offset))
+        << "invalid JSON: " << parseError.message;
+    return nullptr;
+  }
+  if (!expectKind(root, "(root)", Kind::Object, "an object"))
+    return nullptr;
+
+  const JValue *meshesValue = field(root, "(root)", "meshes");
+  const JValue *tensorsValue = field(root, "(root)", "tensors");
+  if (!meshesValue || !tensorsValue ||
+      !expectKind(*meshesValue, "meshes", Kind::Object,
+                  "an object of named meshes") ||
+      !expectKind(*tensorsValue, "tensors", Kind::Array,
+                  "an array of tensors"))
+    return nullptr;
+
+  SmallVector<std::string> meshOrder;
+  for (const auto &[name, meshValue] : meshesValue->members) {
+    std::string path = keyPath("meshes", name);
+    if (name.empty()) {
+      error(meshValue, path, "mesh name is empty");
+      return nullptr;
+    }
+    if (meshes.count(name)) {
+      error(meshValue, path,
+            llvm::formatv("mesh '{0}' is declared twice", name).str());
+      return nullptr;
+    }
+    MeshSpec mesh;
+    if (!readMesh(meshValue, path, mesh))
+      return nullptr;
+    meshes[name] = std::move(mesh);
+    meshOrder.push_back(name);
+  }
+
+  std::optional<TopologySpec> topology;
+  if (const JValue *topoValue = field(root, "(root)", "topology", false)) {
+    TopologySpec topo;
+    if (!readTopology(*topoValue, "topology", topo))
+      return nullptr;
+    topology = topo;
+  }
+
+  std::vector<TensorEntry> tensors(tensorsValue->elements.size());
+  llvm::StringMap<size_t> tensorIndex;
+  bool ok = true;
+  for (auto [i, t] : llvm::enumerate(tensorsValue->elements)) {
+    std::string path = indexPath("tensors", i);
+    if (!readTensor(t, path, tensors[i])) {
+      ok = false;
+      continue;
+    }
+    const std::string &name = tensors[i].name;
+    auto [it, inserted] = tensorIndex.try_emplace(name, i);
+    if (!inserted) {
+      ok = error(t, keyPath(path, "name"),
+                 llvm::formatv("tensor name '{0}' is used twice (also "
+                               "tensors[{1}]); names must be unique",
+                               name, it->second)
+                     .str());
+    } else if (meshes.count(name)) {
+      ok = error(t, keyPath(path, "name"),
+                 llvm::formatv("tensor name '{0}' is also a mesh name; "
+                               "tensors and meshes share one namespace",
+                               name)
+                     .str());
+    }
+  }
+  if (!ok)
+    return nullptr;
+
+  // The topology symbol takes the first name that no mesh or tensor uses.
+  std::string topoName = "topology";
+  for (int n = 0; meshes.count(topoName) || tensorIndex.count(topoName); ++n)
+    topoName = llvm::formatv("topology_{0}", n).str();
+
+  OpBuilder b(ctx);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(locAt(0));
+  b.setInsertionPointToEnd(module->getBody());
+  for (const std::string &name : meshOrder) {
+    const MeshSpec &mesh = meshes[name];
+    const JValue *meshValue = meshesValue->find(name);
+    MeshOp::create(b, locAt(meshValue->offset), name, mesh.shape,
+                   b.getStrArrayAttr(SmallVector<StringRef>(
+                       mesh.axes.begin(), mesh.axes.end())),
+                   mesh.ranks);
+  }
+  FlatSymbolRefAttr topoRef;
+  if (topology) {
+    TopologyOp::create(
+        b, locAt(root.find("topology")->offset), topoName,
+        topology->gpusPerNode, topology->nvlDomainSize,
+        llvm::APFloat(topology->nvlinkGBps), llvm::APFloat(topology->nicGBps),
+        llvm::APFloat(topology->nvlinkLatencyUs),
+        llvm::APFloat(topology->nicLatencyUs));
+    topoRef = FlatSymbolRefAttr::get(ctx, topoName);
+  }
+  auto shardingAttr = [&](const ShardingSpec &spec) {
+    SmallVector<DimShardingAttr> dims;
+    for (const DimShardingSpec &d : spec.dims) {
+      SmallVector<StringAttr> axes;
+      for (const std::string &a : d.axes)
+        axes.push_back(b.getStringAttr(a));
+      dims.push_back(DimShardingAttr::get(ctx, axes, d.blocks));
+    }
+    return ShardingAttr::get(ctx, dims);
+  };
+  for (const TensorEntry &t : tensors) {
+    auto type =
+        RankedTensorType::get(t.shape, getElementTypeForDtype(ctx, t.dtype));
+    RedistributeOp::create(b, locAt(t.offset), t.name, t.srcMesh,
+                           shardingAttr(t.src), t.dstMesh, shardingAttr(t.dst),
+                           type, type, topoRef);
+  }
+  // The checks above mirror the verifier; this catches any drift between them.
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
+OwningOpRef<ModuleOp> reshard::importLayoutJSON(llvm::SourceMgr &sourceMgr,
+                                                MLIRContext *context) {
+  context->getOrLoadDialect<ReshardDialect>();
+  return Importer(sourceMgr, context).run();
+}
+
+void reshard::registerImportLayoutJSONTranslation() {
+  TranslateToMLIRRegistration registration(
+      "import-layout-json",
+      "Import the layout interchange JSON into the reshard dialect",
+      [](llvm::SourceMgr &sourceMgr, MLIRContext *context) {
+        return OwningOpRef<Operation *>(
+            importLayoutJSON(sourceMgr, context).release());
+      },
+      [](DialectRegistry &registry) { registry.insert<ReshardDialect>(); });
+}
