@@ -3,6 +3,7 @@
 #define RESHARD_INITALL_H
 
 #include "reshard/Dialect/Reshard/IR/ReshardOps.h"
+#include "reshard/Dialect/Reshard/Transforms/Passes.h"
 #include "reshard/Target/LayoutJSON/ImportLayoutJSON.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -12,6 +13,8 @@ namespace reshard {
 inline void registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<ReshardDialect>();
 }
+
+inline void registerAllPasses() { registerReshardPasses(); }
 
 inline void registerAllTranslations() {
   static bool once = [] {

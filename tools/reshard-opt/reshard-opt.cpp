@@ -6,6 +6,7 @@
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   reshard::registerAllDialects(registry);
+  reshard::registerAllPasses();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "reshard optimizer: verify and lower redistributions\n",
       registry));

@@ -3,6 +3,7 @@
 #define RESHARD_DIALECT_RESHARD_IR_RESHARDOPS_H
 
 #include "reshard/Dialect/Reshard/IR/ReshardDialect.h"
+#include "reshard/Plan/Pieces.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -11,5 +12,15 @@
 
 #define GET_OP_CLASSES
 #include "reshard/Dialect/Reshard/IR/ReshardOps.h.inc"
+
+namespace reshard {
+
+/// The plain-data layout of `op` (its meshes resolved through `symbols`),
+/// for the planner and the interpreter. Fails with a diagnostic at `op`
+/// when a mesh is missing or the op does not verify.
+mlir::FailureOr<TensorLayout> getTensorLayout(RedistributeOp op,
+                                              mlir::SymbolTableCollection &symbols);
+
+} // namespace reshard
 
 #endif // RESHARD_DIALECT_RESHARD_IR_RESHARDOPS_H

@@ -136,3 +136,52 @@ def Reshard_RedistributeOp : Reshard_Op<"redistribute",
 }
 
 #endif // RESHARD_DIALECT_RESHARD_IR_RESHARDOPS_TD
+
+def Reshard_PiecesOp : Reshard_Op<"pieces",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "The exact pieces of one redistribution, as a dense table";
+  let description = [{
+    Produced by `reshard-intersect` next to the `reshard.redistribute` it
+    refers to. Each piece is a box of the global index space (offset and
+    size), the source rank that sends it and where the box starts in that
+    rank's local buffer, the destination rank that needs it and where it
+    lands, and the group of source ranks that hold it (all at the same local
+    offset: they differ only on replicated mesh axes). A piece whose source
+    is its destination is a local copy.
+
+    Pieces are stored as dense integer arrays (`rows`, one row of
+    `3 + 4 * rank` integers per piece: destination, source, holder group,
+    global offset, sizes, destination offset, source offset; holder groups
+    in CSR form), so a model with millions of pieces stays compact; the
+    text form prints one piece per line.
+
+    TP2 rows on ranks 0-1 to TP2 columns on ranks 2-3 of a `[4, 4]` tensor:
+    each destination column block takes one box from each source row block.
+
+    ```mlir
+    reshard.pieces @w rank 2 holders [[0], [1]] [
+      box [0, 0] size [2, 2] from 0 at [0, 0] to 2 at [0, 0] group 0,
+      box [2, 0] size [2, 2] from 1 at [0, 0] to 2 at [2, 0] group 1,
+      box [0, 2] size [2, 2] from 0 at [0, 2] to 3 at [0, 0] group 0,
+      box [2, 2] size [2, 2] from 1 at [0, 2] to 3 at [2, 0] group 1
+    ]
+    ```
+  }];
+  let arguments = (ins
+    FlatSymbolRefAttr:$tensor,
+    I64Attr:$rank,
+    DenseI64ArrayAttr:$holder_offsets,
+    DenseI64ArrayAttr:$holder_ranks,
+    DenseI64ArrayAttr:$rows
+  );
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The table in its plain-data form.
+    ::reshard::PieceTable toTable();
+    /// Creates the op for `table` of tensor `tensor`.
+    static PiecesOp create(::mlir::OpBuilder &builder, ::mlir::Location loc,
+                           ::llvm::StringRef tensor,
+                           const ::reshard::PieceTable &table);
+  }];
+}

@@ -1,0 +1,20 @@
+//===- Passes.h - Passes over the reshard dialect ---------------*- C++ -*-===//
+#ifndef RESHARD_DIALECT_RESHARD_TRANSFORMS_PASSES_H
+#define RESHARD_DIALECT_RESHARD_TRANSFORMS_PASSES_H
+
+#include "reshard/Dialect/Reshard/IR/ReshardOps.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace reshard {
+
+#define GEN_PASS_DECL
+#include "reshard/Dialect/Reshard/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "reshard/Dialect/Reshard/Transforms/Passes.h.inc"
+
+} // namespace reshard
+
+#endif // RESHARD_DIALECT_RESHARD_TRANSFORMS_PASSES_H
