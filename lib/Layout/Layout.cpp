@@ -11,9 +11,17 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <cstdio>
 
 using namespace reshard;
 using llvm::formatv;
+
+/// Doubles as people write them: 450, 0.5, -1e-09, inf, nan.
+static std::string fmtDouble(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", v);
+  return buf;
+}
 
 static std::string at(const std::string &path, const std::string &field) {
   return path.empty() ? field : path + "." + field;
@@ -97,7 +105,7 @@ bool reshard::verifyMesh(const MeshSpec &mesh, const std::string &path,
   }
   if (static_cast<int64_t>(mesh.ranks.size()) != n) {
     fail(at(path, "ranks"),
-         formatv("the mesh shape has {0} devices but {1} ranks are listed; "
+         formatv("the mesh shape has {0} device(s) but {1} rank(s) are listed; "
                  "list one global rank per device in row-major order",
                  n, mesh.ranks.size()));
     return false;
@@ -143,14 +151,14 @@ bool reshard::verifyTopology(const TopologySpec &topo, const std::string &path,
                  topo.nvlDomainSize, topo.gpusPerNode));
   auto positive = [&](const char *field, double v) {
     if (!(v > 0) || !std::isfinite(v))
-      fail(field, formatv("bandwidth must be positive and finite, got {0}", v));
+      fail(field, "bandwidth must be positive and finite, got " + fmtDouble(v));
   };
   positive("nvlink_GBps_per_gpu", topo.nvlinkGBps);
   positive("nic_GBps_per_gpu", topo.nicGBps);
   auto nonNegative = [&](const char *field, double v) {
     if (!(v >= 0) || !std::isfinite(v))
-      fail(field,
-           formatv("latency must be non-negative and finite, got {0}", v));
+      fail(field, "latency must be non-negative and finite, got " +
+                      fmtDouble(v));
   };
   nonNegative("nvlink_latency_us", topo.nvlinkLatencyUs);
   nonNegative("nic_latency_us", topo.nicLatencyUs);
@@ -169,12 +177,15 @@ bool reshard::verifyTensorShape(llvm::ArrayRef<int64_t> shape,
     }
   if (!ok)
     return false;
+  // Zero dims are skipped so that the rule does not depend on dim order:
+  // every stride of the row-major layout must fit too.
   int64_t bytes = elementBytes;
   for (int64_t d : shape)
-    if (__builtin_mul_overflow(bytes, d, &bytes)) {
+    if (d != 0 && __builtin_mul_overflow(bytes, d, &bytes)) {
       diag(at(path, "shape"),
-           "the tensor's byte size overflows 64 bits (it must stay below "
-           "2^63 bytes)");
+           "the tensor's byte size (product of its non-zero dims times "
+           "the element size) overflows 64 bits; it must stay below 2^63 "
+           "bytes");
       return false;
     }
   return true;
@@ -217,10 +228,14 @@ std::optional<Sharding> reshard::resolveSharding(const ShardingSpec &spec,
       }
       auto [it, inserted] = usedBy.try_emplace(*axis, d);
       if (!inserted) {
+        std::string also = it->second == d
+                               ? formatv("twice in dim {0}", d).str()
+                               : formatv("twice (also by dim {0})",
+                                         it->second).str();
         diag(formatv("{0}[{1}]", dimPath, j).str(),
-             formatv("mesh axis '{0}' is used twice (also by dim {1}); an "
-                     "axis shards at most one dim, once",
-                     name, it->second));
+             formatv("mesh axis '{0}' is used {1}; an axis shards at most "
+                     "one dim, once",
+                     name, also));
         ok = false;
         continue;
       }
@@ -245,7 +260,7 @@ std::optional<Sharding> reshard::resolveSharding(const ShardingSpec &spec,
         diag(blocksPath,
              formatv("blocks sum to {0} but dim {1} has size {2}; blocks "
                      "must add up to the dim",
-                     sum < 0 ? std::string("more than 2^63")
+                     sum < 0 ? std::string("at least 2^63")
                              : std::to_string(sum),
                      d, shape[d]));
         blocksOk = false;

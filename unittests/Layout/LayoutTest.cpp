@@ -55,7 +55,7 @@ TEST(VerifyMesh, NamesEachProblem) {
 
   Diags d3;
   EXPECT_FALSE(verifyMesh({{2, 2}, {"a", "b"}, {0, 1, 2}}, "", d3.fn()));
-  EXPECT_TRUE(d3.mentions("ranks: the mesh shape has 4 devices but 3 ranks"));
+  EXPECT_TRUE(d3.mentions("ranks: the mesh shape has 4 device(s) but 3 rank(s)"));
 
   Diags d4;
   EXPECT_FALSE(verifyMesh({{3}, {"a"}, {0, -1, 0}}, "", d4.fn()));
@@ -143,7 +143,7 @@ TEST(ResolveSharding, NamesEachProblem) {
   Diags d6;
   EXPECT_FALSE(resolveSharding(
       spec({{"tp"}}, {{INT64_MAX, INT64_MAX}}), axes, {8}, "", d6.fn()));
-  EXPECT_TRUE(d6.mentions("more than 2^63"));
+  EXPECT_TRUE(d6.mentions("at least 2^63"));
 }
 
 TEST(Dtypes, KnowsEveryInterchangeName) {

@@ -51,13 +51,13 @@ reshard.mesh @device_count_overflow shape = [4611686018427387904, 4]
 
 // -----
 
-// expected-error @+1 {{ranks: the mesh shape has 4 devices but 3 ranks are listed; list one global rank per device in row-major order}}
+// expected-error @+1 {{ranks: the mesh shape has 4 device(s) but 3 rank(s) are listed; list one global rank per device in row-major order}}
 reshard.mesh @rank_count_mismatch shape = [2, 2] axes = ["dp", "tp"] ranks = [0, 1, 2]
 
 // -----
 
 // A 0-D mesh is one device and lists one rank.
-// expected-error @+1 {{ranks: the mesh shape has 1 devices but 0 ranks are listed}}
+// expected-error @+1 {{ranks: the mesh shape has 1 device(s) but 0 rank(s) are listed}}
 reshard.mesh @scalar_mesh_without_rank shape = [] axes = [] ranks = []
 
 // -----
@@ -234,7 +234,7 @@ reshard.redistribute @i4_dst_elements from @m <[[tp]]> to @m <[[tp]]>
 
 // 2^61 f32 elements are 2^63 bytes.
 reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
-// expected-error @+1 {{src_type.shape: the tensor's byte size overflows 64 bits (it must stay below 2^63 bytes)}}
+// expected-error @+1 {{src_type.shape: the tensor's byte size (product of its non-zero dims times the element size) overflows 64 bits; it must stay below 2^63 bytes}}
 reshard.redistribute @byte_size_overflow from @m <[[tp]]> to @m <[[tp]]>
     : tensor<2305843009213693952xf32> -> tensor<2305843009213693952xf32>
 
@@ -322,6 +322,7 @@ reshard.redistribute @unknown_topology from @m <[[tp]]> to @m <[[]]> topology @d
 
 // -----
 
+// expected-note @+1 {{symbol defined here}}
 reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
 // expected-error @+1 {{topology @m names a 'reshard.mesh', not a reshard.topology}}
 reshard.redistribute @topology_is_mesh from @m <[[tp]]> to @m <[[]]> topology @m
@@ -399,7 +400,7 @@ reshard.redistribute @axis_of_scalar_mesh from @one <[[tp]]> to @one <[[]]>
 
 // expected-note @+1 {{mesh @m declared here}}
 reshard.mesh @m shape = [2, 2] axes = ["dp", "tp"] ranks = [0, 1, 2, 3]
-// expected-error @+1 {{src_sharding.dims[0][2]: mesh axis 'tp' is used twice (also by dim 0); an axis shards at most one dim, once (mesh @m)}}
+// expected-error @+1 {{src_sharding.dims[0][2]: mesh axis 'tp' is used twice in dim 0; an axis shards at most one dim, once (mesh @m)}}
 reshard.redistribute @axis_twice_in_one_dim from @m <[[tp, dp, tp]]> to @m <[[]]>
     : tensor<8xf32> -> tensor<8xf32>
 
@@ -431,7 +432,7 @@ reshard.redistribute @blocks_do_not_sum from @m <[[], [tp]]> to @m <[[], [tp] bl
 
 // expected-note @+1 {{mesh @m declared here}}
 reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
-// expected-error @+1 {{src_sharding.blocks.0: blocks sum to more than 2^63 but dim 0 has size 4; blocks must add up to the dim (mesh @m)}}
+// expected-error @+1 {{src_sharding.blocks.0: blocks sum to at least 2^63 but dim 0 has size 4; blocks must add up to the dim (mesh @m)}}
 reshard.redistribute @blocks_sum_overflow
     from @m <[[tp] blocks [9223372036854775807, 9223372036854775807]]> to @m <[[]]>
     : tensor<4xf32> -> tensor<4xf32>
@@ -503,7 +504,7 @@ reshard.redistribute @dim_without_brackets from @m <[tp]> to @m <[[tp]]>
 // -----
 
 reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
-// expected-error @+1 {{expected valid keyword or string}}
+// expected-error @+1 {{expected a mesh axis name (identifier or string)}}
 reshard.redistribute @axis_not_a_name from @m <[[0]]> to @m <[[tp]]>
     : tensor<8xf32> -> tensor<8xf32>
 
@@ -528,3 +529,22 @@ reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
 // expected-error @+2 {{'blocks' needs at least one block size}}
 reshard.redistribute @standalone_dim_sharding from @m <[[tp]]> to @m <[[tp]]>
     : tensor<8xf32> -> tensor<8xf32> {dim = #reshard.dim_sharding<[tp] blocks []>}
+
+// -----
+
+// expected-error @+1 {{needs a non-empty symbol name}}
+reshard.mesh @"" shape = [2] axes = ["tp"] ranks = [0, 1]
+
+// -----
+
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-error @+1 {{src_type has encoding "enc"; the sharding alone describes the layout}}
+reshard.redistribute @encoded from @m <[[tp]]> to @m <[[]]>
+    : tensor<8xf32, "enc"> -> tensor<8xf32, "enc">
+
+// -----
+
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-error @+1 {{src_type.shape: the tensor's byte size (product of its non-zero dims times the element size) overflows 64 bits}}
+reshard.redistribute @overflow_with_zero_dim from @m <[[], [], []]> to @m <[[], [], []]>
+    : tensor<0x4611686018427387904x4611686018427387904xf32> -> tensor<0x4611686018427387904x4611686018427387904xf32>

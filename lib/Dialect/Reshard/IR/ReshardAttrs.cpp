@@ -29,14 +29,17 @@ static DimShardingAttr parseDimBody(AsmParser &parser) {
   SmallVector<int64_t> blocks;
   auto parseAxis = [&]() -> ParseResult {
     std::string name;
-    if (parser.parseKeywordOrString(&name))
-      return failure();
+    if (failed(parser.parseOptionalKeywordOrString(&name)))
+      return parser.emitError(parser.getCurrentLocation(),
+                              "expected a mesh axis name (identifier or "
+                              "string)");
     axes.push_back(StringAttr::get(parser.getContext(), name));
     return success();
   };
   if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseAxis,
                                      " in a list of mesh axes"))
     return {};
+  SMLoc blocksLoc = parser.getCurrentLocation();
   if (succeeded(parser.parseOptionalKeyword("blocks"))) {
     auto parseBlock = [&]() -> ParseResult {
       int64_t size;
@@ -49,8 +52,7 @@ static DimShardingAttr parseDimBody(AsmParser &parser) {
                                        parseBlock, " in a list of blocks"))
       return {};
     if (blocks.empty()) {
-      parser.emitError(parser.getCurrentLocation(),
-                       "'blocks' needs at least one block size");
+      parser.emitError(blocksLoc, "'blocks' needs at least one block size");
       return {};
     }
   }

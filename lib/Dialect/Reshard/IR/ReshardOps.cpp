@@ -25,6 +25,13 @@ static LogicalResult verifyWith(Operation *op,
   return success(ok);
 }
 
+/// Symbol names are printed as @name; an empty one cannot be read back.
+static LogicalResult verifySymbolName(Operation *op, StringRef name) {
+  if (name.empty())
+    return op->emitOpError("needs a non-empty symbol name");
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // MeshOp
 //===----------------------------------------------------------------------===//
@@ -45,6 +52,8 @@ SmallVector<std::string> MeshOp::getAxisNames() {
 }
 
 LogicalResult MeshOp::verify() {
+  if (failed(verifySymbolName(*this, getSymName())))
+    return failure();
   MeshSpec spec = toSpec();
   return verifyWith(*this,
                     [&](LayoutDiagFn diag) { return verifyMesh(spec, "", diag); });
@@ -66,6 +75,8 @@ TopologySpec TopologyOp::toSpec() {
 }
 
 LogicalResult TopologyOp::verify() {
+  if (failed(verifySymbolName(*this, getSymName())))
+    return failure();
   TopologySpec spec = toSpec();
   return verifyWith(*this, [&](LayoutDiagFn diag) {
     return verifyTopology(spec, "", diag);
@@ -84,6 +95,10 @@ static std::string supportedElementTypes() {
 /// Checks one side's tensor type on its own: static, non-negative, movable.
 static LogicalResult verifyTensorType(Operation *op, StringRef side,
                                       RankedTensorType type) {
+  if (type.getEncoding())
+    return op->emitOpError()
+           << side << " has encoding " << type.getEncoding()
+           << "; the sharding alone describes the layout, drop the encoding";
   for (auto [i, dim] : llvm::enumerate(type.getShape()))
     if (ShapedType::isDynamic(dim))
       return op->emitOpError()
@@ -100,6 +115,8 @@ static LogicalResult verifyTensorType(Operation *op, StringRef side,
 }
 
 LogicalResult RedistributeOp::verify() {
+  if (failed(verifySymbolName(*this, getSymName())))
+    return failure();
   RankedTensorType src = getSrcTensorType(), dst = getDstTensorType();
   if (failed(verifyTensorType(*this, "src_type", src)) ||
       failed(verifyTensorType(*this, "dst_type", dst)))
@@ -174,9 +191,12 @@ RedistributeOp::verifySymbolUses(SymbolTableCollection &symbols) {
                            << " is not defined; declare it with "
                               "reshard.topology";
     if (!isa<TopologyOp>(target))
-      return emitOpError() << "topology " << topo << " names a '"
-                           << target->getName().getStringRef()
-                           << "', not a reshard.topology";
+      return emitOpError()
+                 .append("topology ", topo, " names a '",
+                         target->getName().getStringRef(),
+                         "', not a reshard.topology")
+                 .attachNote(target->getLoc())
+             << "symbol defined here";
   }
   return success();
 }

@@ -135,7 +135,6 @@ def Reshard_RedistributeOp : Reshard_Op<"redistribute",
   }];
 }
 
-#endif // RESHARD_DIALECT_RESHARD_IR_RESHARDOPS_TD
 
 def Reshard_PiecesOp : Reshard_Op<"pieces",
     [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
@@ -185,3 +184,5 @@ def Reshard_PiecesOp : Reshard_Op<"pieces",
                            const ::reshard::PieceTable &table);
   }];
 }
+
+#endif // RESHARD_DIALECT_RESHARD_IR_RESHARDOPS_TD
