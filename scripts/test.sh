@@ -5,7 +5,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${RESHARD_BUILD:-$root/build}"
 
-"$root/scripts/build.sh" reshard-opt reshard-translate ReshardUnitTests >/dev/null
+"$root/scripts/build.sh" reshard-opt reshard-translate reshard-run reshard-proptest ReshardUnitTests >/dev/null
 
 results="$build/test-results.xml"
 rm -f "$results"

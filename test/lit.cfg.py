@@ -8,7 +8,7 @@ from lit.llvm.subst import ToolSubst
 config.name = "RESHARD"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "Unit", "CMakeLists.txt", "lit.cfg.py",
+config.excludes = ["Inputs", "Unit", "lib", "CMakeLists.txt", "lit.cfg.py",
                    "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.reshard_obj_root, "test")
@@ -20,6 +20,6 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.reshard_tools_dir, config.llvm_tools_dir]
-tools = ["reshard-opt", "reshard-translate"]
+tools = ["reshard-opt", "reshard-translate", "reshard-run", "reshard-proptest"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
