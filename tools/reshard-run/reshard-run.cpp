@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "reshard/InitAll.h"
 #include "reshard/Plan/Interpreter.h"
+#include "reshard/Support/InputLimits.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -127,6 +128,9 @@ static OwningOpRef<ModuleOp> load(MLIRContext &ctx) {
     fail(err);
     return nullptr;
   }
+  if (!StringRef(inputFile).ends_with(".json") &&
+      failed(checkInputNesting(*file)))
+    return nullptr;
   auto sm = std::make_shared<llvm::SourceMgr>();
   sm->AddNewSourceBuffer(std::move(file), SMLoc());
   SourceMgrDiagnosticHandler handler(*sm, &ctx);
