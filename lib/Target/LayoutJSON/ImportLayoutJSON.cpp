@@ -79,21 +79,29 @@ private:
                     std::string &meshName, ShardingSpec &spec);
   bool readTensor(const JValue &v, const std::string &path, TensorEntry &t);
 
-  /// Forwards shared layout checks as errors at `v` with `path`-relative paths.
-  LayoutDiagFn diagAt(const JValue &v) {
-    diagValue = &v;
+  /// Forwards the shared layout checks' findings, which carry paths that
+  /// start with `basePath` (the path of `base`), as errors at the value each
+  /// path names.
+  LayoutDiagFn diagAt(const JValue &base, const std::string &basePath) {
+    diagBase = &base;
+    diagBasePath = basePath;
     return diagFn;
   }
+  const JValue &resolve(const JValue &base, StringRef rest);
 
   llvm::SourceMgr &sm;
   MLIRContext *ctx;
   StringRef text;
   std::string fileName;
   llvm::StringMap<MeshSpec> meshes;
-  const JValue *diagValue = nullptr;
+  const JValue *diagBase = nullptr;
+  std::string diagBasePath;
   std::function<void(const std::string &, const std::string &)> diagFn =
       [this](const std::string &path, const std::string &msg) {
-        error(*diagValue, path, msg);
+        StringRef rest(path);
+        if (!rest.consume_front(diagBasePath))
+          rest = "";
+        error(resolve(*diagBase, rest), path, msg);
       };
 };
 
@@ -102,8 +110,50 @@ private:
 static std::string indexPath(const std::string &path, size_t i) {
   return llvm::formatv("{0}[{1}]", path, i).str();
 }
+/// `path.key`, or `path["key"]` when the key is empty or not a plain word
+/// (mesh names may contain dots).
 static std::string keyPath(const std::string &path, StringRef key) {
+  bool plain = !key.empty() && llvm::all_of(key, [](char c) {
+    return llvm::isAlnum(c) || c == '_';
+  });
+  if (!plain)
+    return path + "[\"" + key.str() + "\"]";
   return path.empty() ? key.str() : path + "." + key.str();
+}
+
+/// Follows `.key`, `["key"]` and `[i]` segments from `base` as far as the
+/// document goes, so an error points at the value its path names.
+const JValue &Importer::resolve(const JValue &base, StringRef rest) {
+  const JValue *cur = &base;
+  while (!rest.empty()) {
+    const JValue *next = nullptr;
+    if (rest.consume_front("[\"")) {
+      size_t end = rest.find("\"]");
+      if (end == StringRef::npos)
+        break;
+      next = cur->find(rest.take_front(end));
+      rest = rest.drop_front(end + 2);
+    } else if (rest.consume_front("[")) {
+      size_t end = rest.find(']');
+      unsigned long long i;
+      if (end == StringRef::npos ||
+          rest.take_front(end).getAsInteger(10, i))
+        break;
+      if (cur->kind == Kind::Array && i < cur->elements.size())
+        next = &cur->elements[i];
+      rest = rest.drop_front(end + 1);
+    } else if (rest.consume_front(".")) {
+      size_t end = rest.find_first_of(".[");
+      next = cur->find(rest.take_front(end));
+      rest = end == StringRef::npos ? StringRef() : rest.drop_front(end);
+    } else {
+      break;
+    }
+    if (!next)
+      break;
+    cur = next;
+  }
+  return *cur;
 }
 
 const JValue *Importer::field(const JValue &obj, const std::string &path,
@@ -123,12 +173,12 @@ bool Importer::expectKind(const JValue &v, const std::string &path, Kind kind,
 }
 
 bool Importer::readInt(const JValue &v, const std::string &path, int64_t &out) {
-  if (v.kind == Kind::Number) {
-    bool integral = std::isfinite(v.number) && std::trunc(v.number) == v.number;
+  if (v.kind == Kind::Number)
     return error(v, path,
-                 integral ? "integer does not fit in 64 bits"
-                          : "expected an integer, got a fractional number");
-  }
+                 v.integralLiteral
+                     ? "integer does not fit in 64 bits"
+                     : "expected an integer, got a number with a fraction or "
+                       "an exponent");
   if (!expectKind(v, path, Kind::Integer, "an integer"))
     return false;
   out = v.integer;
@@ -194,7 +244,7 @@ bool Importer::readMesh(const JValue &v, const std::string &path,
       !readStringList(*axes, keyPath(path, "axes"), mesh.axes) ||
       !readIntList(*ranks, keyPath(path, "ranks"), mesh.ranks))
     return false;
-  return verifyMesh(mesh, path, diagAt(v));
+  return verifyMesh(mesh, path, diagAt(v, path));
 }
 
 bool Importer::readTopology(const JValue &v, const std::string &path,
@@ -218,7 +268,7 @@ bool Importer::readTopology(const JValue &v, const std::string &path,
       !readNumField("nvlink_latency_us", topo.nvlinkLatencyUs, false) ||
       !readNumField("nic_latency_us", topo.nicLatencyUs, false))
     return false;
-  return verifyTopology(topo, path, diagAt(v));
+  return verifyTopology(topo, path, diagAt(v, path));
 }
 
 bool Importer::readSharding(const JValue &v, const std::string &path,
@@ -253,9 +303,11 @@ bool Importer::readSharding(const JValue &v, const std::string &path,
       std::string entryPath = keyPath(blocksPath, key);
       unsigned long long dim;
       if (StringRef(key).getAsInteger(10, dim) || key.empty() ||
-          !llvm::all_of(key, [](char c) { return c >= '0' && c <= '9'; }))
+          !llvm::all_of(key, [](char c) { return c >= '0' && c <= '9'; }) ||
+          (key.size() > 1 && key[0] == '0'))
         return error(sizes, entryPath,
-                     "block keys must be tensor dim indices such as \"0\"");
+                     "block keys must be tensor dim indices written in "
+                     "decimal without leading zeros, such as \"0\"");
       if (dim >= rank)
         return error(sizes, entryPath,
                      llvm::formatv("blocks for dim {0}, but the tensor has "
@@ -298,17 +350,17 @@ bool Importer::readTensor(const JValue &v, const std::string &path,
                  llvm::formatv("unknown dtype '{0}'; use one of: {1}", t.dtype,
                                llvm::join(dtypeNames(), ", "))
                      .str());
-  if (!verifyTensorShape(t.shape, *bytes, path, diagAt(v)))
+  if (!verifyTensorShape(t.shape, *bytes, path, diagAt(v, path)))
     return false;
   std::string srcPath = keyPath(path, "src"), dstPath = keyPath(path, "dst");
   if (!readSharding(*src, srcPath, t.shape.size(), t.srcMesh, t.src) ||
       !readSharding(*dst, dstPath, t.shape.size(), t.dstMesh, t.dst))
     return false;
   bool ok = resolveSharding(t.src, meshes[t.srcMesh].axes, t.shape, srcPath,
-                            diagAt(*src))
+                            diagAt(*src, srcPath))
                 .has_value();
   ok &= resolveSharding(t.dst, meshes[t.dstMesh].axes, t.shape, dstPath,
-                        diagAt(*dst))
+                        diagAt(*dst, dstPath))
             .has_value();
   return ok;
 }
@@ -333,23 +385,18 @@ OwningOpRef<ModuleOp> Importer::run() {
                   "an array of tensors"))
     return nullptr;
 
-  SmallVector<std::string> meshOrder;
+  SmallVector<std::pair<std::string, size_t>> meshOrder; // name, offset
   for (const auto &[name, meshValue] : meshesValue->members) {
     std::string path = keyPath("meshes", name);
     if (name.empty()) {
       error(meshValue, path, "mesh name is empty");
       return nullptr;
     }
-    if (meshes.count(name)) {
-      error(meshValue, path,
-            llvm::formatv("mesh '{0}' is declared twice", name).str());
-      return nullptr;
-    }
     MeshSpec mesh;
     if (!readMesh(meshValue, path, mesh))
       return nullptr;
     meshes[name] = std::move(mesh);
-    meshOrder.push_back(name);
+    meshOrder.push_back({name, meshValue.offset});
   }
 
   std::optional<TopologySpec> topology;
@@ -372,13 +419,13 @@ OwningOpRef<ModuleOp> Importer::run() {
     const std::string &name = tensors[i].name;
     auto [it, inserted] = tensorIndex.try_emplace(name, i);
     if (!inserted) {
-      ok = error(t, keyPath(path, "name"),
+      ok = error(*t.find("name"), keyPath(path, "name"),
                  llvm::formatv("tensor name '{0}' is used twice (also "
                                "tensors[{1}]); names must be unique",
                                name, it->second)
                      .str());
     } else if (meshes.count(name)) {
-      ok = error(t, keyPath(path, "name"),
+      ok = error(*t.find("name"), keyPath(path, "name"),
                  llvm::formatv("tensor name '{0}' is also a mesh name; "
                                "tensors and meshes share one namespace",
                                name)
@@ -396,10 +443,9 @@ OwningOpRef<ModuleOp> Importer::run() {
   OpBuilder b(ctx);
   OwningOpRef<ModuleOp> module = ModuleOp::create(locAt(0));
   b.setInsertionPointToEnd(module->getBody());
-  for (const std::string &name : meshOrder) {
+  for (const auto &[name, offset] : meshOrder) {
     const MeshSpec &mesh = meshes[name];
-    const JValue *meshValue = meshesValue->find(name);
-    MeshOp::create(b, locAt(meshValue->offset), name, mesh.shape,
+    MeshOp::create(b, locAt(offset), name, mesh.shape,
                    b.getStrArrayAttr(SmallVector<StringRef>(
                        mesh.axes.begin(), mesh.axes.end())),
                    mesh.ranks);

@@ -1,6 +1,7 @@
 //===- JsonReader.cpp - RFC 8259 JSON with positions and a depth limit ----===//
 #include "JsonReader.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/ConvertUTF.h"
 
 #include <cerrno>
@@ -43,6 +44,8 @@ public:
       : text(text), maxDepth(maxDepth) {}
 
   bool parseDocument(Value &out) {
+    if (text.starts_with("\xEF\xBB\xBF"))
+      pos = 3;
     skipSpace();
     if (!parseValue(out, 0))
       return false;
@@ -129,12 +132,14 @@ private:
         ++pos;
         return true;
       }
-      return fail("expected ',' or ']' in an array");
+      return fail(atEnd() ? "unexpected end of input in an array"
+                          : "expected ',' or ']' in an array");
     }
   }
 
   bool parseObject(Value &out, unsigned depth) {
     out.kind = Value::Kind::Object;
+    llvm::StringSet<> keys;
     ++pos; // '{'
     skipSpace();
     if (peek() == '}') {
@@ -143,10 +148,16 @@ private:
     }
     while (true) {
       if (peek() != '"')
-        return fail("expected a string key in an object");
+        return fail(atEnd() ? "unexpected end of input in an object"
+                            : "expected a string key in an object");
       std::string key;
+      size_t keyOffset = pos;
       if (!parseString(key))
         return false;
+      if (!keys.insert(key).second) {
+        pos = keyOffset;
+        return fail("duplicate key \"" + key + "\" in an object");
+      }
       skipSpace();
       if (peek() != ':')
         return fail("expected ':' after an object key");
@@ -165,7 +176,8 @@ private:
         ++pos;
         return true;
       }
-      return fail("expected ',' or '}' in an object");
+      return fail(atEnd() ? "unexpected end of input in an object"
+                          : "expected ',' or '}' in an object");
     }
   }
 
@@ -205,6 +217,8 @@ private:
         continue;
       }
       ++pos;
+      if (atEnd())
+        return fail("unterminated string");
       char e = peek();
       ++pos;
       switch (e) {
@@ -244,7 +258,7 @@ private:
     const auto *begin = reinterpret_cast<const llvm::UTF8 *>(raw.begin());
     const auto *end = reinterpret_cast<const llvm::UTF8 *>(raw.end());
     if (!llvm::isLegalUTF8String(&begin, end)) {
-      pos = start;
+      pos = start + (reinterpret_cast<const char *>(begin) - raw.data());
       return fail("string is not valid UTF-8");
     }
     return true;
@@ -257,6 +271,8 @@ private:
       ++pos;
     if (peek() == '0') {
       ++pos;
+      if (peek() >= '0' && peek() <= '9')
+        return fail("leading zeros are not allowed in JSON numbers");
     } else if (peek() >= '1' && peek() <= '9') {
       while (peek() >= '0' && peek() <= '9')
         ++pos;
@@ -292,6 +308,7 @@ private:
       }
     }
     out.kind = Value::Kind::Number;
+    out.integralLiteral = integral;
     out.number = std::strtod(digits.c_str(), nullptr);
     return true;
   }

@@ -26,6 +26,7 @@ struct Value {
   int64_t integer = 0;     // Kind::Integer: fits int64_t exactly
   double number = 0;       // Kind::Number: has a fraction, an exponent, or
                            // is an integer outside int64_t
+  bool integralLiteral = false; // Kind::Number written without . or e
   std::string string;      // Kind::String, decoded
   std::vector<Value> elements;                          // Kind::Array
   std::vector<std::pair<std::string, Value>> members;   // Kind::Object, in order
@@ -41,8 +42,9 @@ struct ParseError {
   std::string message;
 };
 
-/// Parses `text` as one JSON value. Nesting deeper than `maxDepth` is an
-/// error rather than a stack overflow.
+/// Parses `text` as one JSON value (RFC 8259; a leading UTF-8 byte order
+/// mark is skipped). Nesting deeper than `maxDepth` is an error rather than
+/// a stack overflow, and so is a key repeated within one object.
 bool parse(llvm::StringRef text, Value &out, ParseError &error,
            unsigned maxDepth = 64);
 
