@@ -5,6 +5,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace reshard;
@@ -40,26 +41,90 @@ static bool boxInside(llvm::ArrayRef<int64_t> offset,
   return true;
 }
 
+namespace {
+/// Rank -> mesh coordinates of one side.
+std::map<int64_t, llvm::SmallVector<int64_t>> coordsByRank(const MeshSpec &m) {
+  std::map<int64_t, llvm::SmallVector<int64_t>> out;
+  for (size_t i = 0; i < m.ranks.size(); ++i)
+    out[m.ranks[i]] = m.coords(i);
+  return out;
+}
+
+/// Identifies a box delivered to a rank: [rank, globalOffset..., sizes...].
+std::vector<int64_t> deliveryKey(int64_t rank, const PieceTable::Piece &p) {
+  std::vector<int64_t> key = {rank};
+  key.insert(key.end(), p.globalOffset().begin(), p.globalOffset().end());
+  key.insert(key.end(), p.sizes().begin(), p.sizes().end());
+  return key;
+}
+} // namespace
+
+/// Whether the global box [offset, offset + sizes) lies within one run of
+/// the device at `coords` per dim, at local offset `local`.
+static bool boxMapsTo(const ShardGeometry &geom, llvm::ArrayRef<int64_t> coords,
+                      llvm::ArrayRef<int64_t> offset,
+                      llvm::ArrayRef<int64_t> sizes,
+                      llvm::ArrayRef<int64_t> local) {
+  for (unsigned d = 0; d < geom.rank(); ++d) {
+    bool found = false;
+    for (const DimSegment &seg : geom.segments(d, coords)) {
+      if (offset[d] < seg.globalBegin ||
+          offset[d] >= seg.globalBegin + seg.size)
+        continue;
+      found = offset[d] + sizes[d] <= seg.globalBegin + seg.size &&
+              local[d] == seg.localBegin + (offset[d] - seg.globalBegin);
+      break;
+    }
+    if (!found)
+      return false;
+  }
+  return true;
+}
+
 std::string reshard::validatePieces(const TensorLayout &layout,
                                     const PieceTable &table) {
   if (table.rank() != layout.shape.size())
     return formatv("pieces have rank {0} but tensor '{1}' has rank {2}",
                    table.rank(), layout.name, layout.shape.size());
-  auto srcShapes = localShapes(layout, true);
-  auto dstShapes = localShapes(layout, false);
+  auto srcCoords = coordsByRank(layout.src.mesh);
+  auto dstCoords = coordsByRank(layout.dst.mesh);
+  ShardGeometry srcGeom = layout.srcGeometry(), dstGeom = layout.dstGeometry();
+
+  // A holder group is sound when all its ranks are source ranks holding the
+  // same runs (they differ only on replicated axes).
+  for (size_t g = 0; g < table.numHolderGroups(); ++g) {
+    llvm::ArrayRef<int64_t> holders = table.holders(g);
+    for (int64_t h : holders)
+      if (!srcCoords.count(h))
+        return formatv("tensor '{0}': holder group {1} lists rank {2}, which "
+                       "is not in the source mesh",
+                       layout.name, g, h);
+    for (int64_t h : holders.drop_front())
+      for (unsigned d = 0; d < srcGeom.rank(); ++d)
+        if (srcGeom.segments(d, srcCoords[h]) !=
+            srcGeom.segments(d, srcCoords[holders.front()]))
+          return formatv("tensor '{0}': holder group {1}: ranks {2} and {3} "
+                         "hold different data",
+                         layout.name, g, holders.front(), h);
+  }
+
+  std::map<std::vector<int64_t>, int64_t> deliveredAtStep;
+  for (size_t i = 0; i < table.size(); ++i)
+    deliveredAtStep[deliveryKey(table[i].dstRank(), table[i])] =
+        table[i].step();
+
   for (size_t i = 0; i < table.size(); ++i) {
     PieceTable::Piece p = table[i];
     auto where = [&] {
       return formatv("tensor '{0}' piece {1}: ", layout.name, i).str();
     };
-    auto dstIt = dstShapes.find(p.dstRank());
-    if (dstIt == dstShapes.end())
+    auto dstIt = dstCoords.find(p.dstRank());
+    if (dstIt == dstCoords.end())
       return where() + formatv("destination rank {0} is not in the "
                                "destination mesh",
                                p.dstRank())
                            .str();
-    auto srcIt = srcShapes.find(p.srcRank());
-    if (srcIt == srcShapes.end())
+    if (!srcCoords.count(p.srcRank()))
       return where() + formatv("source rank {0} is not in the source mesh",
                                p.srcRank())
                            .str();
@@ -81,14 +146,30 @@ std::string reshard::validatePieces(const TensorLayout &layout,
       return where() + "box at " + fmtList(p.globalOffset()) + " of size " +
              fmtList(p.sizes()) + " leaves the global shape " +
              fmtList(layout.shape);
-    if (!boxInside(p.dstOffset(), p.sizes(), dstIt->second))
-      return where() + "destination box at " + fmtList(p.dstOffset()) +
-             " leaves the local shape " + fmtList(dstIt->second) +
-             " of rank " + std::to_string(p.dstRank());
-    if (!boxInside(p.srcOffset(), p.sizes(), srcIt->second))
-      return where() + "source box at " + fmtList(p.srcOffset()) +
-             " leaves the local shape " + fmtList(srcIt->second) +
-             " of rank " + std::to_string(p.srcRank());
+    if (!boxMapsTo(dstGeom, dstIt->second, p.globalOffset(), p.sizes(),
+                   p.dstOffset()))
+      return where() + "box at " + fmtList(p.globalOffset()) + " of size " +
+             fmtList(p.sizes()) + " is not stored at " +
+             fmtList(p.dstOffset()) + " in the shard of destination rank " +
+             std::to_string(p.dstRank());
+    if (!boxMapsTo(srcGeom, srcCoords[p.srcRank()], p.globalOffset(),
+                   p.sizes(), p.srcOffset()))
+      return where() + "box at " + fmtList(p.globalOffset()) + " of size " +
+             fmtList(p.sizes()) + " is not stored at " +
+             fmtList(p.srcOffset()) + " in the shard of source rank " +
+             std::to_string(p.srcRank());
+    if (p.via() != -1) {
+      auto it = deliveredAtStep.find(deliveryKey(p.via(), p));
+      if (it == deliveredAtStep.end())
+        return where() + formatv("relay rank {0} does not receive this box",
+                                 p.via())
+                             .str();
+      if (it->second >= p.step())
+        return where() + formatv("relay rank {0} receives the box in step "
+                                 "{1}, not before this forward in step {2}",
+                                 p.via(), it->second, p.step())
+                             .str();
+    }
   }
   return "";
 }
@@ -141,16 +222,38 @@ std::string reshard::executePieces(const TensorLayout &layout,
       n *= e;
     return it != bufs.end() && static_cast<int64_t>(it->second.size()) == n;
   };
-  for (size_t i = 0; i < table.size(); ++i) {
+  for (auto &[rank, shape] : srcShapes)
+    if (!sizeOk(src, rank, shape))
+      return formatv("tensor '{0}': the buffer of source rank {1} is missing "
+                     "or has the wrong size",
+                     layout.name, rank);
+  for (auto &[rank, shape] : dstShapes)
+    if (!sizeOk(dst, rank, shape))
+      return formatv("tensor '{0}': the buffer of destination rank {1} is "
+                     "missing or has the wrong size",
+                     layout.name, rank);
+  // Steps in order; a relayed piece reads the relay's destination buffer,
+  // which an earlier step filled.
+  std::vector<size_t> order(table.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return table[a].step() < table[b].step();
+  });
+  std::map<std::vector<int64_t>, size_t> deliveredBy;
+  for (size_t i = 0; i < table.size(); ++i)
+    deliveredBy[deliveryKey(table[i].dstRank(), table[i])] = i;
+  for (size_t i : order) {
     PieceTable::Piece p = table[i];
-    const auto &srcShape = srcShapes[p.srcRank()];
     const auto &dstShape = dstShapes[p.dstRank()];
-    if (!sizeOk(src, p.srcRank(), srcShape) ||
-        !sizeOk(dst, p.dstRank(), dstShape))
-      return formatv("tensor '{0}': a buffer of rank {1} or {2} is missing or "
-                     "has the wrong size",
-                     layout.name, p.srcRank(), p.dstRank());
-    copyBox(src.at(p.srcRank()).data(), srcShape, p.srcOffset(),
+    if (p.via() == -1) {
+      copyBox(src.at(p.srcRank()).data(), srcShapes[p.srcRank()],
+              p.srcOffset(), dst[p.dstRank()].data(), dstShape, p.dstOffset(),
+              p.sizes(), layout.elementBytes);
+      continue;
+    }
+    PieceTable::Piece relay = table[deliveredBy.at(deliveryKey(p.via(), p))];
+    copyBox(dst.at(p.via()).data(), dstShapes[p.via()], relay.dstOffset(),
             dst[p.dstRank()].data(), dstShape, p.dstOffset(), p.sizes(),
             layout.elementBytes);
   }

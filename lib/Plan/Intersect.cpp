@@ -36,6 +36,8 @@ void PieceTable::addPiece(int64_t dstRank, int64_t srcRank, int64_t group,
   rows.push_back(dstRank);
   rows.push_back(srcRank);
   rows.push_back(group);
+  rows.push_back(/*via=*/-1);
+  rows.push_back(/*step=*/0);
   rows.insert(rows.end(), globalOffset.begin(), globalOffset.end());
   rows.insert(rows.end(), sizes.begin(), sizes.end());
   rows.insert(rows.end(), dstOffset.begin(), dstOffset.end());

@@ -168,9 +168,9 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  llvm::StringMap<PiecesOp> piecesOf;
-  for (PiecesOp p : module->getOps<PiecesOp>())
-    piecesOf[p.getTensor()] = p;
+  FailureOr<llvm::StringMap<PiecesOp>> piecesOf = collectPieces(*module);
+  if (failed(piecesOf))
+    return 1;
 
   SymbolTableCollection symbols;
   int64_t tensors = 0, pieces = 0, elements = 0, badTensors = 0;
@@ -178,7 +178,7 @@ int main(int argc, char **argv) {
     FailureOr<TensorLayout> layout = getTensorLayout(op, symbols);
     if (failed(layout))
       return 1;
-    PieceTable table = piecesOf.lookup(op.getSymName()).toTable();
+    PieceTable table = piecesOf->lookup(op.getSymName()).toTable();
     ShardBuffers src, dst;
     if (checkMode) {
       src = makeCheckBuffers(*layout, /*source=*/true);

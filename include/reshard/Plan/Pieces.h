@@ -44,14 +44,21 @@ struct TensorLayout {
 };
 
 /// The pieces of one redistribution. Row i of `rows` holds, for a tensor of
-/// rank r: [dstRank, srcRank, holderGroup, globalOffset(r), sizes(r),
-/// dstOffset(r), srcOffset(r)]. Holder group g lists the source ranks
-/// holderRanks[holderOffsets[g] .. holderOffsets[g+1]), ascending.
+/// rank r: [dstRank, srcRank, holderGroup, via, step, globalOffset(r),
+/// sizes(r), dstOffset(r), srcOffset(r)]. Holder group g lists the source
+/// ranks holderRanks[holderOffsets[g] .. holderOffsets[g+1]), ascending.
+///
+/// `via` is -1 when srcRank sends the box straight to dstRank. Otherwise the
+/// box crossed the network once into rank `via`, another destination of the
+/// same box in dstRank's NVLink domain, which forwards it from its own
+/// destination buffer; `via`'s own piece must run in an earlier step. Steps
+/// run in order, each after the previous one has completed.
 class PieceTable {
 public:
   explicit PieceTable(unsigned rank = 0) : tensorRank(rank) {}
 
-  static unsigned rowWidth(unsigned rank) { return 3 + 4 * rank; }
+  static constexpr unsigned kFixedColumns = 5;
+  static unsigned rowWidth(unsigned rank) { return kFixedColumns + 4 * rank; }
 
   unsigned rank() const { return tensorRank; }
   size_t size() const { return rows.size() / rowWidth(tensorRank); }
@@ -64,13 +71,19 @@ public:
     int64_t dstRank() const { return row[0]; }
     int64_t srcRank() const { return row[1]; }
     int64_t holderGroup() const { return row[2]; }
-    llvm::ArrayRef<int64_t> globalOffset() const { return {row + 3, rank}; }
-    llvm::ArrayRef<int64_t> sizes() const { return {row + 3 + rank, rank}; }
+    int64_t via() const { return row[3]; }
+    int64_t step() const { return row[4]; }
+    llvm::ArrayRef<int64_t> globalOffset() const {
+      return {row + kFixedColumns, rank};
+    }
+    llvm::ArrayRef<int64_t> sizes() const {
+      return {row + kFixedColumns + rank, rank};
+    }
     llvm::ArrayRef<int64_t> dstOffset() const {
-      return {row + 3 + 2 * rank, rank};
+      return {row + kFixedColumns + 2 * rank, rank};
     }
     llvm::ArrayRef<int64_t> srcOffset() const {
-      return {row + 3 + 3 * rank, rank};
+      return {row + kFixedColumns + 3 * rank, rank};
     }
     int64_t numElements() const {
       int64_t n = 1;
@@ -82,6 +95,8 @@ public:
   Piece operator[](size_t i) const {
     return {rows.data() + i * rowWidth(tensorRank), tensorRank};
   }
+  /// Mutable access to row i, for passes that route and schedule.
+  int64_t *row(size_t i) { return rows.data() + i * rowWidth(tensorRank); }
   llvm::ArrayRef<int64_t> holders(int64_t group) const {
     return llvm::ArrayRef<int64_t>(holderRanks)
         .slice(holderOffsets[group],
@@ -90,7 +105,7 @@ public:
 
   /// Appends a holder group (ascending ranks) and returns its index.
   int64_t addHolderGroup(llvm::ArrayRef<int64_t> ranks);
-  /// Appends one piece.
+  /// Appends one piece, sent straight (via = -1) in step 0.
   void addPiece(int64_t dstRank, int64_t srcRank, int64_t holderGroup,
                 llvm::ArrayRef<int64_t> globalOffset,
                 llvm::ArrayRef<int64_t> sizes,

@@ -157,7 +157,7 @@ reshard.mesh @mesh shape = [2] axes = ["tp"] ranks = [0, 1]
 reshard.redistribute @w from @mesh <[[tp]]> to @mesh <[[]]>
     : tensor<4xf32> -> tensor<4xf32>
 // Offsets that go backwards make a group of negative size.
-// expected-error @+1 {{'reshard.pieces' op holder group 1 is empty}}
+// expected-error @+1 {{'reshard.pieces' op holder_offsets must not decrease}}
 "reshard.pieces"() {tensor = @w, rank = 1 : i64,
     holder_offsets = array<i64: 0, 2, 1, 2>, holder_ranks = array<i64: 0, 1>,
     rows = array<i64>} : () -> ()
@@ -167,8 +167,8 @@ reshard.redistribute @w from @mesh <[[tp]]> to @mesh <[[]]>
 reshard.mesh @mesh shape = [2] axes = ["tp"] ranks = [0, 1]
 reshard.redistribute @w from @mesh <[[tp], []]> to @mesh <[[], []]>
     : tensor<4x2xf32> -> tensor<4x2xf32>
-// Rank 2: 3 + 4 * 2 = 11 integers per row; 10 are given.
-// expected-error @+1 {{'reshard.pieces' op rows hold 10 integers, not a multiple of the row width 11 of a rank-2 tensor}}
+// Rank 2: 5 + 4 * 2 = 13 integers per row; 10 are given.
+// expected-error @+1 {{'reshard.pieces' op rows hold 10 integers, not a multiple of the row width 13 of a rank-2 tensor}}
 "reshard.pieces"() {tensor = @w, rank = 2 : i64,
     holder_offsets = array<i64: 0, 1>, holder_ranks = array<i64: 0>,
     rows = array<i64: 0, 0, 0, 0, 0, 2, 2, 0, 0, 0>} : () -> ()
@@ -204,3 +204,71 @@ reshard.redistribute @no_holder_groups from @mesh <[[tp]]> to @mesh <[[]]>
 reshard.pieces @no_holder_groups rank 1 holders [] [
   box [0] size [2] from 0 at [0] to 1 at [0] group 0
 ]
+
+// -----
+
+reshard.mesh @mesh shape = [2] axes = ["tp"] ranks = [0, 1]
+reshard.redistribute @w from @mesh <[[tp]]> to @mesh <[[]]>
+    : tensor<4xf32> -> tensor<4xf32>
+// expected-error @+1 {{'reshard.pieces' op holder group 0 must list distinct ranks in ascending order}}
+reshard.pieces @w rank 1 holders [[1, 0]] []
+
+// -----
+
+reshard.mesh @mesh shape = [2] axes = ["tp"] ranks = [0, 1]
+reshard.redistribute @w from @mesh <[[tp]]> to @mesh <[[]]>
+    : tensor<4xf32> -> tensor<4xf32>
+// expected-error @+1 {{'reshard.pieces' op holder group 0 must list distinct ranks in ascending order}}
+reshard.pieces @w rank 1 holders [[0, 0], [1]] []
+
+// -----
+
+reshard.mesh @mesh shape = [2] axes = ["tp"] ranks = [0, 1]
+reshard.redistribute @w from @mesh <[[tp]]> to @mesh <[[]]>
+    : tensor<4xf32> -> tensor<4xf32>
+// expected-error @+1 {{'reshard.pieces' op piece 0 has an empty box}}
+reshard.pieces @w rank 1 holders [[0]] [
+  box [0] size [0] from 0 at [0] to 1 at [0] group 0
+]
+
+// -----
+
+reshard.mesh @mesh shape = [2] axes = ["tp"] ranks = [0, 1]
+reshard.redistribute @w from @mesh <[[tp]]> to @mesh <[[]]>
+    : tensor<4xf32> -> tensor<4xf32>
+// expected-error @+1 {{'reshard.pieces' op piece 0 has a negative offset}}
+reshard.pieces @w rank 1 holders [[0]] [
+  box [0] size [2] from 0 at [-1] to 1 at [0] group 0
+]
+
+// -----
+
+reshard.mesh @mesh shape = [2] axes = ["tp"] ranks = [0, 1]
+reshard.redistribute @w from @mesh <[[tp]]> to @mesh <[[]]>
+    : tensor<4xf32> -> tensor<4xf32>
+// expected-error @+1 {{'reshard.pieces' op piece 0 has via 1; use -1 (direct) or another destination rank}}
+reshard.pieces @w rank 1 holders [[0]] [
+  box [0] size [2] from 0 at [0] to 1 at [0] group 0 via 1
+]
+
+// -----
+
+reshard.mesh @mesh shape = [2] axes = ["tp"] ranks = [0, 1]
+reshard.redistribute @w from @mesh <[[tp]]> to @mesh <[[]]>
+    : tensor<4xf32> -> tensor<4xf32>
+// expected-error @+1 {{'reshard.pieces' op piece 0 has negative step -2}}
+reshard.pieces @w rank 1 holders [[0]] [
+  box [0] size [2] from 0 at [0] to 1 at [0] group 0 step -2
+]
+
+// -----
+
+// A tensor has one table; the pass refuses a second.
+// RUN: not reshard-opt %s --split-input-file --reshard-intersect 2>&1 | FileCheck %s --check-prefix=TWICE
+reshard.mesh @mesh shape = [2] axes = ["tp"] ranks = [0, 1]
+reshard.redistribute @two_tables from @mesh <[[tp]]> to @mesh <[[]]>
+    : tensor<4xf32> -> tensor<4xf32>
+reshard.pieces @two_tables rank 1 holders [] []
+reshard.pieces @two_tables rank 1 holders [] []
+// TWICE: error: 'reshard.pieces' op is a second piece table for tensor @two_tables; a tensor has one
+// TWICE: note: first table here

@@ -6,7 +6,7 @@
 // groups of one and of several ranks, tensors of rank 0 to 3, an empty
 // table, a quoted tensor name, a table written before its redistribution,
 // and extra attributes. The GENERIC checks pin the dense storage: one row
-// of [dst, src, group, box offset, sizes, dst offset, src offset] per piece
+// of [dst, src, group, via, step, box offset, sizes, dst offset, src offset] per piece
 // (note that the text names the source before the destination) and the
 // holder groups in CSR form. `[[` opens a FileCheck variable, hence
 // `{{\[\[}}` in the patterns.
@@ -23,10 +23,10 @@ reshard.mesh @infer shape = [2] axes = ["tp"] ranks = [4, 5]
 // CHECK-NEXT: ]{{$}}
 // GENERIC:      "reshard.pieces"() <{holder_offsets = array<i64: 0, 2, 4>,
 // GENERIC-SAME: holder_ranks = array<i64: 0, 2, 1, 3>, rank = 2 : i64,
-// GENERIC-SAME: rows = array<i64: 4, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0,
-// GENERIC-SAME: 4, 1, 1, 2, 0, 2, 2, 2, 0, 0, 0,
-// GENERIC-SAME: 5, 0, 0, 0, 2, 2, 2, 0, 0, 0, 2,
-// GENERIC-SAME: 5, 3, 1, 2, 2, 2, 2, 2, 0, 0, 2>, tensor = @w}> : () -> (){{$}}
+// GENERIC-SAME: rows = array<i64: 4, 0, 0, -1, 0, 0, 0, 2, 2, 0, 0, 0, 0,
+// GENERIC-SAME: 4, 1, 1, -1, 0, 2, 0, 2, 2, 2, 0, 0, 0,
+// GENERIC-SAME: 5, 0, 0, -1, 0, 0, 2, 2, 2, 0, 0, 0, 2,
+// GENERIC-SAME: 5, 3, 1, -1, 0, 2, 2, 2, 2, 2, 0, 0, 2>, tensor = @w}> : () -> (){{$}}
 reshard.redistribute @w from @train <[[tp], []]> to @infer <[[], [tp]]>
     : tensor<4x4xf32> -> tensor<4x4xf32>
 reshard.pieces @w rank 2 holders [[0, 2], [1, 3]] [
@@ -44,7 +44,7 @@ reshard.pieces @w rank 2 holders [[0, 2], [1, 3]] [
 // CHECK-NEXT: ]{{$}}
 // GENERIC:      "reshard.pieces"() <{holder_offsets = array<i64: 0, 4>,
 // GENERIC-SAME: holder_ranks = array<i64: 0, 1, 2, 3>, rank = 0 : i64,
-// GENERIC-SAME: rows = array<i64: 4, 0, 0, 5, 0, 0>, tensor = @step}>
+// GENERIC-SAME: rows = array<i64: 4, 0, 0, -1, 0, 5, 0, 0, -1, 0>, tensor = @step}>
 reshard.redistribute @step from @train <[]> to @infer <[]>
     : tensor<f32> -> tensor<f32>
 reshard.pieces @step rank 0 holders [[0, 1, 2, 3]] [
@@ -71,7 +71,7 @@ reshard.pieces @empty rank 2 holders [] [
 // CHECK-NEXT: reshard.redistribute @"lm_head/weight:0" from @train
 // GENERIC:      "reshard.pieces"() <{holder_offsets = array<i64: 0, 1>,
 // GENERIC-SAME: holder_ranks = array<i64: 1>, rank = 3 : i64,
-// GENERIC-SAME: rows = array<i64: 4, 1, 0, 0, 1, 2, 1, 1, 3, 0, 0, 0, 0, 1, 2>,
+// GENERIC-SAME: rows = array<i64: 4, 1, 0, -1, 0, 0, 1, 2, 1, 1, 3, 0, 0, 0, 0, 1, 2>,
 // GENERIC-SAME: tensor = @"lm_head/weight:0"}> {note = "hand-written"}
 reshard.pieces @"lm_head/weight:0" rank 3 holders [[1]] [
   box [0, 1, 2] size [1, 1, 3] from 1 at [0, 1, 2] to 4 at [0, 0, 0] group 0

@@ -217,8 +217,9 @@ void corrupt(PieceTable &table) {
     PieceTable::Piece p = table[i];
     if (inject == "shift-source" && table.rank() && p.sizes().back() > 1) {
       // Read one element further along the last dim of the source box.
-      row[3 + 4 * table.rank() - 1] += 1;
-      row[3 + 2 * table.rank() - 1] -= 1;
+      unsigned r = table.rank(), base = PieceTable::kFixedColumns;
+      row[base + 4 * r - 1] += 1; // last source offset
+      row[base + 2 * r - 1] -= 1; // last size
       return;
     }
     llvm::ArrayRef<int64_t> holders = table.holders(p.holderGroup());

@@ -46,6 +46,21 @@ reshard::getTensorLayout(RedistributeOp op, SymbolTableCollection &symbols) {
   return layout;
 }
 
+FailureOr<llvm::StringMap<PiecesOp>> reshard::collectPieces(ModuleOp module) {
+  llvm::StringMap<PiecesOp> pieces;
+  for (PiecesOp op : module.getOps<PiecesOp>()) {
+    auto [it, inserted] = pieces.try_emplace(op.getTensor(), op);
+    if (!inserted) {
+      InFlightDiagnostic diag = op.emitOpError()
+                                << "is a second piece table for tensor @"
+                                << op.getTensor() << "; a tensor has one";
+      diag.attachNote(it->second.getLoc()) << "first table here";
+      return failure();
+    }
+  }
+  return pieces;
+}
+
 //===----------------------------------------------------------------------===//
 // PiecesOp
 //===----------------------------------------------------------------------===//
@@ -105,7 +120,7 @@ ParseResult PiecesOp::parse(OpAsmParser &parser, OperationState &result) {
   auto parsePiece = [&]() -> ParseResult {
     SMLoc loc = parser.getCurrentLocation();
     SmallVector<int64_t> gOff, sizes, sOff, dOff;
-    int64_t src, dst, group;
+    int64_t src, dst, group, via = -1, step = 0;
     if (parser.parseKeyword("box") || parseIntList(parser, gOff) ||
         parser.parseKeyword("size") || parseIntList(parser, sizes) ||
         parser.parseKeyword("from") || parser.parseInteger(src) ||
@@ -114,12 +129,18 @@ ParseResult PiecesOp::parse(OpAsmParser &parser, OperationState &result) {
         parser.parseKeyword("at") || parseIntList(parser, dOff) ||
         parser.parseKeyword("group") || parser.parseInteger(group))
       return failure();
+    if (succeeded(parser.parseOptionalKeyword("via")) &&
+        parser.parseInteger(via))
+      return failure();
+    if (succeeded(parser.parseOptionalKeyword("step")) &&
+        parser.parseInteger(step))
+      return failure();
     for (auto *list : {&gOff, &sizes, &sOff, &dOff})
       if (static_cast<int64_t>(list->size()) != rank)
         return parser.emitError(loc) << "a piece of a rank-" << rank
                                      << " tensor needs " << rank
                                      << " values per offset and size";
-    rows.append({dst, src, group});
+    rows.append({dst, src, group, via, step});
     rows.append(gOff);
     rows.append(sizes);
     rows.append(dOff);
@@ -164,6 +185,10 @@ void PiecesOp::print(OpAsmPrinter &p) {
     p << " to " << piece.dstRank() << " at ";
     printIntList(p, piece.dstOffset());
     p << " group " << piece.holderGroup();
+    if (piece.via() != -1)
+      p << " via " << piece.via();
+    if (piece.step() != 0)
+      p << " step " << piece.step();
   }
   p.decreaseIndent();
   if (table.size())
@@ -183,19 +208,44 @@ LogicalResult PiecesOp::verify() {
       offsets.back() != static_cast<int64_t>(getHolderRanks().size()))
     return emitOpError("holder_offsets must start at 0 and end at the number "
                        "of holder ranks");
-  for (size_t g = 1; g < offsets.size(); ++g)
-    if (offsets[g] <= offsets[g - 1])
+  ArrayRef<int64_t> holderRanks = getHolderRanks();
+  for (size_t g = 1; g < offsets.size(); ++g) {
+    if (offsets[g] < offsets[g - 1])
+      return emitOpError("holder_offsets must not decrease");
+    if (offsets[g] == offsets[g - 1])
       return emitOpError() << "holder group " << g - 1 << " is empty";
+    for (int64_t i = offsets[g - 1] + 1; i < offsets[g]; ++i)
+      if (holderRanks[i] <= holderRanks[i - 1])
+        return emitOpError() << "holder group " << g - 1
+                             << " must list distinct ranks in ascending "
+                                "order";
+  }
   size_t width = PieceTable::rowWidth(rank);
   if (getRows().size() % width != 0)
     return emitOpError() << "rows hold " << getRows().size()
                          << " integers, not a multiple of the row width "
                          << width << " of a rank-" << rank << " tensor";
   int64_t groups = offsets.size() - 1;
-  for (size_t i = 0; i < getRows().size(); i += width)
-    if (getRows()[i + 2] < 0 || getRows()[i + 2] >= groups)
-      return emitOpError() << "piece " << i / width << " refers to holder "
-                           << "group " << getRows()[i + 2] << " of " << groups;
+  PieceTable table = toTable();
+  for (size_t i = 0; i < table.size(); ++i) {
+    PieceTable::Piece p = table[i];
+    if (p.holderGroup() < 0 || p.holderGroup() >= groups)
+      return emitOpError() << "piece " << i << " refers to holder group "
+                           << p.holderGroup() << " of " << groups;
+    if (p.via() < -1 || p.via() == p.dstRank())
+      return emitOpError() << "piece " << i << " has via " << p.via()
+                           << "; use -1 (direct) or another destination rank";
+    if (p.step() < 0)
+      return emitOpError() << "piece " << i << " has negative step "
+                           << p.step();
+    for (int64_t size : p.sizes())
+      if (size <= 0)
+        return emitOpError() << "piece " << i << " has an empty box";
+    for (auto offsets : {p.globalOffset(), p.dstOffset(), p.srcOffset()})
+      for (int64_t o : offsets)
+        if (o < 0)
+          return emitOpError() << "piece " << i << " has a negative offset";
+  }
   return success();
 }
 

@@ -18,15 +18,15 @@ struct IntersectPass
     : public reshard::impl::ReshardIntersectBase<IntersectPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    llvm::StringSet<> planned;
-    for (PiecesOp pieces : module.getOps<PiecesOp>())
-      planned.insert(pieces.getTensor());
+    FailureOr<llvm::StringMap<PiecesOp>> planned = collectPieces(module);
+    if (failed(planned))
+      return signalPassFailure();
 
     SymbolTableCollection symbols;
     SmallVector<RedistributeOp> ops;
     std::vector<TensorLayout> layouts;
     for (RedistributeOp op : module.getOps<RedistributeOp>()) {
-      if (planned.contains(op.getSymName()))
+      if (planned->contains(op.getSymName()))
         continue;
       FailureOr<TensorLayout> layout = getTensorLayout(op, symbols);
       if (failed(layout))

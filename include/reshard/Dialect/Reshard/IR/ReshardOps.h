@@ -6,7 +6,9 @@
 #include "reshard/Plan/Pieces.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringMap.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -20,6 +22,10 @@ namespace reshard {
 /// when a mesh is missing or the op does not verify.
 mlir::FailureOr<TensorLayout> getTensorLayout(RedistributeOp op,
                                               mlir::SymbolTableCollection &symbols);
+
+/// The reshard.pieces op of every planned tensor, by tensor name. A tensor
+/// with two tables is an error, reported at the second.
+mlir::FailureOr<llvm::StringMap<PiecesOp>> collectPieces(mlir::ModuleOp module);
 
 } // namespace reshard
 
