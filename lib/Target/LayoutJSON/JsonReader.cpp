@@ -160,7 +160,8 @@ private:
       }
       skipSpace();
       if (peek() != ':')
-        return fail("expected ':' after an object key");
+        return fail(atEnd() ? "unexpected end of input in an object"
+                            : "expected ':' after an object key");
       ++pos;
       skipSpace();
       out.members.emplace_back(std::move(key), Value());
@@ -271,8 +272,10 @@ private:
       ++pos;
     if (peek() == '0') {
       ++pos;
-      if (peek() >= '0' && peek() <= '9')
+      if (peek() >= '0' && peek() <= '9') {
+        --pos; // point at the leading zero
         return fail("leading zeros are not allowed in JSON numbers");
+      }
     } else if (peek() >= '1' && peek() <= '9') {
       while (peek() >= '0' && peek() <= '9')
         ++pos;
