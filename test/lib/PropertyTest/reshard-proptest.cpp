@@ -16,12 +16,14 @@
 //===----------------------------------------------------------------------===//
 #include "reshard/InitAll.h"
 #include "reshard/Layout/Reference.h"
+#include "reshard/Plan/CostModel.h"
 #include "reshard/Plan/Interpreter.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
@@ -198,11 +200,41 @@ std::string randomCase(uint64_t seed) {
     type += std::to_string(n) + "x";
   type += kTypes[rng.below(std::size(kTypes))];
   type += ">";
-  return meshIR("src", src) + meshIR("dst", dst) +
-         llvm::formatv("reshard.redistribute @t from @src {0} to @dst {1} : "
-                       "{2} -> {2}\n",
+  // Small nodes and domains so that ranks share domains often.
+  int64_t node = int64_t(1) << rng.below(3);
+  int64_t domain = node << rng.below(3);
+  return llvm::formatv("reshard.topology @topo gpus_per_node = {0} "
+                       "nvl_domain_size = {1} nvlink_GBps_per_gpu = 450.0 "
+                       "nic_GBps_per_gpu = 50.0\n",
+                       node, domain)
+             .str() +
+         meshIR("src", src) + meshIR("dst", dst) +
+         llvm::formatv("reshard.redistribute @t from @src {0} to @dst {1} "
+                       "topology @topo : {2} -> {2}\n",
                        shardingIR(srcSharding), shardingIR(dstSharding), type)
              .str();
+}
+
+/// The passes a case runs, drawn from its seed: every stage of the
+/// pipeline is checked the same way.
+std::string randomPipeline(uint64_t seed) {
+  Rng rng(seed ^ 0x5EED);
+  switch (rng.below(4)) {
+  case 0:
+    return "reshard-intersect";
+  case 1:
+    return "reshard-intersect,reshard-select-sources";
+  case 2:
+    return llvm::formatv("reshard-intersect,reshard-select-sources,"
+                         "reshard-schedule{{staging-budget={0} "
+                         "max-ops-per-step={1}}",
+                         8 << rng.below(6), 2 + rng.below(6));
+  default:
+    return llvm::formatv("reshard-intersect,reshard-select-sources{{"
+                         "strategy=direct},reshard-schedule{{"
+                         "staging-budget={0}}",
+                         8 << rng.below(6));
+  }
 }
 
 /// Applies the --inject fault to the first piece it fits.
@@ -237,14 +269,16 @@ struct Stats {
 };
 
 /// Runs one case; returns "" or what went wrong.
-std::string runCase(MLIRContext &ctx, const std::string &ir, Stats &stats) {
+std::string runCase(MLIRContext &ctx, const std::string &ir,
+                    const std::string &pipeline, Stats &stats) {
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(ir, &ctx);
   if (!module)
     return "the generated IR does not parse or verify";
   PassManager pm(&ctx);
-  pm.addPass(createReshardIntersect());
+  if (failed(parsePassPipeline(pipeline, pm)))
+    return "bad pipeline " + pipeline;
   if (failed(pm.run(*module)))
-    return "reshard-intersect failed";
+    return "the pipeline failed: " + pipeline;
   // The pieces must survive a print / parse round trip.
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -254,6 +288,8 @@ std::string runCase(MLIRContext &ctx, const std::string &ir, Stats &stats) {
     return "the planned IR does not parse back";
 
   SymbolTableCollection symbols;
+  if (reparsed->getOps<PiecesOp>().empty())
+    return "the pipeline produced no piece table";
   auto op = *reparsed->getOps<RedistributeOp>().begin();
   auto piecesOp = *reparsed->getOps<PiecesOp>().begin();
   FailureOr<TensorLayout> layout = getTensorLayout(op, symbols);
@@ -281,6 +317,21 @@ std::string runCase(MLIRContext &ctx, const std::string &ir, Stats &stats) {
     stats.localPieces += table[i].srcRank() == table[i].dstRank();
   for (auto &[rank, bytes] : dst)
     stats.elements += bytes.size() / layout->elementBytes;
+
+  // Balanced routing crosses the network exactly as often as it must.
+  if (pipeline.find("select-sources,") != std::string::npos ||
+      llvm::StringRef(pipeline).ends_with("select-sources")) {
+    std::optional<TopologySpec> topo;
+    if (auto t = reparsed->getOps<TopologyOp>(); !t.empty())
+      topo = (*t.begin()).toSpec();
+    PlannedTensor pt{*layout, table, topo};
+    PlanReport report = buildReport(llvm::ArrayRef<PlannedTensor>(pt));
+    if (report.plan.bytes[kNetwork] != report.bounds.networkBytes)
+      return llvm::formatv("network bytes {0} differ from the lower bound "
+                           "{1}",
+                           report.plan.bytes[kNetwork],
+                           report.bounds.networkBytes);
+  }
 
   // Exactly once: the pieces of each destination rank cover its shard.
   std::map<int64_t, int64_t> written;
@@ -331,6 +382,7 @@ int main(int argc, char **argv) {
                               "reshard property tests: random layouts\n");
   DialectRegistry registry;
   registerAllDialects(registry);
+  registerAllPasses();
   MLIRContext ctx(registry, MLIRContext::Threading::DISABLED);
   ctx.loadAllAvailableDialects();
   // Diagnostics go to stderr with the case's seed printed after them.
@@ -340,15 +392,19 @@ int main(int argc, char **argv) {
   Stats stats;
   for (uint64_t seed = firstSeed; seed < firstSeed + numCases; ++seed) {
     std::string ir = randomCase(seed);
+    std::string pipeline = randomPipeline(seed);
     if (dump)
-      llvm::outs() << "// seed " << seed << "\n" << ir;
-    std::string err = runCase(ctx, ir, stats);
+      llvm::outs() << "// seed " << seed << ", pipeline: " << pipeline << "\n"
+                   << ir;
+    std::string err = runCase(ctx, ir, pipeline, stats);
     if (err.empty())
       continue;
     if (++failures <= 5)
       llvm::errs() << "FAILED seed " << seed << ": " << err
                    << "\n  replay: reshard-proptest --seed " << seed
-                   << " --cases 1 --dump\n"
+                   << " --cases 1 --dump > case.mlir; reshard-opt case.mlir "
+                      "--pass-pipeline='builtin.module("
+                   << pipeline << ")' | reshard-run - --check\n"
                    << ir;
   }
   llvm::outs() << llvm::formatv(

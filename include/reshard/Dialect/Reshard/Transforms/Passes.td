@@ -36,4 +36,105 @@ def ReshardIntersect : Pass<"reshard-intersect", "mlir::ModuleOp"> {
   let dependentDialects = ["::reshard::ReshardDialect"];
 }
 
+def ReshardSelectSources : Pass<"reshard-select-sources", "mlir::ModuleOp"> {
+  let summary = "Choose who sends every piece, crossing the network once per NVLink domain";
+  let description = [{
+    Decides, for the whole module at once, the sender of every piece:
+
+    - the destination itself when it holds the box (a local copy);
+    - else a holder in the destination's NVLink domain (over NVLink),
+      spreading such sends over the domain's holders;
+    - else one network crossing per destination NVLink domain: the
+      destinations of a domain that need the same box share it. It enters
+      the domain at the one of them whose NIC has received least so far,
+      and is forwarded from there over NVLink (`via`, one step later). It
+      leaves from the holder whose NIC has sent least so far, so every
+      data-parallel replica of the source carries a share.
+
+    Decisions are made largest first (longest processing time first), in
+    input order on ties, so the result does not depend on threads or hash
+    order. Network bytes then equal the lower bound: every element needed in
+    a domain that no source rank of the domain holds crosses into it once.
+
+    `strategy=direct` instead takes a local copy or the lowest holder, with
+    no balancing and no relay: the `direct` baseline.
+
+    The plan stays executable: direct sends in step 0, forwards in step 1
+    (`reshard-schedule` refines this).
+
+    Example: rank 2 and 3 (one domain of 4) need the same box held only by
+    ranks 8 and 9 (another domain); after selection one crossing from 8 into
+    2, forwarded to 3:
+    ```mlir
+    box [0] size [4] from 8 at [0] to 2 at [0] group 0,
+    box [0] size [4] from 8 at [0] to 3 at [0] group 0 via 2 step 1
+    ```
+  }];
+  let options = [
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"balanced\"",
+           "balanced (default) or direct (the baseline: lowest holder, no "
+           "relay)">
+  ];
+  let dependentDialects = ["::reshard::ReshardDialect"];
+}
+
+def ReshardSchedule : Pass<"reshard-schedule", "mlir::ModuleOp"> {
+  let summary = "Assign steps within a staging budget and an operation bound";
+  let description = [{
+    Every transfer between two ranks is packed into the sender's staging
+    memory and received into the receiver's. This pass splits pieces larger
+    than the staging budget along their outer dims and assigns each
+    transfer a step such that, on every rank and in every step, staged
+    sends plus receives stay within `staging-budget` bytes and the distinct
+    peers sent to plus received from stay within `max-ops-per-step` (one
+    NCCL group per step). A relay forwards a box only in a step after the
+    one in which it received it. Local copies use no staging (step 0).
+
+    Transfers are placed first fit, largest first. Messages are formed
+    later, one per (step, sender, receiver) across all tensors, so many
+    small tensors cost one message per peer and step.
+
+    ```mlir
+    // staging-budget=64 on a 32 x f32 piece: two pieces of 16 elements.
+    box [0] size [16] from 0 at [0] to 1 at [0] group 0,
+    box [16] size [16] from 0 at [16] to 1 at [16] group 0 step 1
+    ```
+  }];
+  let options = [
+    Option<"stagingBudget", "staging-budget", "int64_t",
+           /*default=*/"int64_t(1) << 30",
+           "Staging bytes per rank and step (sends plus receives); default 1 GiB">,
+    Option<"maxOpsPerStep", "max-ops-per-step", "int64_t", /*default=*/"1024",
+           "Point-to-point operations per rank and step (one NCCL group)">
+  ];
+  let dependentDialects = ["::reshard::ReshardDialect"];
+}
+
+def ReshardReport : Pass<"reshard-report", "mlir::ModuleOp"> {
+  let summary = "Print bytes per link class, the lower bounds and the estimated time";
+  let description = [{
+    Prints, for the plan as it stands, per rank and per link class (local
+    copy, NVLink, network) the bytes and messages sent and received; the
+    busiest NIC in and out; `network_bytes` against
+    `lower_bound_network_bytes`; `estimated_seconds` from the latency and
+    bandwidth model of docs/CostModel.md against `lower_bound_seconds`; and
+    the same figures for the `gather-broadcast` and `direct` baselines,
+    computed from the same pieces, with the ratios. The IR is unchanged.
+
+    ```
+    reshard-opt plan.mlir --reshard-intersect --reshard-select-sources \
+        --reshard-schedule --reshard-report=format=json -o /dev/null
+    ```
+  }];
+  let options = [
+    Option<"format", "format", "std::string", /*default=*/"\"text\"",
+           "text (default) or json">,
+    Option<"output", "output", "std::string", /*default=*/"\"-\"",
+           "File to write the report to ('-': standard output)">,
+    Option<"perRank", "per-rank", "bool", /*default=*/"true",
+           "Include the per-rank table">
+  ];
+  let dependentDialects = ["::reshard::ReshardDialect"];
+}
+
 #endif // RESHARD_DIALECT_RESHARD_TRANSFORMS_PASSES_TD

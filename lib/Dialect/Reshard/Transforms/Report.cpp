@@ -1,0 +1,43 @@
+//===- Report.cpp - The reshard-report pass -------------------------------===//
+#include "PlanModule.h"
+#include "reshard/Dialect/Reshard/Transforms/Passes.h"
+#include "reshard/Plan/CostModel.h"
+
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+namespace reshard {
+#define GEN_PASS_DEF_RESHARDREPORT
+#include "reshard/Dialect/Reshard/Transforms/Passes.h.inc"
+} // namespace reshard
+
+using namespace mlir;
+using namespace reshard;
+
+namespace {
+struct ReportPass : public reshard::impl::ReshardReportBase<ReportPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (format != "text" && format != "json") {
+      getOperation().emitError() << "reshard-report: unknown format '"
+                                 << format << "'; use text or json";
+      return signalPassFailure();
+    }
+    FailureOr<PlanModule> plan =
+        PlanModule::load(getOperation(), getArgument());
+    if (failed(plan))
+      return signalPassFailure();
+    std::string error;
+    std::unique_ptr<llvm::ToolOutputFile> file =
+        openOutputFile(output, &error);
+    if (!file) {
+      getOperation().emitError() << "reshard-report: " << error;
+      return signalPassFailure();
+    }
+    printReport(buildReport(plan->tensors), format == "json", perRank,
+                file->os());
+    file->keep();
+    markAllAnalysesPreserved();
+  }
+};
+} // namespace

@@ -1,0 +1,30 @@
+//===- Schedule.cpp - The reshard-schedule pass ---------------------------===//
+#include "PlanModule.h"
+#include "reshard/Dialect/Reshard/Transforms/Passes.h"
+
+namespace reshard {
+#define GEN_PASS_DEF_RESHARDSCHEDULE
+#include "reshard/Dialect/Reshard/Transforms/Passes.h.inc"
+} // namespace reshard
+
+using namespace mlir;
+using namespace reshard;
+
+namespace {
+struct SchedulePass : public reshard::impl::ReshardScheduleBase<SchedulePass> {
+  using Base::Base;
+  void runOnOperation() override {
+    FailureOr<PlanModule> plan =
+        PlanModule::load(getOperation(), getArgument());
+    if (failed(plan))
+      return signalPassFailure();
+    std::string err =
+        schedulePlan(plan->tensors, {stagingBudget, maxOpsPerStep});
+    if (!err.empty()) {
+      getOperation().emitError() << "reshard-schedule: " << err;
+      return signalPassFailure();
+    }
+    plan->store();
+  }
+};
+} // namespace

@@ -1,0 +1,37 @@
+//===- SelectSources.cpp - The reshard-select-sources pass ----------------===//
+#include "PlanModule.h"
+#include "reshard/Dialect/Reshard/Transforms/Passes.h"
+
+namespace reshard {
+#define GEN_PASS_DEF_RESHARDSELECTSOURCES
+#include "reshard/Dialect/Reshard/Transforms/Passes.h.inc"
+} // namespace reshard
+
+using namespace mlir;
+using namespace reshard;
+
+namespace {
+struct SelectSourcesPass
+    : public reshard::impl::ReshardSelectSourcesBase<SelectSourcesPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    SourceStrategy s;
+    if (strategy == "balanced") {
+      s = SourceStrategy::Balanced;
+    } else if (strategy == "direct") {
+      s = SourceStrategy::Direct;
+    } else {
+      getOperation().emitError()
+          << "reshard-select-sources: unknown strategy '" << strategy
+          << "'; use balanced or direct";
+      return signalPassFailure();
+    }
+    FailureOr<PlanModule> plan =
+        PlanModule::load(getOperation(), getArgument());
+    if (failed(plan))
+      return signalPassFailure();
+    selectSources(plan->tensors, s);
+    plan->store();
+  }
+};
+} // namespace

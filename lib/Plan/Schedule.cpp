@@ -1,0 +1,216 @@
+//===- Schedule.cpp - Steps within a staging budget -----------------------===//
+//
+// Every transfer between two ranks is packed into the sender's staging
+// memory and received into the receiver's, so a step may use at most the
+// staging budget on each rank (sends plus receives) and at most a bounded
+// number of point-to-point operations per rank (one NCCL group per step).
+// Pieces larger than the budget are first split along their outer dims.
+// Transfers are then placed first-fit, largest first, in the earliest step
+// where both ends have room; a relay forward goes after the step in which
+// its entry rank received the box.
+//
+//===----------------------------------------------------------------------===//
+#include "reshard/Plan/Routing.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace reshard;
+
+namespace {
+
+enum Column { kDst = 0, kSrc = 1, kGroup = 2, kVia = 3, kStep = 4 };
+
+/// Sub-boxes of a box (offsets relative to it, and sizes) of at most
+/// `budget` bytes each: whole slabs of the outermost dim that fit, else one
+/// slab at a time split along the next dim.
+void splitBox(llvm::ArrayRef<int64_t> sizes, int64_t elementBytes,
+              int64_t budget, unsigned dim, llvm::SmallVector<int64_t> &offset,
+              std::vector<std::pair<llvm::SmallVector<int64_t>,
+                                    llvm::SmallVector<int64_t>>> &out) {
+  int64_t inner = elementBytes;
+  for (size_t d = dim + 1; d < sizes.size(); ++d)
+    inner *= sizes[d];
+  if (dim == sizes.size() || inner * sizes[dim] <= budget) {
+    llvm::SmallVector<int64_t> sub(sizes.begin(), sizes.end());
+    for (unsigned d = 0; d < dim; ++d)
+      sub[d] = 1;
+    out.push_back({offset, sub});
+    return;
+  }
+  if (inner <= budget) {
+    int64_t per = budget / inner;
+    for (int64_t k = 0; k < sizes[dim]; k += per) {
+      llvm::SmallVector<int64_t> sub(sizes.begin(), sizes.end());
+      for (unsigned d = 0; d < dim; ++d)
+        sub[d] = 1;
+      sub[dim] = std::min(per, sizes[dim] - k);
+      offset[dim] = k;
+      out.push_back({offset, sub});
+    }
+    offset[dim] = 0;
+    return;
+  }
+  for (int64_t k = 0; k < sizes[dim]; ++k) {
+    offset[dim] = k;
+    splitBox(sizes, elementBytes, budget, dim + 1, offset, out);
+  }
+  offset[dim] = 0;
+}
+
+/// Replaces every piece of more than `budget` bytes by its sub-boxes.
+void splitLargePieces(PlannedTensor &pt, int64_t budget) {
+  PieceTable &table = pt.table;
+  unsigned rank = table.rank();
+  size_t width = PieceTable::rowWidth(rank);
+  bool any = false;
+  for (size_t i = 0; i < table.size() && !any; ++i)
+    any = pt.pieceBytes(i) > budget && table[i].srcRank() != table[i].dstRank();
+  if (!any)
+    return;
+  std::vector<int64_t> rows;
+  rows.reserve(table.rows.size());
+  for (size_t i = 0; i < table.size(); ++i) {
+    const int64_t *row = table.rows.data() + i * width;
+    PieceTable::Piece p = table[i];
+    if (pt.pieceBytes(i) <= budget || p.srcRank() == p.dstRank()) {
+      rows.insert(rows.end(), row, row + width);
+      continue;
+    }
+    std::vector<std::pair<llvm::SmallVector<int64_t>,
+                          llvm::SmallVector<int64_t>>> subs;
+    llvm::SmallVector<int64_t> offset(rank, 0);
+    splitBox(p.sizes(), pt.layout.elementBytes, budget, 0, offset, subs);
+    for (auto &[delta, sizes] : subs) {
+      size_t at = rows.size();
+      rows.insert(rows.end(), row, row + width);
+      int64_t *r = rows.data() + at + PieceTable::kFixedColumns;
+      for (unsigned d = 0; d < rank; ++d) {
+        r[d] += delta[d];                // global offset
+        r[rank + d] = sizes[d];          // sizes
+        r[2 * rank + d] += delta[d];     // destination offset
+        r[3 * rank + d] += delta[d];     // source offset
+      }
+    }
+  }
+  table.rows = std::move(rows);
+}
+
+/// Per-rank, per-step staging bytes and peers.
+class StepLoads {
+public:
+  StepLoads(const ScheduleOptions &o) : options(o) {}
+
+  bool fits(int64_t from, int64_t to, int64_t bytes, int64_t step) {
+    State &s = at(from, step), &r = at(to, step);
+    if (s.staging + bytes > options.stagingBudget ||
+        r.staging + bytes > options.stagingBudget)
+      return false;
+    bool newSend = !s.sendPeers.count(to), newRecv = !r.recvPeers.count(from);
+    return s.ops() + newSend <= options.maxOpsPerStep &&
+           r.ops() + newRecv <= options.maxOpsPerStep;
+  }
+  void add(int64_t from, int64_t to, int64_t bytes, int64_t step) {
+    State &s = at(from, step), &r = at(to, step);
+    s.staging += bytes;
+    r.staging += bytes;
+    s.sendPeers.insert(to);
+    r.recvPeers.insert(from);
+  }
+
+private:
+  struct State {
+    int64_t staging = 0;
+    llvm::SmallDenseSet<int64_t, 8> sendPeers, recvPeers;
+    int64_t ops() const { return sendPeers.size() + recvPeers.size(); }
+  };
+  State &at(int64_t rank, int64_t step) {
+    std::vector<State> &steps = perRank[rank];
+    if (steps.size() <= static_cast<size_t>(step))
+      steps.resize(step + 1);
+    return steps[step];
+  }
+  const ScheduleOptions &options;
+  llvm::DenseMap<int64_t, std::vector<State>> perRank;
+};
+
+struct Transfer {
+  size_t tensor, row;
+  int64_t bytes;
+};
+
+} // namespace
+
+std::string reshard::schedulePlan(llvm::MutableArrayRef<PlannedTensor> tensors,
+                                  const ScheduleOptions &options) {
+  if (options.stagingBudget < 8)
+    return llvm::formatv("the staging budget of {0} bytes cannot hold one "
+                         "8-byte element; give at least 8",
+                         options.stagingBudget);
+  if (options.maxOpsPerStep < 2)
+    return "a step needs room for at least 2 operations (a send and a "
+           "receive)";
+  for (PlannedTensor &pt : tensors)
+    splitLargePieces(pt, options.stagingBudget);
+
+  std::vector<Transfer> direct, forwards;
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    PieceTable &table = tensors[t].table;
+    for (size_t i = 0; i < table.size(); ++i) {
+      int64_t *row = table.row(i);
+      row[kStep] = 0;
+      if (row[kSrc] == row[kDst] && row[kVia] == -1)
+        continue; // local copy: no staging, step 0
+      (row[kVia] == -1 ? direct : forwards)
+          .push_back({t, i, tensors[t].pieceBytes(i)});
+    }
+  }
+  auto bySize = [](const Transfer &a, const Transfer &b) {
+    return a.bytes > b.bytes;
+  };
+  std::stable_sort(direct.begin(), direct.end(), bySize);
+  std::stable_sort(forwards.begin(), forwards.end(), bySize);
+
+  StepLoads loads(options);
+  auto place = [&](const Transfer &x, int64_t from, int64_t firstStep) {
+    int64_t step = firstStep;
+    while (!loads.fits(from, tensors[x.tensor].table[x.row].dstRank(),
+                       x.bytes, step))
+      ++step;
+    loads.add(from, tensors[x.tensor].table[x.row].dstRank(), x.bytes, step);
+    tensors[x.tensor].table.row(x.row)[kStep] = step;
+  };
+  for (const Transfer &x : direct)
+    place(x, tensors[x.tensor].table[x.row].srcRank(), 0);
+
+  // A forward follows the step in which its entry rank received the box.
+  std::vector<std::map<std::vector<int64_t>, int64_t>> receivedAt(
+      tensors.size());
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    const PieceTable &table = tensors[t].table;
+    for (size_t i = 0; i < table.size(); ++i) {
+      PieceTable::Piece p = table[i];
+      if (p.via() != -1)
+        continue;
+      std::vector<int64_t> key = {p.dstRank()};
+      key.insert(key.end(), p.globalOffset().begin(), p.globalOffset().end());
+      receivedAt[t][key] = p.step();
+    }
+  }
+  for (const Transfer &x : forwards) {
+    PieceTable::Piece p = tensors[x.tensor].table[x.row];
+    std::vector<int64_t> key = {p.via()};
+    key.insert(key.end(), p.globalOffset().begin(), p.globalOffset().end());
+    auto it = receivedAt[x.tensor].find(key);
+    if (it == receivedAt[x.tensor].end())
+      return llvm::formatv("tensor '{0}': rank {1} relays a box it does not "
+                           "receive",
+                           tensors[x.tensor].layout.name, p.via());
+    place(x, p.via(), it->second + 1);
+  }
+  return "";
+}
