@@ -74,8 +74,9 @@ Trainer layout: Megatron-Core (--train "tp=,pp=,dp=[,cp=][,ep=][,etp=][,first=,l
   even split (num_layers % pp == 0). first=/last= mirror
   --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers
   (NeMo RL: num_layers_in_first/last_pipeline_stage): the middle stages split
-  the rest evenly. If neither applies (e.g. with --layers), the split is as
-  even as possible, the extra layers going to the middle stages first.
+  the rest evenly. If neither applies (e.g. 61 layers over pp=4 without
+  first/last, or with --layers), the split is as even as possible, the extra
+  layers going to the middle stages first, and a note says so on stderr.
   Embedding on the first stage; final norm and lm_head on the last.
 * A non-expert tensor of stage p lives on mesh train_pp{p} = [dp, (cp,) tp]
   (dp and cp replicas hold identical weights) with Megatron TP sharding:
@@ -482,9 +483,6 @@ def validate(m, layers, t, i):
         if (m.shared_experts and not i.seq_parallel_moe
                 and (m.moe_intermediate * m.shared_experts) % i.tp):
             err.append("vLLM: shared expert intermediate % tp")
-    if t.first is None and layers % t.pp and layers == m.layers:
-        err.append(f"Megatron: {layers} layers % pp {t.pp}: give first= and "
-                   f"last= (uneven first/last stages)")
     if err:
         raise LayoutError("; ".join(err))
 
@@ -703,6 +701,10 @@ def build_layout(model, train, infer, topology="dgx-h100", layers=None,
     sm = scale_model(m, scale_down, (t.tp, i.tp))
     validate(sm, n_layers, t, i)
     counts = pipeline_split(n_layers, t)
+    notes = []
+    if t.first is None and n_layers % t.pp:
+        notes.append(f"{n_layers} layers do not split evenly over pp={t.pp} "
+                     f"(Megatron would need first=/last=); using {counts}")
 
     if infer_first_rank is None:
         infer_first_rank = 0 if colocated else t.world
@@ -757,7 +759,7 @@ def build_layout(model, train, infer, topology="dgx-h100", layers=None,
                   "ranks": [infer_first_rank,
                             infer_first_rank + i.world - 1]},
         "params": elems, "bytes": nbytes, "full_model_params": full,
-        "public_params": m.public_params,
+        "public_params": m.public_params, "notes": notes,
     }
     return {"scenario": info, "meshes": meshes, "topology": dict(topo),
             "tensors": tensors}
@@ -837,7 +839,7 @@ def describe(name, s):
 
 
 def _fmt_b(n):
-    return f"{n / 1e9:.2f}B"
+    return f"{n / 1e9:.2f}B" if n >= 1e9 else f"{n / 1e6:.2f}M"
 
 
 def main(argv=None):
@@ -862,6 +864,8 @@ def main(argv=None):
         with open(a.out, "w") as f:
             write_layout(layout, f)
     s = layout["scenario"]
+    for note in s["notes"]:
+        print(f"make_refit_scenario: note: {note}", file=sys.stderr)
     full, pub = s["full_model_params"], s["public_params"]
     dev = (full - pub) / pub * 100
     print(f"make_refit_scenario: {s['model']}: {len(layout['tensors'])} "

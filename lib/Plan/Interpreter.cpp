@@ -109,9 +109,15 @@ std::string reshard::validatePieces(const TensorLayout &layout,
   }
 
   std::map<std::vector<int64_t>, int64_t> deliveredAtStep;
-  for (size_t i = 0; i < table.size(); ++i)
-    deliveredAtStep[deliveryKey(table[i].dstRank(), table[i])] =
-        table[i].step();
+  for (size_t i = 0; i < table.size(); ++i) {
+    auto [it, inserted] = deliveredAtStep.try_emplace(
+        deliveryKey(table[i].dstRank(), table[i]), table[i].step());
+    if (!inserted)
+      return formatv("tensor '{0}' piece {1}: rank {2} receives the box at "
+                     "{3} twice",
+                     layout.name, i, table[i].dstRank(),
+                     fmtList(table[i].globalOffset()));
+  }
 
   for (size_t i = 0; i < table.size(); ++i) {
     PieceTable::Piece p = table[i];

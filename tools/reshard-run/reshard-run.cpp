@@ -43,6 +43,11 @@ static cl::opt<std::string> srcDir(
 static cl::opt<std::string> dstDir(
     "dst", cl::desc("Write destination shards to DIR/rank<R>.<tensor>.bin"),
     cl::value_desc("DIR"));
+static cl::opt<uint64_t> maxHostBytes(
+    "max-host-bytes",
+    cl::desc("Refuse a tensor whose shards (all ranks, both sides) need more "
+             "host memory than this (default 16 GiB)"),
+    cl::init(uint64_t(16) << 30));
 static cl::opt<unsigned> maxMismatches(
     "max-mismatches", cl::desc("Mismatches printed per tensor (default 10)"),
     cl::init(10));
@@ -74,24 +79,67 @@ static std::string fmtShape(ArrayRef<int64_t> shape) {
   return s + "]";
 }
 
+/// Checks, before anything is read or written, that a source shard is a
+/// regular file of exactly the shard's size.
+static bool checkSourceFile(const TensorLayout &layout, int64_t rank,
+                            ArrayRef<int64_t> shape) {
+  std::string path = shardPath(srcDir, rank, layout.name);
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(path, status)) {
+    fail(path + ": cannot read source shard of rank " + Twine(rank) + ": " +
+         ec.message());
+    return false;
+  }
+  if (status.type() != llvm::sys::fs::file_type::regular_file) {
+    fail(path + ": the source shard of rank " + Twine(rank) +
+         " is not a regular file");
+    return false;
+  }
+  int64_t expected = shardBytes(layout, shape);
+  if (static_cast<int64_t>(status.getSize()) != expected) {
+    fail(llvm::formatv("{0}: has {1} bytes but rank {2}'s shard of '{3}' "
+                       "(local shape {4}, {5} bytes per element) has {6}",
+                       path, status.getSize(), rank, layout.name,
+                       fmtShape(shape), layout.elementBytes, expected)
+             .str());
+    return false;
+  }
+  return true;
+}
+
+/// Tensor names become file names: refuse those that would leave the
+/// directory or be cut short.
+static bool checkFileName(const TensorLayout &layout) {
+  StringRef name = layout.name;
+  if (name.contains('/') || name.contains('\0') || name == "." ||
+      name == "..") {
+    fail("tensor '" + name + "' cannot name a shard file (it contains '/' or "
+         "a NUL byte); rename the tensor to use --src/--dst");
+    return false;
+  }
+  return true;
+}
+
+/// Host bytes of every shard of both sides.
+static uint64_t hostBytes(const TensorLayout &layout) {
+  uint64_t total = 0;
+  for (bool source : {true, false})
+    for (auto &[rank, shape] : localShapes(layout, source))
+      total += static_cast<uint64_t>(shardBytes(layout, shape));
+  return total;
+}
+
 /// Reads every source rank's shard, checking its exact size.
 static bool readSources(const TensorLayout &layout, ShardBuffers &src) {
   for (auto &[rank, shape] : localShapes(layout, /*source=*/true)) {
     std::string path = shardPath(srcDir, rank, layout.name);
+    if (!checkSourceFile(layout, rank, shape))
+      return false;
     auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                            /*RequiresNullTerminator=*/false);
     if (!buf) {
       fail(path + ": cannot read source shard of rank " + Twine(rank) + ": " +
            buf.getError().message());
-      return false;
-    }
-    int64_t expected = shardBytes(layout, shape);
-    if (static_cast<int64_t>((*buf)->getBufferSize()) != expected) {
-      fail(llvm::formatv("{0}: has {1} bytes but rank {2}'s shard of '{3}' "
-                         "(local shape {4}, {5} bytes per element) has {6}",
-                         path, (*buf)->getBufferSize(), rank, layout.name,
-                         fmtShape(shape), layout.elementBytes, expected)
-               .str());
       return false;
     }
     StringRef data = (*buf)->getBuffer();
@@ -164,6 +212,7 @@ int main(int argc, char **argv) {
   registerAllDialects(registry);
   MLIRContext ctx(registry);
   ctx.loadAllAvailableDialects();
+  ctx.printOpOnDiagnostic(false);
   OwningOpRef<ModuleOp> module = load(ctx);
   if (!module)
     return 1;
@@ -172,13 +221,40 @@ int main(int argc, char **argv) {
   if (failed(piecesOf))
     return 1;
 
+  // Everything that can be checked is checked before any file is written.
   SymbolTableCollection symbols;
-  int64_t tensors = 0, pieces = 0, elements = 0, badTensors = 0;
+  std::vector<std::pair<TensorLayout, PieceTable>> plans;
   for (RedistributeOp op : module->getOps<RedistributeOp>()) {
     FailureOr<TensorLayout> layout = getTensorLayout(op, symbols);
     if (failed(layout))
       return 1;
-    PieceTable table = piecesOf->lookup(op.getSymName()).toTable();
+    PiecesOp piecesOp = piecesOf->lookup(op.getSymName());
+    PieceTable table = piecesOp.toTable();
+    std::string err = validatePieces(*layout, table);
+    if (!err.empty()) {
+      piecesOp.emitError(err);
+      return 1;
+    }
+    uint64_t bytes = hostBytes(*layout);
+    if (bytes > maxHostBytes)
+      return fail(llvm::formatv("tensor '{0}' needs {1} bytes of host memory "
+                                "for its shards, more than --max-host-bytes "
+                                "({2})",
+                                layout->name, bytes, maxHostBytes.getValue())
+                      .str());
+    if (!checkMode) {
+      if (!checkFileName(*layout))
+        return 1;
+      for (auto &[rank, shape] : localShapes(*layout, /*source=*/true))
+        if (!checkSourceFile(*layout, rank, shape))
+          return 1;
+    }
+    plans.push_back({std::move(*layout), std::move(table)});
+  }
+
+  int64_t tensors = 0, pieces = 0, elements = 0, badTensors = 0;
+  for (auto &[plannedLayout, table] : plans) {
+    const TensorLayout *layout = &plannedLayout;
     ShardBuffers src, dst;
     if (checkMode) {
       src = makeCheckBuffers(*layout, /*source=*/true);
