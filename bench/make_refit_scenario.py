@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the layout interchange JSON of a whole-model refit with real model shapes.
+"""Writes the layout JSON of a whole-model refit, with real model shapes.
 
 A refit scenario is one model (Llama-3.1-70B, Qwen3-235B-A22B or DeepSeek-V3),
 a Megatron-Core training layout (--train "tp=8,pp=2,dp=4"), a vLLM inference
@@ -9,7 +9,7 @@ README.md ("The layout interchange format"), written one per line. Standard
 library only; importable (see build_layout / write_layout / SCENARIOS).
 
   python3 bench/make_refit_scenario.py --list
-  python3 bench/make_refit_scenario.py --scenario deepseek-v3-dgx --out dsv3.json
+  python3 bench/make_refit_scenario.py --scenario deepseek-v3-dgx --out f.json
   python3 bench/make_refit_scenario.py --model deepseek-v3 \\
       --train "tp=8,ep=8,pp=4,dp=1" --infer "tp=8,dp=8,ep=1" \\
       --topology dgx-h100 --out FILE.json
@@ -57,8 +57,10 @@ linear_q_up_proj.layer_norm_weight, ...) are the HF norm tensors here.
 All weights are bf16; DeepSeek's e_score_correction_bias is fp32 (Megatron
 keeps router.expert_bias in fp32; vLLM allocates the parameter in fp32).
 
-Trainer layout: Megatron-Core (--train "tp=,pp=,dp=[,cp=][,ep=][,etp=][,first=,last=]")
-----------------------------------------------------------------------------------
+Trainer layout: Megatron-Core
+-----------------------------
+--train "tp=,pp=,dp=[,cp=][,ep=][,etp=][,first=,last=]"; cp (context
+parallel) replicates weights like dp.
 * Rank order: megatron/core/parallel_state.py initialize_model_parallel,
   default order="tp-cp-ep-dp-pp" (first = fastest). Dense (non-expert) ranks
   come from RankGenerator(tp, cp, dp, pp, ep=1):
@@ -92,8 +94,9 @@ Trainer layout: Megatron-Core (--train "tp=,pp=,dp=[,cp=][,ep=][,etp=][,first=,l
   train_pp{p}_ep{g} = [edp, etp] (edp replicas), gate_up split dim 0 and
   down split dim 1 over etp (expert linear_fc1 / linear_fc2).
 
-Inference layout: vLLM (--infer "tp=,dp=[,ep=][,spmoe=]")
----------------------------------------------------------
+Inference layout: vLLM
+----------------------
+--infer "tp=,dp=[,ep=0|1][,spmoe=auto|0|1]".
 * dp engines of tp ranks each; engine d, TP rank t is global rank
   first + d*tp + t. Engines are replicas, so dense tensors live on one mesh
   `infer` = [dp, tp] and replication is the dp axis. Sharding as vLLM's
@@ -404,6 +407,9 @@ def pipeline_split(layers, t):
             ok = mid >= 0 and mid % (pp - 2) == 0
             counts = [t.first] + [mid // (pp - 2) if ok else 0] * (pp - 2) \
                 + [t.last]
+        if not ok and pp <= 2:
+            raise LayoutError(f"first={t.first}, last={t.last}: with pp={pp} "
+                              f"they must cover all {layers} layers")
         if not ok:
             raise LayoutError(
                 f"first={t.first}, last={t.last}: the other {mid} of "
@@ -433,8 +439,8 @@ def scale_model(m, factor, tps):
     for f in SCALED_DIMS:
         v = getattr(m, f)
         if v % factor:
-            raise LayoutError(f"--scale-down {factor}: {m.name} {f}={v} is not "
-                              f"divisible by {factor}")
+            raise LayoutError(f"--scale-down {factor}: {m.name} {f}={v} is "
+                              f"not divisible by {factor}")
         changes[f] = v // factor
     q = _lcm(64, *tps)
     changes["vocab"] = -(-max(1, m.vocab // factor) // q) * q

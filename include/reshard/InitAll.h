@@ -2,7 +2,9 @@
 #ifndef RESHARD_INITALL_H
 #define RESHARD_INITALL_H
 
+#include "reshard/Conversion/Passes.h"
 #include "reshard/Dialect/Reshard/IR/ReshardOps.h"
+#include "reshard/Dialect/Runtime/IR/Runtime.h"
 #include "reshard/Dialect/Reshard/Transforms/Passes.h"
 #include "reshard/Target/LayoutJSON/ImportLayoutJSON.h"
 
@@ -11,10 +13,13 @@
 namespace reshard {
 
 inline void registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<ReshardDialect>();
+  registry.insert<ReshardDialect, rt::RuntimeDialect>();
 }
 
-inline void registerAllPasses() { registerReshardPasses(); }
+inline void registerAllPasses() {
+  registerReshardPasses();
+  registerConversionPasses();
+}
 
 inline void registerAllTranslations() {
   static bool once = [] {

@@ -1,5 +1,5 @@
 //===- PlanModule.cpp - Load and store a module's piece tables ------------===//
-#include "PlanModule.h"
+#include "reshard/Dialect/Reshard/Transforms/PlanModule.h"
 
 #include "mlir/IR/Builders.h"
 

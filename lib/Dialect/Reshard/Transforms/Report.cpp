@@ -1,5 +1,5 @@
 //===- Report.cpp - The reshard-report pass -------------------------------===//
-#include "PlanModule.h"
+#include "reshard/Dialect/Reshard/Transforms/PlanModule.h"
 #include "reshard/Dialect/Reshard/Transforms/Passes.h"
 #include "reshard/Plan/CostModel.h"
 

@@ -1,5 +1,5 @@
 //===- Schedule.cpp - The reshard-schedule pass ---------------------------===//
-#include "PlanModule.h"
+#include "reshard/Dialect/Reshard/Transforms/PlanModule.h"
 #include "reshard/Dialect/Reshard/Transforms/Passes.h"
 
 namespace reshard {

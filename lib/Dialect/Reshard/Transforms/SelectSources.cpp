@@ -1,5 +1,5 @@
 //===- SelectSources.cpp - The reshard-select-sources pass ----------------===//
-#include "PlanModule.h"
+#include "reshard/Dialect/Reshard/Transforms/PlanModule.h"
 #include "reshard/Dialect/Reshard/Transforms/Passes.h"
 
 namespace reshard {

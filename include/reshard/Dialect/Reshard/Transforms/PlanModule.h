@@ -5,8 +5,8 @@
 // back.
 //
 //===----------------------------------------------------------------------===//
-#ifndef RESHARD_LIB_DIALECT_RESHARD_TRANSFORMS_PLANMODULE_H
-#define RESHARD_LIB_DIALECT_RESHARD_TRANSFORMS_PLANMODULE_H
+#ifndef RESHARD_DIALECT_RESHARD_TRANSFORMS_PLANMODULE_H
+#define RESHARD_DIALECT_RESHARD_TRANSFORMS_PLANMODULE_H
 
 #include "reshard/Dialect/Reshard/IR/ReshardOps.h"
 #include "reshard/Plan/Routing.h"
@@ -28,4 +28,4 @@ struct PlanModule {
 
 } // namespace reshard
 
-#endif // RESHARD_LIB_DIALECT_RESHARD_TRANSFORMS_PLANMODULE_H
+#endif // RESHARD_DIALECT_RESHARD_TRANSFORMS_PLANMODULE_H

@@ -1,0 +1,26 @@
+//===- Runtime.h - The reshard_rt dialect -----------------------*- C++ -*-===//
+#ifndef RESHARD_DIALECT_RUNTIME_IR_RUNTIME_H
+#define RESHARD_DIALECT_RUNTIME_IR_RUNTIME_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "reshard/Dialect/Runtime/IR/RuntimeDialect.h.inc"
+
+#define GET_OP_CLASSES
+#include "reshard/Dialect/Runtime/IR/RuntimeOps.h.inc"
+
+namespace reshard::rt {
+
+/// Length in integers of the box descriptor starting at `d`, or 0 if the
+/// table ends before it does.
+size_t boxDescriptorLength(llvm::ArrayRef<int64_t> d);
+/// Length in integers of the copy descriptor starting at `d`, or 0.
+size_t copyDescriptorLength(llvm::ArrayRef<int64_t> d);
+
+} // namespace reshard::rt
+
+#endif // RESHARD_DIALECT_RUNTIME_IR_RUNTIME_H

@@ -1,0 +1,156 @@
+//===- RuntimeOps.td - The reshard_rt runtime dialect -------*- tablegen -*-===//
+#ifndef RESHARD_DIALECT_RUNTIME_IR_RUNTIMEOPS_TD
+#define RESHARD_DIALECT_RUNTIME_IR_RUNTIMEOPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/SymbolInterfaces.td"
+
+def Runtime_Dialect : Dialect {
+  let name = "reshard_rt";
+  let cppNamespace = "::reshard::rt";
+  let summary = "Per-rank runtime programs of a redistribution plan";
+  let description = [{
+    What each rank does, step by step: local copies of strided boxes, and per
+    step one message per peer, packed from strided boxes into staging memory
+    (the workspace) and unpacked from it. Per-box data lives in dense
+    descriptor tables; there is one op per message, never one per piece.
+
+    A *box descriptor* is a flat run of integers:
+    `[tensor, buffer, offset, run, n, count_1, stride_1, ..., count_n,
+    stride_n]`: the tensor's index in the plan, `buffer` 0 for its source
+    shard and 1 for its destination shard, the byte offset of the first
+    element, the bytes of one contiguous run, and `n` outer loops (outermost
+    first) of `count` runs `stride` bytes apart. A *copy descriptor* is
+    `[tensor, src_offset, dst_offset, run, n, (count, src_stride,
+    dst_stride) x n]`.
+  }];
+}
+
+class Runtime_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Runtime_Dialect, mnemonic, traits>;
+
+def Runtime_PlanOp : Runtime_Op<"plan",
+    [Symbol, SymbolTable, NoTerminator, SingleBlock, IsolatedFromAbove]> {
+  let summary = "A compiled redistribution plan: the programs of all ranks";
+  let description = [{
+    Holds one `reshard_rt.rank` per communicator rank that has work. Tensors
+    are indexed in input order; `src_bytes` and `dst_bytes` of each rank give
+    the exact shard sizes the generated code checks its arguments against.
+    `fingerprint` hashes the whole plan: generated code compares it across
+    ranks before any byte moves.
+
+    ```mlir
+    reshard_rt.plan @refit num_ranks = 4 tensors = ["w"]
+        fingerprint = 1234 {
+      reshard_rt.rank 0 workspace = 64 src_bytes = [64] dst_bytes = [0] {
+        reshard_rt.step 0 {
+          reshard_rt.send to 2 bytes 64 staging 0
+              pack = array<i64: 0, 0, 0, 64, 0>
+        }
+      }
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins
+    SymbolNameAttr:$sym_name,
+    I64Attr:$num_ranks,
+    StrArrayAttr:$tensors,
+    I64Attr:$fingerprint
+  );
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $sym_name `num_ranks` `=` $num_ranks `tensors` `=` $tensors
+    `fingerprint` `=` $fingerprint attr-dict-with-keyword $body
+  }];
+  let hasRegionVerifier = 1;
+}
+
+def Runtime_RankOp : Runtime_Op<"rank",
+    [HasParent<"PlanOp">, NoTerminator, SingleBlock]> {
+  let summary = "The program of one rank";
+  let description = [{
+    Local copies first (they need no staging and no peer), then the steps in
+    order. `workspace` is the staging bytes the rank needs: the largest step's
+    sends plus receives.
+  }];
+  let arguments = (ins
+    I64Attr:$rank,
+    I64Attr:$workspace,
+    DenseI64ArrayAttr:$src_bytes,
+    DenseI64ArrayAttr:$dst_bytes
+  );
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $rank `workspace` `=` $workspace `src_bytes` `=` $src_bytes
+    `dst_bytes` `=` $dst_bytes attr-dict-with-keyword $body
+  }];
+}
+
+def Runtime_CopyOp : Runtime_Op<"copy", [HasParent<"RankOp">]> {
+  let summary = "Local copies of strided boxes, source shard to destination shard";
+  let description = [{
+    A table of copy descriptors (see the dialect description), executed in
+    order before the first step.
+
+    ```mlir
+    // 4 rows of 16 bytes, source rows 32 bytes apart, destination packed.
+    reshard_rt.copy array<i64: 0, 0, 0, 16, 1, 4, 32, 16>
+    ```
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$copies);
+  let assemblyFormat = "$copies attr-dict";
+}
+
+def Runtime_StepOp : Runtime_Op<"step",
+    [HasParent<"RankOp">, NoTerminator, SingleBlock]> {
+  let summary = "One step: messages that may be in flight together";
+  let description = [{
+    All sends are packed into staging, all receives and sends are posted as
+    one group (an NCCL group, or nonblocking MPI operations), and the
+    receives are unpacked when all have completed. Every rank runs the same
+    step indices in the same order.
+  }];
+  let arguments = (ins I64Attr:$index);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$index attr-dict-with-keyword $body";
+}
+
+def Runtime_SendOp : Runtime_Op<"send", [HasParent<"StepOp">]> {
+  let summary = "Pack boxes into staging and send them to a peer as one message";
+  let description = [{
+    `pack` is a table of box descriptors; their bytes, in order, make the
+    message of `bytes` bytes at `staging` in the workspace.
+  }];
+  let arguments = (ins
+    I64Attr:$peer,
+    I64Attr:$bytes,
+    I64Attr:$staging,
+    DenseI64ArrayAttr:$pack
+  );
+  let assemblyFormat = [{
+    `to` $peer `bytes` $bytes `staging` $staging `pack` `=` $pack attr-dict
+  }];
+}
+
+def Runtime_RecvOp : Runtime_Op<"recv", [HasParent<"StepOp">]> {
+  let summary = "Receive one message from a peer into staging and unpack it";
+  let description = [{
+    `unpack` is a table of box descriptors into destination shards; the
+    message's bytes, in order, fill them.
+  }];
+  let arguments = (ins
+    I64Attr:$peer,
+    I64Attr:$bytes,
+    I64Attr:$staging,
+    DenseI64ArrayAttr:$unpack
+  );
+  let assemblyFormat = [{
+    `from` $peer `bytes` $bytes `staging` $staging `unpack` `=` $unpack
+    attr-dict
+  }];
+}
+
+#endif // RESHARD_DIALECT_RUNTIME_IR_RUNTIMEOPS_TD

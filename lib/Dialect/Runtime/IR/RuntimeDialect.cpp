@@ -1,0 +1,271 @@
+//===- RuntimeDialect.cpp - reshard_rt ops and the plan verifier ----------===//
+//
+// The plan verifier checks what the generated code relies on: descriptors
+// inside the shards, staging inside the workspace, every send matched by a
+// receive of the same size in the same step, and no byte written twice in a
+// step.
+//
+//===----------------------------------------------------------------------===//
+#include "reshard/Dialect/Runtime/IR/Runtime.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace reshard::rt;
+
+#include "reshard/Dialect/Runtime/IR/RuntimeDialect.cpp.inc"
+
+void RuntimeDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "reshard/Dialect/Runtime/IR/RuntimeOps.cpp.inc"
+      >();
+}
+
+#define GET_OP_CLASSES
+#include "reshard/Dialect/Runtime/IR/RuntimeOps.cpp.inc"
+
+size_t reshard::rt::boxDescriptorLength(ArrayRef<int64_t> d) {
+  if (d.size() < 5 || d[4] < 0 || d[4] > 64)
+    return 0;
+  size_t len = 5 + 2 * d[4];
+  return len <= d.size() ? len : 0;
+}
+
+size_t reshard::rt::copyDescriptorLength(ArrayRef<int64_t> d) {
+  if (d.size() < 5 || d[4] < 0 || d[4] > 64)
+    return 0;
+  size_t len = 5 + 3 * d[4];
+  return len <= d.size() ? len : 0;
+}
+
+namespace {
+
+/// A half-open byte range written in one tensor buffer.
+struct Run {
+  int64_t begin, end;
+};
+
+/// Checks one strided box against its buffer's size; appends its runs.
+/// `strides` holds n (count, stride) pairs, `strideStep` apart.
+LogicalResult checkBox(Operation *op, const char *what, int64_t offset,
+                       int64_t run, llvm::ArrayRef<int64_t> loops,
+                       unsigned loopWidth, unsigned strideIndex,
+                       int64_t bufferBytes, int64_t &bytes,
+                       std::vector<Run> *runs) {
+  if (offset < 0 || run <= 0)
+    return op->emitOpError() << what << " has offset " << offset
+                             << " and run " << run
+                             << "; both must be positive (offset may be 0)";
+  int64_t extent = offset + run, count = 1;
+  for (size_t i = 0; i < loops.size(); i += loopWidth) {
+    int64_t c = loops[i], stride = loops[i + strideIndex];
+    if (c <= 0 || stride < 0)
+      return op->emitOpError() << what << " has a loop of count " << c
+                               << " and stride " << stride;
+    if (__builtin_mul_overflow(c - 1, stride, &c) ||
+        __builtin_add_overflow(extent, c, &extent) ||
+        __builtin_mul_overflow(count, loops[i], &count))
+      return op->emitOpError() << what << " overflows 64 bits";
+  }
+  if (extent > bufferBytes)
+    return op->emitOpError() << what << " reaches byte " << extent
+                             << " of a buffer of " << bufferBytes << " bytes";
+  if (__builtin_mul_overflow(count, run, &count))
+    return op->emitOpError() << what << " overflows 64 bits";
+  bytes += count;
+  if (!runs)
+    return success();
+  // Enumerate the runs (odometer over the loops) for the overlap check.
+  size_t n = loops.size() / loopWidth;
+  llvm::SmallVector<int64_t> idx(n, 0);
+  while (true) {
+    int64_t at = offset;
+    for (size_t k = 0; k < n; ++k)
+      at += idx[k] * loops[k * loopWidth + strideIndex];
+    runs->push_back({at, at + run});
+    int k = static_cast<int>(n) - 1;
+    for (; k >= 0; --k) {
+      if (++idx[k] < loops[k * loopWidth])
+        break;
+      idx[k] = 0;
+    }
+    if (k < 0)
+      break;
+  }
+  return success();
+}
+
+/// Fails if two runs of one buffer overlap.
+LogicalResult checkDisjoint(Operation *op, std::vector<Run> &runs,
+                            const Twine &what) {
+  llvm::sort(runs, [](const Run &a, const Run &b) { return a.begin < b.begin; });
+  for (size_t i = 1; i < runs.size(); ++i)
+    if (runs[i].begin < runs[i - 1].end)
+      return op->emitOpError() << what << " writes bytes ["
+                               << runs[i].begin << ", "
+                               << std::min(runs[i].end, runs[i - 1].end)
+                               << ") twice";
+  return success();
+}
+
+struct Message {
+  Operation *op;
+  int64_t bytes;
+};
+
+} // namespace
+
+LogicalResult PlanOp::verifyRegions() {
+  int64_t numRanks = getNumRanks();
+  size_t numTensors = getTensors().size();
+  if (numRanks <= 0)
+    return emitOpError() << "num_ranks must be positive, got " << numRanks;
+  // (step, from, to) -> message, for sends and receives.
+  std::map<std::tuple<int64_t, int64_t, int64_t>, Message> sends, recvs;
+  llvm::DenseMap<int64_t, RankOp> seen;
+  for (Operation &child : getBody().front()) {
+    auto rank = dyn_cast<RankOp>(child);
+    if (!rank)
+      return child.emitOpError("is not allowed in a reshard_rt.plan");
+    int64_t r = rank.getRank();
+    if (r < 0 || r >= numRanks)
+      return rank.emitOpError()
+             << "rank " << r << " is outside the communicator of " << numRanks
+             << " ranks";
+    if (!seen.try_emplace(r, rank).second)
+      return rank.emitOpError() << "rank " << r << " has two programs";
+    ArrayRef<int64_t> srcBytes = rank.getSrcBytes(),
+                      dstBytes = rank.getDstBytes();
+    if (srcBytes.size() != numTensors || dstBytes.size() != numTensors)
+      return rank.emitOpError() << "src_bytes and dst_bytes need one entry per "
+                                   "tensor ("
+                                << numTensors << ")";
+    auto bufferBytes = [&](int64_t tensor, int64_t buffer) -> int64_t {
+      return buffer == 0 ? srcBytes[tensor] : dstBytes[tensor];
+    };
+    int64_t lastStep = -1;
+    for (Operation &op : rank.getBody().front()) {
+      if (auto copy = dyn_cast<CopyOp>(op)) {
+        std::map<int64_t, std::vector<Run>> written;
+        ArrayRef<int64_t> table = copy.getCopies();
+        for (size_t i = 0; i < table.size();) {
+          size_t len = copyDescriptorLength(table.drop_front(i));
+          if (!len)
+            return copy.emitOpError("has a truncated copy descriptor");
+          ArrayRef<int64_t> d = table.slice(i, len);
+          if (d[0] < 0 || d[0] >= static_cast<int64_t>(numTensors))
+            return copy.emitOpError() << "names tensor " << d[0];
+          int64_t bytesSrc = 0, bytesDst = 0;
+          if (failed(checkBox(copy, "a copy source", d[1], d[3],
+                              d.drop_front(5), 3, 1, srcBytes[d[0]], bytesSrc,
+                              nullptr)) ||
+              failed(checkBox(copy, "a copy destination", d[2], d[3],
+                              d.drop_front(5), 3, 2, dstBytes[d[0]], bytesDst,
+                              &written[d[0]])))
+            return failure();
+          i += len;
+        }
+        for (auto &[tensor, runs] : written)
+          if (failed(checkDisjoint(copy, runs,
+                                   "the local copies of tensor " +
+                                       Twine(tensor))))
+            return failure();
+        continue;
+      }
+      auto step = dyn_cast<StepOp>(op);
+      if (!step)
+        return op.emitOpError("is not allowed in a reshard_rt.rank");
+      int64_t index = static_cast<int64_t>(step.getIndex());
+      if (index <= lastStep)
+        return step.emitOpError() << "step " << index
+                                  << " does not follow step " << lastStep;
+      lastStep = index;
+      std::vector<Run> staging;
+      std::map<int64_t, std::vector<Run>> written;
+      for (Operation &m : step.getBody().front()) {
+        bool isSend = isa<SendOp>(m);
+        if (!isSend && !isa<RecvOp>(m))
+          return m.emitOpError("is not allowed in a reshard_rt.step");
+        int64_t peer, bytes, at;
+        ArrayRef<int64_t> table;
+        if (auto s = dyn_cast<SendOp>(m)) {
+          peer = s.getPeer(), bytes = s.getBytes(), at = s.getStaging();
+          table = s.getPack();
+        } else {
+          auto rv = cast<RecvOp>(m);
+          peer = rv.getPeer(), bytes = rv.getBytes(), at = rv.getStaging();
+          table = rv.getUnpack();
+        }
+        if (peer < 0 || peer >= numRanks || peer == r)
+          return m.emitOpError() << "peer " << peer
+                                 << " must be another rank of the "
+                                    "communicator of "
+                                 << numRanks;
+        int64_t workspace = static_cast<int64_t>(rank.getWorkspace());
+        if (bytes <= 0 || at < 0 || at + bytes > workspace)
+          return m.emitOpError()
+                 << "staging [" << at << ", " << at + bytes
+                 << ") must be non-empty and inside the workspace of "
+                 << workspace << " bytes";
+        staging.push_back({at, at + bytes});
+        int64_t described = 0;
+        for (size_t i = 0; i < table.size();) {
+          size_t len = boxDescriptorLength(table.drop_front(i));
+          if (!len)
+            return m.emitOpError("has a truncated box descriptor");
+          ArrayRef<int64_t> d = table.slice(i, len);
+          if (d[0] < 0 || d[0] >= static_cast<int64_t>(numTensors) ||
+              (d[1] != 0 && d[1] != 1) || (!isSend && d[1] != 1))
+            return m.emitOpError() << "box descriptor names tensor " << d[0]
+                                   << " buffer " << d[1]
+                                   << "; receives unpack into destination "
+                                      "shards (buffer 1)";
+          if (failed(checkBox(&m, isSend ? "a packed box" : "an unpacked box",
+                              d[2], d[3], d.drop_front(5), 2, 1,
+                              bufferBytes(d[0], d[1]), described,
+                              isSend ? nullptr : &written[d[0]])))
+            return failure();
+          i += len;
+        }
+        if (described != bytes)
+          return m.emitOpError() << "describes " << described
+                                 << " bytes but the message has " << bytes;
+        auto key = isSend ? std::make_tuple(index, r, peer)
+                          : std::make_tuple(index, peer, r);
+        auto &map = isSend ? sends : recvs;
+        if (!map.try_emplace(key, Message{&m, bytes}).second)
+          return m.emitOpError() << "is a second message between ranks "
+                                 << std::get<1>(key) << " and "
+                                 << std::get<2>(key) << " in step " << index;
+      }
+      if (failed(checkDisjoint(step, staging, "the staging of this step")))
+        return failure();
+      for (auto &[tensor, runs] : written)
+        if (failed(checkDisjoint(step, runs,
+                                 "the receives of tensor " + Twine(tensor))))
+          return failure();
+    }
+  }
+  for (auto &[key, send] : sends) {
+    auto it = recvs.find(key);
+    if (it == recvs.end())
+      return send.op->emitOpError()
+             << "has no matching reshard_rt.recv on rank " << std::get<2>(key)
+             << " in step " << std::get<0>(key);
+    if (it->second.bytes != send.bytes)
+      return send.op->emitOpError()
+             << "sends " << send.bytes << " bytes but rank "
+             << std::get<2>(key) << " receives " << it->second.bytes;
+  }
+  for (auto &[key, recv] : recvs)
+    if (!sends.count(key))
+      return recv.op->emitOpError()
+             << "has no matching reshard_rt.send on rank " << std::get<1>(key)
+             << " in step " << std::get<0>(key);
+  return success();
+}
