@@ -6,6 +6,7 @@
 #include "reshard/Dialect/Reshard/IR/ReshardOps.h"
 #include "reshard/Dialect/Runtime/IR/Runtime.h"
 #include "reshard/Dialect/Reshard/Transforms/Passes.h"
+#include "reshard/Target/Cpp/TranslateToCpp.h"
 #include "reshard/Target/LayoutJSON/ImportLayoutJSON.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -24,6 +25,7 @@ inline void registerAllPasses() {
 inline void registerAllTranslations() {
   static bool once = [] {
     registerImportLayoutJSONTranslation();
+    registerTranslateToCpp();
     return true;
   }();
   (void)once;

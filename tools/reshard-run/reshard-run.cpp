@@ -19,6 +19,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -111,11 +112,33 @@ static bool checkSourceFile(const TensorLayout &layout, int64_t rank,
 /// directory or be cut short.
 static bool checkFileName(const TensorLayout &layout) {
   StringRef name = layout.name;
-  if (name.contains('/') || name.contains('\0') || name == "." ||
-      name == "..") {
-    fail("tensor '" + name + "' cannot name a shard file (it contains '/' or "
-         "a NUL byte); rename the tensor to use --src/--dst");
+  if (name.contains('/') || name.contains('\0')) {
+    std::string shown;
+    llvm::raw_string_ostream os(shown);
+    llvm::printEscapedString(name, os);
+    fail("tensor '" + shown + "' cannot name a shard file (it contains '/' "
+         "or a NUL byte); rename the tensor to use --src/--dst");
     return false;
+  }
+  return true;
+}
+
+/// Checks, before anything is written, that the destination directory is
+/// one and that no shard file to write is in the way (a directory).
+static bool checkDestinations(const TensorLayout &layout) {
+  if (!llvm::sys::fs::is_directory(dstDir)) {
+    fail(dstDir + ": the destination is not a directory");
+    return false;
+  }
+  for (auto &[rank, shape] : localShapes(layout, /*source=*/false)) {
+    std::string path = shardPath(dstDir, rank, layout.name);
+    llvm::sys::fs::file_status status;
+    if (!llvm::sys::fs::status(path, status) &&
+        status.type() != llvm::sys::fs::file_type::regular_file) {
+      fail(path + ": cannot write the destination shard of rank " +
+           Twine(rank) + " (something that is not a file is in the way)");
+      return false;
+    }
   }
   return true;
 }
@@ -125,7 +148,10 @@ static uint64_t hostBytes(const TensorLayout &layout) {
   uint64_t total = 0;
   for (bool source : {true, false})
     for (auto &[rank, shape] : localShapes(layout, source))
-      total += static_cast<uint64_t>(shardBytes(layout, shape));
+      if (__builtin_add_overflow(total,
+                                 static_cast<uint64_t>(shardBytes(layout, shape)),
+                                 &total))
+        return UINT64_MAX;
   return total;
 }
 
@@ -169,7 +195,11 @@ static bool writeDestinations(const TensorLayout &layout,
   return true;
 }
 
-static OwningOpRef<ModuleOp> load(MLIRContext &ctx) {
+/// Parses (or imports) the input. The source manager and diagnostic handler
+/// it sets up outlive this call, so later errors point at input lines.
+static OwningOpRef<ModuleOp>
+load(MLIRContext &ctx, std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+     std::unique_ptr<SourceMgrDiagnosticHandler> &diagHandler) {
   std::string err;
   auto file = openInputFile(inputFile, &err);
   if (!file) {
@@ -181,7 +211,8 @@ static OwningOpRef<ModuleOp> load(MLIRContext &ctx) {
     return nullptr;
   auto sm = std::make_shared<llvm::SourceMgr>();
   sm->AddNewSourceBuffer(std::move(file), SMLoc());
-  SourceMgrDiagnosticHandler handler(*sm, &ctx);
+  sourceMgr = sm;
+  diagHandler = std::make_unique<SourceMgrDiagnosticHandler>(*sm, &ctx);
   OwningOpRef<ModuleOp> module;
   if (StringRef(inputFile).ends_with(".json"))
     module = importLayoutJSON(*sm, &ctx);
@@ -213,7 +244,9 @@ int main(int argc, char **argv) {
   MLIRContext ctx(registry);
   ctx.loadAllAvailableDialects();
   ctx.printOpOnDiagnostic(false);
-  OwningOpRef<ModuleOp> module = load(ctx);
+  std::shared_ptr<llvm::SourceMgr> sourceMgr;
+  std::unique_ptr<SourceMgrDiagnosticHandler> diagHandler;
+  OwningOpRef<ModuleOp> module = load(ctx, sourceMgr, diagHandler);
   if (!module)
     return 1;
 
@@ -243,7 +276,7 @@ int main(int argc, char **argv) {
                                 layout->name, bytes, maxHostBytes.getValue())
                       .str());
     if (!checkMode) {
-      if (!checkFileName(*layout))
+      if (!checkFileName(*layout) || !checkDestinations(*layout))
         return 1;
       for (auto &[rank, shape] : localShapes(*layout, /*source=*/true))
         if (!checkSourceFile(*layout, rank, shape))

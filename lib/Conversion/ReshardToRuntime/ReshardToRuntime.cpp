@@ -202,9 +202,9 @@ void ConvertReshardToRuntimePass::runOnOperation() {
   std::map<int64_t, RankData> ranks;
   auto rankData = [&](int64_t r) -> RankData & {
     RankData &d = ranks[r];
-    if (d.srcBytes.empty()) {
-      d.srcBytes.assign(tensors.size(), 0);
-      d.dstBytes.assign(tensors.size(), 0);
+    if (d.srcBytes.empty()) { // -1: the rank is not in that side's mesh
+      d.srcBytes.assign(tensors.size(), -1);
+      d.dstBytes.assign(tensors.size(), -1);
     }
     return d;
   };

@@ -74,7 +74,9 @@ def Runtime_RankOp : Runtime_Op<"rank",
   let description = [{
     Local copies first (they need no staging and no peer), then the steps in
     order. `workspace` is the staging bytes the rank needs: the largest step's
-    sends plus receives.
+    sends plus receives. `src_bytes` / `dst_bytes` hold, per tensor, the
+    bytes of the rank's shard, or -1 when the rank is not in that side's
+    mesh (0 is an empty shard).
   }];
   let arguments = (ins
     I64Attr:$rank,

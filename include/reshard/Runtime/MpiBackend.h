@@ -1,0 +1,173 @@
+/*===- MpiBackend.h - Run a reshard plan with MPI on host memory -*- C++ -*-===*
+ *
+ * Nonblocking point-to-point per step (receives posted first), packing and
+ * unpacking through the workspace with the loops of Runtime.h. Before any
+ * byte moves, every rank agrees on the plan fingerprint and learns whether
+ * any rank rejected its arguments, so all ranks fail together or not at
+ * all. Waits poll with MPI_Testall against a deadline: RESHARD_TIMEOUT_SECONDS
+ * in the environment (default: wait forever) turns a dead or stalled peer
+ * into RESHARD_ERR_TIMEOUT.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef RESHARD_RUNTIME_MPIBACKEND_H
+#define RESHARD_RUNTIME_MPIBACKEND_H
+
+#include "reshard/Runtime/Runtime.h"
+
+#include <mpi.h>
+
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <vector>
+
+namespace reshard_rt {
+namespace mpi {
+
+/* Messages above this many bytes travel as several MPI messages (MPI counts
+ * are ints); MPI keeps their order between one pair of ranks and one tag. */
+const int64_t kMaxChunk = int64_t(1) << 30;
+
+inline double timeout_seconds() {
+  const char *s = std::getenv("RESHARD_TIMEOUT_SECONDS");
+  return s ? std::atof(s) : 0.0;
+}
+
+/* Every rank learns whether all run the same plan and all accepted their
+ * arguments; `status` is this rank's own verdict. */
+inline int agree(const Plan &plan, int rank, int status, MPI_Comm comm,
+                 char *err, size_t errlen) {
+  unsigned long long in[3] = {plan.fingerprint, ~plan.fingerprint,
+                              status ? 1ull : 0ull};
+  unsigned long long out[3];
+  if (MPI_Allreduce(in, out, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm) !=
+      MPI_SUCCESS)
+    return fail(err, errlen, RESHARD_ERR_COMM,
+                "%s: rank %d: MPI_Allreduce of the plan fingerprint failed",
+                plan.name, rank);
+  if (out[0] != in[0] || out[1] != in[1])
+    return fail(err, errlen, RESHARD_ERR_MISMATCH,
+                "%s: rank %d: the ranks run different plans (fingerprint "
+                "%016llx here); nothing was moved",
+                plan.name, rank, in[0]);
+  if (status)
+    return status;
+  if (out[2])
+    return fail(err, errlen, RESHARD_ERR_MISMATCH,
+                "%s: rank %d: another rank rejected its arguments; nothing "
+                "was moved",
+                plan.name, rank);
+  return RESHARD_OK;
+}
+
+inline int wait_all(const Plan &plan, int rank, std::vector<MPI_Request> &reqs,
+                    int64_t step, char *err, size_t errlen) {
+  double limit = timeout_seconds();
+  auto start = std::chrono::steady_clock::now();
+  while (true) {
+    int done = 0;
+    if (MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done,
+                    MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+      return fail(err, errlen, RESHARD_ERR_COMM,
+                  "%s: rank %d: MPI failed in step %lld", plan.name, rank,
+                  static_cast<long long>(step));
+    if (done)
+      return RESHARD_OK;
+    std::chrono::duration<double> waited =
+        std::chrono::steady_clock::now() - start;
+    if (limit > 0 && waited.count() > limit) {
+      for (MPI_Request &r : reqs)
+        if (r != MPI_REQUEST_NULL) {
+          MPI_Cancel(&r);
+          MPI_Request_free(&r);
+        }
+      return fail(err, errlen, RESHARD_ERR_TIMEOUT,
+                  "%s: rank %d: step %lld did not complete within %g s (a "
+                  "peer died or stalled)",
+                  plan.name, rank, static_cast<long long>(step), limit);
+    }
+  }
+}
+
+inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
+               MPI_Comm comm, void *workspace, size_t workspace_size,
+               char *err, size_t errlen) {
+  if (err && errlen)
+    err[0] = '\0';
+  int size = 0, me = -1;
+  if (MPI_Comm_size(comm, &size) != MPI_SUCCESS ||
+      MPI_Comm_rank(comm, &me) != MPI_SUCCESS)
+    return fail(err, errlen, RESHARD_ERR_COMM,
+                "%s: cannot query the communicator", plan.name);
+  if (size < plan.num_ranks)
+    return fail(err, errlen, RESHARD_ERR_RANK,
+                "%s: the communicator has %d ranks, the plan needs %d",
+                plan.name, size, plan.num_ranks);
+  int status = me == rank ? check_arguments(plan, rank, src, dst, workspace,
+                                            workspace_size, err, errlen)
+                          : fail(err, errlen, RESHARD_ERR_RANK,
+                                 "%s: called as rank %d on communicator rank "
+                                 "%d",
+                                 plan.name, rank, me);
+  if (me >= plan.num_ranks) /* outside the plan: only agree */
+    return agree(plan, me, status, comm, err, errlen);
+  int rc = agree(plan, me, status, comm, err, errlen);
+  if (rc)
+    return rc;
+  const RankProgram *p = program(plan, rank);
+  if (!p)
+    return RESHARD_OK;
+  copy_boxes(*p, src, dst);
+  uint8_t *ws = static_cast<uint8_t *>(workspace);
+  std::vector<Message> scratch(max_messages(*p) + 1);
+  std::vector<MPI_Request> reqs;
+  return for_each_step(
+      *p, scratch.data(),
+      [&](int64_t index, Message *sends, int64_t nsend, Message *recvs,
+          int64_t nrecv) -> int {
+        reqs.clear();
+        int tag = static_cast<int>(index % 32768);
+        for (int64_t m = 0; m < nrecv; ++m)
+          for (int64_t at = 0; at < recvs[m].bytes; at += kMaxChunk) {
+            int64_t n = recvs[m].bytes - at < kMaxChunk ? recvs[m].bytes - at
+                                                        : kMaxChunk;
+            reqs.push_back(MPI_REQUEST_NULL);
+            if (MPI_Irecv(ws + recvs[m].staging + at, static_cast<int>(n),
+                          MPI_BYTE, static_cast<int>(recvs[m].peer), tag, comm,
+                          &reqs.back()) != MPI_SUCCESS)
+              return fail(err, errlen, RESHARD_ERR_COMM,
+                          "%s: rank %d: MPI_Irecv failed", plan.name, rank);
+          }
+        for (int64_t m = 0; m < nsend; ++m) {
+          uint8_t *out = ws + sends[m].staging;
+          for (int64_t i = 0; i < sends[m].desc_len;
+               i += box_length(sends[m].desc + i))
+            out += pack_box(sends[m].desc + i, src, dst, out);
+          for (int64_t at = 0; at < sends[m].bytes; at += kMaxChunk) {
+            int64_t n = sends[m].bytes - at < kMaxChunk ? sends[m].bytes - at
+                                                        : kMaxChunk;
+            reqs.push_back(MPI_REQUEST_NULL);
+            if (MPI_Isend(ws + sends[m].staging + at, static_cast<int>(n),
+                          MPI_BYTE, static_cast<int>(sends[m].peer), tag, comm,
+                          &reqs.back()) != MPI_SUCCESS)
+              return fail(err, errlen, RESHARD_ERR_COMM,
+                          "%s: rank %d: MPI_Isend failed", plan.name, rank);
+          }
+        }
+        int waited = wait_all(plan, rank, reqs, index, err, errlen);
+        if (waited)
+          return waited;
+        for (int64_t m = 0; m < nrecv; ++m) {
+          const uint8_t *in = ws + recvs[m].staging;
+          for (int64_t i = 0; i < recvs[m].desc_len;
+               i += box_length(recvs[m].desc + i))
+            in += unpack_box(recvs[m].desc + i, dst, in);
+        }
+        return RESHARD_OK;
+      });
+}
+
+} // namespace mpi
+} // namespace reshard_rt
+
+#endif /* RESHARD_RUNTIME_MPIBACKEND_H */

@@ -1,0 +1,225 @@
+/*===- NcclBackend.h - Run a reshard plan with NCCL and CUDA ----*- C++ -*-===*
+ *
+ * Everything is enqueued on the caller's stream: local copies and packing
+ * as cudaMemcpy2DAsync of strided boxes into the (device) workspace, one
+ * ncclGroupStart/End per step with its ncclSend/ncclRecv (bytes as
+ * ncclUint8, so bf16 and fp8 move unchanged), then unpacking. Within a step,
+ * operations are issued in the same order on every rank: ascending peer,
+ * starting after the rank's own number, so that senders do not all start
+ * with the same receiver.
+ *
+ * The one synchronisation: before any byte moves, a 3-word ncclAllReduce
+ * (plan fingerprint, its complement, "my arguments are bad") and a stream
+ * synchronisation, so that a rank running another plan, or a rank with bad
+ * arguments, makes every rank return an error instead of hanging.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef RESHARD_RUNTIME_NCCLBACKEND_H
+#define RESHARD_RUNTIME_NCCLBACKEND_H
+
+#include "reshard/Runtime/Runtime.h"
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <mutex>
+#include <vector>
+
+namespace reshard_rt {
+namespace nccl {
+
+inline int cuda_failed(const Plan &plan, int rank, cudaError_t e,
+                       const char *what, char *err, size_t errlen) {
+  return fail(err, errlen, RESHARD_ERR_CUDA, "%s: rank %d: %s: %s", plan.name,
+              rank, what, cudaGetErrorString(e));
+}
+
+inline int nccl_failed(const Plan &plan, int rank, ncclResult_t r,
+                       const char *what, char *err, size_t errlen) {
+  return fail(err, errlen, RESHARD_ERR_COMM, "%s: rank %d: %s: %s", plan.name,
+              rank, what, ncclGetErrorString(r));
+}
+
+/* A 3-word device buffer per device for the agreement, made once. */
+inline cudaError_t agreement_buffer(unsigned long long **out) {
+  static std::mutex lock;
+  static unsigned long long *buffers[256] = {0};
+  int device = 0;
+  cudaError_t e = cudaGetDevice(&device);
+  if (e != cudaSuccess)
+    return e;
+  if (device < 0 || device >= 256)
+    return cudaErrorInvalidDevice;
+  std::lock_guard<std::mutex> guard(lock);
+  if (!buffers[device]) {
+    e = cudaMalloc(reinterpret_cast<void **>(&buffers[device]),
+                   3 * sizeof(unsigned long long));
+    if (e != cudaSuccess)
+      return e;
+  }
+  *out = buffers[device];
+  return cudaSuccess;
+}
+
+/* Enqueues a strided copy: `loops` are (count, stride_a, stride_b) triples
+ * when `width` is 3, or (count, stride) pairs with the other side packed
+ * contiguously when `width` is 2 (`packed` says which side). */
+inline cudaError_t copy_runs(uint8_t *to, const uint8_t *from, int64_t run,
+                             const int64_t *loops, int64_t n, int width,
+                             int64_t from_stride_at, int64_t to_stride_at,
+                             cudaStream_t stream) {
+  if (n == 0)
+    return cudaMemcpyAsync(to, from, run, cudaMemcpyDeviceToDevice, stream);
+  if (n == 1) {
+    size_t spitch = from_stride_at ? loops[from_stride_at] : run;
+    size_t dpitch = to_stride_at ? loops[to_stride_at] : run;
+    return cudaMemcpy2DAsync(to, dpitch, from, spitch, run, loops[0],
+                             cudaMemcpyDeviceToDevice, stream);
+  }
+  /* More loops: iterate the outer ones on the host. */
+  int64_t inner = run;
+  for (int64_t i = 1; i < n; ++i)
+    inner *= loops[i * width];
+  for (int64_t i = 0; i < loops[0]; ++i) {
+    const uint8_t *f =
+        from + i * (from_stride_at ? loops[from_stride_at] : inner);
+    uint8_t *t = to + i * (to_stride_at ? loops[to_stride_at] : inner);
+    cudaError_t e = copy_runs(t, f, run, loops + width, n - 1, width,
+                              from_stride_at, to_stride_at, stream);
+    if (e != cudaSuccess)
+      return e;
+  }
+  return cudaSuccess;
+}
+
+inline int agree(const Plan &plan, int rank, int status, ncclComm_t comm,
+                 cudaStream_t stream, char *err, size_t errlen) {
+  unsigned long long host[3] = {plan.fingerprint, ~plan.fingerprint,
+                                status ? 1ull : 0ull};
+  unsigned long long *dev = 0;
+  cudaError_t e = agreement_buffer(&dev);
+  if (e != cudaSuccess)
+    return cuda_failed(plan, rank, e, "agreement buffer", err, errlen);
+  if ((e = cudaMemcpyAsync(dev, host, sizeof(host), cudaMemcpyHostToDevice,
+                           stream)) != cudaSuccess)
+    return cuda_failed(plan, rank, e, "cudaMemcpyAsync", err, errlen);
+  ncclResult_t r =
+      ncclAllReduce(dev, dev, 3, ncclUint64, ncclMax, comm, stream);
+  if (r != ncclSuccess)
+    return nccl_failed(plan, rank, r, "ncclAllReduce (plan agreement)", err,
+                       errlen);
+  if ((e = cudaMemcpyAsync(host, dev, sizeof(host), cudaMemcpyDeviceToHost,
+                           stream)) != cudaSuccess ||
+      (e = cudaStreamSynchronize(stream)) != cudaSuccess)
+    return cuda_failed(plan, rank, e, "plan agreement", err, errlen);
+  if (host[0] != plan.fingerprint || host[1] != ~plan.fingerprint)
+    return fail(err, errlen, RESHARD_ERR_MISMATCH,
+                "%s: rank %d: the ranks run different plans (fingerprint "
+                "%016llx here); nothing was moved",
+                plan.name, rank,
+                static_cast<unsigned long long>(plan.fingerprint));
+  if (status)
+    return status;
+  if (host[2])
+    return fail(err, errlen, RESHARD_ERR_MISMATCH,
+                "%s: rank %d: another rank rejected its arguments; nothing "
+                "was moved",
+                plan.name, rank);
+  return RESHARD_OK;
+}
+
+inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
+               ncclComm_t comm, cudaStream_t stream, void *workspace,
+               size_t workspace_size, char *err, size_t errlen) {
+  if (err && errlen)
+    err[0] = '\0';
+  int count = 0, me = -1;
+  ncclResult_t r;
+  if ((r = ncclCommCount(comm, &count)) != ncclSuccess ||
+      (r = ncclCommUserRank(comm, &me)) != ncclSuccess)
+    return nccl_failed(plan, rank, r, "querying the communicator", err,
+                       errlen);
+  if (count < plan.num_ranks)
+    return fail(err, errlen, RESHARD_ERR_RANK,
+                "%s: the communicator has %d ranks, the plan needs %d",
+                plan.name, count, plan.num_ranks);
+  int status = me == rank ? check_arguments(plan, rank, src, dst, workspace,
+                                            workspace_size, err, errlen)
+                          : fail(err, errlen, RESHARD_ERR_RANK,
+                                 "%s: called as rank %d on communicator rank "
+                                 "%d",
+                                 plan.name, rank, me);
+  int rc = agree(plan, me, status, comm, stream, err, errlen);
+  if (rc)
+    return rc;
+  const RankProgram *p = program(plan, rank);
+  if (!p)
+    return RESHARD_OK;
+  cudaError_t e;
+  for (int64_t i = 0; i < p->copies_len; i += copy_length(p->copies + i)) {
+    const int64_t *d = p->copies + i;
+    e = copy_runs(static_cast<uint8_t *>(dst[d[0]]) + d[2],
+                  static_cast<const uint8_t *>(src[d[0]]) + d[1], d[3], d + 5,
+                  d[4], 3, 1, 2, stream);
+    if (e != cudaSuccess)
+      return cuda_failed(plan, rank, e, "local copy", err, errlen);
+  }
+  uint8_t *ws = static_cast<uint8_t *>(workspace);
+  std::vector<Message> scratch(max_messages(*p) + 1);
+  return for_each_step(
+      *p, scratch.data(),
+      [&](int64_t, Message *sends, int64_t nsend, Message *recvs,
+          int64_t nrecv) -> int {
+        for (int64_t m = 0; m < nsend; ++m) {
+          uint8_t *out = ws + sends[m].staging;
+          for (int64_t i = 0; i < sends[m].desc_len;
+               i += box_length(sends[m].desc + i)) {
+            const int64_t *d = sends[m].desc + i;
+            e = copy_runs(out, buffer(d, src, dst) + d[2], d[3], d + 5, d[4],
+                          2, 1, 0, stream);
+            if (e != cudaSuccess)
+              return cuda_failed(plan, rank, e, "pack", err, errlen);
+            out += box_bytes(d);
+          }
+        }
+        if ((r = ncclGroupStart()) != ncclSuccess)
+          return nccl_failed(plan, rank, r, "ncclGroupStart", err, errlen);
+        /* Same order on every rank: peers after this rank first. */
+        for (int pass = 0; pass < 2; ++pass) {
+          for (int64_t m = 0; m < nrecv; ++m)
+            if ((recvs[m].peer > rank) == (pass == 0) &&
+                (r = ncclRecv(ws + recvs[m].staging, recvs[m].bytes,
+                              ncclUint8, static_cast<int>(recvs[m].peer),
+                              comm, stream)) != ncclSuccess)
+              break;
+          for (int64_t m = 0; r == ncclSuccess && m < nsend; ++m)
+            if ((sends[m].peer > rank) == (pass == 0) &&
+                (r = ncclSend(ws + sends[m].staging, sends[m].bytes,
+                              ncclUint8, static_cast<int>(sends[m].peer),
+                              comm, stream)) != ncclSuccess)
+              break;
+        }
+        ncclResult_t end = ncclGroupEnd();
+        if (r != ncclSuccess || end != ncclSuccess)
+          return nccl_failed(plan, rank, r != ncclSuccess ? r : end,
+                             "ncclSend/ncclRecv", err, errlen);
+        for (int64_t m = 0; m < nrecv; ++m) {
+          const uint8_t *in = ws + recvs[m].staging;
+          for (int64_t i = 0; i < recvs[m].desc_len;
+               i += box_length(recvs[m].desc + i)) {
+            const int64_t *d = recvs[m].desc + i;
+            e = copy_runs(static_cast<uint8_t *>(dst[d[0]]) + d[2], in, d[3],
+                          d + 5, d[4], 2, 0, 1, stream);
+            if (e != cudaSuccess)
+              return cuda_failed(plan, rank, e, "unpack", err, errlen);
+            in += box_bytes(d);
+          }
+        }
+        return RESHARD_OK;
+      });
+}
+
+} // namespace nccl
+} // namespace reshard_rt
+
+#endif /* RESHARD_RUNTIME_NCCLBACKEND_H */

@@ -1,0 +1,241 @@
+/*===- Runtime.h - What generated reshard plans run on ----------*- C++ -*-===*
+ *
+ * Header-only, C++11, no dependencies: the plan tables that
+ * reshard-translate emits, the descriptor loops that pack, unpack and copy
+ * strided boxes, and argument checks. The MPI and NCCL backends
+ * (MpiBackend.h, NcclBackend.h) build on it; the in-process executor of
+ * reshard-run uses the same loops, so the suite checks the code that ships.
+ *
+ * Error codes returned by <plan>_run (also in the message written to err):
+ *   0 RESHARD_OK
+ *   1 RESHARD_ERR_RANK        rank outside the plan's communicator, or the
+ *                             communicator is smaller than the plan
+ *   2 RESHARD_ERR_NULL        a shard pointer (or the array of them) the
+ *                             rank needs is null
+ *   3 RESHARD_ERR_WORKSPACE   workspace null or smaller than
+ *                             <plan>_workspace_bytes(rank)
+ *   4 RESHARD_ERR_MISMATCH    ranks run different plans (fingerprints
+ *                             differ), or another rank rejected its
+ *                             arguments; detected before any byte moves
+ *   5 RESHARD_ERR_COMM        the MPI or NCCL library reported an error
+ *   6 RESHARD_ERR_TIMEOUT     a peer did not answer within the deadline
+ *   7 RESHARD_ERR_CUDA        a CUDA call failed
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef RESHARD_RUNTIME_RUNTIME_H
+#define RESHARD_RUNTIME_RUNTIME_H
+
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+enum {
+  RESHARD_OK = 0,
+  RESHARD_ERR_RANK = 1,
+  RESHARD_ERR_NULL = 2,
+  RESHARD_ERR_WORKSPACE = 3,
+  RESHARD_ERR_MISMATCH = 4,
+  RESHARD_ERR_COMM = 5,
+  RESHARD_ERR_TIMEOUT = 6,
+  RESHARD_ERR_CUDA = 7,
+};
+
+namespace reshard_rt {
+
+/* One rank's program. `steps` is a flat table: per step
+ *   index, number of sends, number of receives, then per message
+ *   peer, bytes, staging offset, descriptor length, descriptors...
+ * (sends first). Box descriptors: tensor, buffer (0 src, 1 dst), offset,
+ * run, n, (count, stride) x n. Copy descriptors: tensor, src offset, dst
+ * offset, run, n, (count, src stride, dst stride) x n. */
+struct RankProgram {
+  int64_t rank;
+  int64_t workspace;
+  const int64_t *src_bytes; /* per tensor */
+  const int64_t *dst_bytes; /* per tensor */
+  const int64_t *copies;
+  int64_t copies_len;
+  const int64_t *steps;
+  int64_t steps_len;
+};
+
+struct Plan {
+  const char *name;
+  uint64_t fingerprint;
+  int num_ranks;
+  int num_tensors;
+  const char *const *tensor_names;
+  const RankProgram *programs;
+  int num_programs;
+  const int32_t *program_of_rank; /* num_ranks entries; -1: nothing to do */
+  int64_t max_steps;              /* 1 + the largest step index */
+};
+
+inline const RankProgram *program(const Plan &plan, int rank) {
+  if (rank < 0 || rank >= plan.num_ranks)
+    return 0;
+  int32_t p = plan.program_of_rank[rank];
+  return p < 0 ? 0 : &plan.programs[p];
+}
+
+inline int fail(char *err, size_t errlen, int code, const char *fmt, ...) {
+  if (err && errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return code;
+}
+
+inline size_t workspace_bytes(const Plan &plan, int rank) {
+  const RankProgram *p = program(plan, rank);
+  return p ? static_cast<size_t>(p->workspace) : 0;
+}
+
+/* Checks the rank, the shard pointers and the workspace, touching none. */
+inline int check_arguments(const Plan &plan, int rank, void *const *src,
+                           void *const *dst, const void *workspace,
+                           size_t workspace_size, char *err, size_t errlen) {
+  if (rank < 0 || rank >= plan.num_ranks)
+    return fail(err, errlen, RESHARD_ERR_RANK,
+                "%s: rank %d is outside the plan's %d ranks", plan.name, rank,
+                plan.num_ranks);
+  const RankProgram *p = program(plan, rank);
+  if (!p)
+    return RESHARD_OK;
+  for (int t = 0; t < plan.num_tensors; ++t) {
+    if (p->src_bytes[t] > 0 && (!src || !src[t]))
+      return fail(err, errlen, RESHARD_ERR_NULL,
+                  "%s: rank %d needs the source shard of tensor %d ('%s', "
+                  "%lld bytes) but its pointer is null",
+                  plan.name, rank, t, plan.tensor_names[t],
+                  static_cast<long long>(p->src_bytes[t]));
+    if (p->dst_bytes[t] > 0 && (!dst || !dst[t]))
+      return fail(err, errlen, RESHARD_ERR_NULL,
+                  "%s: rank %d needs the destination shard of tensor %d "
+                  "('%s', %lld bytes) but its pointer is null",
+                  plan.name, rank, t, plan.tensor_names[t],
+                  static_cast<long long>(p->dst_bytes[t]));
+  }
+  if (p->workspace > 0 &&
+      (!workspace || workspace_size < static_cast<size_t>(p->workspace)))
+    return fail(err, errlen, RESHARD_ERR_WORKSPACE,
+                "%s: rank %d needs a workspace of %lld bytes, got %zu%s",
+                plan.name, rank, static_cast<long long>(p->workspace),
+                workspace_size, workspace ? "" : " (null)");
+  return RESHARD_OK;
+}
+
+inline int64_t box_length(const int64_t *d) { return 5 + 2 * d[4]; }
+inline int64_t copy_length(const int64_t *d) { return 5 + 3 * d[4]; }
+
+inline int64_t box_bytes(const int64_t *d) {
+  int64_t n = d[3];
+  for (int64_t i = 0; i < d[4]; ++i)
+    n *= d[5 + 2 * i];
+  return n;
+}
+
+/* Calls f(offset_a, offset_b) for every contiguous run of a descriptor whose
+ * loops are `width` integers wide with strides at `sa` and `sb` (sb = 0:
+ * one buffer only). */
+template <class F>
+inline void for_each_run(const int64_t *loops, int64_t n, int width, int sa,
+                         int sb, int64_t a, int64_t b, F &&f) {
+  if (n == 0) {
+    f(a, b);
+    return;
+  }
+  for (int64_t i = 0; i < loops[0]; ++i)
+    for_each_run(loops + width, n - 1, width, sa, sb, a + i * loops[sa],
+                 sb ? b + i * loops[sb] : b, f);
+}
+
+inline uint8_t *buffer(const int64_t *d, void *const *src, void *const *dst) {
+  return static_cast<uint8_t *>(d[1] == 0 ? src[d[0]] : dst[d[0]]);
+}
+
+/* Host loops: pack one box into `out`, returning the bytes written. */
+inline int64_t pack_box(const int64_t *d, void *const *src, void *const *dst,
+                        uint8_t *out) {
+  const uint8_t *base = buffer(d, src, dst);
+  int64_t run = d[3], at = 0;
+  for_each_run(d + 5, d[4], 2, 1, 0, d[2], 0, [&](int64_t off, int64_t) {
+    std::memcpy(out + at, base + off, run);
+    at += run;
+  });
+  return at;
+}
+
+inline int64_t unpack_box(const int64_t *d, void *const *dst,
+                          const uint8_t *in) {
+  uint8_t *base = static_cast<uint8_t *>(dst[d[0]]);
+  int64_t run = d[3], at = 0;
+  for_each_run(d + 5, d[4], 2, 1, 0, d[2], 0, [&](int64_t off, int64_t) {
+    std::memcpy(base + off, in + at, run);
+    at += run;
+  });
+  return at;
+}
+
+inline void copy_boxes(const RankProgram &p, void *const *src,
+                       void *const *dst) {
+  for (int64_t i = 0; i < p.copies_len; i += copy_length(p.copies + i)) {
+    const int64_t *d = p.copies + i;
+    const uint8_t *s = static_cast<const uint8_t *>(src[d[0]]);
+    uint8_t *t = static_cast<uint8_t *>(dst[d[0]]);
+    int64_t run = d[3];
+    for_each_run(d + 5, d[4], 3, 1, 2, d[1], d[2],
+                 [&](int64_t a, int64_t b) { std::memcpy(t + b, s + a, run); });
+  }
+}
+
+/* A message of a step, decoded from the flat table. */
+struct Message {
+  int64_t peer, bytes, staging, desc_len;
+  const int64_t *desc;
+};
+
+/* Walks a rank's steps: for each, calls on_step(index, sends, nsend, recvs,
+ * nrecv) with the messages decoded into `scratch` (sized by the caller to
+ * hold the most messages of any step). Returns the first non-zero code. */
+template <class F>
+inline int for_each_step(const RankProgram &p, Message *scratch, F &&on_step) {
+  const int64_t *at = p.steps, *end = p.steps + p.steps_len;
+  while (at < end) {
+    int64_t index = at[0], nsend = at[1], nrecv = at[2];
+    at += 3;
+    for (int64_t m = 0; m < nsend + nrecv; ++m) {
+      scratch[m].peer = at[0];
+      scratch[m].bytes = at[1];
+      scratch[m].staging = at[2];
+      scratch[m].desc_len = at[3];
+      scratch[m].desc = at + 4;
+      at += 4 + at[3];
+    }
+    int rc = on_step(index, scratch, nsend, scratch + nsend, nrecv);
+    if (rc)
+      return rc;
+  }
+  return RESHARD_OK;
+}
+
+inline int64_t max_messages(const RankProgram &p) {
+  int64_t most = 0;
+  const int64_t *at = p.steps, *end = p.steps + p.steps_len;
+  while (at < end) {
+    int64_t n = at[1] + at[2];
+    most = n > most ? n : most;
+    at += 3;
+    for (int64_t m = 0; m < n; ++m)
+      at += 4 + at[3];
+  }
+  return most;
+}
+
+} // namespace reshard_rt
+
+#endif /* RESHARD_RUNTIME_RUNTIME_H */
