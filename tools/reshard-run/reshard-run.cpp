@@ -44,6 +44,17 @@ static cl::opt<std::string> srcDir(
 static cl::opt<std::string> dstDir(
     "dst", cl::desc("Write destination shards to DIR/rank<R>.<tensor>.bin"),
     cl::value_desc("DIR"));
+static cl::opt<std::string> makeSourcesDir(
+    "make-sources",
+    cl::desc("Write every source rank's shard, filled with the --check "
+             "pattern, to DIR/rank<R>.<tensor>.bin; run nothing"),
+    cl::value_desc("DIR"));
+static cl::opt<std::string> verifyDir(
+    "verify",
+    cl::desc("Check every destination shard in DIR/rank<R>.<tensor>.bin "
+             "against the --check pattern (e.g. after an MPI run of sources "
+             "made by --make-sources); run nothing"),
+    cl::value_desc("DIR"));
 static cl::opt<uint64_t> maxHostBytes(
     "max-host-bytes",
     cl::desc("Refuse a tensor whose shards (all ranks, both sides) need more "
@@ -80,19 +91,20 @@ static std::string fmtShape(ArrayRef<int64_t> shape) {
   return s + "]";
 }
 
-/// Checks, before anything is read or written, that a source shard is a
+/// Checks, before anything is read or written, that a shard file is a
 /// regular file of exactly the shard's size.
-static bool checkSourceFile(const TensorLayout &layout, int64_t rank,
-                            ArrayRef<int64_t> shape) {
-  std::string path = shardPath(srcDir, rank, layout.name);
+static bool checkShardFile(const TensorLayout &layout, StringRef dir,
+                           const char *side, int64_t rank,
+                           ArrayRef<int64_t> shape) {
+  std::string path = shardPath(dir, rank, layout.name);
   llvm::sys::fs::file_status status;
   if (std::error_code ec = llvm::sys::fs::status(path, status)) {
-    fail(path + ": cannot read source shard of rank " + Twine(rank) + ": " +
-         ec.message());
+    fail(path + ": cannot read the " + side + " shard of rank " + Twine(rank) +
+         ": " + ec.message());
     return false;
   }
   if (status.type() != llvm::sys::fs::file_type::regular_file) {
-    fail(path + ": the source shard of rank " + Twine(rank) +
+    fail(path + ": the " + side + " shard of rank " + Twine(rank) +
          " is not a regular file");
     return false;
   }
@@ -106,6 +118,11 @@ static bool checkSourceFile(const TensorLayout &layout, int64_t rank,
     return false;
   }
   return true;
+}
+
+static bool checkSourceFile(const TensorLayout &layout, int64_t rank,
+                            ArrayRef<int64_t> shape) {
+  return checkShardFile(layout, srcDir, "source", rank, shape);
 }
 
 /// Tensor names become file names: refuse those that would leave the
@@ -155,29 +172,30 @@ static uint64_t hostBytes(const TensorLayout &layout) {
   return total;
 }
 
-/// Reads every source rank's shard, checking its exact size.
-static bool readSources(const TensorLayout &layout, ShardBuffers &src) {
-  for (auto &[rank, shape] : localShapes(layout, /*source=*/true)) {
-    std::string path = shardPath(srcDir, rank, layout.name);
-    if (!checkSourceFile(layout, rank, shape))
+/// Reads every shard of one side from `dir`, checking its exact size.
+static bool readShards(const TensorLayout &layout, StringRef dir, bool source,
+                       ShardBuffers &out) {
+  for (auto &[rank, shape] : localShapes(layout, source)) {
+    std::string path = shardPath(dir, rank, layout.name);
+    if (!checkShardFile(layout, dir, source ? "source" : "destination", rank,
+                        shape))
       return false;
     auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                            /*RequiresNullTerminator=*/false);
     if (!buf) {
-      fail(path + ": cannot read source shard of rank " + Twine(rank) + ": " +
-           buf.getError().message());
+      fail(path + ": cannot read: " + buf.getError().message());
       return false;
     }
     StringRef data = (*buf)->getBuffer();
-    src[rank].assign(data.begin(), data.end());
+    out[rank].assign(data.begin(), data.end());
   }
   return true;
 }
 
-static bool writeDestinations(const TensorLayout &layout,
-                              const ShardBuffers &dst) {
-  for (auto &[rank, bytes] : dst) {
-    std::string path = shardPath(dstDir, rank, layout.name);
+static bool writeShards(const TensorLayout &layout, StringRef dir,
+                        const ShardBuffers &shards) {
+  for (auto &[rank, bytes] : shards) {
+    std::string path = shardPath(dir, rank, layout.name);
     std::error_code ec;
     llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
     if (ec) {
@@ -234,9 +252,13 @@ int main(int argc, char **argv) {
       argc, argv,
       "reshard-run: execute a redistribution plan for every rank in one "
       "process on host memory\n");
-  if (checkMode == (!srcDir.empty() || !dstDir.empty()))
-    return fail("give either --check, or both --src DIR and --dst DIR");
-  if (!checkMode && (srcDir.empty() || dstDir.empty()))
+  int modes = checkMode + (!srcDir.empty() || !dstDir.empty()) +
+              !makeSourcesDir.empty() + !verifyDir.empty();
+  if (modes != 1)
+    return fail("give exactly one of --check, --src DIR --dst DIR, "
+                "--make-sources DIR, --verify DIR");
+  if (!checkMode && makeSourcesDir.empty() && verifyDir.empty() &&
+      (srcDir.empty() || dstDir.empty()))
     return fail("--src DIR and --dst DIR go together");
 
   DialectRegistry registry;
@@ -275,7 +297,10 @@ int main(int argc, char **argv) {
                                 "({2})",
                                 layout->name, bytes, maxHostBytes.getValue())
                       .str());
-    if (!checkMode) {
+    if (!makeSourcesDir.empty() || !verifyDir.empty()) {
+      if (!checkFileName(*layout))
+        return 1;
+    } else if (!checkMode) {
       if (!checkFileName(*layout) || !checkDestinations(*layout))
         return 1;
       for (auto &[rank, shape] : localShapes(*layout, /*source=*/true))
@@ -289,24 +314,35 @@ int main(int argc, char **argv) {
   for (auto &[plannedLayout, table] : plans) {
     const TensorLayout *layout = &plannedLayout;
     ShardBuffers src, dst;
-    if (checkMode) {
-      src = makeCheckBuffers(*layout, /*source=*/true);
-      dst = makeCheckBuffers(*layout, /*source=*/false);
-    } else {
-      if (!readSources(*layout, src))
-        return 1;
-      for (auto &[rank, shape] : localShapes(*layout, /*source=*/false))
-        dst[rank].assign(shardBytes(*layout, shape), 0);
-    }
-    std::string err = executePieces(*layout, table, src, dst);
-    if (!err.empty())
-      return fail(err);
     ++tensors;
     pieces += table.size();
-    if (!checkMode) {
-      if (!writeDestinations(*layout, dst))
+    if (!makeSourcesDir.empty()) {
+      if (!writeShards(*layout, makeSourcesDir,
+                       makeCheckBuffers(*layout, /*source=*/true)))
         return 1;
       continue;
+    }
+    if (!verifyDir.empty()) {
+      if (!readShards(*layout, verifyDir, /*source=*/false, dst))
+        return 1;
+    } else {
+      if (checkMode) {
+        src = makeCheckBuffers(*layout, /*source=*/true);
+        dst = makeCheckBuffers(*layout, /*source=*/false);
+      } else {
+        if (!readShards(*layout, srcDir, /*source=*/true, src))
+          return 1;
+        for (auto &[rank, shape] : localShapes(*layout, /*source=*/false))
+          dst[rank].assign(shardBytes(*layout, shape), 0);
+      }
+      std::string err = executePieces(*layout, table, src, dst);
+      if (!err.empty())
+        return fail(err);
+      if (!checkMode) {
+        if (!writeShards(*layout, dstDir, dst))
+          return 1;
+        continue;
+      }
     }
     std::vector<Mismatch> reported;
     int64_t bad = checkDestination(*layout, dst, reported, maxMismatches);
@@ -325,7 +361,13 @@ int main(int argc, char **argv) {
           layout->name, m.rank, m.localLinearIndex, fmtShape(m.globalIndex),
           m.expected, m.actual);
   }
-  if (checkMode) {
+  if (!makeSourcesDir.empty()) {
+    llvm::outs() << llvm::formatv("wrote the source shards of {0} tensors to "
+                                  "{1}\n",
+                                  tensors, makeSourcesDir);
+    return 0;
+  }
+  if (checkMode || !verifyDir.empty()) {
     llvm::outs() << llvm::formatv(
         "checked {0} tensors, {1} pieces, {2} destination elements: {3}\n",
         tensors, pieces, elements,

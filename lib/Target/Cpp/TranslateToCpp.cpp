@@ -70,12 +70,14 @@ static void emitSignatures(raw_ostream &os, StringRef name,
                   : ";",
       comm, stream,
       definitions
-          ? llvm::formatv(" {{\n  return reshard_rt::{0}::run(kPlan, rank, "
-                          "src, dst, comm, {1}workspace,\n      "
+          ? llvm::formatv(" {{\n{1}  return reshard_rt::{0}::run(kPlan, "
+                          "rank, src, dst, comm, {2}workspace,\n      "
                           "workspace_bytes, err, errlen);\n}",
                           backend == CppBackend::Mpi ? "mpi" : "nccl",
-                          backend == CppBackend::Mpi ? "(void)stream, "
-                                                     : "stream, ")
+                          backend == CppBackend::Mpi
+                              ? "  (void)stream; // MPI runs on host memory\n"
+                              : "",
+                          backend == CppBackend::Mpi ? "" : "stream, ")
                 .str()
           : std::string(";"),
       definitions ? " { return kPlan.fingerprint; }" : ";",
