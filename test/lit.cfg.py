@@ -15,6 +15,22 @@ config.test_exec_root = os.path.join(config.reshard_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%reshard_src_root", config.reshard_src_root))
+config.substitutions.append(("%reshard_bin", config.reshard_tools_dir))
+config.substitutions.append(
+    ("%reshard_include", os.path.join(config.reshard_src_root, "include")))
+
+# Generated code is compiled and run when the toolchains are there
+# (scripts/setup.sh installs OpenMPI; the CUDA toolkit comes with the
+# machine image).
+import shutil
+if shutil.which("mpicxx") and shutil.which("mpirun"):
+    config.available_features.add("mpi")
+cuda = "/usr/local/cuda"
+if os.path.exists(os.path.join(cuda, "bin", "nvcc")) and (
+        os.path.exists(os.path.join(cuda, "include", "nccl.h")) or
+        os.path.exists("/usr/include/nccl.h")):
+    config.available_features.add("cuda-nccl")
+    config.substitutions.append(("%cuda", cuda))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

@@ -30,6 +30,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <random>
+#include <map>
 #include <set>
 
 using namespace mlir;
@@ -40,6 +41,11 @@ static cl::opt<uint64_t> firstSeed("seed", cl::desc("First seed"), cl::init(1));
 static cl::opt<uint64_t> numCases("cases", cl::desc("Number of cases"),
                                   cl::init(1000));
 static cl::opt<bool> dump("dump", cl::desc("Print each case's IR"));
+static cl::opt<int64_t> maxRanks(
+    "max-ranks",
+    cl::desc("Use at most N distinct global ranks, numbered 0..N-1 (for "
+             "cases run under mpirun; default: no limit)"),
+    cl::init(0));
 static cl::opt<std::string> inject(
     "inject",
     cl::desc("Corrupt each plan before checking it, to show the checks "
@@ -161,22 +167,40 @@ const char *kTypes[] = {"bf16", "f16", "f32", "f64", "i8", "ui8", "i16",
 /// Draws one case and returns its IR.
 std::string randomCase(uint64_t seed) {
   Rng rng(seed);
-  RandomMesh src = randomMesh(rng, 24);
-  int mode = rng.below(3); // 0 disjoint, 1 identical, 2 overlapping
-  RandomMesh dst = mode == 1 && rng.chance(50) ? src : randomMesh(rng, 24);
-  int64_t nSrc = 1, nDst = 1;
-  for (int64_t s : src.shape)
-    nSrc *= s;
-  for (int64_t s : dst.shape)
-    nDst *= s;
-  src.ranks = pickRanks(rng, nSrc, {}, 0);
-  if (mode == 1 && dst.shape == src.shape)
-    dst.ranks = src.ranks;
-  else
-    dst.ranks = pickRanks(rng, nDst, src.ranks, mode == 0 ? 0 : 2);
-  if (mode == 0)
-    for (int64_t &r : dst.ranks)
-      r += 1000;
+  int64_t maxDevices = maxRanks > 0 ? maxRanks : 24;
+  RandomMesh src, dst;
+  while (true) {
+    src = randomMesh(rng, maxDevices);
+    int mode = rng.below(3); // 0 disjoint, 1 identical, 2 overlapping
+    dst = mode == 1 && rng.chance(50) ? src : randomMesh(rng, maxDevices);
+    int64_t nSrc = 1, nDst = 1;
+    for (int64_t s : src.shape)
+      nSrc *= s;
+    for (int64_t s : dst.shape)
+      nDst *= s;
+    src.ranks = pickRanks(rng, nSrc, {}, 0);
+    if (mode == 1 && dst.shape == src.shape)
+      dst.ranks = src.ranks;
+    else
+      dst.ranks = pickRanks(rng, nDst, src.ranks, mode == 0 ? 0 : 2);
+    if (mode == 0)
+      for (int64_t &r : dst.ranks)
+        r += 1000;
+    if (maxRanks <= 0)
+      break;
+    // Number the ranks in use 0..n-1, in order, when they fit.
+    std::set<int64_t> used(src.ranks.begin(), src.ranks.end());
+    used.insert(dst.ranks.begin(), dst.ranks.end());
+    if (static_cast<int64_t>(used.size()) > maxRanks)
+      continue;
+    std::map<int64_t, int64_t> number;
+    for (int64_t r : used)
+      number.try_emplace(r, number.size());
+    for (RandomMesh *m : {&src, &dst})
+      for (int64_t &r : m->ranks)
+        r = number[r];
+    break;
+  }
 
   // Mostly 1-D to 3-D tensors (where the interesting splits are), some 0-D
   // and 4-D/5-D ones, and now and then a zero-size dim.
