@@ -8,6 +8,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 
 using namespace reshard;
@@ -161,11 +162,11 @@ gatherBroadcastTransfers(llvm::ArrayRef<PlannedTensor> ts) {
     std::set<std::vector<int64_t>> gathered;
     for (auto &[rank, index] : byRank) {
       auto coords = l.src.mesh.coords(index);
+      int64_t bytes = src.localNumElements(coords) * l.elementBytes;
       if (!gathered.insert(shardSignature(src, coords)).second ||
-          rank == root)
+          rank == root || bytes == 0)
         continue;
-      out.push_back({0, rank, root,
-                     src.localNumElements(coords) * l.elementBytes});
+      out.push_back({0, rank, root, bytes});
     }
     ShardGeometry dst = l.dstGeometry();
     for (size_t i = 0; i < l.dst.mesh.ranks.size(); ++i) {
@@ -232,9 +233,13 @@ static PlanBounds computeBounds(llvm::ArrayRef<PlannedTensor> ts,
                            spread(b.networkBytes, networkHolders.size()));
   const TopologySpec &s = links.spec;
   b.seconds = seconds(b.perNicBytes, s.nicGBps, s.nicLatencyUs);
+  // A destination takes what it needs from other GPUs through its NIC and
+  // its NVLink at best, and pays at least the smaller latency.
+  double minLatency = std::min(s.nicLatencyUs, s.nvlinkLatencyUs) * 1e-6;
   for (auto &[rank, bytes] : nonLocalIn)
-    b.seconds = std::max(
-        b.seconds, static_cast<double>(bytes) / ((s.nicGBps + s.nvlinkGBps) * 1e9));
+    b.seconds = std::max(b.seconds,
+                         minLatency + static_cast<double>(bytes) /
+                                          ((s.nicGBps + s.nvlinkGBps) * 1e9));
   return b;
 }
 
@@ -299,7 +304,27 @@ static llvm::json::Object figuresJson(const PlanFigures &f, bool perRank) {
   return o;
 }
 
-static double ratio(double a, double b) { return b > 0 ? a / b : 0; }
+/// a / b; 1 when both are 0 (nothing to move, nothing moved); -1 (shown as
+/// n/a) when only the bound is 0.
+static double ratio(double a, double b) {
+  if (b > 0)
+    return a / b;
+  return a == 0 ? 1.0 : -1.0;
+}
+
+static llvm::json::Value ratioJson(double a, double b) {
+  double r = ratio(a, b);
+  return r < 0 ? llvm::json::Value(nullptr) : llvm::json::Value(r);
+}
+
+static std::string ratioText(double a, double b, const char *fmt) {
+  double r = ratio(a, b);
+  if (r < 0)
+    return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), fmt, r);
+  return buf;
+}
 
 void reshard::printReport(const PlanReport &r, bool json, bool perRank,
                           llvm::raw_ostream &os) {
@@ -331,14 +356,15 @@ void reshard::printReport(const PlanReport &r, bool json, bool perRank,
     o["baselines"] = std::move(baselines);
     llvm::json::Object ratios;
     ratios["network_bytes_over_lower_bound"] =
-        ratio(p.bytes[kNetwork], r.bounds.networkBytes);
-    ratios["busiest_nic_over_lower_bound"] = ratio(busiest, r.bounds.perNicBytes);
+        ratioJson(p.bytes[kNetwork], r.bounds.networkBytes);
+    ratios["busiest_nic_over_lower_bound"] =
+        ratioJson(busiest, r.bounds.perNicBytes);
     ratios["estimated_over_lower_bound_seconds"] =
-        ratio(p.estimatedSeconds, r.bounds.seconds);
+        ratioJson(p.estimatedSeconds, r.bounds.seconds);
     ratios["speedup_over_direct"] =
-        ratio(r.direct.estimatedSeconds, p.estimatedSeconds);
+        ratioJson(r.direct.estimatedSeconds, p.estimatedSeconds);
     ratios["speedup_over_gather_broadcast"] =
-        ratio(r.gatherBroadcast.estimatedSeconds, p.estimatedSeconds);
+        ratioJson(r.gatherBroadcast.estimatedSeconds, p.estimatedSeconds);
     o["ratios"] = std::move(ratios);
     os << formatv("{0:2}", llvm::json::Value(std::move(o))) << "\n";
     return;
@@ -367,15 +393,18 @@ void reshard::printReport(const PlanReport &r, bool json, bool perRank,
   os << formatv("{0,-18} {1,16} {2,16} {3,16} {4,16} {5,6} {6,12:e}\n",
                 "lower bound", r.bounds.networkBytes, "", "",
                 r.bounds.perNicBytes, "", r.bounds.seconds);
-  os << formatv("network bytes / lower bound: {0:f3}; busiest NIC / bound: "
-                "{1:f3}; estimated / lower-bound time: {2:f3}\n",
-                ratio(p.bytes[kNetwork], r.bounds.networkBytes),
-                ratio(busiest, r.bounds.perNicBytes),
-                ratio(p.estimatedSeconds, r.bounds.seconds));
-  os << formatv("speedup: {0:f2}x over direct, {1:f2}x over "
-                "gather-broadcast\n",
-                ratio(r.direct.estimatedSeconds, p.estimatedSeconds),
-                ratio(r.gatherBroadcast.estimatedSeconds, p.estimatedSeconds));
+  os << "network bytes / lower bound: "
+     << ratioText(p.bytes[kNetwork], r.bounds.networkBytes, "%.3f")
+     << "; busiest NIC / bound: "
+     << ratioText(busiest, r.bounds.perNicBytes, "%.3f")
+     << "; estimated / lower-bound time: "
+     << ratioText(p.estimatedSeconds, r.bounds.seconds, "%.3f") << "\n";
+  os << "speedup: "
+     << ratioText(r.direct.estimatedSeconds, p.estimatedSeconds, "%.2f")
+     << "x over direct, "
+     << ratioText(r.gatherBroadcast.estimatedSeconds, p.estimatedSeconds,
+                  "%.2f")
+     << "x over gather-broadcast\n";
   if (!perRank)
     return;
   os << formatv("{0,8} {1,14} {2,14} {3,14} {4,14} {5,14} {6,10}\n", "rank",

@@ -124,6 +124,7 @@ void reshard::selectSources(llvm::MutableArrayRef<PlannedTensor> tensors,
     llvm::SmallVector<int64_t> dsts;
     for (size_t i : g.rows)
       dsts.push_back(table[i].dstRank());
+    llvm::sort(dsts); // ties go to the lowest rank, whatever the row order
     int64_t entry = leastLoaded(dsts, loads.nicIn);
     int64_t src =
         leastLoaded(table.holders(table[g.rows.front()].holderGroup()),

@@ -27,6 +27,25 @@ struct ReportPass : public reshard::impl::ReshardReportBase<ReportPass> {
         PlanModule::load(getOperation(), getArgument());
     if (failed(plan))
       return signalPassFailure();
+    // One model of the links for the whole plan: tensors must agree.
+    for (auto [op, pt] : llvm::zip(plan->ops, plan->tensors)) {
+      const PlannedTensor &first = plan->tensors.front();
+      bool same = pt.topology.has_value() == first.topology.has_value() &&
+                  (!pt.topology ||
+                   (pt.topology->gpusPerNode == first.topology->gpusPerNode &&
+                    pt.topology->nvlDomainSize == first.topology->nvlDomainSize &&
+                    pt.topology->nicGBps == first.topology->nicGBps &&
+                    pt.topology->nvlinkGBps == first.topology->nvlinkGBps &&
+                    pt.topology->nicLatencyUs == first.topology->nicLatencyUs &&
+                    pt.topology->nvlinkLatencyUs ==
+                        first.topology->nvlinkLatencyUs));
+      if (!same) {
+        op.emitError() << "reshard-report: this tensor's topology differs "
+                          "from that of the first tensor; the report models "
+                          "one topology for the whole plan";
+        return signalPassFailure();
+      }
+    }
     std::string error;
     std::unique_ptr<llvm::ToolOutputFile> file =
         openOutputFile(output, &error);
