@@ -90,6 +90,37 @@ static void emitSignatures(raw_ostream &os, StringRef name,
       definitions ? " {\n  return shardBytes(rank, tensor, false);\n}" : ";");
 }
 
+void reshard::encodeRankProgram(rt::RankOp rank,
+                                SmallVectorImpl<int64_t> &copies,
+                                SmallVectorImpl<int64_t> &steps) {
+  for (Operation &op : rank.getBody().front()) {
+    if (auto copy = dyn_cast<rt::CopyOp>(op)) {
+      copies.append(copy.getCopies().begin(), copy.getCopies().end());
+      continue;
+    }
+    auto step = cast<rt::StepOp>(op);
+    SmallVector<rt::SendOp> sends(step.getBody().front().getOps<rt::SendOp>());
+    SmallVector<rt::RecvOp> recvs(step.getBody().front().getOps<rt::RecvOp>());
+    steps.append({static_cast<int64_t>(step.getIndex()),
+                  static_cast<int64_t>(sends.size()),
+                  static_cast<int64_t>(recvs.size())});
+    for (rt::SendOp s : sends) {
+      steps.append({static_cast<int64_t>(s.getPeer()),
+                    static_cast<int64_t>(s.getBytes()),
+                    static_cast<int64_t>(s.getStaging()),
+                    static_cast<int64_t>(s.getPack().size())});
+      steps.append(s.getPack().begin(), s.getPack().end());
+    }
+    for (rt::RecvOp v : recvs) {
+      steps.append({static_cast<int64_t>(v.getPeer()),
+                    static_cast<int64_t>(v.getBytes()),
+                    static_cast<int64_t>(v.getStaging()),
+                    static_cast<int64_t>(v.getUnpack().size())});
+      steps.append(v.getUnpack().begin(), v.getUnpack().end());
+    }
+  }
+}
+
 LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
                                           bool header, raw_ostream &os) {
   StringRef name = plan.getSymName();
@@ -121,33 +152,9 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
   for (rt::RankOp rank : ranks) {
     int64_t r = rank.getRank();
     SmallVector<int64_t> copies, steps;
-    for (Operation &op : rank.getBody().front()) {
-      if (auto copy = dyn_cast<rt::CopyOp>(op)) {
-        copies.append(copy.getCopies().begin(), copy.getCopies().end());
-        continue;
-      }
-      auto step = cast<rt::StepOp>(op);
-      int64_t index = step.getIndex();
-      maxSteps = std::max(maxSteps, index + 1);
-      SmallVector<rt::SendOp> sends(step.getBody().front().getOps<rt::SendOp>());
-      SmallVector<rt::RecvOp> recvs(step.getBody().front().getOps<rt::RecvOp>());
-      steps.append({index, static_cast<int64_t>(sends.size()),
-                    static_cast<int64_t>(recvs.size())});
-      for (rt::SendOp s : sends) {
-        steps.append({static_cast<int64_t>(s.getPeer()),
-                      static_cast<int64_t>(s.getBytes()),
-                      static_cast<int64_t>(s.getStaging()),
-                      static_cast<int64_t>(s.getPack().size())});
-        steps.append(s.getPack().begin(), s.getPack().end());
-      }
-      for (rt::RecvOp v : recvs) {
-        steps.append({static_cast<int64_t>(v.getPeer()),
-                      static_cast<int64_t>(v.getBytes()),
-                      static_cast<int64_t>(v.getStaging()),
-                      static_cast<int64_t>(v.getUnpack().size())});
-        steps.append(v.getUnpack().begin(), v.getUnpack().end());
-      }
-    }
+    encodeRankProgram(rank, copies, steps);
+    for (rt::StepOp step : rank.getBody().front().getOps<rt::StepOp>())
+      maxSteps = std::max<int64_t>(maxSteps, step.getIndex() + 1);
     os << "// rank " << r << "\n";
     emitTable(os, llvm::formatv("kSrcBytes{0}", r).str(), rank.getSrcBytes());
     emitTable(os, llvm::formatv("kDstBytes{0}", r).str(), rank.getDstBytes());

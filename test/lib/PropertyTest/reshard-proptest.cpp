@@ -18,6 +18,7 @@
 #include "reshard/Layout/Reference.h"
 #include "reshard/Plan/CostModel.h"
 #include "reshard/Plan/Interpreter.h"
+#include "reshard/Target/Cpp/ExecutePlan.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -355,6 +356,29 @@ std::string runCase(MLIRContext &ctx, const std::string &ir,
                            "{1}",
                            report.plan.bytes[kNetwork],
                            report.bounds.networkBytes);
+  }
+
+  // The lowered per-rank programs, run with the runtime's own loops, must
+  // deliver the same elements.
+  {
+    OwningOpRef<ModuleOp> lowered = reparsed->clone();
+    PassManager lower(&ctx);
+    lower.addPass(createConvertReshardToRuntime());
+    if (failed(lower.run(*lowered)))
+      return "convert-reshard-to-runtime failed";
+    auto plans = lowered->getOps<rt::PlanOp>();
+    if (plans.empty())
+      return "the lowering produced no reshard_rt.plan";
+    std::vector<ShardBuffers> srcs = {makeCheckBuffers(*layout, true)};
+    std::vector<ShardBuffers> dsts = {makeCheckBuffers(*layout, false)};
+    std::string err = executeRuntimePlan(*plans.begin(), srcs, dsts);
+    if (!err.empty())
+      return "lowered execution: " + err;
+    std::vector<Mismatch> wrong;
+    if (int64_t bad = checkDestination(*layout, dsts[0], wrong, 1))
+      return llvm::formatv("the lowered plan leaves {0} destination elements "
+                           "wrong (first: rank {1} local {2})",
+                           bad, wrong[0].rank, wrong[0].localLinearIndex);
   }
 
   // Exactly once: the pieces of each destination rank cover its shard.

@@ -16,6 +16,11 @@ enum class CppBackend { Mpi, Nccl };
 mlir::LogicalResult translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
                                        bool header, llvm::raw_ostream &os);
 
+/// The flat tables of one rank's program, as the generated code and the
+/// runtime headers (reshard_rt::RankProgram) read them.
+void encodeRankProgram(rt::RankOp rank, llvm::SmallVectorImpl<int64_t> &copies,
+                       llvm::SmallVectorImpl<int64_t> &steps);
+
 /// Registers `--reshard-to-cpp` (options `--backend=mpi|nccl`,
 /// `--reshard-cpp-emit=source|header`). Input that is not lowered yet goes
 /// through reshard-intersect, reshard-select-sources, reshard-schedule and
