@@ -25,6 +25,14 @@ config.substitutions.append(
 import shutil
 if shutil.which("mpicxx") and shutil.which("mpirun"):
     config.available_features.add("mpi")
+    # Loopback and shared memory only; root allowed (containers, CI).
+    for k, v in {"OMPI_ALLOW_RUN_AS_ROOT": "1",
+                 "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+                 "OMPI_MCA_btl": "self,vader", "OMPI_MCA_pml": "ob1",
+                 "OMPI_MCA_oob_tcp_if_include": "lo",
+                 "HWLOC_COMPONENTS": "-gl"}.items():
+        config.environment[k] = v
+    config.substitutions.append(("%mpirun", "mpirun --oversubscribe"))
 cuda = "/usr/local/cuda"
 if os.path.exists(os.path.join(cuda, "bin", "nvcc")) and (
         os.path.exists(os.path.join(cuda, "include", "nccl.h")) or

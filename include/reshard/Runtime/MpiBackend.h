@@ -33,33 +33,6 @@ inline double timeout_seconds() {
   return s ? std::atof(s) : 0.0;
 }
 
-/* Every rank learns whether all run the same plan and all accepted their
- * arguments; `status` is this rank's own verdict. */
-inline int agree(const Plan &plan, int rank, int status, MPI_Comm comm,
-                 char *err, size_t errlen) {
-  unsigned long long in[3] = {plan.fingerprint, ~plan.fingerprint,
-                              status ? 1ull : 0ull};
-  unsigned long long out[3];
-  if (MPI_Allreduce(in, out, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm) !=
-      MPI_SUCCESS)
-    return fail(err, errlen, RESHARD_ERR_COMM,
-                "%s: rank %d: MPI_Allreduce of the plan fingerprint failed",
-                plan.name, rank);
-  if (out[0] != in[0] || out[1] != in[1])
-    return fail(err, errlen, RESHARD_ERR_MISMATCH,
-                "%s: rank %d: the ranks run different plans (fingerprint "
-                "%016llx here); nothing was moved",
-                plan.name, rank, in[0]);
-  if (status)
-    return status;
-  if (out[2])
-    return fail(err, errlen, RESHARD_ERR_MISMATCH,
-                "%s: rank %d: another rank rejected its arguments; nothing "
-                "was moved",
-                plan.name, rank);
-  return RESHARD_OK;
-}
-
 inline int wait_all(const Plan &plan, int rank, std::vector<MPI_Request> &reqs,
                     int64_t step, char *err, size_t errlen) {
   double limit = timeout_seconds();
@@ -76,17 +49,55 @@ inline int wait_all(const Plan &plan, int rank, std::vector<MPI_Request> &reqs,
     std::chrono::duration<double> waited =
         std::chrono::steady_clock::now() - start;
     if (limit > 0 && waited.count() > limit) {
+      /* Point-to-point requests can be cancelled; a collective cannot. */
       for (MPI_Request &r : reqs)
-        if (r != MPI_REQUEST_NULL) {
+        if (step >= 0 && r != MPI_REQUEST_NULL) {
           MPI_Cancel(&r);
           MPI_Request_free(&r);
         }
+      if (step < 0)
+        return fail(err, errlen, RESHARD_ERR_TIMEOUT,
+                    "%s: rank %d: not every rank joined the plan agreement "
+                    "within %g s (a peer died or stalled)",
+                    plan.name, rank, limit);
       return fail(err, errlen, RESHARD_ERR_TIMEOUT,
                   "%s: rank %d: step %lld did not complete within %g s (a "
                   "peer died or stalled)",
                   plan.name, rank, static_cast<long long>(step), limit);
     }
   }
+}
+
+/* Every rank learns whether all run the same plan and all accepted their
+ * arguments; `status` is this rank's own verdict. */
+inline int agree(const Plan &plan, int rank, int status, MPI_Comm comm,
+                 char *err, size_t errlen) {
+  unsigned long long in[3] = {plan.fingerprint, ~plan.fingerprint,
+                              status ? 1ull : 0ull};
+  unsigned long long out[3];
+  std::vector<MPI_Request> req(1, MPI_REQUEST_NULL);
+  if (MPI_Iallreduce(in, out, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm,
+                     &req[0]) != MPI_SUCCESS)
+    return fail(err, errlen, RESHARD_ERR_COMM,
+                "%s: rank %d: MPI_Iallreduce of the plan fingerprint failed",
+                plan.name, rank);
+  /* A rank that never arrives is a timeout, not a hang. */
+  int waited = wait_all(plan, rank, req, -1, err, errlen);
+  if (waited)
+    return waited;
+  if (out[0] != in[0] || out[1] != in[1])
+    return fail(err, errlen, RESHARD_ERR_MISMATCH,
+                "%s: rank %d: the ranks run different plans (fingerprint "
+                "%016llx here); nothing was moved",
+                plan.name, rank, in[0]);
+  if (status)
+    return status;
+  if (out[2])
+    return fail(err, errlen, RESHARD_ERR_MISMATCH,
+                "%s: rank %d: another rank rejected its arguments; nothing "
+                "was moved",
+                plan.name, rank);
+  return RESHARD_OK;
 }
 
 inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,

@@ -1,0 +1,609 @@
+// RUN: reshard-opt %s -split-input-file -verify-diagnostics
+
+// The reshard_rt plan verifier (PlanOp::verifyRegions), one case per
+// branch, in the order the verifier checks them. Each case is otherwise a
+// valid plan, so the error shown is the only one. The verifier guards what
+// the generated code relies on: descriptors inside the shards, staging
+// inside the workspace, one matched message per rank pair and step, and no
+// destination byte written twice.
+//   box  [tensor, buffer, offset, run, n, (count, stride) x n]
+//   copy [tensor, src_offset, dst_offset, run, n, (count, src, dst) x n]
+
+// expected-error @+1 {{'reshard_rt.plan' op num_ranks must be positive, got 0}}
+reshard_rt.plan @num_ranks_zero num_ranks = 0 tensors = [] fingerprint = 0 {
+}
+
+// -----
+
+// expected-error @+1 {{'reshard_rt.plan' op num_ranks must be positive, got -2}}
+reshard_rt.plan @num_ranks_negative num_ranks = -2 tensors = [] fingerprint = 0 {
+}
+
+// -----
+
+reshard_rt.plan @op_in_plan num_ranks = 1 tensors = [] fingerprint = 0 {
+  // expected-error @+1 {{'builtin.module' op is not allowed in a reshard_rt.plan}}
+  builtin.module {}
+}
+
+// -----
+
+reshard_rt.plan @rank_outside num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  // expected-error @+1 {{'reshard_rt.rank' op rank 2 is outside the communicator of 2 ranks}}
+  reshard_rt.rank 2 workspace = 0 src_bytes = [0] dst_bytes = [0] {
+  }
+}
+
+// -----
+
+reshard_rt.plan @rank_negative num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  // expected-error @+1 {{'reshard_rt.rank' op rank -1 is outside the communicator of 2 ranks}}
+  reshard_rt.rank -1 workspace = 0 src_bytes = [0] dst_bytes = [0] {
+  }
+}
+
+// -----
+
+reshard_rt.plan @two_programs num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 1 workspace = 0 src_bytes = [0] dst_bytes = [0] {
+  }
+  // expected-error @+1 {{'reshard_rt.rank' op rank 1 has two programs}}
+  reshard_rt.rank 1 workspace = 0 src_bytes = [0] dst_bytes = [0] {
+  }
+}
+
+// -----
+
+reshard_rt.plan @src_bytes_length num_ranks = 1 tensors = ["w", "b"] fingerprint = 0 {
+  // expected-error @+1 {{'reshard_rt.rank' op src_bytes and dst_bytes need one entry per tensor (2)}}
+  reshard_rt.rank 0 workspace = 0 src_bytes = [16] dst_bytes = [16, 8] {
+  }
+}
+
+// -----
+
+reshard_rt.plan @dst_bytes_length num_ranks = 1 tensors = ["w"] fingerprint = 0 {
+  // expected-error @+1 {{'reshard_rt.rank' op src_bytes and dst_bytes need one entry per tensor (1)}}
+  reshard_rt.rank 0 workspace = 0 src_bytes = [16] dst_bytes = [16, 8] {
+  }
+}
+
+// -----
+
+// Fewer than the 5 fixed integers.
+reshard_rt.plan @copy_truncated_header num_ranks = 1 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [16] dst_bytes = [16] {
+    // expected-error @+1 {{'reshard_rt.copy' op has a truncated copy descriptor}}
+    reshard_rt.copy [0, 0, 0, 16]
+  }
+}
+
+// -----
+
+// n = 1 needs 3 more integers (count, src stride, dst stride); the second
+// descriptor has 2.
+reshard_rt.plan @copy_truncated_loops num_ranks = 1 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [16] dst_bytes = [16] {
+    // expected-error @+1 {{'reshard_rt.copy' op has a truncated copy descriptor}}
+    reshard_rt.copy [0, 0, 0, 8, 0, 0, 8, 4, 1, 2, 4]
+  }
+}
+
+// -----
+
+reshard_rt.plan @copy_tensor_out_of_range num_ranks = 1 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [16] dst_bytes = [16] {
+    // expected-error @+1 {{'reshard_rt.copy' op names tensor 1}}
+    reshard_rt.copy [1, 0, 0, 16, 0]
+  }
+}
+
+// -----
+
+reshard_rt.plan @copy_tensor_negative num_ranks = 1 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [16] dst_bytes = [16] {
+    // expected-error @+1 {{'reshard_rt.copy' op names tensor -1}}
+    reshard_rt.copy [-1, 0, 0, 16, 0]
+  }
+}
+
+// -----
+
+reshard_rt.plan @copy_negative_offset num_ranks = 1 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [16] dst_bytes = [16] {
+    // expected-error @+1 {{'reshard_rt.copy' op a copy source has offset -4 and run 4; both must be positive (offset may be 0)}}
+    reshard_rt.copy [0, -4, 0, 4, 0]
+  }
+}
+
+// -----
+
+reshard_rt.plan @copy_zero_run num_ranks = 1 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [16] dst_bytes = [16] {
+    // expected-error @+1 {{'reshard_rt.copy' op a copy source has offset 0 and run 0; both must be positive (offset may be 0)}}
+    reshard_rt.copy [0, 0, 0, 0, 0]
+  }
+}
+
+// -----
+
+// The destination side is checked with its own offset and stride.
+reshard_rt.plan @copy_dst_negative_offset num_ranks = 1 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [16] dst_bytes = [16] {
+    // expected-error @+1 {{'reshard_rt.copy' op a copy destination has offset -8 and run 4; both must be positive (offset may be 0)}}
+    reshard_rt.copy [0, 0, -8, 4, 0]
+  }
+}
+
+// -----
+
+reshard_rt.plan @copy_loop_count_zero num_ranks = 1 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [16] dst_bytes = [16] {
+    // expected-error @+1 {{'reshard_rt.copy' op a copy source has a loop of count 0 and stride 4}}
+    reshard_rt.copy [0, 0, 0, 4, 1, 0, 4, 4]
+  }
+}
+
+// -----
+
+reshard_rt.plan @copy_dst_stride_negative num_ranks = 1 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [16] dst_bytes = [16] {
+    // expected-error @+1 {{'reshard_rt.copy' op a copy destination has a loop of count 2 and stride -4}}
+    reshard_rt.copy [0, 0, 8, 4, 1, 2, 4, -4]
+  }
+}
+
+// -----
+
+// (2^62 - 1) x 4 does not fit in 64 bits.
+reshard_rt.plan @copy_overflow num_ranks = 1 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [16] dst_bytes = [16] {
+    // expected-error @+1 {{'reshard_rt.copy' op a copy source overflows 64 bits}}
+    reshard_rt.copy [0, 0, 0, 4, 1, 4611686018427387904, 4, 4]
+  }
+}
+
+// -----
+
+// 4 rows of 8 B, 8 B apart in the source (ends at 32, fits) and 16 B apart
+// in the destination (ends at 48 + 8 = 56 > 32).
+reshard_rt.plan @copy_beyond_dst num_ranks = 1 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [32] dst_bytes = [32] {
+    // expected-error @+1 {{'reshard_rt.copy' op a copy destination reaches byte 56 of a buffer of 32 bytes}}
+    reshard_rt.copy [0, 0, 0, 8, 1, 4, 8, 16]
+  }
+}
+
+// -----
+
+// A rank outside the source mesh (-1) has nothing to copy from.
+reshard_rt.plan @copy_from_no_shard num_ranks = 1 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [-1] dst_bytes = [16] {
+    // expected-error @+1 {{'reshard_rt.copy' op a copy source reaches byte 4 of a buffer of -1 bytes}}
+    reshard_rt.copy [0, 0, 0, 4, 0]
+  }
+}
+
+// -----
+
+// Destination bytes [8, 16) twice: [0, 16) then [8, 16).
+reshard_rt.plan @copy_overlap num_ranks = 1 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [16] dst_bytes = [16] {
+    // expected-error @+1 {{'reshard_rt.copy' op the local copies of tensor 0 writes bytes [8, 16) twice}}
+    reshard_rt.copy [0, 0, 0, 16, 0, 0, 0, 8, 8, 0]
+  }
+}
+
+// -----
+
+// One descriptor whose destination stride (4) is shorter than its run (8).
+reshard_rt.plan @copy_self_overlap num_ranks = 1 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [16] dst_bytes = [16] {
+    // expected-error @+1 {{'reshard_rt.copy' op the local copies of tensor 0 writes bytes [4, 8) twice}}
+    reshard_rt.copy [0, 0, 0, 8, 1, 2, 8, 4]
+  }
+}
+
+// -----
+
+reshard_rt.plan @op_in_rank num_ranks = 1 tensors = [] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [] dst_bytes = [] {
+    // expected-error @+1 {{'builtin.module' op is not allowed in a reshard_rt.rank}}
+    builtin.module {}
+  }
+}
+
+// -----
+
+reshard_rt.plan @step_repeated num_ranks = 1 tensors = [] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [] dst_bytes = [] {
+    reshard_rt.step 1 {
+    }
+    // expected-error @+1 {{'reshard_rt.step' op step 1 does not follow step 1}}
+    reshard_rt.step 1 {
+    }
+  }
+}
+
+// -----
+
+reshard_rt.plan @step_decreasing num_ranks = 1 tensors = [] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [] dst_bytes = [] {
+    reshard_rt.step 3 {
+    }
+    // expected-error @+1 {{'reshard_rt.step' op step 2 does not follow step 3}}
+    reshard_rt.step 2 {
+    }
+  }
+}
+
+// -----
+
+reshard_rt.plan @op_in_step num_ranks = 1 tensors = [] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [] dst_bytes = [] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'builtin.module' op is not allowed in a reshard_rt.step}}
+      builtin.module {}
+    }
+  }
+}
+
+// -----
+
+reshard_rt.plan @peer_self num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [16] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.send' op peer 0 must be another rank of the communicator of 2}}
+      reshard_rt.send to 0 bytes 16 staging 0 pack = [0, 0, 0, 16, 0]
+    }
+  }
+}
+
+// -----
+
+reshard_rt.plan @peer_outside num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 16 src_bytes = [-1] dst_bytes = [16] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.recv' op peer 2 must be another rank of the communicator of 2}}
+      reshard_rt.recv from 2 bytes 16 staging 0 unpack = [0, 1, 0, 16, 0]
+    }
+  }
+}
+
+// -----
+
+reshard_rt.plan @peer_negative num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.send' op peer -1 must be another rank of the communicator of 2}}
+      reshard_rt.send to -1 bytes 16 staging 0 pack = [0, 0, 0, 16, 0]
+    }
+  }
+}
+
+// -----
+
+// 16 B at 8 ends at 24, past a workspace of 16.
+reshard_rt.plan @staging_outside num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.send' op staging [8, 24) must be non-empty and inside the workspace of 16 bytes}}
+      reshard_rt.send to 1 bytes 16 staging 8 pack = [0, 0, 0, 16, 0]
+    }
+  }
+}
+
+// -----
+
+reshard_rt.plan @staging_negative num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 1 workspace = 16 src_bytes = [-1] dst_bytes = [16] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.recv' op staging [-16, 0) must be non-empty and inside the workspace of 16 bytes}}
+      reshard_rt.recv from 0 bytes 16 staging -16 unpack = [0, 1, 0, 16, 0]
+    }
+  }
+}
+
+// -----
+
+reshard_rt.plan @staging_empty num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.send' op staging [0, 0) must be non-empty and inside the workspace of 16 bytes}}
+      reshard_rt.send to 1 bytes 0 staging 0 pack = []
+    }
+  }
+}
+
+// -----
+
+reshard_rt.plan @box_truncated_header num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.send' op has a truncated box descriptor}}
+      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 16]
+    }
+  }
+}
+
+// -----
+
+// n = 2 needs 4 more integers; there are 3.
+reshard_rt.plan @box_truncated_loops num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 1 workspace = 16 src_bytes = [-1] dst_bytes = [16] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.recv' op has a truncated box descriptor}}
+      reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, 4, 2, 2, 8, 2]
+    }
+  }
+}
+
+// -----
+
+reshard_rt.plan @box_tensor_out_of_range num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.send' op box descriptor names tensor 1 buffer 0; receives unpack into destination shards (buffer 1)}}
+      reshard_rt.send to 1 bytes 16 staging 0 pack = [1, 0, 0, 16, 0]
+    }
+  }
+}
+
+// -----
+
+reshard_rt.plan @box_bad_buffer num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [16] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.send' op box descriptor names tensor 0 buffer 2; receives unpack into destination shards (buffer 1)}}
+      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 2, 0, 16, 0]
+    }
+  }
+}
+
+// -----
+
+reshard_rt.plan @unpack_into_source num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 1 workspace = 16 src_bytes = [16] dst_bytes = [16] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.recv' op box descriptor names tensor 0 buffer 0; receives unpack into destination shards (buffer 1)}}
+      reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 0, 0, 16, 0]
+    }
+  }
+}
+
+// -----
+
+reshard_rt.plan @box_negative_offset num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.send' op a packed box has offset -1 and run 16; both must be positive (offset may be 0)}}
+      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, -1, 16, 0]
+    }
+  }
+}
+
+// -----
+
+reshard_rt.plan @box_negative_run num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 1 workspace = 16 src_bytes = [-1] dst_bytes = [16] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.recv' op an unpacked box has offset 0 and run -16; both must be positive (offset may be 0)}}
+      reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, -16, 0]
+    }
+  }
+}
+
+// -----
+
+reshard_rt.plan @box_loop_count_negative num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.send' op a packed box has a loop of count -2 and stride 8}}
+      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 8, 1, -2, 8]
+    }
+  }
+}
+
+// -----
+
+// The second loop is the bad one.
+reshard_rt.plan @box_loop_stride_negative num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 1 workspace = 16 src_bytes = [-1] dst_bytes = [16] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.recv' op an unpacked box has a loop of count 2 and stride -8}}
+      reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, 4, 2, 2, 8, 2, -8]
+    }
+  }
+}
+
+// -----
+
+// (2^62 + 1 - 1) x 2 = 2^63 does not fit in 64 bits.
+reshard_rt.plan @box_overflow num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.send' op a packed box overflows 64 bits}}
+      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 8, 1, 4611686018427387905, 2]
+    }
+  }
+}
+
+// -----
+
+// The extent fits (stride 0), but count x run = 2^62 x 2 does not.
+reshard_rt.plan @box_bytes_overflow num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.send' op a packed box overflows 64 bits}}
+      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 2, 1, 4611686018427387904, 0]
+    }
+  }
+}
+
+// -----
+
+// 2 runs of 8 B, 12 apart, from byte 4: ends at 4 + 12 + 8 = 24 > 16.
+reshard_rt.plan @box_beyond_src num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.send' op a packed box reaches byte 24 of a buffer of 16 bytes}}
+      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 4, 8, 1, 2, 12]
+    }
+  }
+}
+
+// -----
+
+// A relay packs from its destination shard, which must hold the box.
+reshard_rt.plan @box_beyond_dst num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [8] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.send' op a packed box reaches byte 16 of a buffer of 8 bytes}}
+      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 1, 0, 16, 0]
+    }
+  }
+}
+
+// -----
+
+// Rank 1 is outside the destination mesh (-1): nothing to unpack into.
+reshard_rt.plan @unpack_into_no_shard num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 1 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.recv' op an unpacked box reaches byte 16 of a buffer of -1 bytes}}
+      reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, 16, 0]
+    }
+  }
+}
+
+// -----
+
+// Two boxes of 8 and 4 B describe 12 B of a 16 B message.
+reshard_rt.plan @described_bytes num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.send' op describes 12 bytes but the message has 16}}
+      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 8, 0, 0, 0, 8, 4, 0]
+    }
+  }
+}
+
+// -----
+
+reshard_rt.plan @second_send num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
+    reshard_rt.step 0 {
+      reshard_rt.send to 1 bytes 8 staging 0 pack = [0, 0, 0, 8, 0]
+      // expected-error @+1 {{'reshard_rt.send' op is a second message between ranks 0 and 1 in step 0}}
+      reshard_rt.send to 1 bytes 8 staging 8 pack = [0, 0, 8, 8, 0]
+    }
+  }
+}
+
+// -----
+
+reshard_rt.plan @second_recv num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 1 workspace = 16 src_bytes = [-1] dst_bytes = [16] {
+    reshard_rt.step 4 {
+      reshard_rt.recv from 0 bytes 8 staging 0 unpack = [0, 1, 0, 8, 0]
+      // expected-error @+1 {{'reshard_rt.recv' op is a second message between ranks 0 and 1 in step 4}}
+      reshard_rt.recv from 0 bytes 8 staging 8 unpack = [0, 1, 8, 8, 0]
+    }
+  }
+}
+
+// -----
+
+// A send [0, 16) and a receive [8, 24) share staging bytes [8, 16).
+reshard_rt.plan @staging_overlap num_ranks = 3 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 32 src_bytes = [16] dst_bytes = [16] {
+    // expected-error @+1 {{'reshard_rt.step' op the staging of this step writes bytes [8, 16) twice}}
+    reshard_rt.step 0 {
+      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 16, 0]
+      reshard_rt.recv from 2 bytes 16 staging 8 unpack = [0, 1, 0, 16, 0]
+    }
+  }
+}
+
+// -----
+
+// Receives from ranks 1 and 2 both write bytes [4, 8) of the shard.
+reshard_rt.plan @receives_overlap num_ranks = 3 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 32 src_bytes = [-1] dst_bytes = [16] {
+    // expected-error @+1 {{'reshard_rt.step' op the receives of tensor 0 writes bytes [4, 8) twice}}
+    reshard_rt.step 0 {
+      reshard_rt.recv from 1 bytes 8 staging 0 unpack = [0, 1, 0, 8, 0]
+      reshard_rt.recv from 2 bytes 8 staging 16 unpack = [0, 1, 4, 8, 0]
+    }
+  }
+}
+
+// -----
+
+// One unpacked box writing the same 4 bytes twice (loop stride 0).
+reshard_rt.plan @receive_stride_zero num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 1 workspace = 16 src_bytes = [-1] dst_bytes = [16] {
+    // expected-error @+1 {{'reshard_rt.step' op the receives of tensor 0 writes bytes [0, 4) twice}}
+    reshard_rt.step 0 {
+      reshard_rt.recv from 0 bytes 8 staging 0 unpack = [0, 1, 0, 4, 1, 2, 0]
+    }
+  }
+}
+
+// -----
+
+reshard_rt.plan @send_without_recv num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.send' op has no matching reshard_rt.recv on rank 1 in step 0}}
+      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 16, 0]
+    }
+  }
+  reshard_rt.rank 1 workspace = 16 src_bytes = [-1] dst_bytes = [16] {
+  }
+}
+
+// -----
+
+// The receive is there, but in another step.
+reshard_rt.plan @send_recv_other_step num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.send' op has no matching reshard_rt.recv on rank 1 in step 0}}
+      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 16, 0]
+    }
+  }
+  reshard_rt.rank 1 workspace = 16 src_bytes = [-1] dst_bytes = [16] {
+    reshard_rt.step 1 {
+      reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, 16, 0]
+    }
+  }
+}
+
+// -----
+
+// Rank 0 has no program at all.
+reshard_rt.plan @recv_without_send num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 1 workspace = 16 src_bytes = [-1] dst_bytes = [16] {
+    reshard_rt.step 2 {
+      // expected-error @+1 {{'reshard_rt.recv' op has no matching reshard_rt.send on rank 0 in step 2}}
+      reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, 16, 0]
+    }
+  }
+}
+
+// -----
+
+reshard_rt.plan @size_mismatch num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.send' op sends 16 bytes but rank 1 receives 8}}
+      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 16, 0]
+    }
+  }
+  reshard_rt.rank 1 workspace = 16 src_bytes = [-1] dst_bytes = [16] {
+    reshard_rt.step 0 {
+      reshard_rt.recv from 0 bytes 8 staging 0 unpack = [0, 1, 0, 8, 0]
+    }
+  }
+}

@@ -1,0 +1,60 @@
+// Calls a generated MPI plan the wrong way on purpose, one fault per mode:
+//   bad-rank         rank 1 passes a rank outside the plan
+//   null             rank 1 passes a null source shard
+//   short-workspace  rank 1 passes a workspace one byte short
+//   stall            rank 1 never calls the plan (a dead or stalled peer)
+//   ok               everyone calls it correctly
+// Every rank prints its return code and message; no rank may crash or hang.
+#include "plan.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const char *mode = argc > 1 ? argv[1] : "ok";
+  int tensors = reshard_plan_num_tensors();
+  std::vector<std::vector<char>> src(tensors), dst(tensors);
+  std::vector<void *> srcp(tensors), dstp(tensors);
+  for (int t = 0; t < tensors; ++t) {
+    long long s = reshard_plan_src_bytes(rank, t), d = reshard_plan_dst_bytes(rank, t);
+    src[t].assign(s > 0 ? s : 0, 1);
+    dst[t].assign(d > 0 ? d : 0, 0);
+    srcp[t] = src[t].empty() ? nullptr : src[t].data();
+    dstp[t] = dst[t].empty() ? nullptr : dst[t].data();
+  }
+  size_t ws = reshard_plan_workspace_bytes(rank);
+  std::vector<char> workspace(ws + 1);
+  int call_rank = rank;
+  bool faulty = rank == 1;
+  if (faulty && !std::strcmp(mode, "bad-rank"))
+    call_rank = 1000;
+  if (faulty && !std::strcmp(mode, "null"))
+    for (int t = 0; t < tensors; ++t)
+      if (!src[t].empty()) {
+        srcp[t] = nullptr;
+        break;
+      }
+  if (faulty && !std::strcmp(mode, "short-workspace"))
+    ws = ws ? ws - 1 : 0;
+  char err[512] = "";
+  int rc = 0;
+  if (faulty && !std::strcmp(mode, "stall")) {
+    std::this_thread::sleep_for(std::chrono::seconds(4));
+    std::printf("rank %d: stalled\n", rank);
+  } else {
+    rc = reshard_plan_run(call_rank, srcp.data(), dstp.data(), MPI_COMM_WORLD,
+                          nullptr, workspace.data(), ws, err, sizeof(err));
+    std::printf("rank %d: rc %d: %s\n", rank, rc, err);
+  }
+  std::fflush(stdout);
+  if (!std::strcmp(mode, "stall")) // the plan's requests may be pending
+    MPI_Abort(MPI_COMM_WORLD, 0);
+  MPI_Finalize();
+  return 0;
+}
