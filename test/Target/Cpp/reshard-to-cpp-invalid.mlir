@@ -1,0 +1,73 @@
+// reshard-translate --reshard-to-cpp errors: an unknown --backend or
+// --reshard-cpp-emit value (checked before the input is read; names are
+// case-sensitive), an input with two plans (one translation unit holds one
+// plan), input nested deeper than 256 brackets (refused before parsing, so
+// the parser's recursion cannot overflow the stack), and unlowered input
+// that the default pipeline cannot plan. Each fails with a non-zero status
+// and writes no output file.
+
+// RUN: rm -rf %t && split-file %s %t
+// RUN: not reshard-translate --reshard-to-cpp --backend=gloo %t/plan.mlir -o %t/out.cpp 2>&1 | FileCheck %s --check-prefix=BACKEND
+// RUN: not test -e %t/out.cpp
+// BACKEND: error: --backend must be mpi or nccl, not 'gloo'
+// RUN: not reshard-translate --reshard-to-cpp --backend=NCCL %t/plan.mlir -o %t/out.cpp 2>&1 | FileCheck %s --check-prefix=BACKEND-CASE
+// BACKEND-CASE: error: --backend must be mpi or nccl, not 'NCCL'
+// RUN: not reshard-translate --reshard-to-cpp --backend= %t/plan.mlir -o %t/out.cpp 2>&1 | FileCheck %s --check-prefix=BLANK-BACKEND
+// BLANK-BACKEND: error: --backend must be mpi or nccl, not ''
+// RUN: not reshard-translate --reshard-to-cpp --reshard-cpp-emit=object %t/plan.mlir -o %t/out.cpp 2>&1 | FileCheck %s --check-prefix=EMIT
+// EMIT: error: --reshard-cpp-emit must be source or header, not 'object'
+// RUN: not test -e %t/out.cpp
+
+// RUN: not reshard-translate --reshard-to-cpp %t/two-plans.mlir -o %t/out.cpp 2>&1 | FileCheck %s --check-prefix=TWO
+// TWO: error: --reshard-to-cpp needs exactly one reshard_rt.plan
+// RUN: not test -e %t/out.cpp
+
+// RUN: %python -c "print('[' * 257 + ']' * 257)" > %t/deep.mlir
+// RUN: not reshard-translate --reshard-to-cpp %t/deep.mlir -o %t/out.cpp 2>&1 | FileCheck %s --check-prefix=DEEP
+// DEEP: deep.mlir:1:257: error: brackets nest deeper than 256 levels; no reshard program needs that, refusing to parse
+// RUN: not test -e %t/out.cpp
+// 256 levels are not refused for depth (the parser then rejects the
+// attribute as usual).
+// RUN: %python -c "print('reshard_rt.plan @p num_ranks = 1 tensors = ' + '[' * 256 + ']' * 256 + ' fingerprint = 0 {}')" > %t/deep256.mlir
+// RUN: not reshard-translate --reshard-to-cpp %t/deep256.mlir 2>&1 | FileCheck %s --check-prefix=DEEP256
+// DEEP256-NOT: nest deeper
+// DEEP256: error: 'reshard_rt.plan' op attribute 'tensors' failed to satisfy constraint: string array attribute
+
+// An invalid plan is rejected by the plan verifier before any code is
+// emitted.
+// RUN: not reshard-translate --reshard-to-cpp %t/invalid-plan.mlir -o %t/out.cpp 2>&1 | FileCheck %s --check-prefix=VERIFY
+// VERIFY: invalid-plan.mlir:4:7: error: 'reshard_rt.send' op has no matching reshard_rt.recv on rank 1 in step 0
+// RUN: not test -e %t/out.cpp
+
+// Unlowered input goes through the planning pipeline, whose errors are
+// reported as reshard-opt would report them.
+// RUN: not reshard-translate --reshard-to-cpp %t/bad-name.mlir -o %t/out.cpp 2>&1 | FileCheck %s --check-prefix=NAME
+// NAME: bad-name.mlir:2:1: error: plan name 'refit-v2' is not a C identifier
+// RUN: not test -e %t/out.cpp
+
+//--- plan.mlir
+reshard_rt.plan @p num_ranks = 1 tensors = [] fingerprint = 0 {
+}
+
+//--- two-plans.mlir
+reshard_rt.plan @a num_ranks = 1 tensors = [] fingerprint = 0 {
+}
+reshard_rt.plan @b num_ranks = 1 tensors = [] fingerprint = 0 {
+}
+
+//--- invalid-plan.mlir
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
+    reshard_rt.step 0 {
+      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 16, 0]
+    }
+  }
+}
+
+//--- bad-name.mlir
+// No plan-name here: the module's name is taken.
+module @"refit-v2" {
+  reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+  reshard.redistribute @w from @m <[[tp]]> to @m <[[]]>
+      : tensor<4xf32> -> tensor<4xf32>
+}
