@@ -23,6 +23,7 @@
 // RUN: reshard-opt %t/contiguous.mlir --reshard-intersect --convert-reshard-to-runtime=plan-name=contig | reshard-opt | FileCheck %s --check-prefix=CONTIG
 // RUN: reshard-opt %t/three-d.mlir --reshard-intersect --convert-reshard-to-runtime | reshard-opt | FileCheck %s --check-prefix=THREE-D
 // RUN: reshard-opt %t/three-d.mlir --reshard-intersect --convert-reshard-to-runtime=plan-name=_renamed2 | FileCheck %s --check-prefix=RENAMED
+// RUN: reshard-opt %t/count-one.mlir --reshard-intersect --convert-reshard-to-runtime | reshard-opt | FileCheck %s --check-prefix=COUNT-ONE
 // RUN: reshard-opt %t/local-copy.mlir --reshard-intersect --convert-reshard-to-runtime | reshard-opt | FileCheck %s --check-prefix=COPY
 // RUN: reshard-run %t/relay.mlir --check | FileCheck %s --check-prefix=EXEC-RELAY
 // RUN: reshard-opt %t/relay.mlir --convert-reshard-to-runtime | reshard-opt | FileCheck %s --check-prefix=RELAY
@@ -167,6 +168,39 @@ module @three_d {
 
 // plan-name wins over the module's name.
 // RENAMED: reshard_rt.plan @_renamed2 num_ranks = 3
+
+//--- count-one.mlir
+// [2, 2, 4] f32 whole on rank 0 (strides [32, 16, 4], 64 B) to a 2 x 2
+// mesh (ranks 1 + 2a + b), dim 0 over a and dim 2 over b: each gets
+// [a:a+1, 0:2, 2b:2b+2] (local [1, 2, 2], 16 B, whole on arrival). On rank
+// 0 the run is 2 x 4 = 8 B (dim 2: 2 of 4); dim 0 is a loop of count 1,
+// dropped, leaving one loop (2, 16) over dim 1, from byte 32a + 8b:
+// [0, 0, 32a + 8b, 8, 1, 2, 16]. Four 16 B sends at 0, 16, 32, 48 -> 64.
+reshard.mesh @one shape = [1] axes = ["x"] ranks = [0]
+reshard.mesh @g shape = [2, 2] axes = ["a", "b"] ranks = [1, 2, 3, 4]
+reshard.redistribute @x from @one <[[], [], []]> to @g <[[a], [], [b]]>
+    : tensor<2x2x4xf32> -> tensor<2x2x4xf32>
+
+// COUNT-ONE:      reshard_rt.plan @reshard_plan num_ranks = 5 tensors = ["x"]
+// COUNT-ONE-NEXT:   reshard_rt.rank 0 workspace = 64 src_bytes = [64] dst_bytes = [-1] {
+// COUNT-ONE-NEXT:     reshard_rt.step 0 {
+// COUNT-ONE-NEXT:       reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 8, 1, 2, 16]{{$}}
+// COUNT-ONE-NEXT:       reshard_rt.send to 2 bytes 16 staging 16 pack = [0, 0, 8, 8, 1, 2, 16]{{$}}
+// COUNT-ONE-NEXT:       reshard_rt.send to 3 bytes 16 staging 32 pack = [0, 0, 32, 8, 1, 2, 16]{{$}}
+// COUNT-ONE-NEXT:       reshard_rt.send to 4 bytes 16 staging 48 pack = [0, 0, 40, 8, 1, 2, 16]{{$}}
+// COUNT-ONE-NEXT:     }
+// COUNT-ONE-NEXT:   }
+// COUNT-ONE-NEXT:   reshard_rt.rank 1 workspace = 16 src_bytes = [-1] dst_bytes = [16] {
+// COUNT-ONE-NEXT:     reshard_rt.step 0 {
+// COUNT-ONE-NEXT:       reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, 16, 0]{{$}}
+// COUNT-ONE-NEXT:     }
+// COUNT-ONE-NEXT:   }
+// COUNT-ONE:        reshard_rt.rank 4 workspace = 16 src_bytes = [-1] dst_bytes = [16] {
+// COUNT-ONE-NEXT:     reshard_rt.step 0 {
+// COUNT-ONE-NEXT:       reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, 16, 0]{{$}}
+// COUNT-ONE-NEXT:     }
+// COUNT-ONE-NEXT:   }
+// COUNT-ONE-NEXT: }
 
 //--- local-copy.mlir
 // [4, 4] f32 by columns over tp = 2 on ranks 0, 1 (local [4, 2], strides

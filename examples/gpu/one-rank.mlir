@@ -1,0 +1,13 @@
+// A one-GPU plan for scripts/gpu-check.sh: on a 1-device mesh every layout
+// holds whole tensors, so the plan is local copies, box by box (blocks make
+// several boxes): it exercises the NCCL backend's agreement, copies and
+// bandwidth on one GPU. 256 MiB of bf16 plus fused blocks.
+reshard.mesh @gpu shape = [1] axes = ["tp"] ranks = [0]
+reshard.redistribute @"model.embed_tokens.weight" from @gpu <[[tp], []]>
+    to @gpu <[[], [tp]]> : tensor<16384x8192xbf16> -> tensor<16384x8192xbf16>
+reshard.redistribute @"model.layers.0.mlp.gate_up_proj.weight"
+    from @gpu <[[tp] blocks [2048, 2048], []]>
+    to @gpu <[[tp] blocks [2048, 2048], []]>
+    : tensor<4096x4096xbf16> -> tensor<4096x4096xbf16>
+reshard.redistribute @"model.norm.weight" from @gpu <[[]]> to @gpu <[[tp]]>
+    : tensor<8192xf32> -> tensor<8192xf32>

@@ -1,0 +1,189 @@
+// GPU checks for the NCCL backend, for a machine with one NVIDIA GPU (run by
+// scripts/gpu-check.sh; compiled, not run, by the suite):
+//  1. the CUDA pack and unpack of the runtime (cudaMemcpy2DAsync of strided
+//     boxes) against the host loops of Runtime.h on random boxes;
+//  2. a one-rank plan (examples/gpu/one-rank.mlir) through NCCL: source
+//     shards from SRC, destination shards to DST, in the format of
+//     reshard-run (which then verifies them);
+//  3. the bandwidth of that plan against cudaMemcpy device to device of the
+//     same bytes.
+#include "plan.h"
+#include "reshard/Runtime/NcclBackend.h"
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#define CHECK_CUDA(x)                                                          \
+  do {                                                                         \
+    cudaError_t e = (x);                                                       \
+    if (e != cudaSuccess) {                                                    \
+      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__,                  \
+                   cudaGetErrorString(e));                                     \
+      return 1;                                                                \
+    }                                                                          \
+  } while (0)
+
+static int checkRandomBoxes(int cases) {
+  std::mt19937_64 rng(7);
+  auto below = [&](int64_t n) { return static_cast<int64_t>(rng() % n); };
+  int bad = 0;
+  for (int c = 0; c < cases; ++c) {
+    int rank = 1 + below(4);
+    int64_t eb = int64_t(1) << below(4);
+    std::vector<int64_t> shape(rank), offset(rank), sizes(rank);
+    int64_t total = eb;
+    for (int d = 0; d < rank; ++d) {
+      shape[d] = 1 + below(d == rank - 1 ? 300 : 24);
+      sizes[d] = 1 + below(shape[d]);
+      offset[d] = below(shape[d] - sizes[d] + 1);
+      total *= shape[d];
+    }
+    // Box descriptor: innermost dim is the run, every outer dim a loop.
+    std::vector<int64_t> strides(rank);
+    int64_t s = eb;
+    for (int d = rank - 1; d >= 0; --d) {
+      strides[d] = s;
+      s *= shape[d];
+    }
+    std::vector<int64_t> desc = {0, 0, 0, sizes[rank - 1] * eb, rank - 1};
+    for (int d = 0; d < rank; ++d)
+      desc[2] += offset[d] * strides[d];
+    for (int d = 0; d < rank - 1; ++d) {
+      desc.push_back(sizes[d]);
+      desc.push_back(strides[d]);
+    }
+    int64_t bytes = reshard_rt::box_bytes(desc.data());
+    std::vector<uint8_t> host(total), packedHost(bytes), packedDev(bytes);
+    for (uint8_t &b : host)
+      b = static_cast<uint8_t>(rng());
+    void *hostPtr[1] = {host.data()};
+    reshard_rt::pack_box(desc.data(), hostPtr, hostPtr, packedHost.data());
+    uint8_t *dev = nullptr, *staging = nullptr;
+    CHECK_CUDA(cudaMalloc(&dev, total));
+    CHECK_CUDA(cudaMalloc(&staging, bytes));
+    CHECK_CUDA(cudaMemcpy(dev, host.data(), total, cudaMemcpyHostToDevice));
+    CHECK_CUDA(reshard_rt::nccl::copy_runs(staging, dev + desc[2], desc[3],
+                                           desc.data() + 5, desc[4], 2, 1, 0,
+                                           0));
+    CHECK_CUDA(cudaMemcpy(packedDev.data(), staging, bytes,
+                          cudaMemcpyDeviceToHost));
+    bad += packedDev != packedHost;
+    // Unpack into a zeroed buffer and compare with the host loops.
+    std::vector<uint8_t> unpackedHost(total, 0), unpackedDev(total);
+    void *unpackPtr[1] = {unpackedHost.data()};
+    reshard_rt::unpack_box(desc.data(), unpackPtr, packedHost.data());
+    CHECK_CUDA(cudaMemset(dev, 0, total));
+    CHECK_CUDA(reshard_rt::nccl::copy_runs(dev + desc[2], staging, desc[3],
+                                           desc.data() + 5, desc[4], 2, 0, 1,
+                                           0));
+    CHECK_CUDA(cudaMemcpy(unpackedDev.data(), dev, total,
+                          cudaMemcpyDeviceToHost));
+    bad += unpackedDev != unpackedHost;
+    CHECK_CUDA(cudaFree(dev));
+    CHECK_CUDA(cudaFree(staging));
+  }
+  std::printf("random boxes: %d cases, %d wrong\n", cases, bad);
+  return bad ? 1 : 0;
+}
+
+static std::string shardPath(const char *dir, const char *tensor) {
+  return std::string(dir) + "/rank0." + tensor + ".bin";
+}
+
+int main(int argc, char **argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: %s SRC DST\n", argv[0]);
+    return 2;
+  }
+  if (checkRandomBoxes(300))
+    return 1;
+  ncclComm_t comm;
+  int device = 0;
+  if (ncclCommInitAll(&comm, 1, &device) != ncclSuccess) {
+    std::fprintf(stderr, "ncclCommInitAll failed\n");
+    return 1;
+  }
+  cudaStream_t stream;
+  CHECK_CUDA(cudaStreamCreate(&stream));
+  int tensors = reshard_plan_num_tensors();
+  std::vector<void *> src(tensors, nullptr), dst(tensors, nullptr);
+  int64_t totalBytes = 0;
+  for (int t = 0; t < tensors; ++t) {
+    int64_t s = reshard_plan_src_bytes(0, t), d = reshard_plan_dst_bytes(0, t);
+    std::vector<uint8_t> host(s > 0 ? s : 0);
+    FILE *f = std::fopen(shardPath(argv[1], reshard_plan_tensor_name(t)).c_str(), "rb");
+    if (!f || (s > 0 && std::fread(host.data(), 1, s, f) != size_t(s))) {
+      std::fprintf(stderr, "cannot read the source shard of tensor %d\n", t);
+      return 1;
+    }
+    std::fclose(f);
+    if (s > 0) {
+      CHECK_CUDA(cudaMalloc(&src[t], s));
+      CHECK_CUDA(cudaMemcpy(src[t], host.data(), s, cudaMemcpyHostToDevice));
+    }
+    if (d > 0)
+      CHECK_CUDA(cudaMalloc(&dst[t], d));
+    totalBytes += d > 0 ? d : 0;
+  }
+  size_t wsBytes = reshard_plan_workspace_bytes(0);
+  void *ws = nullptr;
+  if (wsBytes)
+    CHECK_CUDA(cudaMalloc(&ws, wsBytes));
+  char err[512] = "";
+  int rc = reshard_plan_run(0, src.data(), dst.data(), comm, stream, ws,
+                            wsBytes, err, sizeof(err));
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  if (rc) {
+    std::fprintf(stderr, "plan: error %d: %s\n", rc, err);
+    return 1;
+  }
+  for (int t = 0; t < tensors; ++t) {
+    int64_t d = reshard_plan_dst_bytes(0, t);
+    if (d < 0)
+      continue;
+    std::vector<uint8_t> host(d);
+    if (d > 0)
+      CHECK_CUDA(cudaMemcpy(host.data(), dst[t], d, cudaMemcpyDeviceToHost));
+    FILE *f = std::fopen(shardPath(argv[2], reshard_plan_tensor_name(t)).c_str(), "wb");
+    if (!f || (d > 0 && std::fwrite(host.data(), 1, d, f) != size_t(d)))
+      return 1;
+    std::fclose(f);
+  }
+  // Bandwidth: the plan against one cudaMemcpy of the same bytes.
+  const int reps = 10;
+  cudaEvent_t start, stop;
+  CHECK_CUDA(cudaEventCreate(&start));
+  CHECK_CUDA(cudaEventCreate(&stop));
+  auto timeIt = [&](auto &&body) -> float {
+    body();
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    CHECK_CUDA(cudaEventRecord(start, stream));
+    for (int i = 0; i < reps; ++i)
+      body();
+    CHECK_CUDA(cudaEventRecord(stop, stream));
+    CHECK_CUDA(cudaEventSynchronize(stop));
+    float ms = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    return ms / reps;
+  };
+  float planMs = timeIt([&] {
+    reshard_plan_run(0, src.data(), dst.data(), comm, stream, ws, wsBytes,
+                     err, sizeof(err));
+  });
+  void *a = nullptr, *b = nullptr;
+  CHECK_CUDA(cudaMalloc(&a, totalBytes));
+  CHECK_CUDA(cudaMalloc(&b, totalBytes));
+  float copyMs = timeIt([&] {
+    cudaMemcpyAsync(b, a, totalBytes, cudaMemcpyDeviceToDevice, stream);
+  });
+  std::printf("one-rank plan: %lld bytes in %.3f ms (%.1f GB/s); cudaMemcpy "
+              "D2D: %.3f ms (%.1f GB/s); plan / memcpy time: %.2f\n",
+              static_cast<long long>(totalBytes), planMs,
+              totalBytes / (planMs * 1e6), copyMs,
+              totalBytes / (copyMs * 1e6), planMs / copyMs);
+  ncclCommDestroy(comm);
+  return 0;
+}
