@@ -238,6 +238,12 @@ load(MLIRContext &ctx, std::shared_ptr<llvm::SourceMgr> &sourceMgr,
     module = parseSourceFile<ModuleOp>(sm, &ctx);
   if (!module || failed(verify(*module)))
     return nullptr;
+  if (!module->getOps<rt::PlanOp>().empty()) {
+    fail("the input is a lowered reshard_rt.plan, which has no layouts to "
+         "check against; run reshard-run on the module before "
+         "--convert-reshard-to-runtime");
+    return nullptr;
+  }
   // Plans that have no pieces yet get them here, so a raw layout runs too.
   PassManager pm(&ctx);
   pm.addPass(createReshardIntersect());

@@ -3,8 +3,9 @@
  * Header-only, C++11, no dependencies: the plan tables that
  * reshard-translate emits, the descriptor loops that pack, unpack and copy
  * strided boxes, and argument checks. The MPI and NCCL backends
- * (MpiBackend.h, NcclBackend.h) build on it; the in-process executor of
- * reshard-run uses the same loops, so the suite checks the code that ships.
+ * (MpiBackend.h, NcclBackend.h) build on it; the in-process executor that
+ * reshard-proptest runs on every random case (lib/Target/Cpp/ExecutePlan.cpp)
+ * uses the same loops, so the suite checks the code that ships.
  *
  * Error codes returned by <plan>_run (also in the message written to err):
  *   0 RESHARD_OK

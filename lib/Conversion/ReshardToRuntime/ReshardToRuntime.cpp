@@ -179,8 +179,9 @@ void ConvertReshardToRuntimePass::runOnOperation() {
     name = module.getSymName() ? module.getSymName()->str() : "reshard_plan";
   if (!isCIdentifier(name)) {
     module.emitError() << "plan name '" << name
-                       << "' is not a C identifier; set "
-                          "convert-reshard-to-runtime{plan-name=...}";
+                       << "' is not a C identifier; give the module a name "
+                          "that is, or set convert-reshard-to-runtime{"
+                          "plan-name=...} (reshard-opt)";
     return signalPassFailure();
   }
   FailureOr<PlanModule> plan = PlanModule::load(module, getArgument());
@@ -188,7 +189,7 @@ void ConvertReshardToRuntimePass::runOnOperation() {
     return signalPassFailure();
   std::vector<PlannedTensor> &tensors = plan->tensors;
 
-  int64_t numRanks = 0;
+  int64_t numRanks = 1; // an empty plan still needs a communicator
   for (const PlannedTensor &pt : tensors)
     for (const MeshSpec *m : {&pt.layout.src.mesh, &pt.layout.dst.mesh})
       for (int64_t r : m->ranks)
@@ -251,7 +252,15 @@ void ConvertReshardToRuntimePass::runOnOperation() {
         std::vector<int64_t> key = {p.via()};
         key.insert(key.end(), p.globalOffset().begin(),
                    p.globalOffset().end());
-        PieceTable::Piece relay = pt.table[deliveredBy.at(key)];
+        auto relayIt = deliveredBy.find(key);
+        if (relayIt == deliveredBy.end() ||
+            pt.table[relayIt->second].sizes() != p.sizes()) {
+          plan->pieces[t].emitOpError()
+              << "piece " << i << ": relay rank " << p.via()
+              << " does not receive this box";
+          return signalPassFailure();
+        }
+        PieceTable::Piece relay = pt.table[relayIt->second];
         appendBoxDescriptor(send.pack, t, 1, dstShapes[from],
                             relay.dstOffset(), p.sizes(), eb);
       }

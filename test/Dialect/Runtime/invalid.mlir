@@ -9,13 +9,13 @@
 //   box  [tensor, buffer, offset, run, n, (count, stride) x n]
 //   copy [tensor, src_offset, dst_offset, run, n, (count, src, dst) x n]
 
-// expected-error @+1 {{'reshard_rt.plan' op num_ranks must be positive, got 0}}
+// expected-error @+1 {{'reshard_rt.plan' op num_ranks must be in [1, 2^31 - 1], got 0}}
 reshard_rt.plan @num_ranks_zero num_ranks = 0 tensors = [] fingerprint = 0 {
 }
 
 // -----
 
-// expected-error @+1 {{'reshard_rt.plan' op num_ranks must be positive, got -2}}
+// expected-error @+1 {{'reshard_rt.plan' op num_ranks must be in [1, 2^31 - 1], got -2}}
 reshard_rt.plan @num_ranks_negative num_ranks = -2 tensors = [] fingerprint = 0 {
 }
 

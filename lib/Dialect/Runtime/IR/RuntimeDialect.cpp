@@ -12,6 +12,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <climits>
 #include <map>
 
 using namespace mlir;
@@ -45,6 +46,9 @@ size_t reshard::rt::copyDescriptorLength(ArrayRef<int64_t> d) {
 
 namespace {
 
+/// Most runs one rank's copies or one step's receives may have.
+constexpr int64_t kMaxVerifiedRuns = int64_t(1) << 26;
+
 /// A half-open byte range written in one tensor buffer.
 struct Run {
   int64_t begin, end;
@@ -61,7 +65,9 @@ LogicalResult checkBox(Operation *op, const char *what, int64_t offset,
     return op->emitOpError() << what << " has offset " << offset
                              << " and run " << run
                              << "; both must be positive (offset may be 0)";
-  int64_t extent = offset + run, count = 1;
+  int64_t extent, count = 1;
+  if (__builtin_add_overflow(offset, run, &extent))
+    return op->emitOpError() << what << " overflows 64 bits";
   for (size_t i = 0; i < loops.size(); i += loopWidth) {
     int64_t c = loops[i], stride = loops[i + strideIndex];
     if (c <= 0 || stride < 0)
@@ -75,9 +81,14 @@ LogicalResult checkBox(Operation *op, const char *what, int64_t offset,
   if (extent > bufferBytes)
     return op->emitOpError() << what << " reaches byte " << extent
                              << " of a buffer of " << bufferBytes << " bytes";
-  if (__builtin_mul_overflow(count, run, &count))
+  if (__builtin_mul_overflow(count, run, &count) ||
+      __builtin_add_overflow(bytes, count, &bytes))
     return op->emitOpError() << what << " overflows 64 bits";
-  bytes += count;
+  // The overlap check lists runs one by one; bound that work.
+  if (runs && runs->size() + count / run > kMaxVerifiedRuns)
+    return op->emitOpError() << what << " has more than " << kMaxVerifiedRuns
+                             << " contiguous runs in one step; the verifier "
+                                "cannot check it for overlaps";
   if (!runs)
     return success();
   // Enumerate the runs (odometer over the loops) for the overlap check.
@@ -123,8 +134,9 @@ struct Message {
 LogicalResult PlanOp::verifyRegions() {
   int64_t numRanks = getNumRanks();
   size_t numTensors = getTensors().size();
-  if (numRanks <= 0)
-    return emitOpError() << "num_ranks must be positive, got " << numRanks;
+  if (numRanks <= 0 || numRanks > INT32_MAX)
+    return emitOpError() << "num_ranks must be in [1, 2^31 - 1], got "
+                         << numRanks;
   // (step, from, to) -> message, for sends and receives.
   std::map<std::tuple<int64_t, int64_t, int64_t>, Message> sends, recvs;
   llvm::DenseMap<int64_t, RankOp> seen;
@@ -145,13 +157,27 @@ LogicalResult PlanOp::verifyRegions() {
       return rank.emitOpError() << "src_bytes and dst_bytes need one entry per "
                                    "tensor ("
                                 << numTensors << ")";
+    if (static_cast<int64_t>(rank.getWorkspace()) < 0)
+      return rank.emitOpError() << "workspace must not be negative";
+    for (ArrayRef<int64_t> sizes : {srcBytes, dstBytes})
+      for (int64_t b : sizes)
+        if (b < -1)
+          return rank.emitOpError()
+                 << "shard sizes are bytes, or -1 for a rank outside the "
+                    "mesh; got "
+                 << b;
     auto bufferBytes = [&](int64_t tensor, int64_t buffer) -> int64_t {
       return buffer == 0 ? srcBytes[tensor] : dstBytes[tensor];
     };
     int64_t lastStep = -1;
+    bool seenStep = false;
+    std::map<int64_t, std::vector<Run>> copied; // all copies of the rank
     for (Operation &op : rank.getBody().front()) {
       if (auto copy = dyn_cast<CopyOp>(op)) {
-        std::map<int64_t, std::vector<Run>> written;
+        if (seenStep)
+          return copy.emitOpError("must come before the rank's first step "
+                                  "(copies run first)");
+        std::map<int64_t, std::vector<Run>> &written = copied;
         ArrayRef<int64_t> table = copy.getCopies();
         for (size_t i = 0; i < table.size();) {
           size_t len = copyDescriptorLength(table.drop_front(i));
@@ -177,10 +203,14 @@ LogicalResult PlanOp::verifyRegions() {
             return failure();
         continue;
       }
+      seenStep = true;
       auto step = dyn_cast<StepOp>(op);
       if (!step)
         return op.emitOpError("is not allowed in a reshard_rt.rank");
       int64_t index = static_cast<int64_t>(step.getIndex());
+      if (index < 0)
+        return step.emitOpError() << "step index " << index
+                                  << " must not be negative";
       if (index <= lastStep)
         return step.emitOpError() << "step " << index
                                   << " does not follow step " << lastStep;
@@ -207,7 +237,9 @@ LogicalResult PlanOp::verifyRegions() {
                                     "communicator of "
                                  << numRanks;
         int64_t workspace = static_cast<int64_t>(rank.getWorkspace());
-        if (bytes <= 0 || at < 0 || at + bytes > workspace)
+        int64_t end;
+        if (bytes <= 0 || at < 0 || __builtin_add_overflow(at, bytes, &end) ||
+            end > workspace)
           return m.emitOpError()
                  << "staging [" << at << ", " << at + bytes
                  << ") must be non-empty and inside the workspace of "
@@ -216,6 +248,11 @@ LogicalResult PlanOp::verifyRegions() {
         int64_t described = 0;
         for (size_t i = 0; i < table.size();) {
           size_t len = boxDescriptorLength(table.drop_front(i));
+          if (!len && table.size() - i >= 5 &&
+              (table[i + 4] < 0 || table[i + 4] > 64))
+            return m.emitOpError() << "has a box descriptor with "
+                                   << table[i + 4]
+                                   << " loops; 0 to 64 are allowed";
           if (!len)
             return m.emitOpError("has a truncated box descriptor");
           ArrayRef<int64_t> d = table.slice(i, len);

@@ -35,7 +35,9 @@ def Runtime_PlanOp : Runtime_Op<"plan",
     [Symbol, SymbolTable, NoTerminator, SingleBlock, IsolatedFromAbove]> {
   let summary = "A compiled redistribution plan: the programs of all ranks";
   let description = [{
-    Holds one `reshard_rt.rank` per communicator rank that has work. Tensors
+    Holds one `reshard_rt.rank` per rank that appears in a mesh of the plan
+    (a rank with nothing to do has an empty program, which still answers its
+    shard sizes). Tensors
     are indexed in input order; `src_bytes` and `dst_bytes` of each rank give
     the exact shard sizes the generated code checks its arguments against.
     `fingerprint` hashes the whole plan: generated code compares it across
@@ -47,7 +49,7 @@ def Runtime_PlanOp : Runtime_Op<"plan",
       reshard_rt.rank 0 workspace = 64 src_bytes = [64] dst_bytes = [0] {
         reshard_rt.step 0 {
           reshard_rt.send to 2 bytes 64 staging 0
-              pack = array<i64: 0, 0, 0, 64, 0>
+              pack = [0, 0, 0, 64, 0]
         }
       }
       ...
@@ -99,7 +101,7 @@ def Runtime_CopyOp : Runtime_Op<"copy", [HasParent<"RankOp">]> {
 
     ```mlir
     // 4 rows of 16 bytes, source rows 32 bytes apart, destination packed.
-    reshard_rt.copy array<i64: 0, 0, 0, 16, 1, 4, 32, 16>
+    reshard_rt.copy [0, 0, 0, 16, 1, 4, 32, 16]
     ```
   }];
   let arguments = (ins DenseI64ArrayAttr:$copies);
