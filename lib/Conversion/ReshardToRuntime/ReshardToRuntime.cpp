@@ -285,7 +285,8 @@ void ConvertReshardToRuntimePass::runOnOperation() {
   }
   Location loc = module.getLoc();
   auto planOp = rt::PlanOp::create(b, loc, name, numRanks,
-                                   b.getStrArrayAttr(names), 0);
+                                   b.getStrArrayAttr(names), 0,
+                                   /*staging_budget=*/nullptr);
   Block *planBody = b.createBlock(&planOp.getBody());
   auto align = [](int64_t x) { return (x + 15) & ~int64_t(15); };
   for (auto &[r, d] : ranks) {
@@ -335,6 +336,8 @@ void ConvertReshardToRuntimePass::runOnOperation() {
     }
   }
   planOp.setFingerprint(static_cast<int64_t>(fp.h));
+  if (auto budget = module->getAttrOfType<IntegerAttr>("reshard.staging_budget"))
+    planOp.setStagingBudget(budget.getInt());
 
   // The runtime program replaces the layout and its tables.
   for (Operation &op : llvm::make_early_inc_range(module.getBody()->getOperations()))

@@ -25,6 +25,10 @@ struct SchedulePass : public reshard::impl::ReshardScheduleBase<SchedulePass> {
       return signalPassFailure();
     }
     plan->store();
+    // The lowering hands the budget to the runtime program's verifier.
+    getOperation()->setAttr(
+        "reshard.staging_budget",
+        IntegerAttr::get(IntegerType::get(&getContext(), 64), stagingBudget));
   }
 };
 } // namespace

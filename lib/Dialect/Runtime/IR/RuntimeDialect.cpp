@@ -282,6 +282,15 @@ LogicalResult PlanOp::verifyRegions() {
       }
       if (failed(checkDisjoint(step, staging, "the staging of this step")))
         return failure();
+      if (std::optional<uint64_t> budget = getStagingBudget()) {
+        int64_t used = 0;
+        for (const Run &r : staging)
+          used += r.end - r.begin;
+        if (used > static_cast<int64_t>(*budget))
+          return step.emitOpError()
+                 << "stages " << used << " bytes on rank " << r
+                 << ", more than the staging budget of " << *budget;
+      }
       for (auto &[tensor, runs] : written)
         if (failed(checkDisjoint(step, runs,
                                  "the receives of tensor " + Twine(tensor))))

@@ -92,7 +92,9 @@ def ReshardSchedule : Pass<"reshard-schedule", "mlir::ModuleOp"> {
 
     Transfers are placed first fit, largest first. Messages are formed
     later, one per (step, sender, receiver) across all tensors, so many
-    small tensors cost one message per peer and step.
+    small tensors cost one message per peer and step. The budget is recorded
+    on the module as `reshard.staging_budget`, and the lowering carries it
+    into the runtime program, whose verifier holds every step to it.
 
     ```mlir
     // staging-budget=64 on a 32 x f32 piece: two pieces of 16 elements.

@@ -41,7 +41,9 @@ def Runtime_PlanOp : Runtime_Op<"plan",
     are indexed in input order; `src_bytes` and `dst_bytes` of each rank give
     the exact shard sizes the generated code checks its arguments against.
     `fingerprint` hashes the whole plan: generated code compares it across
-    ranks before any byte moves.
+    ranks before any byte moves. `staging_budget`, when present (set by
+    `reshard-schedule`), bounds the message bytes (sends plus receives) of
+    every rank in every step.
 
     ```mlir
     reshard_rt.plan @refit num_ranks = 4 tensors = ["w"]
@@ -60,7 +62,8 @@ def Runtime_PlanOp : Runtime_Op<"plan",
     SymbolNameAttr:$sym_name,
     I64Attr:$num_ranks,
     StrArrayAttr:$tensors,
-    I64Attr:$fingerprint
+    I64Attr:$fingerprint,
+    OptionalAttr<I64Attr>:$staging_budget
   );
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
