@@ -72,8 +72,8 @@ inline int wait_all(const Plan &plan, int rank, std::vector<MPI_Request> &reqs,
  * arguments; `status` is this rank's own verdict. */
 inline int agree(const Plan &plan, int rank, int status, MPI_Comm comm,
                  char *err, size_t errlen) {
-  unsigned long long in[3] = {plan.fingerprint, ~plan.fingerprint,
-                              status ? 1ull : 0ull};
+  unsigned long long in[3];
+  agreement_words(plan, status, in);
   unsigned long long out[3];
   std::vector<MPI_Request> req(1, MPI_REQUEST_NULL);
   if (MPI_Iallreduce(in, out, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm,
@@ -85,19 +85,7 @@ inline int agree(const Plan &plan, int rank, int status, MPI_Comm comm,
   int waited = wait_all(plan, rank, req, -1, err, errlen);
   if (waited)
     return waited;
-  if (out[0] != in[0] || out[1] != in[1])
-    return fail(err, errlen, RESHARD_ERR_MISMATCH,
-                "%s: rank %d: the ranks run different plans (fingerprint "
-                "%016llx here); nothing was moved",
-                plan.name, rank, in[0]);
-  if (status)
-    return status;
-  if (out[2])
-    return fail(err, errlen, RESHARD_ERR_MISMATCH,
-                "%s: rank %d: another rank rejected its arguments; nothing "
-                "was moved",
-                plan.name, rank);
-  return RESHARD_OK;
+  return agreement_verdict(plan, rank, status, out, err, errlen);
 }
 
 inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,

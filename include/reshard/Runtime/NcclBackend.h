@@ -94,8 +94,8 @@ inline cudaError_t copy_runs(uint8_t *to, const uint8_t *from, int64_t run,
 
 inline int agree(const Plan &plan, int rank, int status, ncclComm_t comm,
                  cudaStream_t stream, char *err, size_t errlen) {
-  unsigned long long host[3] = {plan.fingerprint, ~plan.fingerprint,
-                                status ? 1ull : 0ull};
+  unsigned long long host[3];
+  agreement_words(plan, status, host);
   unsigned long long *dev = 0;
   cudaError_t e = agreement_buffer(&dev);
   if (e != cudaSuccess)
@@ -112,20 +112,7 @@ inline int agree(const Plan &plan, int rank, int status, ncclComm_t comm,
                            stream)) != cudaSuccess ||
       (e = cudaStreamSynchronize(stream)) != cudaSuccess)
     return cuda_failed(plan, rank, e, "plan agreement", err, errlen);
-  if (host[0] != plan.fingerprint || host[1] != ~plan.fingerprint)
-    return fail(err, errlen, RESHARD_ERR_MISMATCH,
-                "%s: rank %d: the ranks run different plans (fingerprint "
-                "%016llx here); nothing was moved",
-                plan.name, rank,
-                static_cast<unsigned long long>(plan.fingerprint));
-  if (status)
-    return status;
-  if (host[2])
-    return fail(err, errlen, RESHARD_ERR_MISMATCH,
-                "%s: rank %d: another rank rejected its arguments; nothing "
-                "was moved",
-                plan.name, rank);
-  return RESHARD_OK;
+  return agreement_verdict(plan, rank, status, host, err, errlen);
 }
 
 inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,

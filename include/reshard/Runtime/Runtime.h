@@ -130,6 +130,36 @@ inline int check_arguments(const Plan &plan, int rank, void *const *src,
   return RESHARD_OK;
 }
 
+/* The agreement before any byte moves: every rank contributes
+ * (fingerprint, ~fingerprint, "my arguments are bad") to a MAX reduction.
+ * Given the reduced words, says what this rank returns: the plans differ
+ * unless both maxima are this rank's own values. */
+inline void agreement_words(const Plan &plan, int status,
+                            unsigned long long words[3]) {
+  words[0] = plan.fingerprint;
+  words[1] = ~plan.fingerprint;
+  words[2] = status ? 1ull : 0ull;
+}
+
+inline int agreement_verdict(const Plan &plan, int rank, int status,
+                             const unsigned long long reduced[3], char *err,
+                             size_t errlen) {
+  if (reduced[0] != plan.fingerprint || reduced[1] != ~plan.fingerprint)
+    return fail(err, errlen, RESHARD_ERR_MISMATCH,
+                "%s: rank %d: the ranks run different plans (fingerprint "
+                "%016llx here); nothing was moved",
+                plan.name, rank,
+                static_cast<unsigned long long>(plan.fingerprint));
+  if (status)
+    return status;
+  if (reduced[2])
+    return fail(err, errlen, RESHARD_ERR_MISMATCH,
+                "%s: rank %d: another rank rejected its arguments; nothing "
+                "was moved",
+                plan.name, rank);
+  return RESHARD_OK;
+}
+
 inline int64_t box_length(const int64_t *d) { return 5 + 2 * d[4]; }
 inline int64_t copy_length(const int64_t *d) { return 5 + 3 * d[4]; }
 
