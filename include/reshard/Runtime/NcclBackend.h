@@ -9,9 +9,16 @@
  * with the same receiver.
  *
  * The one synchronisation: before any byte moves, a 3-word ncclAllReduce
- * (plan fingerprint, its complement, "my arguments are bad") and a stream
- * synchronisation, so that a rank running another plan, or a rank with bad
+ * (plan fingerprint, its complement, "my arguments are bad") and a wait on
+ * the stream, so that a rank running another plan, or a rank with bad
  * arguments, makes every rank return an error instead of hanging.
+ *
+ * Faults: waits watch ncclCommGetAsyncError and abort the communicator
+ * (ncclCommAbort) on an asynchronous error. With RESHARD_TIMEOUT_SECONDS set,
+ * every step is also waited for against that deadline (which makes steps
+ * synchronous: the price of a deadline); without it, steps stay
+ * asynchronous. Communicators created nonblocking (config.blocking = 0) are
+ * supported: ncclInProgress from ncclGroupEnd is polled to completion.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef RESHARD_RUNTIME_NCCLBACKEND_H
@@ -22,6 +29,8 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <mutex>
 #include <vector>
 
@@ -38,6 +47,45 @@ inline int nccl_failed(const Plan &plan, int rank, ncclResult_t r,
                        const char *what, char *err, size_t errlen) {
   return fail(err, errlen, RESHARD_ERR_COMM, "%s: rank %d: %s: %s", plan.name,
               rank, what, ncclGetErrorString(r));
+}
+
+inline double timeout_seconds() {
+  const char *s = std::getenv("RESHARD_TIMEOUT_SECONDS");
+  return s ? std::atof(s) : 0.0;
+}
+
+/* Waits for `stream` while watching the communicator: an asynchronous NCCL
+ * error, or (with RESHARD_TIMEOUT_SECONDS) a deadline, aborts the
+ * communicator (ncclCommAbort) and returns an error instead of hanging. */
+inline int wait_stream(const Plan &plan, int rank, ncclComm_t comm,
+                       cudaStream_t stream, const char *what, char *err,
+                       size_t errlen) {
+  double limit = timeout_seconds();
+  auto start = std::chrono::steady_clock::now();
+  while (true) {
+    ncclResult_t async = ncclSuccess;
+    ncclResult_t r = ncclCommGetAsyncError(comm, &async);
+    if (r != ncclSuccess)
+      return nccl_failed(plan, rank, r, "ncclCommGetAsyncError", err, errlen);
+    if (async != ncclSuccess && async != ncclInProgress) {
+      ncclCommAbort(comm);
+      return nccl_failed(plan, rank, async, what, err, errlen);
+    }
+    cudaError_t q = cudaStreamQuery(stream);
+    if (q == cudaSuccess && async == ncclSuccess)
+      return RESHARD_OK;
+    if (q != cudaSuccess && q != cudaErrorNotReady)
+      return cuda_failed(plan, rank, q, what, err, errlen);
+    std::chrono::duration<double> waited =
+        std::chrono::steady_clock::now() - start;
+    if (limit > 0 && waited.count() > limit) {
+      ncclCommAbort(comm);
+      return fail(err, errlen, RESHARD_ERR_TIMEOUT,
+                  "%s: rank %d: %s did not complete within %g s (a peer died "
+                  "or stalled); the communicator was aborted",
+                  plan.name, rank, what, limit);
+    }
+  }
 }
 
 /* A 3-word device buffer per device for the agreement, made once. */
@@ -109,9 +157,12 @@ inline int agree(const Plan &plan, int rank, int status, ncclComm_t comm,
     return nccl_failed(plan, rank, r, "ncclAllReduce (plan agreement)", err,
                        errlen);
   if ((e = cudaMemcpyAsync(host, dev, sizeof(host), cudaMemcpyDeviceToHost,
-                           stream)) != cudaSuccess ||
-      (e = cudaStreamSynchronize(stream)) != cudaSuccess)
+                           stream)) != cudaSuccess)
     return cuda_failed(plan, rank, e, "plan agreement", err, errlen);
+  int waited = wait_stream(plan, rank, comm, stream, "the plan agreement",
+                           err, errlen);
+  if (waited)
+    return waited;
   return agreement_verdict(plan, rank, status, host, err, errlen);
 }
 
@@ -187,9 +238,17 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
               break;
         }
         ncclResult_t end = ncclGroupEnd();
-        if (r != ncclSuccess || end != ncclSuccess)
+        /* A nonblocking communicator answers ncclInProgress; the deadline
+         * (if any) and asynchronous errors are watched below. */
+        if (r != ncclSuccess || (end != ncclSuccess && end != ncclInProgress))
           return nccl_failed(plan, rank, r != ncclSuccess ? r : end,
                              "ncclSend/ncclRecv", err, errlen);
+        if (end == ncclInProgress || timeout_seconds() > 0) {
+          int waited = wait_stream(plan, rank, comm, stream, "a step", err,
+                                   errlen);
+          if (waited)
+            return waited;
+        }
         for (int64_t m = 0; m < nrecv; ++m) {
           const uint8_t *in = ws + recvs[m].staging;
           for (int64_t i = 0; i < recvs[m].desc_len;
