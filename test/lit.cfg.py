@@ -45,5 +45,14 @@ llvm_config.use_default_substitutions()
 
 tool_dirs = [config.reshard_tools_dir, config.llvm_tools_dir]
 tools = ["reshard-opt", "reshard-translate", "reshard-run", "reshard-proptest"]
+
+# The libFuzzer targets exist only in a build configured with
+# -DRESHARD_ENABLE_FUZZERS=ON (clang; scripts/fuzz.sh makes one); their short
+# runs in test/fuzz need them all.
+fuzzers = ["reshard-fuzz-mlir", "reshard-fuzz-json", "reshard-fuzz-planner"]
+if all(os.path.isfile(os.path.join(config.reshard_tools_dir, f))
+       for f in fuzzers):
+    config.available_features.add("fuzzers")
+    tools += fuzzers
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

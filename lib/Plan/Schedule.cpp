@@ -17,6 +17,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <climits>
 #include <map>
 
 using namespace reshard;
@@ -24,6 +25,9 @@ using namespace reshard;
 namespace {
 
 enum Column { kDst = 0, kSrc = 1, kGroup = 2, kVia = 3, kStep = 4 };
+
+/// Most pieces a scheduled plan may have (about 6 GiB of piece rows).
+constexpr int64_t kMaxScheduledPieces = int64_t(1) << 26;
 
 /// Sub-boxes of a box (offsets relative to it, and sizes) of at most
 /// `budget` bytes each: whole slabs of the outermost dim that fit, else one
@@ -60,6 +64,26 @@ void splitBox(llvm::ArrayRef<int64_t> sizes, int64_t elementBytes,
     splitBox(sizes, elementBytes, budget, dim + 1, offset, out);
   }
   offset[dim] = 0;
+}
+
+/// How many sub-boxes splitBox makes (saturating at INT64_MAX).
+int64_t countSplit(llvm::ArrayRef<int64_t> sizes, int64_t elementBytes,
+                   int64_t budget, unsigned dim) {
+  int64_t inner = elementBytes;
+  for (size_t d = dim + 1; d < sizes.size(); ++d)
+    inner *= sizes[d];
+  if (dim == sizes.size() || inner * sizes[dim] <= budget)
+    return 1;
+  if (inner <= budget) {
+    int64_t per = budget / inner;
+    return sizes[dim] / per + (sizes[dim] % per != 0);
+  }
+  int64_t total;
+  if (__builtin_mul_overflow(sizes[dim],
+                             countSplit(sizes, elementBytes, budget, dim + 1),
+                             &total))
+    return INT64_MAX;
+  return total;
 }
 
 /// Replaces every piece of more than `budget` bytes by its sub-boxes.
@@ -154,6 +178,26 @@ std::string reshard::schedulePlan(llvm::MutableArrayRef<PlannedTensor> tensors,
   if (options.maxOpsPerStep < 2)
     return "a step needs room for at least 2 operations (a send and a "
            "receive)";
+  // Refuse budgets that would shatter the plan into more pieces than it can
+  // hold, before splitting anything.
+  int64_t afterSplit = 0;
+  for (PlannedTensor &pt : tensors)
+    for (size_t i = 0; i < pt.table.size(); ++i) {
+      PieceTable::Piece p = pt.table[i];
+      int64_t parts =
+          pt.pieceBytes(i) <= options.stagingBudget || p.srcRank() == p.dstRank()
+              ? 1
+              : countSplit(p.sizes(), pt.layout.elementBytes,
+                           options.stagingBudget, 0);
+      if (__builtin_add_overflow(afterSplit, parts, &afterSplit) ||
+          afterSplit > kMaxScheduledPieces)
+        return llvm::formatv("fitting the pieces into a staging budget of "
+                             "{0} bytes would make more than {1} pieces "
+                             "(tensor '{2}' alone needs {3}); raise "
+                             "staging-budget",
+                             options.stagingBudget, kMaxScheduledPieces,
+                             pt.layout.name, parts);
+    }
   for (PlannedTensor &pt : tensors)
     splitLargePieces(pt, options.stagingBudget);
 

@@ -178,7 +178,7 @@ void ConvertReshardToRuntimePass::runOnOperation() {
   if (name.empty())
     name = module.getSymName() ? module.getSymName()->str() : "reshard_plan";
   if (!isCIdentifier(name)) {
-    module.emitError() << "plan name '" << name
+    emitError(module.getLoc()) << "plan name '" << name
                        << "' is not a C identifier; give the module a name "
                           "that is, or set convert-reshard-to-runtime{"
                           "plan-name=...} (reshard-opt)";

@@ -275,12 +275,12 @@ void reshard::registerTranslateToCpp() {
         }
         if (!module->getOps<rt::PlanOp>().empty() &&
             !module->getOps<RedistributeOp>().empty())
-          return module->emitError(
+          return emitError(module->getLoc(),
               "the module holds both a reshard_rt.plan and unlowered "
               "reshard.redistribute ops; translate one or the other");
         auto plans = module->getOps<rt::PlanOp>();
         if (std::distance(plans.begin(), plans.end()) != 1)
-          return module->emitError("--reshard-to-cpp needs exactly one "
+          return emitError(module->getLoc(), "--reshard-to-cpp needs exactly one "
                                    "reshard_rt.plan");
         return translatePlanToCpp(*plans.begin(), backend,
                                   emitOption == "header", os);

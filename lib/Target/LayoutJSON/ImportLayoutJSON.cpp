@@ -18,6 +18,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -48,12 +49,22 @@ public:
   OwningOpRef<ModuleOp> run();
 
 private:
+  /// Line and column from a table of line starts: SourceMgr finds columns
+  /// by scanning back to the line start, which is quadratic on the one-line
+  /// JSON that json.dump writes by default.
   Location locAt(size_t offset) {
     offset = std::min(offset, text.size());
-    auto [line, col] = sm.getLineAndColumn(
-        llvm::SMLoc::getFromPointer(text.data() + offset), sm.getMainFileID());
-    return FileLineColLoc::get(ctx, fileName, line, col);
+    if (lineStarts.empty()) {
+      lineStarts.push_back(0);
+      for (size_t i = 0; i < text.size(); ++i)
+        if (text[i] == '\n')
+          lineStarts.push_back(i + 1);
+    }
+    auto it = std::upper_bound(lineStarts.begin(), lineStarts.end(), offset);
+    size_t line = it - lineStarts.begin();
+    return FileLineColLoc::get(ctx, fileName, line, offset - *(it - 1) + 1);
   }
+  std::vector<size_t> lineStarts;
   bool error(const JValue &v, const std::string &path, const Twine &msg) {
     emitError(locAt(v.offset)) << path << ": " << msg;
     return false;

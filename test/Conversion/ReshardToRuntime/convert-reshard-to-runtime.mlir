@@ -33,6 +33,8 @@
 // RUN: reshard-run %t/scalar.mlir --check | FileCheck %s --check-prefix=EXEC-SCALAR
 // RUN: reshard-opt %t/scalar.mlir --convert-reshard-to-runtime | reshard-opt | FileCheck %s --check-prefix=SCALAR
 // RUN: reshard-opt %t/not-in-mesh.mlir --reshard-intersect --convert-reshard-to-runtime | reshard-opt | FileCheck %s --check-prefix=NO-MESH
+// RUN: reshard-opt %t/empty.mlir --convert-reshard-to-runtime | reshard-opt | FileCheck %s --check-prefix=EMPTY
+// RUN: reshard-opt %t/mesh-only.mlir --convert-reshard-to-runtime | reshard-opt | FileCheck %s --check-prefix=MESH-ONLY
 
 //--- rows-to-cols.mlir
 // [4, 6] bf16 (2 B). Source tp = 2 on ranks 0, 1 by rows: local [2, 6],
@@ -436,3 +438,25 @@ reshard.redistribute @v from @b <[[]]> to @c <[[]]>
 // NO-MESH-NEXT:     }
 // NO-MESH-NEXT:   }
 // NO-MESH-NEXT: }
+
+//--- empty.mlir
+// No redistributions: still a valid plan, over a communicator of one rank
+// (num_ranks = 0 would fail the plan verifier), with no tensors and no
+// programs.
+
+// EMPTY:      module {
+// EMPTY-NEXT:   reshard_rt.plan @reshard_plan num_ranks = 1 tensors = [] fingerprint = {{-?[0-9]+}} {
+// EMPTY-NEXT:   }
+// EMPTY-NEXT: }
+
+//--- mesh-only.mlir
+// A mesh that no redistribution uses adds no ranks, and goes with the
+// layout.
+module @idle {
+  reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+}
+
+// MESH-ONLY:      module @idle {
+// MESH-ONLY-NEXT:   reshard_rt.plan @idle num_ranks = 1 tensors = [] fingerprint = {{-?[0-9]+}} {
+// MESH-ONLY-NEXT:   }
+// MESH-ONLY-NEXT: }

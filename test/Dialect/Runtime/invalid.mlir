@@ -21,6 +21,13 @@ reshard_rt.plan @num_ranks_negative num_ranks = -2 tensors = [] fingerprint = 0 
 
 // -----
 
+// 2^31: ranks are C ints in the generated code.
+// expected-error @+1 {{'reshard_rt.plan' op num_ranks must be in [1, 2^31 - 1], got 2147483648}}
+reshard_rt.plan @num_ranks_above_int32 num_ranks = 2147483648 tensors = [] fingerprint = 0 {
+}
+
+// -----
+
 reshard_rt.plan @op_in_plan num_ranks = 1 tensors = [] fingerprint = 0 {
   // expected-error @+1 {{'builtin.module' op is not allowed in a reshard_rt.plan}}
   builtin.module {}
@@ -65,6 +72,35 @@ reshard_rt.plan @src_bytes_length num_ranks = 1 tensors = ["w", "b"] fingerprint
 reshard_rt.plan @dst_bytes_length num_ranks = 1 tensors = ["w"] fingerprint = 0 {
   // expected-error @+1 {{'reshard_rt.rank' op src_bytes and dst_bytes need one entry per tensor (1)}}
   reshard_rt.rank 0 workspace = 0 src_bytes = [16] dst_bytes = [16, 8] {
+  }
+}
+
+// -----
+
+reshard_rt.plan @workspace_negative num_ranks = 1 tensors = ["w"] fingerprint = 0 {
+  // expected-error @+1 {{'reshard_rt.rank' op workspace must not be negative}}
+  reshard_rt.rank 0 workspace = -16 src_bytes = [16] dst_bytes = [16] {
+  }
+}
+
+// -----
+
+// -1 marks a rank outside the mesh; -2 is nothing.
+reshard_rt.plan @shard_bytes_below_minus_one num_ranks = 1 tensors = ["w"] fingerprint = 0 {
+  // expected-error @+1 {{'reshard_rt.rank' op shard sizes are bytes, or -1 for a rank outside the mesh; got -2}}
+  reshard_rt.rank 0 workspace = 0 src_bytes = [-2] dst_bytes = [16] {
+  }
+}
+
+// -----
+
+// Copies run before the first step; one after a step would be reordered.
+reshard_rt.plan @copy_after_step num_ranks = 1 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [16] dst_bytes = [16] {
+    reshard_rt.step 0 {
+    }
+    // expected-error @+1 {{'reshard_rt.copy' op must come before the rank's first step (copies run first)}}
+    reshard_rt.copy [0, 0, 0, 16, 0]
   }
 }
 
@@ -137,6 +173,17 @@ reshard_rt.plan @copy_dst_negative_offset num_ranks = 1 tensors = ["w"] fingerpr
 
 // -----
 
+// offset + run = (2^63 - 1) + 9 does not fit in 64 bits (it would wrap to
+// a small end inside the buffer).
+reshard_rt.plan @copy_offset_run_overflow num_ranks = 1 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [16] dst_bytes = [16] {
+    // expected-error @+1 {{'reshard_rt.copy' op a copy source overflows 64 bits}}
+    reshard_rt.copy [0, 9223372036854775807, 0, 9, 0]
+  }
+}
+
+// -----
+
 reshard_rt.plan @copy_loop_count_zero num_ranks = 1 tensors = ["w"] fingerprint = 0 {
   reshard_rt.rank 0 workspace = 0 src_bytes = [16] dst_bytes = [16] {
     // expected-error @+1 {{'reshard_rt.copy' op a copy source has a loop of count 0 and stride 4}}
@@ -186,6 +233,16 @@ reshard_rt.plan @copy_from_no_shard num_ranks = 1 tensors = ["w"] fingerprint = 
 
 // -----
 
+// 2^26 + 1 runs of 1 byte: too many to list for the overlap check.
+reshard_rt.plan @copy_too_many_runs num_ranks = 1 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [1] dst_bytes = [67108865] {
+    // expected-error @+1 {{'reshard_rt.copy' op a copy destination has more than 67108864 contiguous runs in one step; the verifier cannot check it for overlaps}}
+    reshard_rt.copy [0, 0, 0, 1, 1, 67108865, 0, 1]
+  }
+}
+
+// -----
+
 // Destination bytes [8, 16) twice: [0, 16) then [8, 16).
 reshard_rt.plan @copy_overlap num_ranks = 1 tensors = ["w"] fingerprint = 0 {
   reshard_rt.rank 0 workspace = 0 src_bytes = [16] dst_bytes = [16] {
@@ -206,10 +263,33 @@ reshard_rt.plan @copy_self_overlap num_ranks = 1 tensors = ["w"] fingerprint = 0
 
 // -----
 
+// Two copy ops of one rank: [0, 8) then [4, 12) of the destination.
+reshard_rt.plan @copy_ops_overlap num_ranks = 1 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [16] dst_bytes = [16] {
+    reshard_rt.copy [0, 0, 0, 8, 0]
+    // expected-error @+1 {{'reshard_rt.copy' op the local copies of tensor 0 writes bytes [4, 8) twice}}
+    reshard_rt.copy [0, 0, 4, 8, 0]
+  }
+}
+
+// -----
+
 reshard_rt.plan @op_in_rank num_ranks = 1 tensors = [] fingerprint = 0 {
   reshard_rt.rank 0 workspace = 0 src_bytes = [] dst_bytes = [] {
     // expected-error @+1 {{'builtin.module' op is not allowed in a reshard_rt.rank}}
     builtin.module {}
+  }
+}
+
+// -----
+
+// A negative first step: lastStep starts at -1, so "does not follow" would
+// not catch it.
+reshard_rt.plan @step_negative num_ranks = 1 tensors = [] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [] dst_bytes = [] {
+    // expected-error @+1 {{'reshard_rt.step' op step index -1 must not be negative}}
+    reshard_rt.step -1 {
+    }
   }
 }
 
@@ -317,6 +397,42 @@ reshard_rt.plan @staging_empty num_ranks = 2 tensors = ["w"] fingerprint = 0 {
 
 // -----
 
+// staging + bytes = (2^63 - 1) + 1 does not fit in 64 bits (it would wrap
+// below the workspace size).
+reshard_rt.plan @staging_overflow num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.send' op staging [9223372036854775807, }}
+      reshard_rt.send to 1 bytes 1 staging 9223372036854775807 pack = [0, 0, 0, 1, 0]
+    }
+  }
+}
+
+// -----
+
+// n = 65 loops: more than the runtime's odometer holds.
+reshard_rt.plan @box_too_many_loops num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.send' op has a box descriptor with 65 loops; 0 to 64 are allowed}}
+      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 16, 65]
+    }
+  }
+}
+
+// -----
+
+reshard_rt.plan @box_negative_loops num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 1 workspace = 16 src_bytes = [-1] dst_bytes = [16] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.recv' op has a box descriptor with -1 loops; 0 to 64 are allowed}}
+      reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, 16, -1]
+    }
+  }
+}
+
+// -----
+
 reshard_rt.plan @box_truncated_header num_ranks = 2 tensors = ["w"] fingerprint = 0 {
   reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
     reshard_rt.step 0 {
@@ -395,6 +511,18 @@ reshard_rt.plan @box_negative_run num_ranks = 2 tensors = ["w"] fingerprint = 0 
 
 // -----
 
+// offset + run = (2^63 - 1) + 8 does not fit in 64 bits.
+reshard_rt.plan @box_offset_run_overflow num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.send' op a packed box overflows 64 bits}}
+      reshard_rt.send to 1 bytes 8 staging 0 pack = [0, 0, 9223372036854775807, 8, 0]
+    }
+  }
+}
+
+// -----
+
 reshard_rt.plan @box_loop_count_negative num_ranks = 2 tensors = ["w"] fingerprint = 0 {
   reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
     reshard_rt.step 0 {
@@ -442,6 +570,25 @@ reshard_rt.plan @box_bytes_overflow num_ranks = 2 tensors = ["w"] fingerprint = 
 
 // -----
 
+// Each box fits (2^59 runs of 8 B = 2^62 B, stride 0), but the message's
+// running total does not: four of them and 8 B more would wrap to exactly
+// the 8 bytes of the message.
+reshard_rt.plan @described_bytes_overflow num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.send' op a packed box overflows 64 bits}}
+      reshard_rt.send to 1 bytes 8 staging 0 pack = [0, 0, 0, 8, 1, 576460752303423488, 0, 0, 0, 0, 8, 1, 576460752303423488, 0, 0, 0, 0, 8, 1, 576460752303423488, 0, 0, 0, 0, 8, 1, 576460752303423488, 0, 0, 0, 0, 8, 0]
+    }
+  }
+  reshard_rt.rank 1 workspace = 16 src_bytes = [-1] dst_bytes = [16] {
+    reshard_rt.step 0 {
+      reshard_rt.recv from 0 bytes 8 staging 0 unpack = [0, 1, 0, 8, 0]
+    }
+  }
+}
+
+// -----
+
 // 2 runs of 8 B, 12 apart, from byte 4: ends at 4 + 12 + 8 = 24 > 16.
 reshard_rt.plan @box_beyond_src num_ranks = 2 tensors = ["w"] fingerprint = 0 {
   reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
@@ -472,6 +619,19 @@ reshard_rt.plan @unpack_into_no_shard num_ranks = 2 tensors = ["w"] fingerprint 
     reshard_rt.step 0 {
       // expected-error @+1 {{'reshard_rt.recv' op an unpacked box reaches byte 16 of a buffer of -1 bytes}}
       reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, 16, 0]
+    }
+  }
+}
+
+// -----
+
+// 2^26 + 1 runs of 1 byte in one receive: too many to list for the overlap
+// check (unchecked, 2^40 runs would take hours).
+reshard_rt.plan @receive_too_many_runs num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 1 workspace = 67108865 src_bytes = [-1] dst_bytes = [67108865] {
+    reshard_rt.step 0 {
+      // expected-error @+1 {{'reshard_rt.recv' op an unpacked box has more than 67108864 contiguous runs in one step; the verifier cannot check it for overlaps}}
+      reshard_rt.recv from 0 bytes 67108865 staging 0 unpack = [0, 1, 0, 1, 1, 67108865, 1]
     }
   }
 }

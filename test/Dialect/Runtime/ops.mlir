@@ -5,9 +5,9 @@
 // custom and generic syntax: a plan of two tensors over four ranks that the
 // plan verifier accepts (every send matched by a receive of the same size,
 // staging inside the workspace, boxes inside their shards), a rank that is
-// in no mesh (-1 bytes) and one with nothing to do, extra attributes, and a
-// plan without tensors. Descriptors are the formats of the dialect
-// description:
+// in no mesh (-1 bytes) and one with nothing to do, extra attributes, a
+// plan without tensors, and the largest num_ranks. Descriptors are the
+// formats of the dialect description:
 //   box  [tensor, buffer, offset, run, n, (count, stride) x n]
 //   copy [tensor, src_offset, dst_offset, run, n, (count, src, dst) x n]
 //
@@ -80,4 +80,11 @@ reshard_rt.plan @roundtrip num_ranks = 4 tensors = ["w", "b"] fingerprint = -7
 // CHECK-LABEL: reshard_rt.plan @empty num_ranks = 1 tensors = [] fingerprint = 0 {
 // CHECK-NEXT:  }
 reshard_rt.plan @empty num_ranks = 1 tensors = [] fingerprint = 0 {
+}
+
+// The largest communicator a C int rank can address (one more is in
+// invalid.mlir).
+// CHECK-LABEL: reshard_rt.plan @max_ranks num_ranks = 2147483647 tensors = [] fingerprint = 0 {
+// CHECK-NEXT:  }
+reshard_rt.plan @max_ranks num_ranks = 2147483647 tensors = [] fingerprint = 0 {
 }

@@ -4,6 +4,11 @@
 // with the definitions, and the program moves the right bytes when run
 // under mpirun: the plan of reshard-to-cpp.mlir, whose second tensor's
 // name (a"b\c) must survive the C string into the shard file names.
+// names.mlir does the same for names with control, non-ASCII and '?'
+// bytes and a trailing backslash, which appear (escaped) in the comment
+// lines at the top of both files: compiled as C++11 with trigraphs and the
+// header as C99 (where trigraphs are on), a raw name would end or splice a
+// comment (-Wcomment, -Wtrigraphs) or change a string.
 // REQUIRES: mpi
 
 // RUN: rm -rf %t && split-file %s %t && mkdir -p %t/src %t/dst
@@ -16,6 +21,28 @@
 // RUN: %python %t/shards.py make %t/src
 // RUN: env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 OMPI_MCA_oob_tcp_if_include=lo HWLOC_COMPONENTS=-gl mpirun --oversubscribe -n 3 %t/tiny --src %t/src --dst %t/dst
 // RUN: %python %t/shards.py show %t/dst | FileCheck %s
+
+// RUN: mkdir -p %t/names-src %t/names-dst
+// RUN: reshard-translate --reshard-to-cpp %t/names.mlir -o %t/names.cpp
+// RUN: reshard-translate --reshard-to-cpp --reshard-cpp-emit=header %t/names.mlir -o %t/names.h
+// RUN: mpicxx -std=c++11 -trigraphs -Wall -Werror -I%reshard_include -fsyntax-only %t/names.cpp
+// RUN: mpicc -x c -std=c99 -Wall -Werror -fsyntax-only %t/names.h
+// RUN: mpicxx -std=c++11 -trigraphs -Wall -Werror -I%reshard_include -I%t -include names.h -fsyntax-only %t/names.cpp
+// RUN: mpicxx -std=c++17 -O1 -Wall -Werror -DRESHARD_MPI_DRIVER -I%reshard_include %t/names.cpp -o %t/names
+// RUN: %python %t/shards.py make-names %t/names-src
+// RUN: env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 OMPI_MCA_oob_tcp_if_include=lo HWLOC_COMPONENTS=-gl mpirun --oversubscribe -n 1 %t/names --src %t/names-src --dst %t/names-dst
+// RUN: %python %t/shards.py show-names %t/names-dst | FileCheck %s --check-prefix=NAMES
+
+// Each tensor's 2 bytes (i, 100 + i) come back under its own name, shown
+// as Python's ascii() of the file name.
+// NAMES:      'rank0.back\\.bin': 6 106{{$}}
+// NAMES-NEXT: 'rank0.caf\xe9.bin': 3 103{{$}}
+// NAMES-NEXT: 'rank0.del\x7f.bin': 5 105{{$}}
+// NAMES-NEXT: 'rank0.n7\n7.bin': 4 104{{$}}
+// NAMES-NEXT: 'rank0.new\nline.bin': 0 100{{$}}
+// NAMES-NEXT: 'rank0.tab\there.bin': 1 101{{$}}
+// NAMES-NEXT: 'rank0.tri??=graph.bin': 2 102{{$}}
+// NAMES-NOT:  rank
 
 // Rank 0 keeps tensor 1 (local copy) and sends both tensors to rank 2;
 // rank 1 has no program and writes nothing.
@@ -45,12 +72,32 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] fingerprint = -2 
   }
 }
 
+//--- names.mlir
+// One rank copies each tensor's 2 bytes to its destination shard.
+reshard_rt.plan @names num_ranks = 1 tensors = ["new\nline", "tab\there", "tri??=graph", "caf\C3\A9", "n7\0A7", "del\7F", "back\\"] fingerprint = 1 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [2, 2, 2, 2, 2, 2, 2] dst_bytes = [2, 2, 2, 2, 2, 2, 2] {
+    reshard_rt.copy [0, 0, 0, 2, 0, 1, 0, 0, 2, 0, 2, 0, 0, 2, 0, 3, 0, 0, 2, 0, 4, 0, 0, 2, 0, 5, 0, 0, 2, 0, 6, 0, 0, 2, 0]
+  }
+}
+
 //--- shards.py
 # make DIR: rank 0's source shards (w = bytes 0..15, a"b\c = 100..107).
 # show DIR: every file in DIR, sorted, with its bytes.
+# make-names DIR: rank 0's shards of names.mlir (tensor i = bytes i, 100+i).
+# show-names DIR: like show, file names as ascii() (they hold newlines).
 import os, sys
 mode, d = sys.argv[1], sys.argv[2]
-if mode == "make":
+NAMES = ["new\nline", "tab\there", "tri??=graph", "caf\u00e9", "n7\n7",
+         "del\x7f", "back\\"]
+if mode == "make-names":
+    for i, n in enumerate(NAMES):
+        with open(os.path.join(d, "rank0." + n + ".bin"), "wb") as f:
+            f.write(bytes([i, 100 + i]))
+elif mode == "show-names":
+    for name in sorted(os.listdir(d)):
+        with open(os.path.join(d, name), "rb") as f:
+            print(ascii(name) + ": " + " ".join(str(b) for b in f.read()))
+elif mode == "make":
     with open(os.path.join(d, "rank0.w.bin"), "wb") as f:
         f.write(bytes(range(16)))
     with open(os.path.join(d, 'rank0.a"b\\c.bin'), "wb") as f:

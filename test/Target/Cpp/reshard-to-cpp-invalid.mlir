@@ -2,9 +2,10 @@
 // --reshard-cpp-emit value (checked before the input is read; names are
 // case-sensitive), an input with two plans (one translation unit holds one
 // plan), input nested deeper than 256 brackets (refused before parsing, so
-// the parser's recursion cannot overflow the stack), and unlowered input
-// that the default pipeline cannot plan. Each fails with a non-zero status
-// and writes no output file.
+// the parser's recursion cannot overflow the stack), a plan whose name
+// cannot name C functions, a plan next to unlowered redistributions, and
+// unlowered input that the default pipeline cannot plan. Each fails with a
+// non-zero status and writes no output file.
 
 // RUN: rm -rf %t && split-file %s %t
 // RUN: not reshard-translate --reshard-to-cpp --backend=gloo %t/plan.mlir -o %t/out.cpp 2>&1 | FileCheck %s --check-prefix=BACKEND
@@ -39,6 +40,20 @@
 // VERIFY: invalid-plan.mlir:4:7: error: 'reshard_rt.send' op has no matching reshard_rt.recv on rank 1 in step 0
 // RUN: not test -e %t/out.cpp
 
+// The C functions are <plan>_run, ...: a plan name that is not a C
+// identifier is refused for source and header alike (the planning pipeline
+// checks the names it gives; a hand-written plan is checked here).
+// RUN: not reshard-translate --reshard-to-cpp %t/plan-name.mlir -o %t/out.cpp 2>&1 | FileCheck %s --check-prefix=PLAN-NAME
+// RUN: not reshard-translate --reshard-to-cpp --reshard-cpp-emit=header %t/plan-name.mlir -o %t/out.cpp 2>&1 | FileCheck %s --check-prefix=PLAN-NAME
+// PLAN-NAME: plan-name.mlir:1:1: error: 'reshard_rt.plan' op name 'my-plan' is not a C identifier; the C functions are named after the plan
+// RUN: not test -e %t/out.cpp
+
+// A plan and unlowered redistributions in one module: translating the plan
+// would silently drop the redistributions.
+// RUN: not reshard-translate --reshard-to-cpp %t/mixed.mlir -o %t/out.cpp 2>&1 | FileCheck %s --check-prefix=MIXED
+// MIXED: error: the module holds both a reshard_rt.plan and unlowered reshard.redistribute ops; translate one or the other
+// RUN: not test -e %t/out.cpp
+
 // Unlowered input goes through the planning pipeline, whose errors are
 // reported as reshard-opt would report them.
 // RUN: not reshard-translate --reshard-to-cpp %t/bad-name.mlir -o %t/out.cpp 2>&1 | FileCheck %s --check-prefix=NAME
@@ -54,6 +69,17 @@ reshard_rt.plan @a num_ranks = 1 tensors = [] fingerprint = 0 {
 }
 reshard_rt.plan @b num_ranks = 1 tensors = [] fingerprint = 0 {
 }
+
+//--- plan-name.mlir
+reshard_rt.plan @"my-plan" num_ranks = 1 tensors = [] fingerprint = 0 {
+}
+
+//--- mixed.mlir
+reshard_rt.plan @p num_ranks = 1 tensors = [] fingerprint = 0 {
+}
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+reshard.redistribute @w from @m <[[tp]]> to @m <[[]]>
+    : tensor<4xf32> -> tensor<4xf32>
 
 //--- invalid-plan.mlir
 reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {

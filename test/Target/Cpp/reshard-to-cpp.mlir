@@ -7,6 +7,8 @@
 //   kPlan: name, fingerprint (the plan's i64 as unsigned hex), num_ranks,
 //          num_tensors, names, programs, #programs, kProgramOf, 1 + the
 //          largest step index.
+// Tensor names are written as escaped C strings, in the tables and in the
+// comment lines at the top (names.mlir).
 // Input that is not lowered yet is planned with the default pipeline first;
 // that output must equal the explicit pipeline's, byte for byte. Whether
 // the generated code compiles is checked in reshard-to-cpp-compile.mlir.
@@ -26,6 +28,8 @@
 // RUN: diff %t/raw.cpp %t/lowered.cpp
 // RUN: FileCheck %s --check-prefix=RAW < %t/raw.cpp
 // RUN: reshard-translate --reshard-to-cpp %t/raw-unnamed.mlir | FileCheck %s --check-prefix=RAW-UNNAMED
+// RUN: reshard-translate --reshard-to-cpp %t/names.mlir | FileCheck %s --check-prefix=NAMES
+// RUN: reshard-translate --reshard-to-cpp --reshard-cpp-emit=header %t/names.mlir | FileCheck %s --check-prefix=NAMES-HEADER
 
 //--- tiny.mlir
 // Two tensors over 3 ranks; rank 1 has no program. Rank 0 copies tensor 1
@@ -253,3 +257,36 @@ reshard.redistribute @w from @m <[[], [tp]]> to @m <[[], []]>
 
 // RAW-UNNAMED: const reshard_rt::Plan kPlan = {"reshard_plan",
 // RAW-UNNAMED: int reshard_plan_run(
+
+//--- names.mlir
+// Tensor names are C strings everywhere, the `//` lines at the top too: a
+// newline would end the comment, a trailing backslash would splice the next
+// line into it, and "??=" is a trigraph before C++17. Control bytes,
+// non-ASCII bytes (UTF-8 of e-acute) and '?' are 3-digit octal escapes, so
+// a digit after one cannot extend it ("n7\0A7" is "n7\012" then "7").
+reshard_rt.plan @names num_ranks = 1 tensors = ["new\nline", "tab\there", "tri??=graph", "caf\C3\A9", "n7\0A7", "del\7F", "back\\"] fingerprint = 1 {
+}
+
+// NAMES:      // Do not edit. Tensors, in the order of the src/dst arrays:
+// NAMES-NEXT: //   0: "new\012line"
+// NAMES-NEXT: //   1: "tab\011here"
+// NAMES-NEXT: //   2: "tri\077\077=graph"
+// NAMES-NEXT: //   3: "caf\303\251"
+// NAMES-NEXT: //   4: "n7\0127"
+// NAMES-NEXT: //   5: "del\177"
+// NAMES-NEXT: //   6: "back\\"
+// NAMES-NEXT: #include "reshard/Runtime/MpiBackend.h"
+// NAMES:      const char *const kTensorNames[] = {
+// NAMES-NEXT:     "new\012line",
+// NAMES-NEXT:     "tab\011here",
+// NAMES-NEXT:     "tri\077\077=graph",
+// NAMES-NEXT:     "caf\303\251",
+// NAMES-NEXT:     "n7\0127",
+// NAMES-NEXT:     "del\177",
+// NAMES-NEXT:     "back\\"};
+
+// The header carries the same comment lines; the trailing backslash must not
+// swallow the include guard.
+// NAMES-HEADER:      //   6: "back\\"
+// NAMES-HEADER-NEXT: #ifndef RESHARD_PLAN_NAMES_H
+// NAMES-HEADER-NEXT: #define RESHARD_PLAN_NAMES_H

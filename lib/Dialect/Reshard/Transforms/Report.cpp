@@ -19,7 +19,7 @@ struct ReportPass : public reshard::impl::ReshardReportBase<ReportPass> {
   using Base::Base;
   void runOnOperation() override {
     if (format != "text" && format != "json") {
-      getOperation().emitError() << "reshard-report: unknown format '"
+      emitError(getOperation().getLoc()) << "reshard-report: unknown format '"
                                  << format << "'; use text or json";
       return signalPassFailure();
     }
@@ -50,7 +50,7 @@ struct ReportPass : public reshard::impl::ReshardReportBase<ReportPass> {
     std::unique_ptr<llvm::ToolOutputFile> file =
         openOutputFile(output, &error);
     if (!file) {
-      getOperation().emitError() << "reshard-report: " << error;
+      emitError(getOperation().getLoc()) << "reshard-report: " << error;
       return signalPassFailure();
     }
     printReport(buildReport(plan->tensors), format == "json", perRank,

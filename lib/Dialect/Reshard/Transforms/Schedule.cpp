@@ -21,7 +21,7 @@ struct SchedulePass : public reshard::impl::ReshardScheduleBase<SchedulePass> {
     std::string err =
         schedulePlan(plan->tensors, {stagingBudget, maxOpsPerStep});
     if (!err.empty()) {
-      getOperation().emitError() << "reshard-schedule: " << err;
+      emitError(getOperation().getLoc()) << "reshard-schedule: " << err;
       return signalPassFailure();
     }
     plan->store();

@@ -21,7 +21,7 @@ struct SelectSourcesPass
     } else if (strategy == "direct") {
       s = SourceStrategy::Direct;
     } else {
-      getOperation().emitError()
+      emitError(getOperation().getLoc())
           << "reshard-select-sources: unknown strategy '" << strategy
           << "'; use balanced or direct";
       return signalPassFailure();

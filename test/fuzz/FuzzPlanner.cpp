@@ -1,0 +1,403 @@
+//===- FuzzPlanner.cpp - libFuzzer target: plan random layouts, run them --===//
+//
+// Bytes are decoded into a small plan: one to three tensors (0-D to 5-D,
+// dims up to 12, blocks, several mesh axes on one dim, replication) moving
+// between two meshes (up to 4-D, up to 16 devices, ranks identical,
+// overlapping or disjoint, sometimes near INT32_MAX) with an optional
+// topology. Every decoded layout is valid, so the planner must succeed:
+// computePieces, selectSources (balanced or direct), schedulePlan with a
+// small staging budget and operation bound; then every tensor's pieces run
+// on host buffers as `reshard-run --check` does. Any error string, wrong or
+// unwritten element, broken schedule bound, or (balanced routing) network
+// bytes above the lower bound aborts.
+//
+//===----------------------------------------------------------------------===//
+#include "reshard/Plan/CostModel.h"
+#include "reshard/Plan/Interpreter.h"
+#include "reshard/Plan/Pieces.h"
+#include "reshard/Plan/Routing.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+using namespace reshard;
+
+namespace {
+
+constexpr int64_t kMaxDevices = 16;
+// Small enough for thousands of cases a second under the sanitizers; every
+// split of the planner already shows at these sizes.
+constexpr int64_t kMaxElements = 256;
+// The staging budget is raised until the plan's bytes fit in this many
+// budgets: schedulePlan places transfers first fit from step 0, which is
+// quadratic when a tiny budget makes hundreds of steps.
+constexpr int64_t kMaxBudgetsPerPlan = 64;
+
+struct Case {
+  MeshSpec src, dst;
+  std::optional<TopologySpec> topology;
+  std::vector<TensorLayout> tensors;
+  SourceStrategy strategy = SourceStrategy::Balanced;
+  bool schedule = true;
+  ScheduleOptions options;
+};
+
+std::string describe(const Case &c);
+
+[[noreturn]] void fail(const Case &c, const std::string &what) {
+  std::fprintf(stderr, "reshard-fuzz-planner: %s\n%s", what.c_str(),
+               describe(c).c_str());
+  std::abort();
+}
+
+std::string list(llvm::ArrayRef<int64_t> v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+std::string meshText(const char *name, const MeshSpec &m) {
+  std::string axes;
+  for (size_t i = 0; i < m.axes.size(); ++i)
+    axes += (i ? ", \"" : "\"") + m.axes[i] + "\"";
+  return llvm::formatv("reshard.mesh @{0} shape = {1} axes = [{2}] ranks = "
+                       "{3}\n",
+                       name, list(m.shape), axes, list(m.ranks));
+}
+
+std::string shardingText(const MeshSpec &mesh, const Sharding &s) {
+  std::string out = "<[";
+  for (size_t d = 0; d < s.dims.size(); ++d) {
+    out += d ? ", [" : "[";
+    for (size_t j = 0; j < s.dims[d].axes.size(); ++j)
+      out += (j ? ", " : "") + mesh.axes[s.dims[d].axes[j]];
+    out += "]";
+    if (!s.dims[d].blocks.empty())
+      out += " blocks " + list(s.dims[d].blocks);
+  }
+  return out + "]>";
+}
+
+/// The case as reshard IR plus the pipeline, so that a finding replays
+/// with the tools: reshard-opt case.mlir --pass-pipeline=... | reshard-run
+/// - --check.
+std::string describe(const Case &c) {
+  std::string s;
+  if (c.topology)
+    s += llvm::formatv("reshard.topology @topo gpus_per_node = {0} "
+                       "nvl_domain_size = {1} nvlink_GBps_per_gpu = 450.0 "
+                       "nic_GBps_per_gpu = 50.0\n",
+                       c.topology->gpusPerNode, c.topology->nvlDomainSize);
+  s += meshText("src", c.src) + meshText("dst", c.dst);
+  static const char *types[] = {"", "i8", "i16", "", "f32", "", "", "", "f64"};
+  for (const TensorLayout &t : c.tensors) {
+    std::string type = "tensor<";
+    for (int64_t n : t.shape)
+      type += std::to_string(n) + "x";
+    type += std::string(types[t.elementBytes]) + ">";
+    s += llvm::formatv("reshard.redistribute @{0} from @src {1} to @dst {2}{3}"
+                       " : {4} -> {4}\n",
+                       t.name, shardingText(c.src, t.src.sharding),
+                       shardingText(c.dst, t.dst.sharding),
+                       c.topology ? " topology @topo" : "", type);
+  }
+  s += llvm::formatv(
+      "// pipeline: reshard-intersect,reshard-select-sources{{strategy={0}}",
+      c.strategy == SourceStrategy::Balanced ? "balanced" : "direct");
+  if (c.schedule)
+    s += llvm::formatv(",reshard-schedule{{staging-budget={0} "
+                       "max-ops-per-step={1}}",
+                       c.options.stagingBudget, c.options.maxOpsPerStep);
+  return s + "\n";
+}
+
+/// Distinct ranks for `n` devices, each drawn from [0, 32).
+llvm::SmallVector<int64_t> drawRanks(FuzzedDataProvider &in, int64_t n) {
+  llvm::SmallVector<int64_t> ranks;
+  std::set<int64_t> used;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t r = in.ConsumeIntegralInRange<int64_t>(0, 31);
+    while (used.count(r))
+      r = (r + 1) % 32;
+    used.insert(r);
+    ranks.push_back(r);
+  }
+  return ranks;
+}
+
+MeshSpec drawMesh(FuzzedDataProvider &in) {
+  MeshSpec m;
+  int64_t n = 1;
+  for (int i = 0, e = in.ConsumeIntegralInRange<int>(0, 4); i < e; ++i) {
+    int64_t size = in.ConsumeIntegralInRange<int64_t>(1, 4);
+    if (n * size > kMaxDevices)
+      size = 1;
+    n *= size;
+    m.shape.push_back(size);
+    m.axes.push_back("a" + std::to_string(i));
+  }
+  m.ranks = drawRanks(in, n);
+  return m;
+}
+
+/// A sharding spec over `mesh` for `shape`: each mesh axis, in a drawn
+/// order (major to minor), shards one dim or none; some dims get blocks.
+ShardingSpec drawSharding(FuzzedDataProvider &in, const MeshSpec &mesh,
+                          llvm::ArrayRef<int64_t> shape) {
+  ShardingSpec spec;
+  spec.dims.resize(shape.size());
+  llvm::SmallVector<unsigned> order;
+  for (unsigned a = 0; a < mesh.axes.size(); ++a)
+    order.push_back(a);
+  for (unsigned i = 0; i + 1 < order.size(); ++i)
+    std::swap(order[i], order[in.ConsumeIntegralInRange<unsigned>(
+                            i, order.size() - 1)]);
+  for (unsigned a : order) {
+    // shape.size() means "replicated over this axis".
+    size_t dim = in.ConsumeIntegralInRange<size_t>(0, shape.size());
+    if (dim < shape.size())
+      spec.dims[dim].axes.push_back(mesh.axes[a]);
+  }
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (in.ConsumeIntegralInRange<int>(0, 3) != 0)
+      continue;
+    int64_t left = shape[d];
+    for (int b = 0, nb = in.ConsumeIntegralInRange<int>(1, 4); b + 1 < nb;
+         ++b) {
+      int64_t size = in.ConsumeIntegralInRange<int64_t>(0, left);
+      spec.dims[d].blocks.push_back(size);
+      left -= size;
+    }
+    spec.dims[d].blocks.push_back(left);
+  }
+  return spec;
+}
+
+Case decode(FuzzedDataProvider &in) {
+  Case c;
+  c.src = drawMesh(in);
+  switch (in.ConsumeIntegralInRange<int>(0, 3)) {
+  case 0: // the same mesh (in-place reshard)
+    c.dst = c.src;
+    break;
+  case 1: { // the same devices in another shape or order, when it fits
+    c.dst = drawMesh(in);
+    if (c.dst.ranks.size() != c.src.ranks.size())
+      break;
+    llvm::SmallVector<size_t> order;
+    for (size_t i = 0; i < c.dst.ranks.size(); ++i)
+      order.push_back(i);
+    llvm::sort(order, [&](size_t a, size_t b) {
+      return c.dst.ranks[a] < c.dst.ranks[b];
+    });
+    for (size_t i = 0; i < order.size(); ++i)
+      c.dst.ranks[order[i]] = c.src.ranks[i];
+    break;
+  }
+  case 2: { // disjoint
+    c.dst = drawMesh(in);
+    for (int64_t &r : c.dst.ranks)
+      r += 32;
+    break;
+  }
+  default: // overlapping by chance
+    c.dst = drawMesh(in);
+    break;
+  }
+  if (in.ConsumeIntegralInRange<int>(0, 15) == 0) {
+    // Ranks at the top of the legal range.
+    for (MeshSpec *m : {&c.src, &c.dst})
+      for (int64_t &r : m->ranks)
+        r += kMaxMeshDevices - 63;
+  }
+  if (in.ConsumeBool()) {
+    TopologySpec t;
+    t.gpusPerNode = in.ConsumeIntegralInRange<int64_t>(1, 8);
+    t.nvlDomainSize = t.gpusPerNode * in.ConsumeIntegralInRange<int64_t>(1, 4);
+    c.topology = t;
+  }
+  c.strategy = in.ConsumeBool() ? SourceStrategy::Direct
+                                : SourceStrategy::Balanced;
+  c.schedule = in.ConsumeIntegralInRange<int>(0, 3) != 0;
+  c.options.stagingBudget = int64_t(8) << in.ConsumeIntegralInRange<int>(0, 10);
+  c.options.maxOpsPerStep = in.ConsumeIntegralInRange<int64_t>(2, 9);
+
+  static const int64_t elementBytes[] = {1, 2, 4, 8};
+  for (int t = 0, nt = in.ConsumeIntegralInRange<int>(1, 3); t < nt; ++t) {
+    TensorLayout l;
+    l.name = "t" + std::to_string(t);
+    int rank = in.ConsumeIntegralInRange<int>(0, 5);
+    int64_t elements = 1;
+    for (int d = 0; d < rank; ++d) {
+      int64_t n = in.ConsumeIntegralInRange<int64_t>(1, 12);
+      n = std::min(n, std::max<int64_t>(1, kMaxElements / elements));
+      elements *= n;
+      l.shape.push_back(n);
+    }
+    if (rank && in.ConsumeIntegralInRange<int>(0, 15) == 0)
+      l.shape[in.ConsumeIntegralInRange<int>(0, rank - 1)] = 0;
+    l.elementBytes = elementBytes[in.ConsumeIntegralInRange<int>(0, 3)];
+    ShardingSpec srcSpec = drawSharding(in, c.src, l.shape);
+    ShardingSpec dstSpec = drawSharding(in, c.dst, l.shape);
+    l.src.mesh = c.src;
+    l.dst.mesh = c.dst;
+    // The layout checks the verifier runs; the decoder only makes valid
+    // layouts, so a rejection is a finding too.
+    std::string errors;
+    auto diag = [&](const std::string &path, const std::string &msg) {
+      errors += path + ": " + msg + "\n";
+    };
+    std::optional<Sharding> src, dst;
+    if (!verifyMesh(c.src, "src", diag) || !verifyMesh(c.dst, "dst", diag) ||
+        (c.topology && !verifyTopology(*c.topology, "topology", diag)) ||
+        !verifyTensorShape(l.shape, l.elementBytes, l.name, diag) ||
+        !(src = resolveSharding(srcSpec, c.src.axes, l.shape, "src", diag)) ||
+        !(dst = resolveSharding(dstSpec, c.dst.axes, l.shape, "dst", diag))) {
+      c.tensors.push_back(l);
+      fail(c, "the layout checks reject a valid layout:\n" + errors);
+    }
+    l.src.sharding = *src;
+    l.dst.sharding = *dst;
+    c.tensors.push_back(std::move(l));
+  }
+  int64_t bytes = 0;
+  for (const TensorLayout &l : c.tensors) {
+    int64_t n = l.elementBytes;
+    for (int64_t d : l.shape)
+      n *= d;
+    bytes += n;
+  }
+  while (bytes > kMaxBudgetsPerPlan * c.options.stagingBudget)
+    c.options.stagingBudget *= 2;
+  return c;
+}
+
+/// Holds the schedule to its promises: per rank and step, staging bytes
+/// (sends plus receives) within the budget and distinct peers within the
+/// operation bound.
+void checkSchedule(const Case &c, llvm::ArrayRef<PlannedTensor> plan) {
+  struct Load {
+    int64_t staging = 0;
+    std::set<int64_t> sendPeers, recvPeers;
+  };
+  std::map<std::pair<int64_t, int64_t>, Load> loads; // (rank, step)
+  for (const PlannedTensor &pt : plan)
+    for (size_t i = 0; i < pt.table.size(); ++i) {
+      PieceTable::Piece p = pt.table[i];
+      if (p.step() < 0)
+        fail(c, llvm::formatv("tensor {0} piece {1}: negative step {2}",
+                              pt.layout.name, i, p.step()));
+      int64_t from = p.via() == -1 ? p.srcRank() : p.via();
+      if (from == p.dstRank())
+        continue; // a local copy stages nothing
+      int64_t bytes = pt.pieceBytes(i);
+      Load &s = loads[{from, p.step()}], &r = loads[{p.dstRank(), p.step()}];
+      s.staging += bytes;
+      r.staging += bytes;
+      s.sendPeers.insert(p.dstRank());
+      r.recvPeers.insert(from);
+    }
+  for (auto &[at, load] : loads) {
+    if (load.staging > c.options.stagingBudget)
+      fail(c, llvm::formatv("rank {0} stages {1} bytes in step {2}, over the "
+                            "budget of {3}",
+                            at.first, load.staging, at.second,
+                            c.options.stagingBudget));
+    int64_t ops = load.sendPeers.size() + load.recvPeers.size();
+    if (ops > c.options.maxOpsPerStep)
+      fail(c, llvm::formatv("rank {0} issues {1} operations in step {2}, over "
+                            "the bound of {3}",
+                            at.first, ops, at.second,
+                            c.options.maxOpsPerStep));
+  }
+}
+
+void checkTables(const Case &c, llvm::ArrayRef<PlannedTensor> plan,
+                 const char *stage) {
+  for (const PlannedTensor &pt : plan) {
+    std::string err = validatePieces(pt.layout, pt.table);
+    if (!err.empty())
+      fail(c, llvm::formatv("after {0}, tensor {1}: {2}", stage,
+                            pt.layout.name, err));
+  }
+}
+
+/// Runs every tensor's pieces on check buffers and compares the result.
+void execute(const Case &c, const PlannedTensor &pt) {
+  const TensorLayout &l = pt.layout;
+  ShardBuffers src = makeCheckBuffers(l, true);
+  ShardBuffers dst = makeCheckBuffers(l, false);
+  std::string err = executePieces(l, pt.table, src, dst);
+  if (!err.empty())
+    fail(c, "tensor " + l.name + ": execution: " + err);
+  std::vector<Mismatch> wrong;
+  if (int64_t bad = checkDestination(l, dst, wrong, 3)) {
+    std::string s = llvm::formatv("tensor {0}: {1} destination elements wrong",
+                                  l.name, bad);
+    for (const Mismatch &m : wrong)
+      s += llvm::formatv("; rank {0} local {1}: expected {2}, got {3}", m.rank,
+                         m.localLinearIndex, m.expected, m.actual);
+    fail(c, s);
+  }
+  // Exactly once: each destination rank's pieces add up to its shard.
+  std::map<int64_t, int64_t> written;
+  for (size_t i = 0; i < pt.table.size(); ++i)
+    written[pt.table[i].dstRank()] += pt.table[i].numElements();
+  for (auto &[rank, shape] : localShapes(l, false)) {
+    int64_t n = 1;
+    for (int64_t e : shape)
+      n *= e;
+    if (written[rank] != n)
+      fail(c, llvm::formatv("tensor {0}: rank {1}'s pieces write {2} "
+                            "elements, its shard has {3}",
+                            l.name, rank, written[rank], n));
+  }
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  FuzzedDataProvider in(data, size);
+  Case c = decode(in);
+  // RESHARD_FUZZ_DUMP=1 prints each case as IR (for replaying one input).
+  static const bool dump = std::getenv("RESHARD_FUZZ_DUMP") != nullptr;
+  if (dump)
+    std::fprintf(stderr, "%s", describe(c).c_str());
+
+  std::vector<PlannedTensor> plan;
+  for (const TensorLayout &l : c.tensors)
+    plan.push_back({l, computePieces(l), c.topology});
+  selectSources(plan, c.strategy);
+  if (c.schedule) {
+    // executePieces validates the final tables; this one shows which stage
+    // broke a table.
+    checkTables(c, plan, "selectSources");
+    std::string err = schedulePlan(plan, c.options);
+    if (!err.empty())
+      fail(c, "schedulePlan: " + err);
+    checkTables(c, plan, "schedulePlan");
+    checkSchedule(c, plan);
+  }
+  for (const PlannedTensor &pt : plan)
+    execute(c, pt);
+
+  if (c.strategy == SourceStrategy::Balanced) {
+    PlanReport report = buildReport(plan);
+    if (report.plan.bytes[kNetwork] != report.bounds.networkBytes)
+      fail(c, llvm::formatv("balanced routing sends {0} network bytes, the "
+                            "lower bound is {1}",
+                            report.plan.bytes[kNetwork],
+                            report.bounds.networkBytes));
+  }
+  return 0;
+}
