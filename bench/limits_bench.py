@@ -65,8 +65,8 @@ def main():
                          "src": {"mesh": "big", "dims": [["x"], []]},
                          "dst": {"mesh": "small", "dims": [[], ["y"]]}}]})
         t = args.tensors
-        print("%d tensors (1024 x 1024 bf16 each, TP8 rows -> TP8 columns on "
-              "disjoint ranks):" % t)
+        print("%d tensors (1024 x 1024 bf16 each, TP8 rows on ranks 0-7 -> TP8 "
+              "rows on ranks 8-15: 8 pieces per tensor):" % t)
         plan(args.build, tmp, "tensors", {
             "meshes": {"a": {"shape": [8], "axes": ["tp"], "ranks": list(range(8))},
                        "b": {"shape": [8], "axes": ["tp"], "ranks": list(range(8, 16))}},
@@ -74,7 +74,7 @@ def main():
                          "nic_GBps_per_gpu": 50, "nvlink_GBps_per_gpu": 450},
             "tensors": [{"name": "t%d" % i, "shape": [1024, 1024], "dtype": "bf16",
                          "src": {"mesh": "a", "dims": [["tp"], []]},
-                         "dst": {"mesh": "b", "dims": [[], ["tp"]]}} for i in range(t)]})
+                         "dst": {"mesh": "b", "dims": [["tp"], []]}} for i in range(t)]})
         big = (1 << 62) - 1
         print("dims near 2^62 (int8 [2^62 - 1] over 4 -> 3 ranks; and [2^62, 2] "
               "which overflows 2^63 bytes):")

@@ -144,7 +144,14 @@ public:
     r.staging += bytes;
     s.sendPeers.insert(to);
     r.recvPeers.insert(from);
+    advance(from);
+    advance(to);
   }
+  /// The first step in which `rank` can still take a new peer and a byte:
+  /// no transfer to a new peer fits before it, so placement starts there
+  /// (a transfer to a peer it already has might have fitted earlier; that
+  /// only costs optimality, and keeps placement near linear).
+  int64_t firstOpen(int64_t rank) { return hint.lookup(rank); }
 
 private:
   struct State {
@@ -152,6 +159,16 @@ private:
     llvm::SmallDenseSet<int64_t, 8> sendPeers, recvPeers;
     int64_t ops() const { return sendPeers.size() + recvPeers.size(); }
   };
+  void advance(int64_t rank) {
+    int64_t &h = hint[rank];
+    while (true) {
+      State &st = at(rank, h);
+      if (st.staging < options.stagingBudget &&
+          st.ops() < options.maxOpsPerStep)
+        break;
+      ++h;
+    }
+  }
   State &at(int64_t rank, int64_t step) {
     std::vector<State> &steps = perRank[rank];
     if (steps.size() <= static_cast<size_t>(step))
@@ -160,6 +177,7 @@ private:
   }
   const ScheduleOptions &options;
   llvm::DenseMap<int64_t, std::vector<State>> perRank;
+  llvm::DenseMap<int64_t, int64_t> hint;
 };
 
 struct Transfer {
@@ -221,11 +239,12 @@ std::string reshard::schedulePlan(llvm::MutableArrayRef<PlannedTensor> tensors,
 
   StepLoads loads(options);
   auto place = [&](const Transfer &x, int64_t from, int64_t firstStep) {
-    int64_t step = firstStep;
-    while (!loads.fits(from, tensors[x.tensor].table[x.row].dstRank(),
-                       x.bytes, step))
+    int64_t to = tensors[x.tensor].table[x.row].dstRank();
+    int64_t step =
+        std::max({firstStep, loads.firstOpen(from), loads.firstOpen(to)});
+    while (!loads.fits(from, to, x.bytes, step))
       ++step;
-    loads.add(from, tensors[x.tensor].table[x.row].dstRank(), x.bytes, step);
+    loads.add(from, to, x.bytes, step);
     tensors[x.tensor].table.row(x.row)[kStep] = step;
   };
   for (const Transfer &x : direct)
