@@ -70,15 +70,20 @@ std::string print(ModuleOp module) {
 }
 
 MLIRContext &context() {
-  static MLIRContext *ctx = [] {
+  // A fresh context now and then: uniqued attributes and types of every
+  // input would otherwise pile up over a million runs. Nothing an input
+  // sees depends on what earlier inputs left in the context.
+  static std::unique_ptr<MLIRContext> ctx;
+  static unsigned uses = 0;
+  if (!ctx || ++uses % 10000 == 0) {
     DialectRegistry registry;
     reshard::registerAllDialects(registry);
-    auto *c = new MLIRContext(registry, MLIRContext::Threading::DISABLED);
-    c->loadAllAvailableDialects();
-    c->printOpOnDiagnostic(false);
-    c->printStackTraceOnDiagnostic(false);
-    return c;
-  }();
+    ctx = std::make_unique<MLIRContext>(registry,
+                                        MLIRContext::Threading::DISABLED);
+    ctx->loadAllAvailableDialects();
+    ctx->printOpOnDiagnostic(false);
+    ctx->printStackTraceOnDiagnostic(false);
+  }
   return *ctx;
 }
 

@@ -37,9 +37,9 @@ constexpr int64_t kMaxDevices = 16;
 // Small enough for thousands of cases a second under the sanitizers; every
 // split of the planner already shows at these sizes.
 constexpr int64_t kMaxElements = 256;
-// The staging budget is raised until the plan's bytes fit in this many
-// budgets: schedulePlan places transfers first fit from step 0, which is
-// quadratic when a tiny budget makes hundreds of steps.
+// The staging budget is raised until what one rank may send fits in this
+// many budgets: tiny budgets still split pieces and fill steps, without
+// making thousands of one-element transfers per case.
 constexpr int64_t kMaxBudgetsPerPlan = 64;
 
 struct Case {
@@ -270,9 +270,11 @@ Case decode(FuzzedDataProvider &in) {
     l.dst.sharding = *dst;
     c.tensors.push_back(std::move(l));
   }
+  // What one rank may have to send: every destination device's shard of
+  // every tensor (a direct plan sends replicas from one holder).
   int64_t bytes = 0;
   for (const TensorLayout &l : c.tensors) {
-    int64_t n = l.elementBytes;
+    int64_t n = l.elementBytes * static_cast<int64_t>(l.dst.mesh.ranks.size());
     for (int64_t d : l.shape)
       n *= d;
     bytes += n;

@@ -236,7 +236,7 @@ reshard_rt.plan @copy_from_no_shard num_ranks = 1 tensors = ["w"] fingerprint = 
 // 2^26 + 1 runs of 1 byte: too many to list for the overlap check.
 reshard_rt.plan @copy_too_many_runs num_ranks = 1 tensors = ["w"] fingerprint = 0 {
   reshard_rt.rank 0 workspace = 0 src_bytes = [1] dst_bytes = [67108865] {
-    // expected-error @+1 {{'reshard_rt.copy' op a copy destination has more than 67108864 contiguous runs in one step; the verifier cannot check it for overlaps}}
+    // expected-error @+1 {{'reshard_rt.copy' op brings the plan's writes to more than 67108864 contiguous runs; the verifier cannot check that many for overlaps}}
     reshard_rt.copy [0, 0, 0, 1, 1, 67108865, 0, 1]
   }
 }
@@ -367,7 +367,7 @@ reshard_rt.plan @peer_negative num_ranks = 2 tensors = ["w"] fingerprint = 0 {
 reshard_rt.plan @staging_outside num_ranks = 2 tensors = ["w"] fingerprint = 0 {
   reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
     reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.send' op staging [8, 24) must be non-empty and inside the workspace of 16 bytes}}
+      // expected-error @+1 {{'reshard_rt.send' op staging of 16 bytes at offset 8 must be non-empty and inside the workspace of 16 bytes}}
       reshard_rt.send to 1 bytes 16 staging 8 pack = [0, 0, 0, 16, 0]
     }
   }
@@ -378,7 +378,7 @@ reshard_rt.plan @staging_outside num_ranks = 2 tensors = ["w"] fingerprint = 0 {
 reshard_rt.plan @staging_negative num_ranks = 2 tensors = ["w"] fingerprint = 0 {
   reshard_rt.rank 1 workspace = 16 src_bytes = [-1] dst_bytes = [16] {
     reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.recv' op staging [-16, 0) must be non-empty and inside the workspace of 16 bytes}}
+      // expected-error @+1 {{'reshard_rt.recv' op staging of 16 bytes at offset -16 must be non-empty and inside the workspace of 16 bytes}}
       reshard_rt.recv from 0 bytes 16 staging -16 unpack = [0, 1, 0, 16, 0]
     }
   }
@@ -389,7 +389,7 @@ reshard_rt.plan @staging_negative num_ranks = 2 tensors = ["w"] fingerprint = 0 
 reshard_rt.plan @staging_empty num_ranks = 2 tensors = ["w"] fingerprint = 0 {
   reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
     reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.send' op staging [0, 0) must be non-empty and inside the workspace of 16 bytes}}
+      // expected-error @+1 {{'reshard_rt.send' op staging of 0 bytes at offset 0 must be non-empty and inside the workspace of 16 bytes}}
       reshard_rt.send to 1 bytes 0 staging 0 pack = []
     }
   }
@@ -402,7 +402,7 @@ reshard_rt.plan @staging_empty num_ranks = 2 tensors = ["w"] fingerprint = 0 {
 reshard_rt.plan @staging_overflow num_ranks = 2 tensors = ["w"] fingerprint = 0 {
   reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
     reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.send' op staging [9223372036854775807, }}
+      // expected-error @+1 {{'reshard_rt.send' op staging of 1 bytes at offset 9223372036854775807 must be non-empty and inside the workspace of 16 bytes}}
       reshard_rt.send to 1 bytes 1 staging 9223372036854775807 pack = [0, 0, 0, 1, 0]
     }
   }
@@ -630,7 +630,7 @@ reshard_rt.plan @unpack_into_no_shard num_ranks = 2 tensors = ["w"] fingerprint 
 reshard_rt.plan @receive_too_many_runs num_ranks = 2 tensors = ["w"] fingerprint = 0 {
   reshard_rt.rank 1 workspace = 67108865 src_bytes = [-1] dst_bytes = [67108865] {
     reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.recv' op an unpacked box has more than 67108864 contiguous runs in one step; the verifier cannot check it for overlaps}}
+      // expected-error @+1 {{'reshard_rt.recv' op brings the plan's writes to more than 67108864 contiguous runs; the verifier cannot check that many for overlaps}}
       reshard_rt.recv from 0 bytes 67108865 staging 0 unpack = [0, 1, 0, 1, 1, 67108865, 1]
     }
   }

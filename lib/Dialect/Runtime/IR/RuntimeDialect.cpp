@@ -46,7 +46,7 @@ size_t reshard::rt::copyDescriptorLength(ArrayRef<int64_t> d) {
 
 namespace {
 
-/// Most runs one rank's copies or one step's receives may have.
+/// Most contiguous runs the overlap check lists for a whole plan.
 constexpr int64_t kMaxVerifiedRuns = int64_t(1) << 26;
 
 /// A half-open byte range written in one tensor buffer.
@@ -60,7 +60,7 @@ LogicalResult checkBox(Operation *op, const char *what, int64_t offset,
                        int64_t run, llvm::ArrayRef<int64_t> loops,
                        unsigned loopWidth, unsigned strideIndex,
                        int64_t bufferBytes, int64_t &bytes,
-                       std::vector<Run> *runs) {
+                       std::vector<Run> *runs, int64_t &runsLeft) {
   if (offset < 0 || run <= 0)
     return op->emitOpError() << what << " has offset " << offset
                              << " and run " << run
@@ -84,11 +84,12 @@ LogicalResult checkBox(Operation *op, const char *what, int64_t offset,
   if (__builtin_mul_overflow(count, run, &count) ||
       __builtin_add_overflow(bytes, count, &bytes))
     return op->emitOpError() << what << " overflows 64 bits";
-  // The overlap check lists runs one by one; bound that work.
-  if (runs && runs->size() + count / run > kMaxVerifiedRuns)
-    return op->emitOpError() << what << " has more than " << kMaxVerifiedRuns
-                             << " contiguous runs in one step; the verifier "
-                                "cannot check it for overlaps";
+  // The overlap check lists runs one by one; bound that work per plan.
+  if (runs && (runsLeft -= count / run) < 0)
+    return op->emitOpError() << "brings the plan's writes to more than "
+                             << kMaxVerifiedRuns
+                             << " contiguous runs; the verifier cannot check "
+                                "that many for overlaps";
   if (!runs)
     return success();
   // Enumerate the runs (odometer over the loops) for the overlap check.
@@ -140,6 +141,7 @@ LogicalResult PlanOp::verifyRegions() {
   // (step, from, to) -> message, for sends and receives.
   std::map<std::tuple<int64_t, int64_t, int64_t>, Message> sends, recvs;
   llvm::DenseMap<int64_t, RankOp> seen;
+  int64_t runsLeft = kMaxVerifiedRuns;
   for (Operation &child : getBody().front()) {
     auto rank = dyn_cast<RankOp>(child);
     if (!rank)
@@ -171,6 +173,7 @@ LogicalResult PlanOp::verifyRegions() {
     };
     int64_t lastStep = -1;
     bool seenStep = false;
+    CopyOp lastCopy;
     std::map<int64_t, std::vector<Run>> copied; // all copies of the rank
     for (Operation &op : rank.getBody().front()) {
       if (auto copy = dyn_cast<CopyOp>(op)) {
@@ -181,6 +184,11 @@ LogicalResult PlanOp::verifyRegions() {
         ArrayRef<int64_t> table = copy.getCopies();
         for (size_t i = 0; i < table.size();) {
           size_t len = copyDescriptorLength(table.drop_front(i));
+          if (!len && table.size() - i >= 5 &&
+              (table[i + 4] < 0 || table[i + 4] > 64))
+            return copy.emitOpError() << "has a copy descriptor with "
+                                      << table[i + 4]
+                                      << " loops; 0 to 64 are allowed";
           if (!len)
             return copy.emitOpError("has a truncated copy descriptor");
           ArrayRef<int64_t> d = table.slice(i, len);
@@ -189,20 +197,22 @@ LogicalResult PlanOp::verifyRegions() {
           int64_t bytesSrc = 0, bytesDst = 0;
           if (failed(checkBox(copy, "a copy source", d[1], d[3],
                               d.drop_front(5), 3, 1, srcBytes[d[0]], bytesSrc,
-                              nullptr)) ||
+                              nullptr, runsLeft)) ||
               failed(checkBox(copy, "a copy destination", d[2], d[3],
                               d.drop_front(5), 3, 2, dstBytes[d[0]], bytesDst,
-                              &written[d[0]])))
+                              &written[d[0]], runsLeft)))
             return failure();
           i += len;
         }
-        for (auto &[tensor, runs] : written)
-          if (failed(checkDisjoint(copy, runs,
+        lastCopy = copy;
+        continue;
+      }
+      if (!seenStep && lastCopy)
+        for (auto &[tensor, runs] : copied)
+          if (failed(checkDisjoint(lastCopy, runs,
                                    "the local copies of tensor " +
                                        Twine(tensor))))
             return failure();
-        continue;
-      }
       seenStep = true;
       auto step = dyn_cast<StepOp>(op);
       if (!step)
@@ -241,8 +251,8 @@ LogicalResult PlanOp::verifyRegions() {
         if (bytes <= 0 || at < 0 || __builtin_add_overflow(at, bytes, &end) ||
             end > workspace)
           return m.emitOpError()
-                 << "staging [" << at << ", " << at + bytes
-                 << ") must be non-empty and inside the workspace of "
+                 << "staging of " << bytes << " bytes at offset " << at
+                 << " must be non-empty and inside the workspace of "
                  << workspace << " bytes";
         staging.push_back({at, at + bytes});
         int64_t described = 0;
@@ -265,7 +275,7 @@ LogicalResult PlanOp::verifyRegions() {
           if (failed(checkBox(&m, isSend ? "a packed box" : "an unpacked box",
                               d[2], d[3], d.drop_front(5), 2, 1,
                               bufferBytes(d[0], d[1]), described,
-                              isSend ? nullptr : &written[d[0]])))
+                              isSend ? nullptr : &written[d[0]], runsLeft)))
             return failure();
           i += len;
         }
@@ -296,6 +306,12 @@ LogicalResult PlanOp::verifyRegions() {
                                  "the receives of tensor " + Twine(tensor))))
           return failure();
     }
+    if (!seenStep && lastCopy) // a rank with copies only
+      for (auto &[tensor, runs] : copied)
+        if (failed(checkDisjoint(lastCopy, runs,
+                                 "the local copies of tensor " +
+                                     Twine(tensor))))
+          return failure();
   }
   for (auto &[key, send] : sends) {
     auto it = recvs.find(key);

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# AddressSanitizer + UndefinedBehaviorSanitizer run of reshard: configures
+# build-asan/ once (g++, reshard's own code instrumented, assertions on;
+# the packaged libMLIR.so and libLLVM.so are not instrumented), builds the
+# tools, the unit tests and reshard-proptest, then runs the unit tests,
+# `reshard-proptest --cases 2000` and the whole lit suite against that
+# build. Any sanitizer report fails the run: UBSan stops at the first
+# finding, ASan (and LeakSanitizer at exit) always does.
+#
+#   scripts/sanitize.sh                 build and run everything
+#   RESHARD_JOBS=2 scripts/sanitize.sh  fewer parallel compile jobs
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${RESHARD_ASAN_BUILD:-$root/build-asan}"
+start=$(date +%s)
+
+"$root/scripts/setup.sh"
+
+if [ ! -f "$build/build.ninja" ]; then
+  launcher=()
+  if command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  fi
+  # CMAKE_CXX_FLAGS reaches compiles and links alike. -O1 keeps the
+  # sanitizers fast and the build short; no NDEBUG, so reshard's code and
+  # the LLVM/MLIR inline code it instantiates keep their assertions.
+  flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -g1"
+  cmake -G Ninja -S "$root" -B "$build" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1" \
+    -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ \
+    -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
+    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
+    "${launcher[@]}" ${RESHARD_CMAKE_ARGS:-} >/dev/null
+fi
+
+# allow_user_poisoning=0: LLVM's BumpPtrAllocator poisons fresh slabs from
+# our instrumented inline code, while the uninstrumented libMLIR.so hands
+# out allocations from them without unpoisoning; every read of those would
+# be a false "use-after-poison". Heap, stack and global checks stay on.
+# lit passes these variables through to every test.
+export ASAN_OPTIONS="allow_user_poisoning=0:detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+
+status=0
+# Builds the tools, reshard-proptest and the unit tests, then runs the
+# lit suite and the unit tests (test/Unit) against build-asan.
+RESHARD_BUILD="$build" "$root/scripts/test.sh" || status=$?
+
+echo "sanitize: reshard-proptest --cases 2000" >&2
+"$build/bin/reshard-proptest" --cases 2000 --seed 1 || status=$?
+
+echo "sanitize: finished in $(( $(date +%s) - start )) s, exit status $status" >&2
+exit "$status"
