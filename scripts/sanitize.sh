@@ -48,8 +48,12 @@ status=0
 # lit suite and the unit tests (test/Unit) against build-asan.
 RESHARD_BUILD="$build" "$root/scripts/test.sh" || status=$?
 
+echo "sanitize: build, lit suite and unit tests done at $(( $(date +%s) - start )) s" >&2
+
 echo "sanitize: reshard-proptest --cases 2000" >&2
+prop=$(date +%s)
 "$build/bin/reshard-proptest" --cases 2000 --seed 1 || status=$?
+echo "sanitize: reshard-proptest took $(( $(date +%s) - prop )) s" >&2
 
 echo "sanitize: finished in $(( $(date +%s) - start )) s, exit status $status" >&2
 exit "$status"
