@@ -98,16 +98,10 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
       MPI_Comm_rank(comm, &me) != MPI_SUCCESS)
     return fail(err, errlen, RESHARD_ERR_COMM,
                 "%s: cannot query the communicator", plan.name);
-  if (size < plan.num_ranks)
-    return fail(err, errlen, RESHARD_ERR_RANK,
-                "%s: the communicator has %d ranks, the plan needs %d",
-                plan.name, size, plan.num_ranks);
-  int status = me == rank ? check_arguments(plan, rank, src, dst, workspace,
-                                            workspace_size, err, errlen)
-                          : fail(err, errlen, RESHARD_ERR_RANK,
-                                 "%s: called as rank %d on communicator rank "
-                                 "%d",
-                                 plan.name, rank, me);
+  int status = RESHARD_OK;
+  if (int rc = check_call(plan, rank, me, size, src, dst, workspace,
+                          workspace_size, err, errlen, &status))
+    return rc;
   if (me >= plan.num_ranks) /* outside the plan: only agree */
     return agree(plan, me, status, comm, err, errlen);
   int rc = agree(plan, me, status, comm, err, errlen);

@@ -177,16 +177,10 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
       (r = ncclCommUserRank(comm, &me)) != ncclSuccess)
     return nccl_failed(plan, rank, r, "querying the communicator", err,
                        errlen);
-  if (count < plan.num_ranks)
-    return fail(err, errlen, RESHARD_ERR_RANK,
-                "%s: the communicator has %d ranks, the plan needs %d",
-                plan.name, count, plan.num_ranks);
-  int status = me == rank ? check_arguments(plan, rank, src, dst, workspace,
-                                            workspace_size, err, errlen)
-                          : fail(err, errlen, RESHARD_ERR_RANK,
-                                 "%s: called as rank %d on communicator rank "
-                                 "%d",
-                                 plan.name, rank, me);
+  int status = RESHARD_OK;
+  if (int rc = check_call(plan, rank, me, count, src, dst, workspace,
+                          workspace_size, err, errlen, &status))
+    return rc;
   int rc = agree(plan, me, status, comm, stream, err, errlen);
   if (rc)
     return rc;

@@ -130,6 +130,27 @@ inline int check_arguments(const Plan &plan, int rank, void *const *src,
   return RESHARD_OK;
 }
 
+/* Checks a call before the agreement. A communicator smaller than the plan
+ * fails at once (every rank sees the same size, so all return together);
+ * anything else wrong with this rank's call becomes `*verdict`, which the
+ * agreement spreads to every rank. `me` is the caller's communicator rank. */
+inline int check_call(const Plan &plan, int rank, int me, int comm_size,
+                      void *const *src, void *const *dst,
+                      const void *workspace, size_t workspace_size,
+                      char *err, size_t errlen, int *verdict) {
+  if (comm_size < plan.num_ranks)
+    return fail(err, errlen, RESHARD_ERR_RANK,
+                "%s: the communicator has %d ranks, the plan needs %d",
+                plan.name, comm_size, plan.num_ranks);
+  *verdict = me == rank
+                 ? check_arguments(plan, rank, src, dst, workspace,
+                                   workspace_size, err, errlen)
+                 : fail(err, errlen, RESHARD_ERR_RANK,
+                        "%s: called as rank %d on communicator rank %d",
+                        plan.name, rank, me);
+  return RESHARD_OK;
+}
+
 /* The agreement before any byte moves: every rank contributes
  * (fingerprint, ~fingerprint, "my arguments are bad") to a MAX reduction.
  * Given the reduced words, says what this rank returns: the plans differ
