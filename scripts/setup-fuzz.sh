@@ -5,20 +5,4 @@
 # Idempotent: when everything is present it only checks.
 set -euo pipefail
 
-packages=(clang libclang-rt-dev)
-
-missing=()
-for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
-done
-
-if ((${#missing[@]})); then
-  echo "setup-fuzz: installing ${missing[*]}" >&2
-  sudo_cmd=()
-  if [ "$(id -u)" != 0 ]; then sudo_cmd=(sudo); fi
-  export DEBIAN_FRONTEND=noninteractive
-  "${sudo_cmd[@]}" apt-get update -qq >/dev/null
-  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+exec "$(dirname "${BASH_SOURCE[0]}")/setup.sh" clang libclang-rt-dev

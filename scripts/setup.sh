@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs what reshard needs on a fresh Debian 12 machine. Idempotent: when
-# everything is present it only checks, quietly, in well under a second.
+# Installs what reshard needs on a fresh Debian 12 machine, plus any extra
+# Debian packages named as arguments (scripts/setup-fuzz.sh passes clang).
+# Idempotent: when everything is present it only checks, quietly, in well
+# under a second.
 set -euo pipefail
 
 packages=(
@@ -8,6 +10,7 @@ packages=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libgtest-dev
   openmpi-bin libopenmpi-dev
+  "$@"
 )
 
 missing=()
