@@ -96,13 +96,7 @@ ShardGeometry::heldBoxes(llvm::ArrayRef<int64_t> coords) const {
       box.localOffset.push_back(s.localBegin);
     }
     boxes.push_back(std::move(box));
-    int d = static_cast<int>(rank()) - 1;
-    for (; d >= 0; --d) {
-      if (++idx[d] < perDim[d].size())
-        break;
-      idx[d] = 0;
-    }
-    if (d < 0)
+    if (!nextIndex(idx, [&](unsigned d) { return perDim[d].size(); }))
       break;
   }
   return boxes;

@@ -198,13 +198,7 @@ void Intersector::emitDstGroup(llvm::ArrayRef<int64_t> dstCoords,
       table.addPiece(dstRank, local ? dstRank : holders.front(), group, gOff,
                      sizes, dOff, sOff);
     }
-    int d = static_cast<int>(rank()) - 1;
-    for (; d >= 0; --d) {
-      if (++idx[d] < perDim[d].size())
-        break;
-      idx[d] = 0;
-    }
-    if (d < 0)
+    if (!nextIndex(idx, [&](unsigned d) { return perDim[d].size(); }))
       break;
   }
 }

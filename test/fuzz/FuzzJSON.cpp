@@ -6,6 +6,7 @@
 // does): the importer's checks and the verifier's must agree.
 //
 //===----------------------------------------------------------------------===//
+#include "FuzzContext.h"
 #include "reshard/InitAll.h"
 #include "reshard/Target/LayoutJSON/ImportLayoutJSON.h"
 
@@ -23,26 +24,8 @@
 
 using namespace mlir;
 
-static MLIRContext &context() {
-  // A fresh context now and then: uniqued attributes and types of every
-  // input would otherwise pile up over a million runs. Nothing an input
-  // sees depends on what earlier inputs left in the context.
-  static std::unique_ptr<MLIRContext> ctx;
-  static unsigned uses = 0;
-  if (!ctx || ++uses % 10000 == 0) {
-    DialectRegistry registry;
-    reshard::registerAllDialects(registry);
-    ctx = std::make_unique<MLIRContext>(registry,
-                                        MLIRContext::Threading::DISABLED);
-    ctx->loadAllAvailableDialects();
-    ctx->printOpOnDiagnostic(false);
-    ctx->printStackTraceOnDiagnostic(false);
-  }
-  return *ctx;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  MLIRContext &ctx = context();
+  MLIRContext &ctx = fuzzContext();
   std::string diagnostics;
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
     diagnostics += diag.str() + "\n";

@@ -9,6 +9,7 @@
 // survive that is a bug too, and aborts.
 //
 //===----------------------------------------------------------------------===//
+#include "FuzzContext.h"
 #include "reshard/InitAll.h"
 #include "reshard/Support/InputLimits.h"
 
@@ -69,28 +70,10 @@ std::string print(ModuleOp module) {
   std::abort();
 }
 
-MLIRContext &context() {
-  // A fresh context now and then: uniqued attributes and types of every
-  // input would otherwise pile up over a million runs. Nothing an input
-  // sees depends on what earlier inputs left in the context.
-  static std::unique_ptr<MLIRContext> ctx;
-  static unsigned uses = 0;
-  if (!ctx || ++uses % 10000 == 0) {
-    DialectRegistry registry;
-    reshard::registerAllDialects(registry);
-    ctx = std::make_unique<MLIRContext>(registry,
-                                        MLIRContext::Threading::DISABLED);
-    ctx->loadAllAvailableDialects();
-    ctx->printOpOnDiagnostic(false);
-    ctx->printStackTraceOnDiagnostic(false);
-  }
-  return *ctx;
-}
-
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  MLIRContext &ctx = context();
+  MLIRContext &ctx = fuzzContext();
   llvm::StringRef text(reinterpret_cast<const char *>(data), size);
   std::string diagnostics;
   OwningOpRef<ModuleOp> module =

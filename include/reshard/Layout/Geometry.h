@@ -32,6 +32,18 @@ struct Interval {
 Interval chunkInterval(int64_t n, llvm::ArrayRef<int64_t> sizes,
                        llvm::ArrayRef<int64_t> coords);
 
+/// Steps the row-major multi-index `idx` (dim d counts up to extent(d)).
+/// Returns false once every combination has been visited.
+inline bool nextIndex(llvm::MutableArrayRef<size_t> idx,
+                      llvm::function_ref<size_t(unsigned)> extent) {
+  for (int d = static_cast<int>(idx.size()) - 1; d >= 0; --d) {
+    if (++idx[d] < extent(d))
+      return true;
+    idx[d] = 0;
+  }
+  return false;
+}
+
 /// A non-empty run of a device's extent along one dim: global indices
 /// [globalBegin, globalBegin + size) stored from local index localBegin.
 struct DimSegment {
