@@ -16,6 +16,7 @@ config.test_exec_root = os.path.join(config.reshard_obj_root, "test")
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%reshard_src_root", config.reshard_src_root))
 config.substitutions.append(("%reshard_bin", config.reshard_tools_dir))
+config.substitutions.append(("%reshard_obj_root", config.reshard_obj_root))
 config.substitutions.append(
     ("%reshard_include", os.path.join(config.reshard_src_root, "include")))
 

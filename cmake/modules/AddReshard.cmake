@@ -12,12 +12,15 @@ function(add_reshard_library name)
   target_link_libraries(${name} PUBLIC ${ARG_LINK_LIBS} MLIR LLVM)
 endfunction()
 
-# add_reshard_tool(name SRCS... [LINK_LIBS libs...])
+# add_reshard_tool(name SRCS... [LINK_LIBS libs...] [NO_INSTALL])
+# NO_INSTALL: a test tool, built for the suite only.
 function(add_reshard_tool name)
-  cmake_parse_arguments(ARG "" "" "LINK_LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "NO_INSTALL" "" "LINK_LIBS" ${ARGN})
   add_executable(${name} ${ARG_UNPARSED_ARGUMENTS})
   set_target_properties(${name} PROPERTIES
     RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
   target_link_libraries(${name} PRIVATE ${ARG_LINK_LIBS} MLIR LLVM)
-  install(TARGETS ${name} RUNTIME DESTINATION bin)
+  if(NOT ARG_NO_INSTALL)
+    install(TARGETS ${name} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  endif()
 endfunction()
