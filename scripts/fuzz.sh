@@ -57,7 +57,7 @@ mode="${1:-all}"
 case "$mode" in
 check)
   # The lit tests of test/fuzz only (they need nothing but the fuzzers).
-  exec /usr/lib/llvm-22/bin/lit -sv "$build/test" --filter='fuzz/'
+  exec /usr/lib/llvm-22/bin/lit -sv ${RESHARD_LIT_ARGS:-} "$build/test" --filter='fuzz/'
   ;;
 replay)
   shift
