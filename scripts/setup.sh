@@ -28,3 +28,18 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get update -qq >/dev/null
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# The Python front end's tests and plots (python/) need pytest and
+# matplotlib; checked without importing them, so a ready machine pays ~50 ms.
+if ! python3 -c 'import importlib.util as u, sys
+sys.exit(not all(u.find_spec(m) for m in ("pytest", "matplotlib")))' 2>/dev/null; then
+  echo "setup: installing pytest matplotlib" >&2
+  if ! python3 -m pip install --quiet pytest matplotlib >/dev/null 2>&1; then
+    # Debian's own python3 has no pip (or refuses it, PEP 668): use apt.
+    sudo_cmd=()
+    if [ "$(id -u)" != 0 ]; then sudo_cmd=(sudo); fi
+    "${sudo_cmd[@]}" apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq \
+      --no-install-recommends python3-pytest python3-matplotlib >/dev/null
+  fi
+fi

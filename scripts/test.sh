@@ -3,7 +3,8 @@
 # (dialect, importer, tools, MPI runs, CMake consumer) and every unit test
 # through check-reshard, then the fuzzers' short runs and regression inputs
 # in their own clang + sanitizer build (build-fuzz/, scripts/fuzz.sh check;
-# RESHARD_FUZZ_IN_SUITE=0 leaves them out).
+# RESHARD_FUZZ_IN_SUITE=0 leaves them out), then the Python front end's
+# pytest suite (python/tests).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${RESHARD_BUILD:-$root/build}"
@@ -22,6 +23,14 @@ if [ "${RESHARD_FUZZ_IN_SUITE:-1}" != 0 ]; then
   results+=("$fuzz_results")
   RESHARD_LIT_ARGS="--xunit-xml-output=$fuzz_results" "$root/scripts/fuzz.sh" check || status=$?
 fi
+
+# The Python front end (python/tests) against the same tools. pytest's exit
+# 5 (nothing collected) fails the script, on purpose.
+py_results="$build/pytest-results.xml"
+rm -f "$py_results"
+results+=("$py_results")
+PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" RESHARD_BIN="$build/bin" MPLBACKEND=Agg \
+  python3 -m pytest "$root/python/tests" -q --junitxml="$py_results" || status=$?
 
 # A plain closing line that CI reads: "N passed, N failed".
 python3 - "${results[@]}" <<'PY'

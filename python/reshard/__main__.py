@@ -1,0 +1,6 @@
+"""python -m reshard: see cli.py."""
+import sys
+
+from .cli import main
+
+sys.exit(main())

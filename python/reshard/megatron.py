@@ -1,0 +1,220 @@
+"""Megatron-Core training layouts: rank order, pipeline split, TP/EP roles.
+
+The conventions and the Megatron code they mirror are in docs/Python.md
+("Trainer layout: Megatron-Core").
+"""
+from dataclasses import dataclass
+
+from .errors import ReshardError
+from .layout import DeviceMesh
+
+
+def parse_spec(text, allowed, what):
+    """'k=v,k=v' -> {k: int}; spmoe=auto -> None."""
+    out = {}
+    for item in filter(None, (s.strip() for s in text.split(","))):
+        key, sep, val = item.partition("=")
+        key = key.strip()
+        if not sep or key not in allowed:
+            raise ReshardError(f"{what}: bad item {item!r} (keys: "
+                               f"{', '.join(allowed)})")
+        if key in out:
+            raise ReshardError(f"{what}: {key} given twice")
+        val = val.strip()
+        if key == "stages":
+            try:
+                out[key] = tuple(int(v) for v in val.split(":"))
+            except ValueError:
+                raise ReshardError(f"{what}: stages={val!r}: give layer "
+                                   f"counts per stage, e.g. 7:8:8:6")
+            if min(out[key]) < 0:
+                raise ReshardError(f"{what}: stages must be >= 0")
+            continue
+        if key == "spmoe" and val == "auto":
+            out[key] = None
+            continue
+        try:
+            out[key] = int(val)
+        except ValueError:
+            raise ReshardError(f"{what}: {key}={val!r} is not an integer")
+        if out[key] < 0 or (out[key] == 0 and key not in ("ep", "spmoe",
+                                                           "first", "last")):
+            raise ReshardError(f"{what}: {key} must be positive")
+    return out
+
+
+@dataclass(frozen=True)
+class Train:
+    tp: int
+    dp: int
+    pp: int = 1
+    cp: int = 1
+    ep: int = 1
+    etp: int = 1
+    first: int = None        # layers on the first stage (with last)
+    last: int = None
+    stages: tuple = None     # explicit layers of every stage
+
+    @property
+    def stage_size(self):
+        return self.tp * self.cp * self.dp
+
+    @property
+    def world(self):
+        return self.stage_size * self.pp
+
+    @property
+    def edp(self):
+        return self.stage_size // (self.ep * self.etp)
+
+
+TRAIN_KEYS = ("tp", "pp", "dp", "cp", "ep", "etp", "first", "last",
+              "stages")
+
+
+def parse_train(text, what="--train"):
+    """'tp=8,pp=2,dp=4[,cp=][,ep=][,etp=][,first=,last=|,stages=a:b:..]'
+    -> Train."""
+    d = parse_spec(text, TRAIN_KEYS, what)
+    if "tp" not in d or "dp" not in d:
+        raise ReshardError(f"{what} needs tp= and dp=")
+    if ("first" in d) != ("last" in d):
+        raise ReshardError(f"{what}: give first= and last= together")
+    if "stages" in d:
+        if "first" in d:
+            raise ReshardError(f"{what}: give stages= or first=/last=")
+        if len(d["stages"]) != d.get("pp", 1):
+            raise ReshardError(f"{what}: stages= lists {len(d['stages'])} "
+                               f"stages for pp={d.get('pp', 1)}")
+    return Train(**d)
+
+
+def pipeline_split(layers, t):
+    """Layer count of each of the t.pp stages (docs/Python.md)."""
+    pp = t.pp
+    if t.stages is not None:
+        if sum(t.stages) != layers:
+            raise ReshardError(f"stages={':'.join(map(str, t.stages))} "
+                               f"holds {sum(t.stages)} layers, not {layers}")
+        return list(t.stages)
+    if t.first is not None:
+        mid = layers - t.first - t.last
+        if pp == 1:
+            ok = t.first == t.last == layers
+            counts = [layers]
+        elif pp == 2:
+            ok = mid == 0
+            counts = [t.first, t.last]
+        else:
+            ok = mid >= 0 and mid % (pp - 2) == 0
+            counts = [t.first] + [mid // (pp - 2) if ok else 0] * (pp - 2) \
+                + [t.last]
+        if not ok and pp <= 2:
+            raise ReshardError(f"first={t.first}, last={t.last}: with "
+                               f"pp={pp} they must cover all {layers} layers")
+        if not ok:
+            raise ReshardError(
+                f"first={t.first}, last={t.last}: the other {mid} of "
+                f"{layers} layers do not split evenly over {pp - 2} middle "
+                f"stages")
+        return counts
+    base, rem = divmod(layers, pp)
+    counts = [base] * pp
+    # Extra layers go to the middle stages first: the first and last
+    # stages also hold the embedding and the head.
+    order = list(range(1, pp - 1)) + [0, pp - 1] if pp > 2 else list(range(pp))
+    for s in order[:rem]:
+        counts[s] += 1
+    return counts
+
+
+def validate(m, t):
+    """The divisibility rules Megatron-Core enforces; a list of errors."""
+    err = []
+    if m.heads % t.tp:
+        err.append(f"Megatron: num_attention_heads {m.heads} % tp {t.tp}")
+    if not m.mla and m.kv_heads % t.tp:
+        err.append(f"Megatron: num_query_groups {m.kv_heads} % tp {t.tp}")
+    if m.dense_layers or not m.experts:
+        if m.intermediate % t.tp:
+            err.append(f"Megatron: ffn_hidden_size {m.intermediate} % tp")
+    if m.vocab % t.tp:
+        err.append(f"Megatron: vocab {m.vocab} % tp {t.tp} (unpadded vocab)")
+    if m.experts:
+        if m.experts % t.ep:
+            err.append(f"Megatron: num_moe_experts {m.experts} % ep {t.ep}")
+        if m.moe_intermediate % t.etp:
+            err.append(f"Megatron: moe_ffn_hidden_size % etp {t.etp}")
+        if t.stage_size % (t.ep * t.etp):
+            err.append(f"Megatron: tp*cp*dp = {t.stage_size} is not a "
+                       f"multiple of ep*etp = {t.ep * t.etp}")
+        if m.shared_experts and (m.moe_intermediate * m.shared_experts) % t.tp:
+            err.append("Megatron: shared expert intermediate % tp")
+    elif t.ep != 1 or t.etp != 1:
+        err.append(f"{m.name} has no experts: ep and etp must be 1")
+    return err
+
+
+def tp_dims(ndim, role, axes):
+    """Per-dim axis lists for a tensor of a role: column-parallel roles
+    split dim 0, row-parallel ones dim 1, the rest replicate."""
+    dims = [[] for _ in range(ndim)]
+    if role in ("col", "qkv", "scol"):
+        dims[0] = list(axes)
+    elif role in ("row", "srow"):
+        dims[1] = list(axes)
+    return dims
+
+
+class MegatronSide:
+    """Places each parameter on its pipeline stage's (expert) mesh."""
+
+    def __init__(self, t, stage_counts, first_rank=0):
+        self.t = t
+        self.first_rank = first_rank
+        self.stage_of = []
+        for s, n in enumerate(stage_counts):
+            self.stage_of += [s] * n
+        self.meshes = {}
+
+    def stage(self, layer):
+        if layer == "first":
+            return 0
+        if layer == "last":
+            return self.t.pp - 1
+        return self.stage_of[layer]
+
+    def _mesh(self, name, shape, axes, ranks):
+        if name not in self.meshes:
+            self.meshes[name] = DeviceMesh(shape, axes, ranks, name=name)
+        return self.meshes[name]
+
+    def dense_mesh(self, s):
+        t = self.t
+        base = self.first_rank + s * t.stage_size
+        # order tp-cp-ep-dp-pp: row-major over [dp, cp, tp].
+        ranks = range(base, base + t.stage_size)
+        if t.cp == 1:
+            return self._mesh(f"train_pp{s}", [t.dp, t.tp], ["dp", "tp"],
+                              ranks)
+        return self._mesh(f"train_pp{s}", [t.dp, t.cp, t.tp],
+                          ["dp", "cp", "tp"], ranks)
+
+    def expert_mesh(self, s, g):
+        t = self.t
+        name = f"train_pp{s}_ep{g}"
+        if name not in self.meshes:
+            base = self.first_rank + s * t.stage_size
+            ranks = [base + (d * t.ep + g) * t.etp + x
+                     for d in range(t.edp) for x in range(t.etp)]
+            self._mesh(name, [t.edp, t.etp], ["edp", "etp"], ranks)
+        return self.meshes[name]
+
+    def place(self, p, m):
+        """(mesh, dims) of a Param."""
+        s = self.stage(p.layer)
+        if p.expert is not None:
+            g = p.expert // (m.experts // self.t.ep)
+            return self.expert_mesh(s, g), tp_dims(len(p.shape), p.role,
+                                                   ["etp"])
+        return self.dense_mesh(s), tp_dims(len(p.shape), p.role, ["tp"])

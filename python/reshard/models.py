@@ -1,0 +1,320 @@
+"""Model parameter lists from a Hugging Face config.json.
+
+Supported model_type values: llama, mistral, qwen2, qwen3 (dense),
+qwen3_moe, deepseek_v3 / deepseek_v2 (MLA, dense first layers, shared and
+routed experts, router). Names are the HF checkpoint names, except where
+vLLM fuses checkpoint tensors into one parameter (qkv_proj, gate_up_proj,
+fused_qkv_a_proj): then the fused parameter is the tensor and its dim 0
+carries blocks (docs/Python.md "Tensor names").
+"""
+import json
+import math
+import os
+from dataclasses import dataclass, replace
+
+from .errors import ReshardError
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# examples/models/ of the source tree; a wheel carries none.
+MODELS_DIR = os.path.join(os.path.dirname(os.path.dirname(_HERE)),
+                          "examples", "models")
+
+# Published totals (model cards), to check the parameter lists against.
+PUBLIC = {
+    "llama-3.1-70b": ("meta-llama/Llama-3.1-70B", 70_550_000_000, "70.55B"),
+    "qwen3-235b-a22b": ("Qwen/Qwen3-235B-A22B", 235_090_000_000, "235.09B"),
+    "deepseek-v3": ("deepseek-ai/DeepSeek-V3", 671_030_000_000,
+                    "671.03B (no MTP)"),
+}
+
+_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+DENSE_TYPES = ("llama", "mistral", "qwen2", "qwen3")
+MOE_TYPES = ("qwen3_moe", "deepseek_v3", "deepseek_v2")
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    hf_id: str
+    layers: int              # num_hidden_layers
+    hidden: int              # hidden_size
+    heads: int               # num_attention_heads
+    kv_heads: int            # num_key_value_heads (GQA); == heads for MLA
+    head_dim: int            # head_dim (GQA)
+    intermediate: int        # dense MLP intermediate_size
+    vocab: int               # vocab_size
+    public_params: int = None   # published total, rounded as published
+    public_label: str = None
+    model_type: str = "llama"
+    dtype: str = "bf16"      # torch_dtype
+    tie_embeddings: bool = False  # tie_word_embeddings: no lm_head tensor
+    qkv_bias: bool = False   # q/k/v biases (Qwen2; attention_bias)
+    o_bias: bool = False     # o_proj bias (attention_bias, not Qwen2)
+    qk_norm: bool = False    # Qwen3: q_norm / k_norm over head_dim
+    experts: int = 0         # routed experts per MoE layer (0: dense model)
+    moe_intermediate: int = 0
+    shared_experts: int = 0
+    dense_layers: tuple = ()  # layers with a dense MLP in an MoE model
+    score_bias: bool = False  # router e_score_correction_bias (DeepSeek)
+    mla: bool = False
+    q_lora_rank: int = 0     # 0: DeepSeek-V2-Lite style q_proj
+    kv_lora_rank: int = 0
+    qk_nope_head_dim: int = 0
+    qk_rope_head_dim: int = 0
+    v_head_dim: int = 0
+
+    def is_moe(self, layer):
+        return self.experts > 0 and layer not in self.dense_layers
+
+
+# Dimensions --scale-down divides (counts of heads, experts, layers stay).
+SCALED_DIMS = ("hidden", "head_dim", "intermediate", "moe_intermediate",
+               "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+               "qk_rope_head_dim", "v_head_dim")
+
+
+def _need(cfg, what, *keys):
+    missing = [k for k in keys if cfg.get(k) is None]
+    if missing:
+        raise ReshardError(f"{what}: config.json lacks {', '.join(missing)} "
+                           f"(model_type {cfg.get('model_type')!r})")
+    for k in keys:
+        if not isinstance(cfg[k], int) or cfg[k] < 0:
+            raise ReshardError(f"{what}: config.json {k}={cfg[k]!r} is not a "
+                               f"non-negative integer")
+    return [cfg[k] for k in keys]
+
+
+def from_hf_config(cfg, name=None):
+    """A Hugging Face config.json (as a dict) -> Model."""
+    if not isinstance(cfg, dict):
+        raise ReshardError("config.json must hold a JSON object")
+    mt = cfg.get("model_type")
+    name = name or os.path.basename(str(cfg.get("_name_or_path") or mt))
+    what = f"model {name!r}"
+    if mt not in DENSE_TYPES + MOE_TYPES:
+        raise ReshardError(
+            f"{what}: unsupported model_type {mt!r} (supported: "
+            f"{', '.join(DENSE_TYPES + MOE_TYPES)})")
+    layers, hidden, heads, vocab = _need(
+        cfg, what, "num_hidden_layers", "hidden_size", "num_attention_heads",
+        "vocab_size")
+    if heads == 0 or hidden == 0:
+        raise ReshardError(f"{what}: hidden_size and num_attention_heads "
+                           f"must be positive")
+    kv_heads = cfg.get("num_key_value_heads") or heads
+    head_dim = cfg.get("head_dim") or hidden // heads
+    dtype = cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16"
+    if dtype not in _DTYPES:
+        raise ReshardError(f"{what}: torch_dtype {dtype!r} is not one of "
+                           f"{', '.join(_DTYPES)}")
+    hf_id, public, label = PUBLIC.get(name, (cfg.get("_name_or_path") or name,
+                                             None, None))
+    kw = dict(name=name, hf_id=hf_id, layers=layers, hidden=hidden,
+              heads=heads, kv_heads=kv_heads, head_dim=head_dim,
+              intermediate=cfg.get("intermediate_size") or 0, vocab=vocab,
+              public_params=public, public_label=label, model_type=mt,
+              dtype=_DTYPES[dtype],
+              tie_embeddings=bool(cfg.get("tie_word_embeddings", False)))
+    bias = bool(cfg.get("attention_bias", False))
+    if mt in DENSE_TYPES:
+        _need(cfg, what, "intermediate_size")
+        # Qwen2 always has q/k/v biases and no o_proj bias.
+        kw.update(qkv_bias=bias or mt == "qwen2", o_bias=bias and mt != "qwen2",
+                  qk_norm=mt == "qwen3")
+    elif mt == "qwen3_moe":
+        experts, moe_f = _need(cfg, what, "num_experts",
+                               "moe_intermediate_size")
+        step = cfg.get("decoder_sparse_step") or 1
+        only = set(cfg.get("mlp_only_layers") or [])
+        # Qwen3MoeDecoderLayer: sparse unless in mlp_only_layers, every
+        # decoder_sparse_step-th layer (counting from 1).
+        dense = tuple(l for l in range(layers)
+                      if l in only or experts == 0 or (l + 1) % step)
+        if dense:
+            _need(cfg, what, "intermediate_size")
+        kw.update(qkv_bias=bias, o_bias=bias, qk_norm=True, experts=experts,
+                  moe_intermediate=moe_f, dense_layers=dense)
+    else:
+        experts, moe_f, kv_rank, nope, rope, v = _need(
+            cfg, what, "n_routed_experts", "moe_intermediate_size",
+            "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+            "v_head_dim")
+        first = cfg.get("first_k_dense_replace") or 0
+        freq = cfg.get("moe_layer_freq") or 1
+        # DeepseekV3DecoderLayer: MoE from first_k_dense_replace on, every
+        # moe_layer_freq-th layer.
+        dense = tuple(l for l in range(layers) if l < first or l % freq)
+        if dense:
+            _need(cfg, what, "intermediate_size")
+        kw.update(heads=heads, kv_heads=heads, head_dim=0, experts=experts,
+                  moe_intermediate=moe_f, dense_layers=dense,
+                  shared_experts=cfg.get("n_shared_experts") or 0,
+                  score_bias=cfg.get("topk_method") == "noaux_tc",
+                  mla=True, q_lora_rank=cfg.get("q_lora_rank") or 0,
+                  kv_lora_rank=kv_rank, qk_nope_head_dim=nope,
+                  qk_rope_head_dim=rope, v_head_dim=v)
+    return Model(**kw)
+
+
+def load_config(path, name=None):
+    """A config.json path (or its folder) -> Model; the model's name is the
+    folder's name unless given."""
+    if os.path.isdir(path):
+        path = os.path.join(path, "config.json")
+    try:
+        with open(path) as f:
+            cfg = json.load(f)
+    except OSError as e:
+        raise ReshardError(f"cannot read {path}: {e.strerror}")
+    except json.JSONDecodeError as e:
+        raise ReshardError(f"{path}: not JSON: {e}")
+    if name is None:
+        base = os.path.basename(path)
+        name = (os.path.basename(os.path.dirname(os.path.abspath(path)))
+                if base == "config.json" else os.path.splitext(base)[0])
+    return from_hf_config(cfg, name)
+
+
+def bundled_models():
+    """Names of the configs in examples/models/."""
+    if not os.path.isdir(MODELS_DIR):
+        return []
+    return sorted(d for d in os.listdir(MODELS_DIR)
+                  if os.path.isfile(os.path.join(MODELS_DIR, d,
+                                                 "config.json")))
+
+
+def get_model(spec):
+    """A Model, a bundled name, or a path to a config.json (or its folder)."""
+    if isinstance(spec, Model):
+        return spec
+    if os.path.exists(spec):
+        return load_config(spec)
+    if spec in bundled_models():
+        return load_config(os.path.join(MODELS_DIR, spec, "config.json"))
+    raise ReshardError(f"no model {spec!r}: give a config.json path or one "
+                       f"of {', '.join(bundled_models()) or '(none bundled)'}")
+
+
+# --------------------------------------------------------------------------
+# The parameter list, each tensor with its parallel role
+# --------------------------------------------------------------------------
+# role: "rep" replicated, "col" split dim 0 over TP, "row" split dim 1,
+#       "qkv" column-parallel q/k/v (KV-head replication aware),
+#       "scol"/"srow" shared-expert col/row (replicated under vLLM's
+#       sequence-parallel MoE).
+
+@dataclass
+class Param:
+    name: str
+    shape: list
+    role: str
+    layer: object            # layer index, "first" (embedding) or "last"
+    blocks: list = None      # blocks of dim 0
+    expert: int = None       # routed expert index (None: not an expert)
+    dtype: str = "bf16"
+
+
+def model_params(m, layers=None):
+    """The model's tensors in checkpoint order (first `layers` layers)."""
+    layers = m.layers if layers is None else layers
+    h, dt = m.hidden, m.dtype
+    out = [Param("model.embed_tokens.weight", [m.vocab, h], "col", "first",
+                 dtype=dt)]
+    for l in range(layers):
+        p = f"model.layers.{l}"
+
+        def add(name, shape, role, **kw):
+            kw.setdefault("dtype", dt)
+            out.append(Param(f"{p}.{name}", shape, role, l, **kw))
+
+        add("input_layernorm.weight", [h], "rep")
+        if m.mla:
+            _mla(m, add)
+        else:
+            q, kv = m.heads * m.head_dim, m.kv_heads * m.head_dim
+            add("self_attn.qkv_proj.weight", [q + 2 * kv, h], "qkv",
+                blocks=[q, kv, kv])
+            if m.qkv_bias:
+                add("self_attn.qkv_proj.bias", [q + 2 * kv], "qkv",
+                    blocks=[q, kv, kv])
+            if m.qk_norm:
+                add("self_attn.q_norm.weight", [m.head_dim], "rep")
+                add("self_attn.k_norm.weight", [m.head_dim], "rep")
+            add("self_attn.o_proj.weight", [h, q], "row")
+            if m.o_bias:
+                add("self_attn.o_proj.bias", [h], "rep")
+        add("post_attention_layernorm.weight", [h], "rep")
+        if not m.is_moe(l):
+            f = m.intermediate
+            add("mlp.gate_up_proj.weight", [2 * f, h], "col", blocks=[f, f])
+            add("mlp.down_proj.weight", [h, f], "row")
+            continue
+        add("mlp.gate.weight", [m.experts, h], "rep")
+        if m.score_bias:
+            # Megatron keeps router.expert_bias in fp32; vLLM too.
+            add("mlp.gate.e_score_correction_bias", [m.experts], "rep",
+                dtype="fp32")
+        if m.shared_experts:
+            fs = m.moe_intermediate * m.shared_experts
+            add("mlp.shared_experts.gate_up_proj.weight", [2 * fs, h], "scol",
+                blocks=[fs, fs])
+            add("mlp.shared_experts.down_proj.weight", [h, fs], "srow")
+        f = m.moe_intermediate
+        for e in range(m.experts):
+            add(f"mlp.experts.{e}.gate_up_proj.weight", [2 * f, h], "col",
+                blocks=[f, f], expert=e)
+            add(f"mlp.experts.{e}.down_proj.weight", [h, f], "row", expert=e)
+    out.append(Param("model.norm.weight", [h], "rep", "last", dtype=dt))
+    if not m.tie_embeddings:
+        out.append(Param("lm_head.weight", [m.vocab, h], "col", "last",
+                         dtype=dt))
+    return out
+
+
+def _mla(m, add):
+    h = m.hidden
+    q_head = m.qk_nope_head_dim + m.qk_rope_head_dim
+    kv_a = m.kv_lora_rank + m.qk_rope_head_dim
+    if m.q_lora_rank:
+        add("self_attn.fused_qkv_a_proj.weight", [m.q_lora_rank + kv_a, h],
+            "rep", blocks=[m.q_lora_rank, kv_a])
+        add("self_attn.q_a_layernorm.weight", [m.q_lora_rank], "rep")
+        add("self_attn.q_b_proj.weight", [m.heads * q_head, m.q_lora_rank],
+            "col")
+    else:
+        add("self_attn.q_proj.weight", [m.heads * q_head, h], "col")
+        add("self_attn.kv_a_proj_with_mqa.weight", [kv_a, h], "rep")
+    add("self_attn.kv_a_layernorm.weight", [m.kv_lora_rank], "rep")
+    add("self_attn.kv_b_proj.weight",
+        [m.heads * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank], "col")
+    add("self_attn.o_proj.weight", [h, m.heads * m.v_head_dim], "row")
+
+
+def count_params(params):
+    return sum(math.prod(p.shape) for p in params)
+
+
+def _lcm(*xs):
+    out = 1
+    for x in xs:
+        out = out * x // math.gcd(out, x)
+    return out
+
+
+def scale_model(m, factor, tps):
+    """The model with every hidden-like dimension divided by factor; the
+    vocab rounded up to a multiple of lcm(64, *tps)."""
+    if factor == 1:
+        return m
+    changes = {}
+    for f in SCALED_DIMS:
+        v = getattr(m, f)
+        if v % factor:
+            raise ReshardError(f"--scale-down {factor}: {m.name} {f}={v} is "
+                               f"not divisible by {factor}")
+        changes[f] = v // factor
+    q = _lcm(64, *tps)
+    changes["vocab"] = -(-max(1, m.vocab // factor) // q) * q
+    return replace(m, **changes)

@@ -1,0 +1,154 @@
+"""A whole-model refit layout: Megatron-Core training -> vLLM inference.
+
+build_layout() puts every parameter of a model on both sides; SCENARIOS
+are the benchmark's bundled cases (bench/make_refit_scenario.py).
+"""
+import math
+
+from .errors import ReshardError
+from .layout import DTYPE_BYTES, Layout, Sharding
+from .megatron import MegatronSide, Train, parse_train, pipeline_split
+from .megatron import validate as validate_train
+from .models import count_params, get_model, model_params, scale_model
+from .topology import get_topology
+from .vllm import Infer, VllmSide, kv_split, parse_infer
+from .vllm import validate as validate_infer
+
+_LLAMA = dict(
+    model="llama-3.1-70b",
+    # Megatron TP8 PP2 DP4 on 64 GPUs (80 layers -> 40 + 40) -> 4 vLLM
+    # engines of TP8 on 32 GPUs. TP8 inside a node is the standard 70B
+    # tensor-parallel width; NeMo RL's colocated Llama-3.3-70B recipe
+    # (recipes/llm/performance/grpo-llama3.3-70b-instruct-4n8g.yaml) uses
+    # TP4 PP8 with vLLM TP4 on fewer GPUs.
+    train="tp=8,pp=2,dp=4", infer="tp=8,dp=4")
+_QWEN = dict(
+    model="qwen3-235b-a22b",
+    # Megatron side verbatim from NeMo RL's
+    # recipes/llm/performance/grpo-qwen3-235b-16n8g.yaml (16 nodes x 8 H100):
+    # tensor_model_parallel_size 2 (sequence_parallel), context_parallel_size
+    # 2, pipeline_model_parallel_size 8, expert_model_parallel_size 16,
+    # num_layers_in_first/last_pipeline_stage 11 (94 = 11 + 6*12 + 11);
+    # dp = 128/(2*2*8) = 4, etp 1, edp = 128/(16*8) = 1.
+    # vLLM: tp=8 with expert parallel over dp=8 engines (64 GPUs, 2 experts
+    # per GPU); 4 KV heads < tp 8, so KV heads are replicated 2x.
+    train="tp=2,cp=2,pp=8,ep=16,etp=1,dp=4,first=11,last=11",
+    infer="tp=8,dp=8,ep=1")
+_DSV3 = dict(
+    model="deepseek-v3",
+    # Megatron side: Megatron-Bridge deepseek_v3_pretrain_config_32nodes
+    # (recipes/deepseek/deepseek_v3.py, 32 nodes x 8 = 256 GPUs):
+    # tensor_model_parallel_size 2, pipeline_model_parallel_size 8,
+    # expert_model_parallel_size 32, expert_tensor_parallel_size 1;
+    # dp = 256/(2*8) = 16, edp = 256/(32*8) = 1, 8 experts per EP rank.
+    # Bridge sets the PP layout with an MTP stage; without MTP we use NeMo RL's
+    # PP8 split for DeepSeek-V3 (recipes/llm/performance/
+    # grpo-deepseek-v3-32n4g.yaml: num_layers_in_first_pipeline_stage 7,
+    # last 6; 61 = 7 + 6*8 + 6).
+    # vLLM: tp=8, dp=8 with expert parallel (64 GPUs, 4 experts per GPU);
+    # MLA has 128 heads, no KV replication; shared experts replicated
+    # (sequence-parallel MoE, spmoe=auto).
+    train="tp=2,pp=8,ep=32,etp=1,dp=16,first=7,last=6",
+    infer="tp=8,dp=8,ep=1")
+
+# The *-gb200 ones repeat the DGX layouts on the GB200 NVL72 topology, so
+# that the topology is the only difference in a pair.
+SCENARIOS = {
+    "llama70b-dgx": dict(_LLAMA, topology="dgx-h100"),
+    "qwen235b-dgx": dict(_QWEN, topology="dgx-h100"),
+    "deepseek-v3-dgx": dict(_DSV3, topology="dgx-h100"),
+    "llama70b-gb200": dict(_LLAMA, topology="gb200-nvl72"),
+    "qwen235b-gb200": dict(_QWEN, topology="gb200-nvl72"),
+    "deepseek-v3-gb200": dict(_DSV3, topology="gb200-nvl72"),
+}
+
+
+def _qkv_parts(p, src, dst, m):
+    """vLLM replicates KV heads (tp > num_kv_heads): q, k, v as three
+    tensors, k and v split over the tp_kv view axis only. Each rank's fused
+    buffer is [q; k; v] along dim 0, so the three destination shards are
+    contiguous row ranges of it."""
+    q, kv, _ = p.blocks
+    suffix = p.name.rsplit(".", 1)[1]             # weight or bias
+    base = p.name[:-len("qkv_proj." + suffix)]
+    smesh, sdims = src.place(p, m)
+    rest = [[] for _ in p.shape[1:]]
+    for part, rows in (("q", q), ("k", kv), ("v", kv)):
+        if part == "q":
+            dmesh, ddims = dst.engine_mesh(), [["tp"]] + rest
+        else:
+            dmesh, ddims = dst.kv_mesh(m.kv_heads), [["tp_kv"]] + rest
+        yield (f"{base}{part}_proj.{suffix}", [rows] + p.shape[1:],
+               Sharding(smesh, sdims), Sharding(dmesh, ddims))
+
+
+def build_layout(model, train, infer, topology="dgx-h100", layers=None,
+                 scale_down=1, colocated=False, infer_first_rank=None,
+                 scenario=None):
+    """The refit Layout (its .info holds the scenario's figures).
+
+    model: a Model, a bundled name or a config.json path; train/infer:
+    spec strings or Train/Infer; topology: a preset name or a dict.
+    """
+    m = get_model(model)
+    t = parse_train(train) if isinstance(train, str) else train
+    i = parse_infer(infer) if isinstance(infer, str) else infer
+    if not isinstance(t, Train) or not isinstance(i, Infer):
+        raise ReshardError("train/infer must be spec strings, Train, Infer")
+    topo = get_topology(topology)
+    n_layers = m.layers if layers is None else layers
+    if not 0 <= n_layers <= m.layers:
+        raise ReshardError(f"--layers must be in [0, {m.layers}]")
+    if scale_down < 1:
+        raise ReshardError("--scale-down must be >= 1")
+    full = count_params(model_params(m))
+    sm = scale_model(m, scale_down, (t.tp, i.tp))
+    err = validate_train(sm, t) + validate_infer(sm, i)
+    if err:
+        raise ReshardError("; ".join(err))
+    counts = pipeline_split(n_layers, t)
+    notes = []
+    if t.first is None and t.stages is None and n_layers % t.pp:
+        notes.append(f"{n_layers} layers do not split evenly over pp={t.pp} "
+                     f"(Megatron would need first=/last=); using {counts}")
+
+    if infer_first_rank is None:
+        infer_first_rank = 0 if colocated else t.world
+    src = MegatronSide(t, counts)
+    dst = VllmSide(i, infer_first_rank)
+    split = kv_split(sm, i)
+
+    params = model_params(sm, n_layers)
+    out = Layout(topology=topo)
+    for p in params:
+        if p.role == "qkv" and split:
+            for name, shape, s, d in _qkv_parts(p, src, dst, sm):
+                out.add(name, shape, p.dtype, s, d, fused_into=p.name)
+            continue
+        smesh, sdims = src.place(p, sm)
+        dmesh, ddims = dst.place(p, sm)
+        blocks = {0: p.blocks} if p.blocks else None
+        out.add(p.name, p.shape, p.dtype, Sharding(smesh, sdims, blocks),
+                Sharding(dmesh, ddims, blocks))
+    out._meshes = list(src.meshes.values()) + list(dst.meshes.values())
+
+    nbytes = sum(math.prod(p.shape) * DTYPE_BYTES[p.dtype] for p in params)
+    out.info = {
+        "name": scenario, "model": m.name, "hf_id": m.hf_id,
+        "layers": n_layers, "scale_down": scale_down,
+        "train": {"framework": "megatron-core", "tp": t.tp, "cp": t.cp,
+                  "dp": t.dp, "pp": t.pp, "ep": t.ep, "etp": t.etp,
+                  "edp": t.edp, "ranks": [0, t.world - 1],
+                  "layers_per_stage": counts},
+        "infer": {"framework": "vllm", "tp": i.tp, "dp": i.dp,
+                  "expert_parallel": i.ep,
+                  "shared_experts_replicated": bool(
+                      sm.shared_experts and i.seq_parallel_moe),
+                  "kv_head_replicas": (i.tp // sm.kv_heads if split else 1),
+                  "ranks": [infer_first_rank,
+                            infer_first_rank + i.world - 1]},
+        "params": count_params(params), "bytes": nbytes,
+        "full_model_params": full, "public_params": m.public_params,
+        "notes": notes,
+    }
+    return out

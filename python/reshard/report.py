@@ -1,0 +1,135 @@
+"""The planner's report (--reshard-report=format=json) as Python objects,
+and the one-command compile of a layout into a plan, its report and C++."""
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+
+from . import tools
+
+PLAN_PASSES = ("--reshard-intersect", "--reshard-select-sources")
+
+
+@dataclass
+class LinkLoad:
+    bytes_out: int = 0
+    bytes_in: int = 0
+    messages_out: int = 0
+    messages_in: int = 0
+
+
+@dataclass
+class RankLoad:
+    rank: int
+    local: LinkLoad
+    nvlink: LinkLoad
+    network: LinkLoad
+
+
+@dataclass
+class Figures:
+    """One plan's (or baseline's) figures; docs/CostModel.md."""
+    network_bytes: int
+    nvlink_bytes: int
+    local_bytes: int
+    network_messages: int
+    nvlink_messages: int
+    local_copies: int
+    busiest_nic_bytes: int
+    busiest_nic_out_bytes: int
+    busiest_nic_out_rank: int
+    busiest_nic_in_bytes: int
+    busiest_nic_in_rank: int
+    steps: int
+    estimated_seconds: float
+    per_rank: list = field(default_factory=list)   # of RankLoad
+
+    @classmethod
+    def from_json(cls, d):
+        kw = {k: d[k] for k in cls.__dataclass_fields__ if k in d
+              and k != "per_rank"}
+        ranks = [RankLoad(r["rank"], *(LinkLoad(**r[c]) for c in
+                                       ("local", "nvlink", "network")))
+                 for r in d.get("per_rank", [])]
+        return cls(per_rank=ranks, **kw)
+
+
+@dataclass
+class Report:
+    tensors: int
+    pieces: int
+    plan: Figures
+    baselines: dict            # name -> Figures
+    lower_bound_network_bytes: int
+    lower_bound_busiest_nic_bytes: int
+    lower_bound_seconds: float
+    ratios: dict
+    topology: dict
+    raw: dict                  # the JSON as the tool wrote it
+
+    @classmethod
+    def from_json(cls, d):
+        return cls(tensors=d["tensors"], pieces=d["pieces"],
+                   plan=Figures.from_json(d["plan"]),
+                   baselines={k: Figures.from_json(v)
+                              for k, v in d.get("baselines", {}).items()},
+                   lower_bound_network_bytes=d["lower_bound_network_bytes"],
+                   lower_bound_busiest_nic_bytes=d[
+                       "lower_bound_busiest_nic_bytes"],
+                   lower_bound_seconds=d["lower_bound_seconds"],
+                   ratios=d.get("ratios", {}), topology=d.get("topology", {}),
+                   raw=d)
+
+    @classmethod
+    def load(cls, path):
+        with open(path) as f:
+            return cls.from_json(json.load(f))
+
+
+def schedule_flag(staging_budget):
+    return f"--reshard-schedule=staging-budget={int(staging_budget)}"
+
+
+def _as_mlir(layout_path, work_dir):
+    """reshard-opt reads .mlir: a JSON layout is imported first."""
+    if not layout_path.endswith(".json"):
+        return layout_path
+    out = os.path.join(work_dir, "imported.mlir")
+    tools.import_json(layout_path, out)
+    return out
+
+
+def report(layout_path, staging_budget=1 << 30, per_rank=True):
+    """Plans a layout (.mlir or .json) and returns its Report."""
+    if layout_path.endswith(".json"):
+        with tempfile.TemporaryDirectory() as tmp:
+            return report(_as_mlir(layout_path, tmp), staging_budget,
+                          per_rank)
+    out = tools.run("reshard-opt", [
+        layout_path, *PLAN_PASSES, schedule_flag(staging_budget),
+        f"--reshard-report=format=json per-rank={int(per_rank)}",
+        "-o", os.devnull])
+    return Report.from_json(json.loads(out))
+
+
+def compile_plan(layout_path, out_dir, plan_name="refit", backend="mpi",
+                 staging_budget=1 << 30):
+    """Plans, reports, lowers and emits C++ into out_dir (a .json layout
+    is imported to imported.mlir there first): report.json,
+    plan.mlir (the per-rank reshard_rt programs), PLAN.cpp and PLAN.h.
+    Returns the Report."""
+    os.makedirs(out_dir, exist_ok=True)
+    layout_path = _as_mlir(layout_path, out_dir)
+    rep = os.path.join(out_dir, "report.json")
+    lowered = os.path.join(out_dir, "plan.mlir")
+    tools.run("reshard-opt", [
+        layout_path, *PLAN_PASSES, schedule_flag(staging_budget),
+        f"--reshard-report=format=json per-rank=1 output={rep}",
+        f"--convert-reshard-to-runtime=plan-name={plan_name}",
+        "-o", lowered])
+    for emit, ext in (("source", "cpp"), ("header", "h")):
+        tools.run("reshard-translate", [
+            "--reshard-to-cpp", f"--backend={backend}",
+            f"--reshard-cpp-emit={emit}", lowered,
+            "-o", os.path.join(out_dir, f"{plan_name}.{ext}")])
+    return Report.load(rep)

@@ -1,0 +1,40 @@
+"""Cluster topology presets (DESIGN.md "Topology") and rank placement."""
+from .errors import ReshardError
+
+# Per-GPU figures. dgx-h100: 8 H100 per node and NVLink domain, one 400 Gb/s
+# (50 GB/s) NIC per GPU, NVLink 4 at 450 GB/s per direction. gb200-nvl72:
+# 4 GB200 per compute tray, 72 GPUs in one NVLink domain, NVLink 5 at
+# 900 GB/s, one 400 Gb/s NIC per GPU.
+TOPOLOGIES = {
+    "dgx-h100": {"gpus_per_node": 8, "nvl_domain_size": 8,
+                 "nic_GBps_per_gpu": 50, "nvlink_GBps_per_gpu": 450,
+                 "nic_latency_us": 5, "nvlink_latency_us": 1},
+    "gb200-nvl72": {"gpus_per_node": 4, "nvl_domain_size": 72,
+                    "nic_GBps_per_gpu": 50, "nvlink_GBps_per_gpu": 900,
+                    "nic_latency_us": 5, "nvlink_latency_us": 1},
+}
+
+_REQUIRED = ("gpus_per_node", "nvl_domain_size", "nic_GBps_per_gpu",
+             "nvlink_GBps_per_gpu")
+
+
+def get_topology(topology):
+    """A preset name or a topology dict -> a validated dict (a copy)."""
+    if isinstance(topology, str):
+        if topology not in TOPOLOGIES:
+            raise ReshardError(f"unknown topology {topology!r} (presets: "
+                               f"{', '.join(sorted(TOPOLOGIES))})")
+        return dict(TOPOLOGIES[topology])
+    topo = dict(topology)
+    missing = [k for k in _REQUIRED if k not in topo]
+    if missing:
+        raise ReshardError(f"topology: missing {', '.join(missing)}")
+    if topo["nvl_domain_size"] % topo["gpus_per_node"]:
+        raise ReshardError("topology: nvl_domain_size must be a multiple of "
+                           "gpus_per_node")
+    return topo
+
+
+def nvl_domain(rank, topology):
+    """Global rank r is in NVLink domain r // nvl_domain_size (DESIGN.md)."""
+    return rank // topology["nvl_domain_size"]

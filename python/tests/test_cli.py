@@ -1,0 +1,130 @@
+"""python -m reshard end to end: params, plan, plot, and clear errors (exit
+2, `reshard: error:`, no traceback). Also the benchmark's generator, which
+wraps the package, keeps its CLI and output."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+MODELS = os.path.join(ROOT, "examples", "models")
+
+
+def cli(env, *args):
+    return subprocess.run([sys.executable, "-m", "reshard", *args],
+                          capture_output=True, text=True, env=env, cwd=ROOT)
+
+
+def test_params(cli_env):
+    r = cli(cli_env, "params", "--model",
+            os.path.join(MODELS, "llama-3.1-70b", "config.json"))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[-1] == ("total: 70,553,706,496 parameters (70.55B); public "
+                         "70.55B: +0.005%")
+    assert ("model.layers.79.self_attn.k_proj.weight\t[1024, 8192]\tbf16\t"
+            "8388608") in lines
+    assert len(lines) == 2 + 80 * 9 + 2
+    r = cli(cli_env, "params", "--model", "deepseek-v3", "--fused",
+            "--layers", "1")
+    assert "model.layers.0.self_attn.fused_qkv_a_proj.weight\t[2112, 7168]" \
+        in r.stdout
+
+
+def test_plan_and_plot(cli_env, have_tools, tmp_path):
+    out = tmp_path / "out"
+    r = cli(cli_env, "plan", "--model", "deepseek-v3", "--source",
+            "megatron:tp=2,pp=2,ep=4,dp=2", "--dest", "vllm:tp=4,engines=2,ep=1",
+            "--topology", "dgx-h100", "--layers", "4", "--scale-down", "64",
+            "--backend", "mpi", "--plan-name", "dsv3", "--staging-budget",
+            "1M", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    for f in ("layout.json", "layout.mlir", "report.json", "plan.mlir",
+              "dsv3.cpp", "dsv3.h"):
+        assert (out / f).stat().st_size > 0, f
+    layout = json.loads((out / "layout.json").read_text())
+    assert layout["scenario"]["infer"]["ranks"] == [8, 15]
+    assert "MPI_Comm" in (out / "dsv3.h").read_text()
+    rep = json.loads((out / "report.json").read_text())
+    assert rep["network_bytes"] == rep["lower_bound_network_bytes"]
+
+    r = cli(cli_env, "plot", str(out))
+    assert r.returncode == 0, r.stderr
+    png, svg = out / "traffic.png", out / "traffic.svg"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert png.stat().st_size > 10_000
+    assert b"<svg" in svg.read_bytes()[:2000]
+
+    # A layout file is planned first.
+    r = cli(cli_env, "plot", str(out / "layout.json"), "-o",
+            str(tmp_path / "t.svg"))
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "t.svg").read_text().rstrip().endswith("</svg>")
+
+
+def test_plan_nccl_default(cli_env, have_tools, tmp_path):
+    r = cli(cli_env, "plan", "--model", "llama-3.1-70b", "--source",
+            "megatron:tp=2,pp=2,dp=1", "--dest", "vllm:tp=2,dp=2",
+            "--layers", "2", "--scale-down", "64", "--colocated", "-q",
+            "-o", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "nccl" in (tmp_path / "refit.h").read_text().lower()
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--source", "megatron:tp=x", "--dest", "vllm:tp=8"],
+     "--source: tp='x' is not an integer"),
+    (["--source", "tp=8,dp=1", "--dest", "vllm:tp=8"],
+     "give FRAMEWORK:SPEC"),
+    (["--source", "fsdp:tp=8,dp=1", "--dest", "vllm:tp=8"],
+     "framework 'fsdp' is not supported"),
+    (["--source", "megatron:tp=3,dp=1", "--dest", "vllm:tp=8"],
+     "num_attention_heads 64 % tp 3"),
+    (["--source", "megatron:tp=8,dp=1", "--dest", "vllm:tp=8",
+      "--topology", "dgx-a100"], "unknown topology 'dgx-a100'"),
+    (["--source", "megatron:tp=8,dp=1", "--dest", "vllm:tp=8",
+      "--staging-budget", "lots"], "--staging-budget 'lots'"),
+])
+def test_plan_errors(cli_env, tmp_path, args, msg):
+    r = cli(cli_env, "plan", "--model", "llama-3.1-70b", "-o",
+            str(tmp_path), "--layout-only", *args)
+    assert r.returncode == 2
+    assert r.stderr.startswith("reshard: error: ") and msg in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_config_errors(cli_env, tmp_path):
+    cfg = tmp_path / "config.json"
+    cfg.write_text('{"model_type": "bert"}')
+    r = cli(cli_env, "params", "--model", str(cfg))
+    assert r.returncode == 2 and "unsupported model_type 'bert'" in r.stderr
+    cfg.write_text('{"model_type": "llama", "hidden_size": 4096}')
+    r = cli(cli_env, "params", "--model", str(cfg))
+    assert r.returncode == 2 and "lacks num_hidden_layers" in r.stderr
+    cfg.write_text("{")
+    r = cli(cli_env, "params", "--model", str(cfg))
+    assert r.returncode == 2 and "not JSON" in r.stderr
+    r = cli(cli_env, "plot", str(tmp_path))
+    assert r.returncode == 2 and "no plan.mlir" in r.stderr
+
+
+def test_bench_generator_wraps_the_package(tmp_path):
+    args = ["--model", "qwen3-235b-a22b", "--train", "tp=2,pp=2,ep=2,dp=1",
+            "--infer", "tp=4,dp=2,ep=1", "--colocated", "--layers", "2",
+            "--scale-down", "64", "--topology", "gb200-nvl72"]
+    r = subprocess.run([sys.executable, os.path.join(
+        ROOT, "bench", "make_refit_scenario.py"), *args, "--out",
+        str(tmp_path / "a.json")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "public 235.09B: +0.002%" in r.stderr
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    from reshard.refit import build_layout
+    lay = build_layout("qwen3-235b-a22b", "tp=2,pp=2,ep=2,dp=1",
+                       "tp=4,dp=2,ep=1", "gb200-nvl72", layers=2,
+                       scale_down=64, colocated=True)
+    lay.write_json(str(tmp_path / "b.json"))
+    assert (tmp_path / "a.json").read_bytes() == \
+        (tmp_path / "b.json").read_bytes()

@@ -1,0 +1,133 @@
+"""Presets from Hugging Face configs: hand-checked shapes and the public
+totals of the bundled models; config errors."""
+import pytest
+
+from reshard.cli import hf_params
+from reshard.errors import ReshardError
+from reshard.models import (count_params, from_hf_config, get_model,
+                            model_params)
+
+
+def shapes(model, layers=None):
+    return {n: s for n, s, _ in hf_params(model_params(model, layers))}
+
+
+@pytest.mark.parametrize("name,total", [
+    ("llama-3.1-70b", 70_553_706_496),
+    ("qwen3-235b-a22b", 235_093_634_560),
+    ("deepseek-v3", 671_026_419_200),
+])
+def test_bundled_totals_match_public_counts(name, total):
+    m = get_model(name)
+    n = count_params(model_params(m))
+    assert n == total
+    # Published as 70.55B, 235.09B and 671.03B (no MTP layer), rounded.
+    assert round(n / 1e9, 2) * 1e9 == m.public_params
+
+
+def test_llama_70b_shapes():
+    s = shapes(get_model("llama-3.1-70b"), 1)
+    l0 = "model.layers.0."
+    assert s["model.embed_tokens.weight"] == [128256, 8192]
+    assert s[l0 + "self_attn.q_proj.weight"] == [8192, 8192]
+    assert s[l0 + "self_attn.k_proj.weight"] == [1024, 8192]
+    assert s[l0 + "self_attn.v_proj.weight"] == [1024, 8192]
+    assert s[l0 + "self_attn.o_proj.weight"] == [8192, 8192]
+    assert s[l0 + "mlp.gate_proj.weight"] == [28672, 8192]
+    assert s[l0 + "mlp.up_proj.weight"] == [28672, 8192]
+    assert s[l0 + "mlp.down_proj.weight"] == [8192, 28672]
+    assert s["lm_head.weight"] == [128256, 8192]
+    assert len(s) == 1 + 9 + 2
+
+
+def test_qwen3_moe_shapes():
+    m = get_model("qwen3-235b-a22b")
+    s = shapes(m, 1)
+    l0 = "model.layers.0."
+    assert s[l0 + "self_attn.q_proj.weight"] == [8192, 4096]
+    assert s[l0 + "self_attn.k_proj.weight"] == [512, 4096]
+    assert s[l0 + "self_attn.q_norm.weight"] == [128]
+    assert s[l0 + "self_attn.o_proj.weight"] == [4096, 8192]
+    assert s[l0 + "mlp.gate.weight"] == [128, 4096]
+    assert s[l0 + "mlp.experts.127.gate_proj.weight"] == [1536, 4096]
+    assert s[l0 + "mlp.experts.127.down_proj.weight"] == [4096, 1536]
+    assert l0 + "mlp.gate_proj.weight" not in s        # every layer is MoE
+    assert m.dense_layers == ()
+
+
+def test_deepseek_v3_shapes():
+    s = shapes(get_model("deepseek-v3"), 4)
+    l2, l3 = "model.layers.2.", "model.layers.3."
+    assert s[l2 + "self_attn.q_a_proj.weight"] == [1536, 7168]
+    assert s[l2 + "self_attn.kv_a_proj_with_mqa.weight"] == [576, 7168]
+    assert s[l2 + "self_attn.q_a_layernorm.weight"] == [1536]
+    assert s[l2 + "self_attn.q_b_proj.weight"] == [128 * 192, 1536]
+    assert s[l2 + "self_attn.kv_a_layernorm.weight"] == [512]
+    assert s[l2 + "self_attn.kv_b_proj.weight"] == [128 * 256, 512]
+    assert s[l2 + "self_attn.o_proj.weight"] == [7168, 128 * 128]
+    assert s[l2 + "mlp.gate_proj.weight"] == [18432, 7168]   # dense (< 3)
+    assert l3 + "mlp.gate_proj.weight" not in s
+    assert s[l3 + "mlp.gate.weight"] == [256, 7168]
+    assert s[l3 + "mlp.gate.e_score_correction_bias"] == [256]
+    assert s[l3 + "mlp.shared_experts.gate_proj.weight"] == [2048, 7168]
+    assert s[l3 + "mlp.shared_experts.down_proj.weight"] == [7168, 2048]
+    assert s[l3 + "mlp.experts.255.up_proj.weight"] == [2048, 7168]
+    bias = [p for p in model_params(get_model("deepseek-v3"), 4)
+            if p.name.endswith("e_score_correction_bias")]
+    assert {p.dtype for p in bias} == {"fp32"}
+
+
+def small(model_type, **kw):
+    cfg = {"model_type": model_type, "num_hidden_layers": 2,
+           "hidden_size": 64, "num_attention_heads": 4,
+           "num_key_value_heads": 2, "intermediate_size": 128,
+           "vocab_size": 256, "torch_dtype": "bfloat16"}
+    cfg.update(kw)
+    return from_hf_config(cfg, "tiny")
+
+
+def test_qwen2_has_qkv_bias_and_tied_embeddings_drop_lm_head():
+    m = small("qwen2", tie_word_embeddings=True)
+    s = shapes(m)
+    assert s["model.layers.0.self_attn.q_proj.bias"] == [64]
+    assert s["model.layers.0.self_attn.k_proj.bias"] == [32]
+    assert "model.layers.0.self_attn.o_proj.bias" not in s
+    assert "lm_head.weight" not in s
+    # embed 256*64, per layer: 2 norms, qkv 128*64 + bias 128, o 64*64,
+    # mlp 3*128*64; final norm.
+    per_layer = 2 * 64 + 128 * 64 + 128 + 64 * 64 + 3 * 128 * 64
+    assert count_params(model_params(m)) == 256 * 64 + 2 * per_layer + 64
+
+
+def test_qwen3_dense_and_head_dim():
+    s = shapes(small("qwen3", head_dim=32))
+    assert s["model.layers.1.self_attn.q_proj.weight"] == [128, 64]
+    assert s["model.layers.1.self_attn.k_norm.weight"] == [32]
+
+
+def test_qwen3_moe_mlp_only_layers_and_sparse_step():
+    m = small("qwen3_moe", num_experts=4, moe_intermediate_size=16,
+              num_hidden_layers=4, decoder_sparse_step=2, mlp_only_layers=[3])
+    assert m.dense_layers == (0, 2, 3)
+    s = shapes(m)
+    assert s["model.layers.1.mlp.experts.3.gate_proj.weight"] == [16, 64]
+    assert s["model.layers.3.mlp.gate_proj.weight"] == [128, 64]
+
+
+@pytest.mark.parametrize("cfg,msg", [
+    ({"model_type": "gpt2"}, "unsupported model_type 'gpt2'"),
+    ({"model_type": "llama", "hidden_size": 8}, "lacks num_hidden_layers"),
+    ({"model_type": "qwen3_moe", "num_hidden_layers": 1, "hidden_size": 8,
+      "num_attention_heads": 2, "vocab_size": 64}, "lacks num_experts"),
+    ({"model_type": "llama", "num_hidden_layers": "x", "hidden_size": 8,
+      "num_attention_heads": 2, "vocab_size": 64, "intermediate_size": 8},
+     "is not a non-negative integer"),
+])
+def test_config_errors(cfg, msg):
+    with pytest.raises(ReshardError, match=msg):
+        from_hf_config(cfg, "bad")
+
+
+def test_unknown_model_name():
+    with pytest.raises(ReshardError, match="no model 'nope'"):
+        get_model("nope")

@@ -1,0 +1,156 @@
+"""Megatron-Core and vLLM layouts against local shapes computed by hand:
+TP, PP (stages, embedding and head), EP/ETP, CP, engines, vLLM EP and
+KV-head replication."""
+import pytest
+
+from reshard.errors import ReshardError
+from reshard.megatron import Train, parse_train, pipeline_split
+from reshard.refit import build_layout
+from reshard.vllm import ep_rank_of, parse_infer
+
+
+def tensors(layout):
+    return {t.name: t for t in layout.tensors}
+
+
+def local(t, side, rank):
+    return getattr(t, side).local_shape(t.shape, rank)
+
+
+def test_llama_megatron_tp8_pp2_vllm_tp8_engines4():
+    lay = build_layout("llama-3.1-70b", "tp=8,pp=2,dp=4", "tp=8,engines=4")
+    ts = tensors(lay)
+    emb = ts["model.embed_tokens.weight"]
+    assert local(emb, "src", 0) == [16032, 8192]        # vocab / tp
+    assert local(emb, "src", 32) is None                 # stage 1
+    qkv = ts["model.layers.0.self_attn.qkv_proj.weight"]
+    # (8192 + 2*1024) / 8 rows: one query group of 8 heads + 1 KV head.
+    assert local(qkv, "src", 31) == [1280, 8192]
+    assert local(qkv, "dst", 64) == [1280, 8192]         # vLLM after 64
+    assert local(qkv, "dst", 63) is None
+    assert local(ts["model.layers.0.self_attn.o_proj.weight"], "src", 5) \
+        == [8192, 1024]
+    assert local(ts["model.layers.0.mlp.gate_up_proj.weight"], "src", 7) \
+        == [7168, 8192]
+    assert local(ts["model.layers.0.mlp.down_proj.weight"], "dst", 95) \
+        == [8192, 3584]
+    l40 = ts["model.layers.40.input_layernorm.weight"]
+    assert local(l40, "src", 31) is None and local(l40, "src", 32) == [8192]
+    head = ts["lm_head.weight"]
+    assert local(head, "src", 0) is None and local(head, "src", 63) == \
+        [16032, 8192]
+    assert lay.info["train"]["layers_per_stage"] == [40, 40]
+    # tp-cp-ep-dp-pp: dp replica d, tp rank t of stage 1 is 32 + 8d + t.
+    m = head.src.mesh
+    assert m.name == "train_pp1" and m.coords(32 + 8 * 3 + 5) == (3, 5)
+
+
+def test_qwen3_megatron_ep_cp_and_vllm_ep_kv_replication():
+    lay = build_layout("qwen3-235b-a22b",
+                       "tp=2,cp=2,pp=8,ep=16,etp=1,dp=4,first=11,last=11",
+                       "tp=8,dp=8,ep=1")
+    ts = tensors(lay)
+    assert lay.info["train"]["layers_per_stage"] == [11] + [12] * 6 + [11]
+    # 128 experts / ep 16: 8 per EP rank; edp = 16 / 16 = 1, etp 1.
+    for e, rank in ((0, 0), (8, 1), (127, 15)):
+        t = ts[f"model.layers.0.mlp.experts.{e}.gate_up_proj.weight"]
+        assert t.src.mesh.ranks == [rank]
+        assert local(t, "src", rank) == [3072, 4096]
+    assert ts["model.layers.11.mlp.experts.0.down_proj.weight"] \
+        .src.mesh.ranks == [16]                          # stage 1
+    # vLLM EP over 64 ranks, 2 experts each; ranks after the trainer's 128.
+    t = ts["model.layers.0.mlp.experts.5.down_proj.weight"]
+    assert t.dst.mesh.ranks == [128 + 2] and local(t, "dst", 130) == \
+        [4096, 1536]
+    # CP replicates: dense mesh [dp, cp, tp]; rank 5 = (0, 1, 1).
+    q = ts["model.layers.0.self_attn.q_proj.weight"]
+    assert q.src.mesh.axis_names == ["dp", "cp", "tp"]
+    assert q.src.mesh.coords(5) == (1, 0, 1)
+    assert local(q, "src", 5) == [4096, 4096]            # 8192 / tp 2
+    assert q.extra == {"fused_into": "model.layers.0.self_attn.qkv_proj"
+                                     ".weight"}
+    # 4 KV heads < tp 8: each rank one KV head, replicated over 2 ranks.
+    k = ts["model.layers.0.self_attn.k_proj.weight"]
+    assert local(q, "dst", 128) == [1024, 4096]
+    assert [local(k, "dst", 128 + r) for r in range(8)] == [[128, 4096]] * 8
+    kv_head = [k.dst.mesh.coords(128 + r)[1] for r in range(8)]
+    assert kv_head == [0, 0, 1, 1, 2, 2, 3, 3]
+    # Megatron side: k of 4 heads over tp 2 -> 2 heads a rank.
+    assert local(k, "src", 0) == [256, 4096]
+    assert lay.info["infer"]["kv_head_replicas"] == 2
+
+
+def test_deepseek_v3_mla_shared_experts_and_etp():
+    lay = build_layout("deepseek-v3", "tp=2,pp=2,ep=4,etp=2,dp=4",
+                       "tp=4,dp=2,ep=1", layers=4)
+    ts = tensors(lay)
+    a = ts["model.layers.0.self_attn.fused_qkv_a_proj.weight"]
+    assert a.src.blocks == {0: [1536, 576]}
+    assert local(a, "src", 3) == [2112, 7168] == local(a, "dst", 16)
+    assert local(ts["model.layers.0.self_attn.q_b_proj.weight"], "src", 1) \
+        == [12288, 1536]
+    assert local(ts["model.layers.0.self_attn.kv_b_proj.weight"], "dst",
+                 17) == [8192, 512]
+    # spmoe auto (EP, tp > 1, dp > 1): shared experts replicated in vLLM.
+    sh = ts["model.layers.3.mlp.shared_experts.gate_up_proj.weight"]
+    assert local(sh, "src", 8) == [2048, 7168]           # 2*2048 / tp 2
+    assert local(sh, "dst", 16) == [4096, 7168]
+    # ep 4, etp 2 over 8 ranks a stage: edp = 1; 64 experts per EP group;
+    # expert rank = etp_i + etp*(ep_i + ep*edp_i).
+    e = ts["model.layers.3.mlp.experts.70.gate_up_proj.weight"]
+    assert e.src.mesh.name == "train_pp1_ep1"            # layers 2-3: stage 1
+    assert e.src.mesh.ranks == [8 + 2, 8 + 3]
+    assert local(e, "src", 10) == [2048, 7168]           # 2*2048 / etp 2
+    assert e.dst.mesh.ranks == [16 + 70 // 32]           # 256 / 8 per rank
+
+
+def test_pipeline_split():
+    assert pipeline_split(61, Train(tp=1, dp=1, pp=8, first=7, last=6)) == \
+        [7, 8, 8, 8, 8, 8, 8, 6]
+    # Uneven without first/last: extra layers to the middle stages first.
+    assert pipeline_split(10, Train(tp=1, dp=1, pp=4)) == [2, 3, 3, 2]
+    with pytest.raises(ReshardError, match="do not split evenly"):
+        pipeline_split(61, Train(tp=1, dp=1, pp=8, first=6, last=6))
+    # Explicit layers per stage (Megatron's pipeline layout).
+    t = parse_train("tp=1,dp=1,pp=3,stages=1:3:0")
+    assert pipeline_split(4, t) == [1, 3, 0]
+    with pytest.raises(ReshardError, match="holds 4 layers, not 5"):
+        pipeline_split(5, t)
+    lay = build_layout("llama-3.1-70b", "tp=1,dp=1,pp=3,stages=1:3:0",
+                       "tp=1", layers=4, scale_down=64)
+    ts = tensors(lay)
+    assert ts["model.layers.3.mlp.down_proj.weight"].src.mesh.ranks == [1]
+    assert ts["lm_head.weight"].src.mesh.ranks == [2]    # head: last stage
+
+
+def test_vllm_linear_expert_map_uneven():
+    # 10 experts over 4 ranks: 3, 3, 2, 2.
+    assert [ep_rank_of(e, 10, 4) for e in range(10)] == \
+        [0, 0, 0, 1, 1, 1, 2, 2, 3, 3]
+
+
+@pytest.mark.parametrize("fn,text,msg", [
+    (parse_train, "tp=x,dp=1", "tp='x' is not an integer"),
+    (parse_train, "tp=8", "needs tp= and dp="),
+    (parse_train, "tp=8,dp=1,first=2", "first= and last= together"),
+    (parse_train, "tp=8,dp=1,zz=1", "bad item 'zz=1'"),
+    (parse_train, "tp=8,dp=1,pp=2,stages=1", "1 stages for pp=2"),
+    (parse_train, "tp=8,dp=1,pp=2,stages=1:x", "layer counts per stage"),
+    (parse_infer, "tp=8,dp=2,engines=2", "dp= or engines="),
+    (parse_infer, "tp=8,ep=3", "expert parallel group"),
+    (parse_infer, "tp=0", "tp must be positive"),
+])
+def test_spec_errors(fn, text, msg):
+    with pytest.raises(ReshardError, match=msg):
+        fn(text)
+
+
+@pytest.mark.parametrize("model,train,infer,msg", [
+    ("llama-3.1-70b", "tp=3,dp=1", "tp=1", "num_attention_heads 64 % tp 3"),
+    ("qwen3-235b-a22b", "tp=1,dp=1,ep=3", "tp=1", "num_moe_experts 128 % ep"),
+    ("llama-3.1-70b", "tp=1,dp=1", "tp=3", "vLLM: num_heads 64 % tp 3"),
+    ("llama-3.1-70b", "tp=1,dp=1,ep=2", "tp=1", "no experts"),
+])
+def test_indivisible_layouts(model, train, infer, msg):
+    with pytest.raises(ReshardError, match=msg):
+        build_layout(model, train, infer, layers=1)
