@@ -253,6 +253,17 @@ reshard_rt.plan @copy_overlap num_ranks = 1 tensors = ["w"] fingerprint = 0 {
 
 // -----
 
+// Three descriptors of interleaved runs (three ascending sequences, merged
+// by the check): [0, 2) [6, 8), then [2, 4) [8, 10), then [4, 6) [9, 11).
+reshard_rt.plan @copy_interleaved_overlap num_ranks = 1 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.rank 0 workspace = 0 src_bytes = [16] dst_bytes = [16] {
+    // expected-error @+1 {{'reshard_rt.copy' op the local copies of tensor 0 writes bytes [9, 10) twice}}
+    reshard_rt.copy [0, 0, 0, 2, 1, 2, 6, 6, 0, 2, 2, 2, 1, 2, 6, 6, 0, 4, 4, 2, 1, 2, 5, 5]
+  }
+}
+
+// -----
+
 // One descriptor whose destination stride (4) is shorter than its run (8).
 reshard_rt.plan @copy_self_overlap num_ranks = 1 tensors = ["w"] fingerprint = 0 {
   reshard_rt.rank 0 workspace = 0 src_bytes = [16] dst_bytes = [16] {
