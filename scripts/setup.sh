@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what reshard needs on a fresh Debian 12 machine, plus any extra
 # Debian packages named as arguments (scripts/setup-fuzz.sh passes clang).
-# Idempotent: when everything is present it only checks, quietly, in well
+# libsimgrid-dev is for the flow-level refit simulation (bench/sim_bench.py,
+# its smoke test in the suite). Idempotent: when everything is present it only checks, quietly, in well
 # under a second.
 set -euo pipefail
 
@@ -10,6 +11,7 @@ packages=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libgtest-dev
   openmpi-bin libopenmpi-dev
+  libsimgrid-dev
   "$@"
 )
 

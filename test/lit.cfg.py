@@ -34,6 +34,25 @@ if shutil.which("mpicxx") and shutil.which("mpirun"):
                  "HWLOC_COMPONENTS": "-gl"}.items():
         config.environment[k] = v
     config.substitutions.append(("%mpirun", "mpirun --oversubscribe"))
+# The flow-level refit simulation (bench/sim_bench.py) compiles its replay
+# program against SimGrid (scripts/setup.sh installs libsimgrid-dev).
+if shutil.which("g++") and os.path.exists("/usr/include/simgrid/s4u.hpp") and any(
+        os.path.exists(os.path.join(d, "libsimgrid.so"))
+        for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+                  "/usr/lib", "/usr/local/lib")):
+    config.available_features.add("simgrid")
+# The DTensor benchmark test needs a python with torch: $RESHARD_TORCH_PYTHON
+# or the venv bench/setup-bench.sh makes (checked by path, not by importing
+# torch, which takes seconds).
+torch_python = os.environ.get("RESHARD_TORCH_PYTHON") or os.path.join(
+    config.reshard_obj_root, "bench-venv", "bin", "python")
+import glob
+if os.path.exists(torch_python) and (
+        "RESHARD_TORCH_PYTHON" in os.environ or glob.glob(os.path.join(
+            os.path.dirname(os.path.dirname(torch_python)), "lib", "python*",
+            "site-packages", "torch", "distributed"))):
+    config.available_features.add("torch")
+    config.substitutions.append(("%torch_python", torch_python))
 cuda = "/usr/local/cuda"
 if os.path.exists(os.path.join(cuda, "bin", "nvcc")) and (
         os.path.exists(os.path.join(cuda, "include", "nccl.h")) or

@@ -1,0 +1,182 @@
+"""Flows of the gather-broadcast refit baseline, from a layout JSON.
+
+The baseline is not a plan the compiler emits, only a reference: per tensor,
+the lowest source rank (the root) gathers every distinct shard it lacks from
+the lowest rank holding it (phase 0), then the full tensor goes to every
+destination rank (phase 1). Two models of phase 1:
+
+  p2p   the root sends the full tensor to every destination rank, point to
+        point: exactly the report's `gather-broadcast` baseline
+        (lib/Plan/CostModel.cpp, docs/CostModel.md); its root NIC is the
+        bottleneck.
+  ring  NCCL's broadcast (ncclBroadcast runs only the ring algorithm),
+        pipelined, over CHANNELS parallel rings as NCCL splits a collective
+        over its channels: each ring is a chain root -> d1 -> d2 -> ...
+        through the destination ranks grouped by NVLink domain (so it
+        crosses the network once per domain boundary), and ring c rotates
+        the order inside every domain by c * ceil(size / CHANNELS) so that
+        the rings enter and leave a domain through different GPUs' NICs (as
+        NCCL's rings use every NIC of a node). Every hop of ring c carries
+        1/CHANNELS of the tensor, all hops in flight together (chunks fine
+        enough that the pipeline fill is negligible). This is the fairer
+        baseline.
+
+Two orders of the tensors:
+
+  all at once (p2p, ring): every tensor's gather is step 0 and every
+        broadcast step 1, and the flows of one step between the same two
+        ranks are summed into one message (the per-(step, src, dst)
+        aggregation of the plans themselves). The baseline then gets perfect
+        overlap of all tensors and unlimited staging memory (every rank
+        receives every full tensor at once): a bound on the baseline at
+        its best, not a program anyone runs.
+  in order (ring-seq): tensor i's gather is step 2i and its broadcast step
+        2i+1, as a loop of per-tensor collectives on every rank's stream
+        runs them. A rank takes part only in the steps of the tensors it
+        sends or receives, so collectives over disjoint ranks still overlap
+        (different communicators progress independently).
+
+A root that is also a destination keeps its own shard (a local copy, not a
+flow).
+
+Shard geometry follows DESIGN.md: nested torch.chunk per dim over its axes,
+major to minor, each block of a blocked dim chunked on its own.
+"""
+import json
+
+CHANNELS = 8  # rings per broadcast; DGX H100 nodes have 8 NICs
+
+DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4, "fp64": 8, "int8": 1, "uint8": 1,
+               "int16": 2, "uint16": 2, "int32": 4, "uint32": 4, "int64": 8,
+               "uint64": 8, "fp8e4m3": 1, "fp8e5m2": 1}
+
+
+def _chunk(begin, size, parts, index):
+    """torch.chunk of [begin, begin+size) into `parts`; the index-th piece."""
+    c = -(-size // parts) if size else 0
+    b = min(index * c, size)
+    return begin + b, min(b + c, size) - b
+
+
+class _Mesh:
+    def __init__(self, m):
+        self.shape, self.axes, self.ranks = m["shape"], m["axes"], m["ranks"]
+
+    def coords(self, linear):
+        out = []
+        for s in reversed(self.shape):
+            out.append(linear % s)
+            linear //= s
+        return dict(zip(self.axes, reversed(out)))
+
+
+def _segments(n, axes, blocks, mesh, coords):
+    segs, start = [], 0
+    for blen in (blocks or [n]):
+        b, s = start, blen
+        for a in axes:
+            b, s = _chunk(b, s, mesh.shape[mesh.axes.index(a)], coords[a])
+        if s:
+            segs.append((b, s))
+        start += blen
+    return tuple(segs)
+
+
+def _shards(tensor, side, meshes):
+    """(rank, signature, bytes) of every device of the side's mesh."""
+    spec = tensor[side]
+    mesh = meshes[spec["mesh"]]
+    blocks = spec.get("blocks", {})
+    elem = DTYPE_BYTES[tensor["dtype"]]
+    out = []
+    for i, rank in enumerate(mesh.ranks):
+        c = mesh.coords(i)
+        sig = tuple(_segments(n, spec["dims"][d], blocks.get(str(d)), mesh, c)
+                    for d, n in enumerate(tensor["shape"]))
+        numel = 1
+        for segs in sig:
+            numel *= sum(s for _, s in segs)
+        out.append((rank, sig, numel * elem))
+    return out
+
+
+def _ring_hops(root, others, domain_size):
+    """(src, dst, share) hops of the CHANNELS rings of one broadcast."""
+    domains = {}
+    for r in others:
+        domains.setdefault(r // domain_size, []).append(r)
+    hops = {}
+    for c in range(CHANNELS):
+        chain = [root]
+        for d in sorted(domains):
+            ranks = domains[d]
+            k = (c * -(-len(ranks) // CHANNELS)) % len(ranks)
+            chain += ranks[k:] + ranks[:k]
+        for a, b in zip(chain, chain[1:]):
+            hops[(a, b)] = hops.get((a, b), 0) + 1
+    return [(a, b, n / CHANNELS) for (a, b), n in hops.items()]
+
+
+def flows(layout_path, model):
+    """{(phase, src, dst): bytes}, src == dst for local copies."""
+    with open(layout_path) as f:
+        layout = json.load(f)
+    meshes = {k: _Mesh(v) for k, v in layout["meshes"].items()}
+    topo = layout.get("topology") or {}
+    domain_size = topo.get("nvl_domain_size", 1)
+    agg = {}
+    broadcasts = {}  # (root, destination ranks but the root) -> bytes
+
+    def add(phase, src, dst, nbytes):
+        if nbytes:
+            agg[(phase, src, dst)] = agg.get((phase, src, dst), 0) + nbytes
+
+    seq = model == "ring-seq"
+    for i, t in enumerate(layout["tensors"]):
+        g, b = (2 * i, 2 * i + 1) if seq else (0, 1)
+        full = DTYPE_BYTES[t["dtype"]]
+        for n in t["shape"]:
+            full *= n
+        if not full:
+            continue
+        src = sorted(_shards(t, "src", meshes))
+        root = src[0][0]
+        seen = set()
+        for rank, sig, nbytes in src:
+            if sig in seen:
+                continue
+            seen.add(sig)
+            if rank != root:
+                add(g, rank, root, nbytes)
+        dst = sorted(_shards(t, "dst", meshes))
+        for rank, _, nbytes in dst:
+            if rank == root:
+                add(b, root, root, nbytes)
+        others = tuple(r for r, _, _ in dst if r != root)
+        if seq:
+            for x, y, share in _ring_hops(root, others, domain_size) if others else []:
+                add(b, x, y, round(full * share))
+            continue
+        broadcasts[(root, others)] = broadcasts.get((root, others), 0) + full
+    # Tensors with the same root and destinations share every hop.
+    for (root, others), full in broadcasts.items():
+        if model == "p2p":
+            for r in others:
+                add(1, root, r, full)
+        elif model == "ring":
+            if others:
+                for a, b, share in _ring_hops(root, others, domain_size):
+                    add(1, a, b, round(full * share))
+        else:
+            raise ValueError(model)
+    return agg
+
+
+def write_flows(layout_path, model, out_path):
+    agg = flows(layout_path, model)
+    with open(out_path, "w") as f:
+        f.write("# gather-broadcast (%s) flows of %s: phase src dst bytes\n"
+                % (model, layout_path))
+        for (phase, s, d), b in sorted(agg.items()):
+            f.write("%d %d %d %d\n" % (phase, s, d, b))
+    return agg

@@ -1,0 +1,366 @@
+// refit_sim: replays a refit plan's per-rank programs in a flow-level network
+// simulation (SimGrid S4U) of a DGX H100 or GB200 NVL72 cluster and prints
+// the simulated time as one JSON line. Built by bench/sim_bench.py with g++
+// against Debian's libsimgrid-dev (3.32); not part of the CMake build.
+//
+//   refit_sim --topology GPN,DOMAIN,NIC_GBPS,NVL_GBPS,NIC_LAT_US,NVL_LAT_US
+//             [--name NAME] [--copies ignore|nvlink] FILE
+//
+// FILE is either a lowered plan (`reshard-opt --convert-reshard-to-runtime`
+// output: the `reshard_rt.rank` / `step` / `send` / `recv` / `copy` lines are
+// read, the descriptor tables only for the byte counts of copies) or a flow
+// list, one `STEP SRC DST BYTES` per line (`#` comments), which is how
+// sim_bench.py hands over the gather-broadcast baseline.
+//
+// Semantics replayed (docs/Runtime.md): one actor per rank; the rank's local
+// copies first, then its steps in order; all sends and receives of a step are
+// posted together and the rank moves on when all of them have completed. A
+// message flows once both its sender and its receiver have reached the step
+// (rendezvous, as ncclSend/ncclRecv and MPI_Isend/MPI_Irecv of large
+// messages). Ranks never wait for ranks they do not exchange with.
+//
+// The platform, built below in code (an XML file would need one <route> per
+// pair of GPUs), with the numbers of the plan's topology (the same as
+// bench/make_refit_scenario.py TOPOLOGIES):
+//   * one host per GPU (global rank r = host r); GPU r is in NVLink domain
+//     r / DOMAIN (DGX H100: 8 GPUs per node = per domain, NVSwitch; GB200
+//     NVL72: 72-GPU domains of 4-GPU nodes).
+//   * per GPU, a NIC: one link up and one down (split duplex), NIC_GBPS each
+//     (DGX H100 and GB200: 400 Gb/s ConnectX-7 = 50 GB/s per GPU), latency 0.
+//   * per GPU, an NVLink port: one link up and one down, NVL_GBPS each (DGX
+//     H100: 450 GB/s per direction = 900 GB/s bidirectional NVLink 4;
+//     GB200: 900 GB/s per direction = 1.8 TB/s NVLink 5), latency 0.
+//   * the scale-out fabric is non-blocking (full bisection: a rail-optimised
+//     fat tree is, for these patterns): one FATPIPE link of 10^15 B/s that
+//     carries the whole NIC-to-NIC latency, NIC_LAT_US (5 us).
+//   * one NVSwitch per domain, non-blocking: a FATPIPE link of 10^15 B/s
+//     with the whole GPU-to-GPU NVLink latency, NVL_LAT_US (1 us).
+//   * route between GPUs of different domains: NIC up of the sender, fabric,
+//     NIC down of the receiver; within a domain: NVLink up, the domain's
+//     NVSwitch, NVLink down. So an uncontended message of b bytes takes
+//     latency + b / bandwidth; concurrent flows share every link max-min
+//     fairly (SimGrid's CM02 model with latency and bandwidth factors 1, no
+//     TCP window bound (TCP-gamma 0) and no cross traffic of acknowledgements).
+//   * local copies (a rank to itself): charged at NVLink bandwidth without
+//     latency (`--copies nvlink`, like the cost model) or ignored.
+// GB/s are 10^9 bytes per second.
+#include <simgrid/s4u.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+struct Topology {
+  long gpusPerNode = 8, domain = 8;
+  double nicGBps = 50, nvlGBps = 450, nicLatUs = 5, nvlLatUs = 1;
+};
+
+struct Msg {
+  long peer;
+  int64_t bytes;
+};
+struct Step {
+  long index;
+  std::vector<Msg> sends, recvs;
+};
+struct RankProgram {
+  int64_t copyBytes = 0;
+  std::vector<Step> steps; // in increasing index order
+};
+
+[[noreturn]] void die(const std::string &msg) {
+  std::fprintf(stderr, "refit_sim: %s\n", msg.c_str());
+  std::exit(2);
+}
+
+/// The integer after `key` in `line` (e.g. "bytes ").
+int64_t intAfter(const std::string &line, const char *key) {
+  size_t p = line.find(key);
+  if (p == std::string::npos)
+    die("malformed line (no '" + std::string(key) + "'): " + line.substr(0, 120));
+  return std::strtoll(line.c_str() + p + std::strlen(key), nullptr, 10);
+}
+
+/// Bytes moved by a table of copy descriptors
+/// [tensor, src_offset, dst_offset, run, n, (count, src_stride, dst_stride) x n]...
+int64_t copyTableBytes(const std::string &line) {
+  size_t open = line.find('['), close = line.rfind(']');
+  if (open == std::string::npos || close == std::string::npos)
+    die("malformed copy: " + line.substr(0, 120));
+  std::vector<int64_t> v;
+  const char *p = line.c_str() + open + 1, *end = line.c_str() + close;
+  while (p < end) {
+    char *next;
+    long long x = std::strtoll(p, &next, 10);
+    if (next == p) {
+      ++p;
+      continue;
+    }
+    v.push_back(x);
+    p = next;
+  }
+  int64_t total = 0;
+  for (size_t i = 0; i + 5 <= v.size();) {
+    int64_t bytes = v[i + 3], n = v[i + 4];
+    if (i + 5 + 3 * n > v.size())
+      die("truncated copy descriptor");
+    for (int64_t k = 0; k < n; ++k)
+      bytes *= v[i + 5 + 3 * k];
+    total += bytes;
+    i += 5 + 3 * n;
+  }
+  return total;
+}
+
+Step &stepOf(RankProgram &r, long index) {
+  if (r.steps.empty() || r.steps.back().index != index) {
+    if (!r.steps.empty() && r.steps.back().index > index) {
+      for (Step &s : r.steps)
+        if (s.index == index)
+          return s;
+      r.steps.push_back({index, {}, {}});
+      std::sort(r.steps.begin(), r.steps.end(),
+                [](const Step &a, const Step &b) { return a.index < b.index; });
+      for (Step &s : r.steps)
+        if (s.index == index)
+          return s;
+    }
+    r.steps.push_back({index, {}, {}});
+  }
+  return r.steps.back();
+}
+
+/// Reads a lowered plan or a flow list into per-rank programs; checks that
+/// every send has a receive of the same size in the same step.
+std::map<long, RankProgram> readPrograms(const std::string &path) {
+  std::ifstream in(path);
+  if (!in)
+    die("cannot open " + path);
+  std::map<long, RankProgram> ranks;
+  std::multiset<std::tuple<long, long, long, int64_t>> unmatched;
+  std::string line;
+  long rank = -1, step = -1;
+  bool mlir = false;
+  while (std::getline(in, line)) {
+    size_t p = line.find_first_not_of(" \t");
+    if (p == std::string::npos || line[p] == '#' || line[p] == '}')
+      continue;
+    const char *s = line.c_str() + p;
+    if (!std::strncmp(s, "reshard_rt.", 11)) {
+      mlir = true;
+      s += 11;
+      if (!std::strncmp(s, "rank ", 5)) {
+        rank = std::strtol(s + 5, nullptr, 10);
+        ranks[rank];
+        step = -1;
+      } else if (!std::strncmp(s, "step ", 5)) {
+        step = std::strtol(s + 5, nullptr, 10);
+      } else if (!std::strncmp(s, "send ", 5) || !std::strncmp(s, "recv ", 5)) {
+        bool send = s[0] == 's';
+        long peer = intAfter(line, send ? "to " : "from ");
+        int64_t bytes = intAfter(line, "bytes ");
+        if (rank < 0 || step < 0)
+          die("message outside a rank's step");
+        Step &st = stepOf(ranks[rank], step);
+        (send ? st.sends : st.recvs).push_back({peer, bytes});
+        auto key = send ? std::make_tuple(step, rank, peer, bytes)
+                        : std::make_tuple(step, peer, rank, bytes);
+        auto it = unmatched.find(key);
+        if (it != unmatched.end())
+          unmatched.erase(it);
+        else
+          unmatched.insert(key);
+      } else if (!std::strncmp(s, "copy ", 5)) {
+        ranks[rank].copyBytes += copyTableBytes(line);
+      }
+      continue;
+    }
+    if (mlir || !std::isdigit(static_cast<unsigned char>(*s))) {
+      mlir = true; // module / plan header lines of a lowered plan
+      continue;
+    }
+    long st, src, dst;
+    long long bytes;
+    if (std::sscanf(s, "%ld %ld %ld %lld", &st, &src, &dst, &bytes) != 4)
+      die("malformed flow line: " + line.substr(0, 120));
+    if (src == dst) {
+      ranks[src].copyBytes += bytes;
+      continue;
+    }
+    stepOf(ranks[src], st).sends.push_back({dst, bytes});
+    stepOf(ranks[dst], st).recvs.push_back({src, bytes});
+  }
+  if (!unmatched.empty()) {
+    auto [st, src, dst, bytes] = *unmatched.begin();
+    die(std::to_string(unmatched.size()) +
+        " sends/receives without a partner, e.g. step " + std::to_string(st) +
+        " " + std::to_string(src) + " -> " + std::to_string(dst) + " " +
+        std::to_string(bytes) + " B");
+  }
+  return ranks;
+}
+
+struct Platform {
+  std::vector<sg4::Host *> hosts;
+  std::vector<sg4::Link *> nicUp, nicDown, nvlUp, nvlDown, nvswitch;
+  sg4::Link *fabric = nullptr;
+};
+
+Platform buildPlatform(const Topology &t, long numRanks,
+                       const std::set<std::pair<long, long>> &pairs) {
+  Platform p;
+  auto *zone = sg4::create_full_zone("cluster");
+  const double huge = 1e15;
+  p.fabric = zone->create_link("fabric", huge)
+                 ->set_latency(t.nicLatUs * 1e-6)
+                 ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
+                 ->seal();
+  long domains = (numRanks + t.domain - 1) / t.domain;
+  for (long d = 0; d < domains; ++d)
+    p.nvswitch.push_back(zone->create_link("nvswitch" + std::to_string(d), huge)
+                             ->set_latency(t.nvlLatUs * 1e-6)
+                             ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
+                             ->seal());
+  for (long r = 0; r < numRanks; ++r) {
+    std::string n = std::to_string(r);
+    p.hosts.push_back(zone->create_host("gpu" + n, 1e12)->seal());
+    p.nicUp.push_back(zone->create_link("nic_up" + n, t.nicGBps * 1e9)->set_latency(0)->seal());
+    p.nicDown.push_back(zone->create_link("nic_down" + n, t.nicGBps * 1e9)->set_latency(0)->seal());
+    p.nvlUp.push_back(zone->create_link("nvl_up" + n, t.nvlGBps * 1e9)->set_latency(0)->seal());
+    p.nvlDown.push_back(zone->create_link("nvl_down" + n, t.nvlGBps * 1e9)->set_latency(0)->seal());
+  }
+  for (auto [a, b] : pairs) {
+    std::vector<sg4::LinkInRoute> links;
+    if (a / t.domain == b / t.domain)
+      links = {sg4::LinkInRoute(p.nvlUp[a]), sg4::LinkInRoute(p.nvswitch[a / t.domain]),
+               sg4::LinkInRoute(p.nvlDown[b])};
+    else
+      links = {sg4::LinkInRoute(p.nicUp[a]), sg4::LinkInRoute(p.fabric),
+               sg4::LinkInRoute(p.nicDown[b])};
+    zone->add_route(p.hosts[a]->get_netpoint(), p.hosts[b]->get_netpoint(), nullptr,
+                    nullptr, links, /*symmetrical=*/false);
+  }
+  zone->seal();
+  return p;
+}
+
+std::string mailboxName(long src, long dst) {
+  return std::to_string(src) + ">" + std::to_string(dst);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  // Plain latency + size / bandwidth per link, max-min sharing, nothing else.
+  std::vector<std::string> cfg = {
+      "--cfg=network/model:CM02",          "--cfg=network/latency-factor:1",
+      "--cfg=network/bandwidth-factor:1",  "--cfg=network/weight-S:0",
+      "--cfg=network/TCP-gamma:0",         "--cfg=network/crosstraffic:0",
+      "--log=root.thres:critical"};
+  Topology topo;
+  std::string name = "plan", path, copies = "nvlink";
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc)
+        die("missing value for " + a);
+      return argv[++i];
+    };
+    if (a == "--topology") {
+      std::string v = value();
+      if (std::sscanf(v.c_str(), "%ld,%ld,%lf,%lf,%lf,%lf", &topo.gpusPerNode,
+                      &topo.domain, &topo.nicGBps, &topo.nvlGBps, &topo.nicLatUs,
+                      &topo.nvlLatUs) != 6 ||
+          topo.domain <= 0)
+        die("--topology GPN,DOMAIN,NIC_GBPS,NVL_GBPS,NIC_LAT_US,NVL_LAT_US");
+    } else if (a == "--name") {
+      name = value();
+    } else if (a == "--copies") {
+      copies = value();
+      if (copies != "nvlink" && copies != "ignore")
+        die("--copies nvlink|ignore");
+    } else if (a.rfind("--cfg=", 0) == 0) {
+      cfg.push_back(a); // extra SimGrid configuration, after ours
+    } else if (a[0] == '-') {
+      die("unknown option " + a);
+    } else {
+      path = a;
+    }
+  }
+  if (path.empty())
+    die("usage: refit_sim --topology GPN,DOMAIN,NIC,NVL,NIC_LAT_US,NVL_LAT_US FILE");
+
+  std::map<long, RankProgram> programs = readPrograms(path);
+  long numRanks = 0;
+  std::set<std::pair<long, long>> pairs;
+  int64_t messages = 0, netBytes = 0, nvlBytes = 0, copyBytes = 0;
+  long maxStep = -1;
+  for (auto &[r, prog] : programs) {
+    numRanks = std::max(numRanks, r + 1);
+    copyBytes += prog.copyBytes;
+    for (Step &s : prog.steps) {
+      maxStep = std::max(maxStep, s.index);
+      for (Msg &m : s.sends) {
+        numRanks = std::max(numRanks, m.peer + 1);
+        pairs.insert({r, m.peer});
+        ++messages;
+        (r / topo.domain == m.peer / topo.domain ? nvlBytes : netBytes) += m.bytes;
+      }
+    }
+  }
+
+  std::vector<char *> args = {argv[0]};
+  for (std::string &c : cfg)
+    args.push_back(c.data());
+  int sgArgc = args.size();
+  sg4::Engine engine(&sgArgc, args.data());
+  Platform plat = buildPlatform(topo, numRanks, pairs);
+
+  double copyBw = topo.nvlGBps * 1e9;
+  for (auto &[r, prog] : programs) {
+    if (prog.steps.empty() && (copies == "ignore" || prog.copyBytes == 0))
+      continue;
+    const RankProgram *pp = &prog;
+    long me = r;
+    sg4::Actor::create("rank" + std::to_string(r), plat.hosts[r], [pp, me, copyBw, copies]() {
+      if (copies == "nvlink" && pp->copyBytes)
+        sg4::this_actor::sleep_for(static_cast<double>(pp->copyBytes) / copyBw);
+      static int token;
+      for (const Step &s : pp->steps) {
+        std::vector<sg4::CommPtr> comms;
+        comms.reserve(s.sends.size() + s.recvs.size());
+        std::vector<int *> sinks(s.recvs.size());
+        for (size_t i = 0; i < s.recvs.size(); ++i)
+          comms.push_back(sg4::Mailbox::by_name(mailboxName(s.recvs[i].peer, me))
+                              ->get_async<int>(&sinks[i]));
+        for (const Msg &m : s.sends)
+          comms.push_back(sg4::Mailbox::by_name(mailboxName(me, m.peer))
+                              ->put_async(&token, static_cast<uint64_t>(m.bytes)));
+        sg4::Comm::wait_all(comms);
+      }
+    });
+  }
+  engine.run();
+  std::printf("{\"name\": \"%s\", \"simulated_seconds\": %.9g, \"ranks\": %ld, "
+              "\"steps\": %ld, \"messages\": %lld, \"network_bytes\": %lld, "
+              "\"nvlink_bytes\": %lld, \"local_bytes\": %lld, \"copies\": \"%s\"}\n",
+              name.c_str(), sg4::Engine::get_clock(), numRanks, maxStep + 1,
+              static_cast<long long>(messages), static_cast<long long>(netBytes),
+              static_cast<long long>(nvlBytes), static_cast<long long>(copyBytes),
+              copies.c_str());
+  return 0;
+}
