@@ -11,6 +11,18 @@ build="${RESHARD_BUILD:-$root/build}"
 
 "$root/scripts/build.sh" reshard-opt reshard-translate reshard-run reshard-proptest ReshardUnitTests >/dev/null
 
+# PyTorch (CPU wheel from PyPI, ~3 GB with its CUDA dependencies, ~2 min)
+# in build/bench-venv, for the DTensor interop and benchmark tests; without
+# it (RESHARD_TORCH=0, or no network) those tests are reported unsupported.
+pytest_python=python3
+if [ "${RESHARD_TORCH:-1}" != 0 ]; then
+  RESHARD_BENCH_VENV="$build/bench-venv" "$root/bench/setup-bench.sh" >&2 ||
+    echo "test: torch could not be installed; DTensor tests will be skipped" >&2
+fi
+if "$build/bench-venv/bin/python" -c 'import pytest, matplotlib' 2>/dev/null; then
+  pytest_python="$build/bench-venv/bin/python"
+fi
+
 # Every part writes a JUnit file; the closing line sums them all.
 results=("$build/test-results.xml")
 rm -f "${results[@]}"
@@ -30,7 +42,7 @@ py_results="$build/pytest-results.xml"
 rm -f "$py_results"
 results+=("$py_results")
 PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" RESHARD_BIN="$build/bin" MPLBACKEND=Agg \
-  python3 -m pytest "$root/python/tests" -q --junitxml="$py_results" || status=$?
+  "$pytest_python" -m pytest "$root/python/tests" -q --junitxml="$py_results" || status=$?
 
 # A plain closing line that CI reads: "N passed, N failed".
 python3 - "${results[@]}" <<'PY'

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Derives the table that bench/measured/gather_bcast.cpp runs from a layout
+JSON (README.md, "The layout interchange format"): every tensor's source
+holders (one per distinct shard) and destination ranks with their shards as
+per-dim segment lists, and the buckets with their gather roots.
+
+  gather_table.py LAYOUT.json --out TABLE [--bucket-bytes N]
+
+Geometry as DESIGN.md defines it: a dim sharded over axes (a1..am) is split
+by nested torch.chunk (chunks of ceil(n/|a|), the last ones shorter or
+empty), each block of a blocked dim on its own, a rank's local extent the
+concatenation of its piece of every block. The program's output is checked
+by `reshard-run --verify`, independently of this code.
+
+Buckets: consecutive tensors with the same destination ranks are packed up
+to --bucket-bytes of full tensors (0: one tensor per bucket). A bucket is
+broadcast to its tensors' destination ranks; with --broadcast-all, to every
+rank of any destination mesh (the classic path as DESIGN.md describes it:
+every inference rank receives every whole tensor and keeps its shard). Each bucket's
+root rotates over its destination ranks; a shard held by several ranks
+(replicas) is sent by the root when it holds it, else by a replica chosen
+by the same rotation.
+"""
+import argparse
+import itertools
+import json
+import sys
+
+ELEM_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4, "fp64": 8, "int8": 1,
+              "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4,
+              "int64": 8, "uint64": 8, "fp8e4m3": 1, "fp8e5m2": 1}
+
+
+def chunk(start, length, parts, index):
+    """torch.chunk: piece `index` of [start, start+length) in `parts`."""
+    size = -(-length // parts) if length else 0
+    off = min(index * size, length)
+    return start + off, min(size, length - off)
+
+
+def shards(mesh, side, shape):
+    """{rank: per-dim segment lists} for every rank of the side's mesh."""
+    axes = mesh["axes"]
+    sizes = dict(zip(axes, mesh["shape"]))
+    blocks = {int(k): v for k, v in side.get("blocks", {}).items()}
+    out = {}
+    coords = itertools.product(*(range(s) for s in mesh["shape"]))
+    for rank, coord in zip(mesh["ranks"], coords):
+        at = dict(zip(axes, coord))
+        segs = []
+        for d, n in enumerate(shape):
+            dim_segs = []
+            start = 0
+            for b in blocks.get(d, [n]):
+                s, l = start, b
+                for a in side["dims"][d]:
+                    s, l = chunk(s, l, sizes[a], at[a])
+                if l:
+                    dim_segs.append((s, l))
+                start += b
+            segs.append(dim_segs)
+        out[rank] = segs
+    return out
+
+
+def build(layout, bucket_bytes, broadcast_all=False):
+    meshes = layout["meshes"]
+    tensors, ranks = [], 0
+    for t in layout["tensors"]:
+        shape = t["shape"]
+        src = shards(meshes[t["src"]["mesh"]], t["src"], shape)
+        dst = shards(meshes[t["dst"]["mesh"]], t["dst"], shape)
+        nbytes = ELEM_BYTES[t["dtype"]]
+        for n in shape:
+            nbytes *= n
+        ranks = max([ranks] + [r + 1 for r in list(src) + list(dst)])
+        tensors.append(dict(name=t["name"], elem=ELEM_BYTES[t["dtype"]],
+                            shape=shape, src=src, dst=dst, bytes=nbytes))
+    everyone = sorted({r for t in tensors for r in t["dst"]})
+    buckets = []
+    for i, t in enumerate(tensors):
+        key = tuple(sorted(t["dst"]))
+        b = buckets[-1] if buckets else None
+        if (b is None or b["key"] != key or bucket_bytes == 0 or
+                b["bytes"] + t["bytes"] > bucket_bytes):
+            b = dict(key=key, tensors=[], bytes=0)
+            buckets.append(b)
+        b["tensors"].append(i)
+        b["bytes"] += t["bytes"]
+    for k, b in enumerate(buckets):
+        b["root"] = b["key"][k % len(b["key"])]
+        b["extra"] = [r for r in everyone if r not in b["key"]] \
+            if broadcast_all else []
+        for i in b["tensors"]:
+            t = tensors[i]
+            groups = {}
+            for r in sorted(t["src"]):
+                segs = t["src"][r]
+                if all(segs):  # a non-empty shard
+                    groups.setdefault(repr(segs), []).append(r)
+            t["holders"] = [b["root"] if b["root"] in g else g[k % len(g)]
+                            for g in groups.values()]
+    return ranks, tensors, buckets
+
+
+def write(f, ranks, tensors, buckets):
+    def shard(rank, segs):
+        return " ".join([str(rank)] + [
+            " ".join([str(len(d))] + ["%d %d" % sl for sl in d]) for d in segs])
+    f.write("reshard-gather-bcast-table 1\nranks %d\ntensors %d\n" %
+            (ranks, len(tensors)))
+    for t in tensors:
+        f.write("t %s %d %d %s\n" % (t["name"], t["elem"], len(t["shape"]),
+                                     " ".join(map(str, t["shape"]))))
+        f.write("src %d\n" % len(t["holders"]))
+        for r in t["holders"]:
+            f.write(shard(r, t["src"][r]) + "\n")
+        f.write("dst %d\n" % len(t["dst"]))
+        for r in sorted(t["dst"]):
+            f.write(shard(r, t["dst"][r]) + "\n")
+    f.write("buckets %d\n" % len(buckets))
+    for b in buckets:
+        f.write("b %d %d %s extra %d %s\n" % (
+            b["root"], len(b["tensors"]), " ".join(map(str, b["tensors"])),
+            len(b["extra"]), " ".join(map(str, b["extra"]))))
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("layout")
+    p.add_argument("--out", required=True)
+    p.add_argument("--bucket-bytes", type=int, default=0)
+    p.add_argument("--broadcast-all", action="store_true")
+    a = p.parse_args(argv)
+    with open(a.layout) as f:
+        layout = json.load(f)
+    ranks, tensors, buckets = build(layout, a.bucket_bytes, a.broadcast_all)
+    with open(a.out, "w") as f:
+        write(f, ranks, tensors, buckets)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# A virtual environment with PyTorch (CPU use, gloo) for the DTensor
+# comparison of bench/measured_bench.py and the DTensor interop tests of
+# python/tests (it also gets pytest and matplotlib, so the whole pytest suite
+# runs in it). scripts/test.sh calls this (RESHARD_TORCH=0 opts out) and
+# goes on without torch if it fails. Not part of scripts/setup.sh: PyPI's Linux x86_64 torch wheel is the CUDA build and
+# pulls the nvidia-*/cuda-*/triton wheels; measured here (torch 2.15.0,
+# 2026-11-29) that is ~3.0 GB downloaded, 5.4 GB installed, 1 min 44 s.
+# `pip install --no-deps torch` (539 MB) does not import without them
+# (ImportError: libcufile.so.0), and download.pytorch.org's CPU wheels are
+# not reachable from this machine.
+#
+#   bench/setup-bench.sh            # venv in $RESHARD_BENCH_VENV or build/bench-venv
+#
+# measured_bench.py finds build/bench-venv/bin/python by itself (or pass
+# --torch-python / set RESHARD_TORCH_PYTHON); lit enables its `torch`
+# feature when that venv exists.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="${RESHARD_BENCH_VENV:-$root/build/bench-venv}"
+python="${PYTHON:-python3}"
+
+if [[ -x "$venv/bin/python" ]] &&
+   "$venv/bin/python" -c 'import torch.distributed as d, pytest, matplotlib; assert d.is_gloo_available()' 2>/dev/null; then
+  echo "setup-bench: torch already in $venv"
+  exit 0
+fi
+start=$(date +%s)
+"$python" -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet --no-cache-dir torch numpy pytest matplotlib
+"$venv/bin/python" -c 'import torch, torch.distributed as d
+assert d.is_gloo_available(), "torch without gloo"
+print("setup-bench: torch", torch.__version__, "with gloo")'
+echo "setup-bench: $venv ($(du -sh "$venv" | cut -f1)) in $(( $(date +%s) - start )) s"
