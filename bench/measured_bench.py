@@ -35,7 +35,7 @@ import dtensor_bench  # noqa: E402  (torch-free parts: CASES, case_layout)
 import gather_table  # noqa: E402
 
 # The bundled scenarios re-mapped onto 8 colocated ranks, keeping each
-# model's kind of layout (see bench/README-measured.md).
+# model's kind of layout (see bench/Measured.md).
 EIGHT_RANKS = {
     "llama-3.1-70b": dict(train="tp=2,pp=2,dp=2", infer="tp=4,dp=2",
                           layers=4),

@@ -21,6 +21,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+BYTE_FIELDS = ("network_bytes", "nvlink_bytes", "busiest_nic_in_bytes",
+               "busiest_nic_out_bytes", "busiest_nic_bytes")
 SCENARIOS = ["llama70b-dgx", "qwen235b-dgx", "deepseek-v3-dgx",
              "llama70b-gb200", "qwen235b-gb200", "deepseek-v3-gb200"]
 
@@ -39,6 +41,26 @@ def timed(cmd):
             sys.exit("refit_bench: failed: %s\n%s" % (" ".join(cmd), r.stderr))
         rss = int(rss_file.read().split()[-1]) / 1024 if gnu_time else -1
     return r.stdout, r.stderr, wall, rss
+
+
+def print_bytes(rows):
+    """Bytes per link class for reshard and both baselines, against the
+    bounds (network: every needed element not already in the destination's
+    NVLink domain crosses into it once; NIC: the busiest NIC's share)."""
+    print("\nBytes (GB) per plan: network, NVLink, busiest NIC in / out, "
+          "network lower bound, ratios to the bounds")
+    print("| scenario | plan | network | NVLink | NIC in | NIC out | lower bound "
+          "| network / LB | busiest NIC / its bound |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for x in rows:
+        lb, nic_lb = x["lower_bound_network_bytes"], x["lower_bound_busiest_nic_bytes"]
+        for plan, b in x["bytes"].items():
+            print("| %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.3f | %.3f |" % (
+                x["scenario"], plan, b["network_bytes"] / 1e9,
+                b["nvlink_bytes"] / 1e9, b["busiest_nic_in_bytes"] / 1e9,
+                b["busiest_nic_out_bytes"] / 1e9, lb / 1e9,
+                b["network_bytes"] / lb if lb else float("nan"),
+                b["busiest_nic_bytes"] / nic_lb if nic_lb else float("nan")))
 
 
 def main():
@@ -91,6 +113,10 @@ def main():
                 "route_seconds": passes.get("ReshardSelectSources", 0),
                 "schedule_seconds": passes.get("ReshardSchedule", 0),
                 "plan_peak_mib": rss,
+                # Bytes per link class of the plan and of both baselines.
+                "bytes": {k: {f: v[f] for f in BYTE_FIELDS}
+                          for k, v in (("reshard", p), ("direct", b["direct"]),
+                                       ("gather-broadcast", b["gather-broadcast"]))},
             })
     fmt = ("{:<18} {:>7} {:>8} {:>10} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>9} {:>7} {:>7}")
     print("Refit plans (figures from the cost model of docs/CostModel.md; "
@@ -118,6 +144,7 @@ def main():
                                             x["plan_wall_seconds"], x["intersect_seconds"],
                                             x["route_seconds"], x["schedule_seconds"],
                                             x["plan_peak_mib"]))
+    print_bytes(rows)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -19,7 +19,7 @@ lower bound (`--reshard-report=format=json`). Prints Markdown tables.
            --copies nvlink|ignore  --keep DIR  --build DIR
 
 Needs libsimgrid-dev (scripts/setup.sh installs it). Every figure is
-measured in this run; see bench/README-sim.md for what is modelled.
+measured in this run; see bench/Simulation.md for what is modelled.
 """
 import argparse
 import json

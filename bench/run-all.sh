@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Every benchmark table of BENCHMARKS.md in one run (about 25 minutes on 2
+# cores): bytes and modelled time (refit_bench.py), compile stages and the
+# SimGrid simulation (sim_bench.py), then the runs measured on this machine
+# (measured_bench.py: MPI plan vs MPI gather+broadcast, DTensor over gloo).
+# Builds the tools on first use; torch for the DTensor table comes from
+# bench/setup-bench.sh (skipped with a note if it cannot be installed).
+#
+#   bench/run-all.sh [--smoke]     --smoke: one small scenario per table (~1 min)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+"$root/scripts/build.sh" reshard-opt reshard-translate reshard-run >/dev/null
+"$root/bench/setup-bench.sh" >&2 || echo "run-all: no torch; the DTensor table is skipped" >&2
+
+if [ "${1:-}" = --smoke ]; then
+  python3 "$root/bench/refit_bench.py" --scenarios llama70b-dgx
+  python3 "$root/bench/sim_bench.py" --smoke
+  python3 "$root/bench/measured_bench.py" --smoke
+else
+  python3 "$root/bench/refit_bench.py"
+  python3 "$root/bench/sim_bench.py"
+  python3 "$root/bench/measured_bench.py"
+fi
