@@ -82,14 +82,24 @@ def parse_size(text):
     if not m:
         raise UsageError(f"--staging-budget {text!r}: give bytes, e.g. 256M "
                          f"or 1G")
-    return int(m.group(1)) << (10 * " KMGT".index(m.group(2).upper() or " "))
+    n = int(m.group(1)) << (10 * " KMGT".index(m.group(2).upper() or " "))
+    if not 0 < n < 1 << 63:
+        raise UsageError(f"--staging-budget {text!r}: give a size from 1 "
+                         f"byte to 2^63-1 bytes")
+    return n
 
 
 def _topology(text):
     if text in TOPOLOGIES or not os.path.isfile(text):
         return get_topology(text)
-    with open(text) as f:
-        return get_topology(json.load(f))
+    try:
+        with open(text) as f:
+            topo = json.load(f)
+    except OSError as e:
+        raise UsageError(f"--topology: cannot read {text}: {e.strerror}")
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise UsageError(f"--topology {text}: not JSON: {e}")
+    return get_topology(topo)
 
 
 def _layout(a):
@@ -256,3 +266,9 @@ def main(argv=None):
         return 1 if tool_failure else 2
     except BrokenPipeError:
         return 0
+    except OSError as e:
+        # An output folder or file that cannot be written, an unreadable
+        # input: the user's to fix, not a bug to trace back.
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"reshard: error: {where}{e.strerror or e}", file=sys.stderr)
+        return 2

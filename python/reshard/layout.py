@@ -152,8 +152,18 @@ class Sharding:
             dims[d].append(mesh.axis_names[i])
         return cls(mesh, dims, blocks)
 
+    def check_blocks(self, shape, what="blocks"):
+        """Blocks must be sizes >= 0 that add up to their dim (DESIGN.md)."""
+        for d, parts in self.blocks.items():
+            if d >= len(shape) or sum(parts) != shape[d] or any(
+                    not isinstance(b, int) or b < 0 for b in parts):
+                n = shape[d] if d < len(shape) else None
+                raise ReshardError(f"{what}: blocks {parts} of dim {d} must be "
+                                   f"sizes >= 0 adding up to the dim ({n})")
+
     def local_shape(self, shape, rank):
         """This rank's local shard shape, or None if it is not in the mesh."""
+        self.check_blocks(shape)
         c = self.mesh.coords(rank)
         if c is None:
             return None
@@ -215,10 +225,15 @@ class Layout:
         if dtype not in DTYPES:
             raise ReshardError(f"{name}: unknown dtype {dtype!r} (one of "
                                f"{' '.join(DTYPES)})")
+        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0
+                   for n in shape):
+            raise ReshardError(f"{name}: shape {list(shape)} must hold "
+                               f"integers >= 0")
         for side, s in (("src", src), ("dst", dst)):
             if len(s.dims) != len(shape):
                 raise ReshardError(f"{name}: {side} sharding has "
                                    f"{len(s.dims)} dims, tensor {len(shape)}")
+            s.check_blocks(shape, f"{name}: {side}")
         t = Tensor(name, list(shape), dtype, src, dst, extra)
         self.tensors.append(t)
         return t
@@ -228,13 +243,15 @@ class Layout:
         names, used, order = {}, {}, list(self._meshes)
         for t in self.tensors:
             order += [t.src.mesh, t.dst.mesh]
+        # Explicit names first, so that an unnamed mesh never takes one.
+        taken = {m.name for m in order if m.name is not None}
         k = 0
         for m in order:
             if id(m) in names:
                 continue
             name = m.name
             if name is None:
-                while f"mesh{k}" in used:
+                while f"mesh{k}" in used or f"mesh{k}" in taken:
                     k += 1
                 name = f"mesh{k}"
             if name in used and not used[name].same_as(m):
@@ -290,14 +307,25 @@ def write_layout_dict(d, f):
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*\Z")
 
 
+def _str(text):
+    """An MLIR string literal. MLIR's lexer knows only the escapes
+    backslash-quote, backslash-backslash, n, t and two hex digits (not
+    JSON's u+4 hex), so every byte outside printable ASCII goes as hex."""
+    out = []
+    for b in text.encode("utf-8"):
+        c = chr(b)
+        out.append(c if 0x20 <= b < 0x7f and c not in '"\\' else f"\\{b:02X}")
+    return '"' + "".join(out) + '"'
+
+
 def _sym(name):
     if _IDENT.match(name):
         return "@" + name
-    return "@" + json.dumps(name)
+    return "@" + _str(name)
 
 
 def _axis(a):
-    return a if _IDENT.match(a) else json.dumps(a)
+    return a if _IDENT.match(a) else _str(a)
 
 
 def _float(x):
@@ -327,7 +355,7 @@ def layout_dict_to_mlir(d):
     lines = ["// Written by the reshard Python front end."]
     for name, m in d["meshes"].items():
         lines.append(f"reshard.mesh {_sym(name)} shape = {m['shape']} axes = "
-                     f"[{', '.join(json.dumps(a) for a in m['axes'])}] "
+                     f"[{', '.join(_str(a) for a in m['axes'])}] "
                      f"ranks = {m['ranks']}")
     topo = ""
     if d.get("topology"):

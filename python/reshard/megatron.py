@@ -112,6 +112,10 @@ def pipeline_split(layers, t):
         if not ok and pp <= 2:
             raise ReshardError(f"first={t.first}, last={t.last}: with "
                                f"pp={pp} they must cover all {layers} layers")
+        if mid < 0:
+            raise ReshardError(f"first={t.first}, last={t.last}: more than "
+                               f"the {layers} layers (with --layers, drop "
+                               f"first= and last=)")
         if not ok:
             raise ReshardError(
                 f"first={t.first}, last={t.last}: the other {mid} of "

@@ -30,6 +30,7 @@ PUBLIC = {
 _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 DENSE_TYPES = ("llama", "mistral", "qwen2", "qwen3")
 MOE_TYPES = ("qwen3_moe", "deepseek_v3", "deepseek_v2")
+MLA_TYPES = ("deepseek_v3", "deepseek_v2")
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class Model:
     tie_embeddings: bool = False  # tie_word_embeddings: no lm_head tensor
     qkv_bias: bool = False   # q/k/v biases (Qwen2; attention_bias)
     o_bias: bool = False     # o_proj bias (attention_bias, not Qwen2)
+    mlp_bias: bool = False   # Llama mlp_bias: gate/up/down biases
     qk_norm: bool = False    # Qwen3: q_norm / k_norm over head_dim
     experts: int = 0         # routed experts per MoE layer (0: dense model)
     moe_intermediate: int = 0
@@ -79,10 +81,23 @@ def _need(cfg, what, *keys):
         raise ReshardError(f"{what}: config.json lacks {', '.join(missing)} "
                            f"(model_type {cfg.get('model_type')!r})")
     for k in keys:
-        if not isinstance(cfg[k], int) or cfg[k] < 0:
-            raise ReshardError(f"{what}: config.json {k}={cfg[k]!r} is not a "
-                               f"non-negative integer")
+        _check_int(cfg, what, k)
     return [cfg[k] for k in keys]
+
+
+def _check_int(cfg, what, k):
+    v = cfg[k]
+    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+        raise ReshardError(f"{what}: config.json {k}={v!r} is not a "
+                           f"non-negative integer")
+    return v
+
+
+def _opt(cfg, what, key, default=0):
+    """An optional integer field: absent, null or 0 give the default."""
+    if cfg.get(key) is None:
+        return default
+    return _check_int(cfg, what, key) or default
 
 
 def from_hf_config(cfg, name=None):
@@ -102,8 +117,8 @@ def from_hf_config(cfg, name=None):
     if heads == 0 or hidden == 0:
         raise ReshardError(f"{what}: hidden_size and num_attention_heads "
                            f"must be positive")
-    kv_heads = cfg.get("num_key_value_heads") or heads
-    head_dim = cfg.get("head_dim") or hidden // heads
+    kv_heads = _opt(cfg, what, "num_key_value_heads", heads)
+    head_dim = _opt(cfg, what, "head_dim", hidden // heads)
     dtype = cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16"
     if dtype not in _DTYPES:
         raise ReshardError(f"{what}: torch_dtype {dtype!r} is not one of "
@@ -112,21 +127,31 @@ def from_hf_config(cfg, name=None):
                                              None, None))
     kw = dict(name=name, hf_id=hf_id, layers=layers, hidden=hidden,
               heads=heads, kv_heads=kv_heads, head_dim=head_dim,
-              intermediate=cfg.get("intermediate_size") or 0, vocab=vocab,
+              intermediate=_opt(cfg, what, "intermediate_size"), vocab=vocab,
               public_params=public, public_label=label, model_type=mt,
               dtype=_DTYPES[dtype],
               tie_embeddings=bool(cfg.get("tie_word_embeddings", False)))
     bias = bool(cfg.get("attention_bias", False))
+    if mt not in MLA_TYPES and heads % kv_heads:
+        raise ReshardError(f"{what}: num_attention_heads {heads} is not a "
+                           f"multiple of num_key_value_heads {kv_heads}")
     if mt in DENSE_TYPES:
         _need(cfg, what, "intermediate_size")
-        # Qwen2 always has q/k/v biases and no o_proj bias.
+        # Qwen2 always has q/k/v biases and no o_proj bias; LlamaMLP has
+        # gate/up/down biases when mlp_bias is set.
         kw.update(qkv_bias=bias or mt == "qwen2", o_bias=bias and mt != "qwen2",
-                  qk_norm=mt == "qwen3")
+                  qk_norm=mt == "qwen3",
+                  mlp_bias=mt == "llama" and bool(cfg.get("mlp_bias", False)))
     elif mt == "qwen3_moe":
         experts, moe_f = _need(cfg, what, "num_experts",
                                "moe_intermediate_size")
-        step = cfg.get("decoder_sparse_step") or 1
-        only = set(cfg.get("mlp_only_layers") or [])
+        step = _opt(cfg, what, "decoder_sparse_step", 1)
+        only = cfg.get("mlp_only_layers") or []
+        if not isinstance(only, list) or not all(
+                isinstance(l, int) and not isinstance(l, bool) for l in only):
+            raise ReshardError(f"{what}: config.json mlp_only_layers="
+                               f"{only!r} is not a list of layer indices")
+        only = set(only)
         # Qwen3MoeDecoderLayer: sparse unless in mlp_only_layers, every
         # decoder_sparse_step-th layer (counting from 1).
         dense = tuple(l for l in range(layers)
@@ -140,8 +165,13 @@ def from_hf_config(cfg, name=None):
             cfg, what, "n_routed_experts", "moe_intermediate_size",
             "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
             "v_head_dim")
-        first = cfg.get("first_k_dense_replace") or 0
-        freq = cfg.get("moe_layer_freq") or 1
+        if bias:
+            # DeepSeek's MLA would then have q_a/kv_a/o_proj biases, which
+            # no released checkpoint has and vLLM does not load.
+            raise ReshardError(f"{what}: attention_bias is not supported "
+                               f"with MLA (model_type {mt!r})")
+        first = _opt(cfg, what, "first_k_dense_replace")
+        freq = _opt(cfg, what, "moe_layer_freq", 1)
         # DeepseekV3DecoderLayer: MoE from first_k_dense_replace on, every
         # moe_layer_freq-th layer.
         dense = tuple(l for l in range(layers) if l < first or l % freq)
@@ -149,9 +179,9 @@ def from_hf_config(cfg, name=None):
             _need(cfg, what, "intermediate_size")
         kw.update(heads=heads, kv_heads=heads, head_dim=0, experts=experts,
                   moe_intermediate=moe_f, dense_layers=dense,
-                  shared_experts=cfg.get("n_shared_experts") or 0,
+                  shared_experts=_opt(cfg, what, "n_shared_experts"),
                   score_bias=cfg.get("topk_method") == "noaux_tc",
-                  mla=True, q_lora_rank=cfg.get("q_lora_rank") or 0,
+                  mla=True, q_lora_rank=_opt(cfg, what, "q_lora_rank"),
                   kv_lora_rank=kv_rank, qk_nope_head_dim=nope,
                   qk_rope_head_dim=rope, v_head_dim=v)
     return Model(**kw)
@@ -167,7 +197,7 @@ def load_config(path, name=None):
             cfg = json.load(f)
     except OSError as e:
         raise ReshardError(f"cannot read {path}: {e.strerror}")
-    except json.JSONDecodeError as e:
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ReshardError(f"{path}: not JSON: {e}")
     if name is None:
         base = os.path.basename(path)
@@ -219,6 +249,9 @@ class Param:
 def model_params(m, layers=None):
     """The model's tensors in checkpoint order (first `layers` layers)."""
     layers = m.layers if layers is None else layers
+    if not 0 <= layers <= m.layers:
+        raise ReshardError(f"--layers must be in [0, {m.layers}] for "
+                           f"{m.name}, not {layers}")
     h, dt = m.hidden, m.dtype
     out = [Param("model.embed_tokens.weight", [m.vocab, h], "col", "first",
                  dtype=dt)]
@@ -249,7 +282,11 @@ def model_params(m, layers=None):
         if not m.is_moe(l):
             f = m.intermediate
             add("mlp.gate_up_proj.weight", [2 * f, h], "col", blocks=[f, f])
+            if m.mlp_bias:
+                add("mlp.gate_up_proj.bias", [2 * f], "col", blocks=[f, f])
             add("mlp.down_proj.weight", [h, f], "row")
+            if m.mlp_bias:
+                add("mlp.down_proj.bias", [h], "rep")
             continue
         add("mlp.gate.weight", [m.experts, h], "rep")
         if m.score_bias:

@@ -6,6 +6,7 @@ import tempfile
 from dataclasses import dataclass, field
 
 from . import tools
+from .errors import ReshardError
 
 PLAN_PASSES = ("--reshard-intersect", "--reshard-select-sources")
 
@@ -82,8 +83,14 @@ class Report:
 
     @classmethod
     def load(cls, path):
-        with open(path) as f:
-            return cls.from_json(json.load(f))
+        try:
+            with open(path) as f:
+                return cls.from_json(json.load(f))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ReshardError(f"{path}: not JSON: {e}")
+        except (KeyError, TypeError, AttributeError) as e:
+            raise ReshardError(f"{path}: not a reshard report "
+                               f"(--reshard-report=format=json): {e!r}")
 
 
 def schedule_flag(staging_budget):

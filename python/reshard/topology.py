@@ -1,4 +1,6 @@
 """Cluster topology presets (DESIGN.md "Topology") and rank placement."""
+import math
+
 from .errors import ReshardError
 
 # Per-GPU figures. dgx-h100: 8 H100 per node and NVLink domain, one 400 Gb/s
@@ -16,6 +18,20 @@ TOPOLOGIES = {
 
 _REQUIRED = ("gpus_per_node", "nvl_domain_size", "nic_GBps_per_gpu",
              "nvlink_GBps_per_gpu")
+_OPTIONAL = ("nic_latency_us", "nvlink_latency_us")
+
+
+def _check_number(key, v):
+    """GPU counts are positive integers, bandwidths positive numbers and
+    latencies non-negative numbers."""
+    if key in ("gpus_per_node", "nvl_domain_size"):
+        ok, what = isinstance(v, int) and v > 0, "a positive integer"
+    elif key in _REQUIRED:
+        ok, what = isinstance(v, (int, float)) and v > 0, "a number > 0"
+    else:
+        ok, what = isinstance(v, (int, float)) and v >= 0, "a number >= 0"
+    if not ok or isinstance(v, bool) or not math.isfinite(v):
+        raise ReshardError(f"topology: {key}={v!r} is not {what}")
 
 
 def get_topology(topology):
@@ -25,10 +41,15 @@ def get_topology(topology):
             raise ReshardError(f"unknown topology {topology!r} (presets: "
                                f"{', '.join(sorted(TOPOLOGIES))})")
         return dict(TOPOLOGIES[topology])
+    if not isinstance(topology, dict):
+        raise ReshardError("topology: give a preset name or a JSON object")
     topo = dict(topology)
     missing = [k for k in _REQUIRED if k not in topo]
     if missing:
         raise ReshardError(f"topology: missing {', '.join(missing)}")
+    for k in _REQUIRED + _OPTIONAL:
+        if k in topo:
+            _check_number(k, topo[k])
     if topo["nvl_domain_size"] % topo["gpus_per_node"]:
         raise ReshardError("topology: nvl_domain_size must be a multiple of "
                            "gpus_per_node")

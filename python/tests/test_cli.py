@@ -96,6 +96,60 @@ def test_plan_errors(cli_env, tmp_path, args, msg):
     assert "Traceback" not in r.stderr
 
 
+@pytest.mark.parametrize("topo,msg", [
+    ("{", "--topology TOPO: not JSON"),
+    ('{"gpus_per_node": 0, "nvl_domain_size": 8, "nic_GBps_per_gpu": 1, '
+     '"nvlink_GBps_per_gpu": 1}', "gpus_per_node=0 is not a positive"),
+    ("[1]", "give a preset name or a JSON object"),
+])
+def test_plan_bad_topology_file(cli_env, tmp_path, topo, msg):
+    # These used to end in a traceback (JSONDecodeError, ZeroDivisionError,
+    # TypeError).
+    f = tmp_path / "topo.json"
+    f.write_text(topo)
+    r = cli(cli_env, "plan", "--model", "llama-3.1-70b", "--layout-only",
+            "--source", "megatron:tp=8,dp=1", "--dest", "vllm:tp=8",
+            "--topology", str(f), "-o", str(tmp_path / "out"))
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("reshard: error: ")
+    assert msg.replace("TOPO", str(f)) in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_unwritable_output_and_bad_inputs(cli_env, tmp_path):
+    # An output path that is a file, a staging budget the planner cannot
+    # take, a bad --layers and a broken report.json: `reshard: error:`,
+    # exit 2, no traceback (the first and last used to trace back, the
+    # budget to fail inside reshard-opt with exit 1, --layers -1 to print
+    # an empty model).
+    spec = ["--model", "llama-3.1-70b", "--layers", "1", "--scale-down", "64",
+            "--source", "megatron:tp=2,dp=1", "--dest", "vllm:tp=2"]
+    f = tmp_path / "file"
+    f.write_text("")
+    cases = [
+        (["plan", *spec, "--layout-only", "-o", str(f)], "File exists"),
+        (["plan", *spec, "--layout-only", "-o", str(f / "sub")],
+         "Not a directory"),
+        (["plan", *spec, "--staging-budget", "0", "-o", str(tmp_path)],
+         "--staging-budget '0': give a size from 1 byte"),
+        (["plan", *spec, "--staging-budget", "99999999999T", "-o",
+          str(tmp_path)], "to 2^63-1 bytes"),
+        (["params", "--model", "llama-3.1-70b", "--layers", "-1"],
+         "--layers must be in [0, 80]"),
+    ]
+    d = tmp_path / "plotdir"
+    d.mkdir()
+    (d / "plan.mlir").write_text("")
+    (d / "report.json").write_text("{}")
+    cases.append((["plot", str(d)], "not a reshard report"))
+    for args, msg in cases:
+        r = cli(cli_env, *args)
+        assert r.returncode == 2, (args, r.stderr)
+        assert r.stderr.startswith("reshard: error: ") and msg in r.stderr, \
+            (args, r.stderr)
+        assert "Traceback" not in r.stderr
+
+
 def test_config_errors(cli_env, tmp_path):
     cfg = tmp_path / "config.json"
     cfg.write_text('{"model_type": "bert"}')
@@ -107,6 +161,13 @@ def test_config_errors(cli_env, tmp_path):
     cfg.write_text("{")
     r = cli(cli_env, "params", "--model", str(cfg))
     assert r.returncode == 2 and "not JSON" in r.stderr
+    cfg.write_text('{"model_type": "llama", "num_hidden_layers": 1, '
+                   '"hidden_size": 8, "num_attention_heads": 2, '
+                   '"vocab_size": 64, "intermediate_size": 8, '
+                   '"num_key_value_heads": "x"}')
+    r = cli(cli_env, "params", "--model", str(cfg))   # was a TypeError
+    assert r.returncode == 2 and "num_key_value_heads='x'" in r.stderr
+    assert "Traceback" not in r.stderr
     r = cli(cli_env, "plot", str(tmp_path))
     assert r.returncode == 2 and "no plan.mlir" in r.stderr
 

@@ -117,3 +117,75 @@ def test_bad_dtype():
     m = DeviceMesh([1], ["x"])
     with pytest.raises(ReshardError, match="unknown dtype 'f32'"):
         Layout().add("t", [4], "f32", Sharding(m, [[]]), Sharding(m, [[]]))
+
+
+def test_hand_computed_uneven_cases():
+    # 10 rows over mesh axes (2, 3), DTensor [Shard(0), Shard(0)]: 5 | 5,
+    # then each 5 into 2, 2, 1 (the outer mesh dim is the major split).
+    m = DeviceMesh([2, 3], ["a", "b"])
+    s = Sharding.from_placements(m, [Shard(0), Shard(0)], 1)
+    assert [s.local_shape([10], r)[0] for r in range(6)] == [2, 2, 1] * 2
+    # Blocks [5, 3] over 2: 3 + 2 on rank 0, 2 + 1 on rank 1.
+    s = Sharding(DeviceMesh([2], ["x"]), [["x"]], blocks={0: [5, 3]})
+    assert [s.local_shape([8], r) for r in range(2)] == [[5], [3]]
+
+
+def test_blocks_must_add_up_to_the_dim():
+    # Blocks [5, 5] on a dim of 8 used to give local extent 6 silently.
+    m = DeviceMesh([2], ["x"])
+    bad = Sharding(m, [["x"]], blocks={0: [5, 5]})
+    with pytest.raises(ReshardError, match=r"blocks \[5, 5\] of dim 0 must "
+                                           r"be sizes >= 0 adding up"):
+        Layout().add("t", [8], "bf16", bad, Sharding(m, [["x"]]))
+    with pytest.raises(ReshardError, match="adding up to the dim"):
+        bad.local_shape([8], 0)
+    with pytest.raises(ReshardError, match="must hold integers >= 0"):
+        Layout().add("t", [-1], "bf16", Sharding(m, [[]]), Sharding(m, [[]]))
+
+
+def test_unnamed_mesh_does_not_take_an_explicit_name():
+    # An unnamed mesh used to become mesh0 even when another was named
+    # mesh0, and the layout was refused as two meshes of one name.
+    lay = Layout()
+    a = DeviceMesh([2], ["x"])
+    b = DeviceMesh([2], ["x"], [4, 5], name="mesh0")
+    lay.add("t", [4], "bf16", Sharding(a, [["x"]]), Sharding(b, [["x"]]))
+    meshes = lay.to_dict()["meshes"]
+    assert meshes["mesh0"]["ranks"] == [4, 5]
+    assert meshes["mesh1"]["ranks"] == [0, 1]
+
+
+def test_mlir_string_escapes(tmp_path):
+    # JSON's \uXXXX escapes are not MLIR's: non-ASCII and control bytes go
+    # as \XX hex bytes.
+    m = DeviceMesh([2], ["t p"], name="m")
+    lay = Layout()
+    lay.add('é\x01"\\.w', [4], "bf16", Sharding(m, [["t p"]]),
+            Sharding(m, [[]]))
+    text = lay.to_mlir()
+    assert r'@"\C3\A9\01\22\5C.w"' in text and 'axes = ["t p"]' in text
+    from reshard import tools
+    try:
+        tools.tool("reshard-opt")
+    except ReshardError:
+        return
+    path = tmp_path / "l.mlir"
+    path.write_text(text)
+    tools.verify(str(path))
+
+
+@pytest.mark.parametrize("topo,msg", [
+    ([1], "give a preset name or a JSON object"),
+    ({"gpus_per_node": 0, "nvl_domain_size": 8, "nic_GBps_per_gpu": 50,
+      "nvlink_GBps_per_gpu": 450}, "gpus_per_node=0 is not a positive"),
+    ({"gpus_per_node": 8, "nvl_domain_size": 8, "nic_GBps_per_gpu": "fast",
+      "nvlink_GBps_per_gpu": 450}, "nic_GBps_per_gpu='fast' is not a number"),
+    ({"gpus_per_node": 8, "nvl_domain_size": 8, "nic_GBps_per_gpu": 50,
+      "nvlink_GBps_per_gpu": 450, "nic_latency_us": -1},
+     "nic_latency_us=-1 is not a number >= 0"),
+])
+def test_topology_values_are_checked(topo, msg):
+    # These used to raise ZeroDivisionError / TypeError.
+    from reshard.topology import get_topology
+    with pytest.raises(ReshardError, match=msg):
+        get_topology(topo)

@@ -131,3 +131,79 @@ def test_config_errors(cfg, msg):
 def test_unknown_model_name():
     with pytest.raises(ReshardError, match="no model 'nope'"):
         get_model("nope")
+
+
+@pytest.mark.parametrize("kw,msg", [
+    # Optional integer fields are checked like the required ones (they
+    # used to raise TypeError or give float shapes).
+    ({"num_key_value_heads": "x"}, "num_key_value_heads='x' is not a"),
+    ({"head_dim": 2.5}, "head_dim=2.5 is not a non-negative integer"),
+    ({"intermediate_size": -1}, "intermediate_size=-1 is not a"),
+    ({"num_key_value_heads": 3}, "num_attention_heads 4 is not a multiple "
+                                 "of num_key_value_heads 3"),
+])
+def test_optional_fields_are_checked(kw, msg):
+    with pytest.raises(ReshardError, match=msg):
+        small("llama", **kw)
+
+
+def test_moe_optional_fields_are_checked():
+    with pytest.raises(ReshardError, match="mlp_only_layers='3' is not a "
+                                           "list"):
+        small("qwen3_moe", num_experts=4, moe_intermediate_size=16,
+              mlp_only_layers="3")
+    mla = dict(n_routed_experts=4, moe_intermediate_size=16, kv_lora_rank=16,
+               qk_nope_head_dim=8, qk_rope_head_dim=4, v_head_dim=8)
+    with pytest.raises(ReshardError, match="first_k_dense_replace='x'"):
+        small("deepseek_v3", first_k_dense_replace="x", **mla)
+    with pytest.raises(ReshardError, match="attention_bias is not supported "
+                                           "with MLA"):
+        small("deepseek_v3", attention_bias=True, **mla)
+
+
+def test_llama_mlp_bias():
+    # LlamaMLP(bias=config.mlp_bias): gate/up/down biases (were dropped).
+    m = small("llama", mlp_bias=True)
+    s = shapes(m, 1)
+    assert s["model.layers.0.mlp.gate_proj.bias"] == [128]
+    assert s["model.layers.0.mlp.up_proj.bias"] == [128]
+    assert s["model.layers.0.mlp.down_proj.bias"] == [64]
+    assert count_params(model_params(m)) == \
+        count_params(model_params(small("llama"))) + 2 * (2 * 128 + 64)
+    assert not small("qwen2", mlp_bias=True).mlp_bias   # Llama's field only
+
+
+def test_deepseek_v2_lite_without_q_lora():
+    # DeepSeek-V2-Lite: q_lora_rank null gives q_proj; 15,706,484,224
+    # parameters (the safetensors total).
+    m = from_hf_config({
+        "model_type": "deepseek_v2", "hidden_size": 2048,
+        "intermediate_size": 10944, "kv_lora_rank": 512,
+        "moe_intermediate_size": 1408, "moe_layer_freq": 1,
+        "n_routed_experts": 64, "n_shared_experts": 2,
+        "num_attention_heads": 16, "num_hidden_layers": 27,
+        "num_key_value_heads": 16, "q_lora_rank": None,
+        "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+        "vocab_size": 102400, "first_k_dense_replace": 1,
+        "topk_method": "greedy", "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16"}, "v2-lite")
+    assert count_params(model_params(m)) == 15_706_484_224
+    s = shapes(m, 2)
+    assert s["model.layers.0.self_attn.q_proj.weight"] == [16 * 192, 2048]
+    assert "model.layers.0.self_attn.q_a_proj.weight" not in s
+    assert "model.layers.1.mlp.gate.e_score_correction_bias" not in s
+
+
+@pytest.mark.parametrize("layers", [-1, 3])
+def test_layers_out_of_range(layers):
+    # range(-1) used to give a silently empty model, 3 a made-up layer.
+    with pytest.raises(ReshardError, match=r"--layers must be in \[0, 2\]"):
+        model_params(small("llama"), layers)
+
+
+def test_config_not_utf8(tmp_path):
+    from reshard.models import load_config
+    cfg = tmp_path / "config.json"
+    cfg.write_bytes(b"\xff\xfe{}")
+    with pytest.raises(ReshardError, match="not JSON"):
+        load_config(str(cfg))

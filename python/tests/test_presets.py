@@ -111,6 +111,10 @@ def test_pipeline_split():
     assert pipeline_split(10, Train(tp=1, dp=1, pp=4)) == [2, 3, 3, 2]
     with pytest.raises(ReshardError, match="do not split evenly"):
         pipeline_split(61, Train(tp=1, dp=1, pp=8, first=6, last=6))
+    # A --layers slice shorter than first + last: said so (it used to say
+    # "the other -18 of 4 layers do not split evenly").
+    with pytest.raises(ReshardError, match="more than the 4 layers"):
+        pipeline_split(4, Train(tp=1, dp=1, pp=8, first=11, last=11))
     # Explicit layers per stage (Megatron's pipeline layout).
     t = parse_train("tp=1,dp=1,pp=3,stages=1:3:0")
     assert pipeline_split(4, t) == [1, 3, 0]
