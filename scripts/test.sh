@@ -3,8 +3,10 @@
 # (dialect, importer, tools, MPI runs, CMake consumer) and every unit test
 # through check-reshard, then the fuzzers' short runs and regression inputs
 # in their own clang + sanitizer build (build-fuzz/, scripts/fuzz.sh check;
-# RESHARD_FUZZ_IN_SUITE=0 leaves them out), then the Python front end's
-# pytest suite (python/tests).
+# RESHARD_FUZZ_IN_SUITE=0 leaves them out), the whole lit suite and 2,000
+# property cases again under ASan + UBSan (build-asan/, scripts/sanitize.sh;
+# RESHARD_SANITIZE_IN_SUITE=0), then the Python front end's pytest suite
+# (python/tests).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${RESHARD_BUILD:-$root/build}"
@@ -36,6 +38,16 @@ if [ "${RESHARD_FUZZ_IN_SUITE:-1}" != 0 ]; then
   RESHARD_LIT_ARGS="--xunit-xml-output=$fuzz_results" "$root/scripts/fuzz.sh" check || status=$?
 fi
 
+# The tools, unit and property tests again, built with AddressSanitizer and
+# UndefinedBehaviorSanitizer (build-asan/, scripts/sanitize.sh; about 8
+# minutes the first time). RESHARD_SANITIZE_IN_SUITE=0 leaves them out.
+if [ "${RESHARD_SANITIZE_IN_SUITE:-1}" != 0 ]; then
+  asan_build="${RESHARD_ASAN_BUILD:-$root/build-asan}"
+  results+=("$asan_build/test-results.xml" "$asan_build/proptest-results.xml"
+            "$asan_build/pytest-results.xml")
+  "$root/scripts/sanitize.sh" || status=$?
+fi
+
 # The Python front end (python/tests) against the same tools. pytest's exit
 # 5 (nothing collected) fails the script, on purpose.
 py_results="$build/pytest-results.xml"
@@ -46,7 +58,7 @@ PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" RESHARD_BIN="$build/bin" MP
 
 # A plain closing line that CI reads: "N passed, N failed".
 python3 - "${results[@]}" <<'PY'
-import sys, xml.etree.ElementTree as ET
+import os, sys, xml.etree.ElementTree as ET
 passed = failed = skipped = 0
 for path in sys.argv[1:]:
     try:
@@ -63,6 +75,6 @@ for path in sys.argv[1:]:
             passed += 1
         elif not skip.get("message", "").startswith("Test not selected"):
             skipped += 1  # unsupported here; tests left out by a filter are not counted
-print(f"reshard: {passed} passed, {failed} failed, {skipped} skipped")
+print(f"{os.environ.get('RESHARD_SUMMARY_PREFIX', 'reshard')}: {passed} passed, {failed} failed, {skipped} skipped")
 PY
 exit "$status"

@@ -66,6 +66,7 @@ def test_tool_errors(have_tools, tmp_path, monkeypatch):
     with pytest.raises(ReshardError, match="reshard-opt failed"):
         tools.verify(str(bad))
     monkeypatch.setenv("RESHARD_BIN", str(tmp_path))
+    monkeypatch.delenv("RESHARD_BUILD", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setattr(tools, "_REPO", str(tmp_path))
     with pytest.raises(ReshardError, match="set RESHARD_BIN"):
