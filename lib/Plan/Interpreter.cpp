@@ -267,17 +267,14 @@ std::string reshard::executePieces(const TensorLayout &layout,
 }
 
 uint64_t reshard::checkPattern(int64_t index, int64_t elementBytes) {
-  uint64_t v = static_cast<uint64_t>(index);
-  switch (elementBytes) {
-  case 1:
-    return v & 0xFF;
-  case 2:
-    return v & 0xFFFF;
-  case 4:
-    return v & 0xFFFFFFFF;
-  default:
-    return v;
-  }
+  // splitmix64's finalizer: every bit of the index reaches the low bits, so
+  // an element moved by any distance (not only by a multiple of 2^8 or 2^16
+  // elements, as with the plain truncated index) almost surely shows.
+  uint64_t z = static_cast<uint64_t>(index) + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return elementBytes >= 8 ? z : z & ((uint64_t(1) << (8 * elementBytes)) - 1);
 }
 
 static void storeElement(uint8_t *p, uint64_t v, int64_t bytes) {
@@ -296,7 +293,7 @@ ShardBuffers reshard::makeCheckBuffers(const TensorLayout &layout,
                                        bool source) {
   const SideLayout &side = source ? layout.src : layout.dst;
   int64_t eb = layout.elementBytes;
-  uint64_t mask = checkPattern(-1, eb);
+  uint64_t mask = eb >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * eb)) - 1;
   ShardBuffers buffers;
   for (size_t i = 0; i < side.mesh.ranks.size(); ++i) {
     std::vector<int64_t> global = referenceGlobalLinearIndices(

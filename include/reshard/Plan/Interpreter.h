@@ -32,8 +32,9 @@ std::string validatePieces(const TensorLayout &layout, const PieceTable &table);
 std::string executePieces(const TensorLayout &layout, const PieceTable &table,
                           const ShardBuffers &src, ShardBuffers &dst);
 
-/// The check pattern of an element: its global row-major linear index,
-/// truncated to the element size (low 8/16 bits, uint32, uint64).
+/// The check pattern of an element: a hash (splitmix64's finalizer) of its
+/// global row-major linear index, truncated to the element size, so that a
+/// misplaced element shows whatever the distance it moved.
 uint64_t checkPattern(int64_t globalLinearIndex, int64_t elementBytes);
 
 /// Buffers of every rank of one side, filled with the check pattern of each
