@@ -141,24 +141,30 @@ def worker(rank, world, case, reps, init, out):
     assert numel <= 1 << 24, "fp32 holds the global index exactly up to 2^24"
     full = torch.arange(numel, dtype=torch.float32).reshape(shape)
     src = distribute_tensor(full, mesh, src_p)
-    times, moved, counts = [], 0, {}
-    for r in range(-1, reps):  # one untimed warm-up, as the MPI programs
+    # One untimed warm-up, as the MPI programs, which also counts the
+    # collectives (redistribute issues the same ones every call); the timed
+    # repetitions run without the dispatch mode, whose Python hook on every
+    # op would otherwise be charged to DTensor.
+    dist.barrier()
+    counter = CollectiveBytes(world)
+    with counter:
+        local = src.redistribute(mesh, dst_p).to_local()
+        if hasattr(local, "wait"):
+            local = local.wait()
+    b = torch.tensor([counter.bytes], dtype=torch.int64)
+    dist.all_reduce(b)
+    moved, counts = b.item(), counter.counts
+    times = []
+    for r in range(reps):
         dist.barrier()
-        counter = CollectiveBytes(world)
         t0 = time.perf_counter()
-        with counter:
-            dst = src.redistribute(mesh, dst_p)
-            local = dst.to_local()
-            if hasattr(local, "wait"):
-                local = local.wait()
+        dst = src.redistribute(mesh, dst_p)
+        local = dst.to_local()
+        if hasattr(local, "wait"):
+            local = local.wait()
         mine = torch.tensor([time.perf_counter() - t0], dtype=torch.float64)
         dist.all_reduce(mine, op=dist.ReduceOp.MAX)
-        if r < 0:
-            continue
         times.append(mine.item())
-        b = torch.tensor([counter.bytes], dtype=torch.int64)
-        dist.all_reduce(b)
-        moved, counts = b.item(), counter.counts
     want = expected_local(full, mesh, dst_spec)
     ok = torch.tensor([int(local.shape == want.shape and
                            torch.equal(local, want))], dtype=torch.int64)

@@ -205,6 +205,8 @@ int main(int argc, char **argv) {
   const char *table = argc > 1 ? argv[1] : "";
   bench::Options opts;
   int bad = !bench::parse_options(argc, argv, 2, opts);
+  if (bad && me == 0)
+    std::fprintf(stderr, "usage: gather_bcast TABLE --src DIR --dst DIR [--reps R]\n");
   const std::string &src_dir = opts.src_dir, &dst_dir = opts.dst_dir;
   const int reps = opts.reps;
   std::vector<Tensor> ts;

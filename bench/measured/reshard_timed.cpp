@@ -30,6 +30,8 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   bench::Options opts;
   int bad = !bench::parse_options(argc, argv, 1, opts);
+  if (bad && rank == 0)
+    std::fprintf(stderr, "usage: reshard_timed --src DIR --dst DIR [--reps R]\n");
   const std::string &src_dir = opts.src_dir, &dst_dir = opts.dst_dir;
   const int reps = opts.reps;
   const int nt = refit_num_tensors();

@@ -12,8 +12,9 @@ destination rank (phase 1). Two models of phase 1:
   ring  NCCL's broadcast (ncclBroadcast runs only the ring algorithm),
         pipelined, over CHANNELS parallel rings as NCCL splits a collective
         over its channels: each ring is a chain root -> d1 -> d2 -> ...
-        through the destination ranks grouped by NVLink domain (so it
-        crosses the network once per domain boundary), and ring c rotates
+        through the destination ranks grouped by NVLink domain, the root's
+        domain first (so it crosses the network once per other domain that
+        holds destinations), and ring c rotates
         the order inside every domain by c * ceil(size / CHANNELS) so that
         the rings enter and leave a domain through different GPUs' NICs (as
         NCCL's rings use every NIC of a node). Every hop of ring c carries
@@ -106,9 +107,12 @@ def _ring_hops(root, others, domain_size):
     for r in others:
         domains.setdefault(r // domain_size, []).append(r)
     hops = {}
+    # The root's own domain first (NVLink only), then the others in order, so
+    # that the chain crosses into every other domain exactly once.
+    order = sorted(domains, key=lambda d: (d != root // domain_size, d))
     for c in range(CHANNELS):
         chain = [root]
-        for d in sorted(domains):
+        for d in order:
             ranks = domains[d]
             k = (c * -(-len(ranks) // CHANNELS)) % len(ranks)
             chain += ranks[k:] + ranks[:k]

@@ -165,6 +165,8 @@ std::map<long, RankProgram> readPrograms(const std::string &path) {
       s += 11;
       if (!std::strncmp(s, "rank ", 5)) {
         rank = std::strtol(s + 5, nullptr, 10);
+        if (rank < 0)
+          die("malformed rank: " + line.substr(0, 120));
         ranks[rank];
         step = -1;
       } else if (!std::strncmp(s, "step ", 5)) {
@@ -175,6 +177,8 @@ std::map<long, RankProgram> readPrograms(const std::string &path) {
         int64_t bytes = intAfter(line, "bytes ");
         if (rank < 0 || step < 0)
           die("message outside a rank's step");
+        if (peer < 0 || bytes < 0)
+          die("malformed message: " + line.substr(0, 120));
         Step &st = stepOf(ranks[rank], step);
         (send ? st.sends : st.recvs).push_back({peer, bytes});
         auto key = send ? std::make_tuple(step, rank, peer, bytes)
@@ -185,17 +189,25 @@ std::map<long, RankProgram> readPrograms(const std::string &path) {
         else
           unmatched.insert(key);
       } else if (!std::strncmp(s, "copy ", 5)) {
+        if (rank < 0)
+          die("copy outside a rank");
         ranks[rank].copyBytes += copyTableBytes(line);
       }
       continue;
     }
-    if (mlir || !std::isdigit(static_cast<unsigned char>(*s))) {
-      mlir = true; // module / plan header lines of a lowered plan
+    if (mlir)
+      continue; // attributes and other lines of a lowered plan
+    if (!std::strncmp(s, "module", 6)) {
+      mlir = true; // a lowered plan's header
       continue;
     }
+    // A flow list: anything else is an error, not silently skipped (a
+    // skipped file would simulate in 0 s).
     long st, src, dst;
     long long bytes;
-    if (std::sscanf(s, "%ld %ld %ld %lld", &st, &src, &dst, &bytes) != 4)
+    if (!std::isdigit(static_cast<unsigned char>(*s)) ||
+        std::sscanf(s, "%ld %ld %ld %lld", &st, &src, &dst, &bytes) != 4 ||
+        st < 0 || src < 0 || dst < 0 || bytes < 0)
       die("malformed flow line: " + line.substr(0, 120));
     if (src == dst) {
       ranks[src].copyBytes += bytes;

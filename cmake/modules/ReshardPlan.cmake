@@ -50,6 +50,11 @@ function(reshard_add_plan target)
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "${where}: unexpected arguments: ${ARG_UNPARSED_ARGUMENTS}")
   endif()
+  # A keyword given without its value (e.g. `STAGING_BUDGET` last) would
+  # otherwise be dropped silently and its default used.
+  if(ARG_KEYWORDS_MISSING_VALUES)
+    message(FATAL_ERROR "${where}: missing value for ${ARG_KEYWORDS_MISSING_VALUES}")
+  endif()
   if(NOT ARG_INPUT)
     message(FATAL_ERROR "${where}: INPUT <layout.json|layout.mlir> is required")
   endif()
@@ -97,6 +102,12 @@ function(reshard_add_plan target)
   endif()
 
   set(out "${CMAKE_CURRENT_BINARY_DIR}/reshard/${target}")
+  # The report's path goes inside the pass pipeline, quoted (so spaces and
+  # commas are fine); MLIR's pipeline parser cannot take these characters.
+  if(out MATCHES "[\"{}]")
+    message(FATAL_ERROR "${where}: the build directory ${out} contains '\"', "
+      "'{' or '}', which a pass pipeline option cannot hold")
+  endif()
   set(schedule "reshard-schedule")
   set(schedule_opts "")
   if(ARG_STAGING_BUDGET)
@@ -109,18 +120,21 @@ function(reshard_add_plan target)
     string(REPLACE ";" " " schedule_opts "${schedule_opts}")
     set(schedule "reshard-schedule{${schedule_opts}}")
   endif()
-  set(pipeline "builtin.module(reshard-intersect,reshard-select-sources{strategy=${strategy}},${schedule},reshard-report{format=json output=${out}/${plan}.report.json},convert-reshard-to-runtime{plan-name=${plan}})")
+  set(pipeline "builtin.module(reshard-intersect,reshard-select-sources{strategy=${strategy}},${schedule},reshard-report{format=json output=\"${out}/${plan}.report.json\"},convert-reshard-to-runtime{plan-name=${plan}})")
 
   set(layout "${input}")
   set(import_cmd "")
+  set(byproducts "")
   if(is_json)
     set(layout "${out}/${plan}.layout.mlir")
     set(import_cmd COMMAND "${RESHARD_TRANSLATE_EXECUTABLE}"
       --import-layout-json "${input}" -o "${layout}")
+    set(byproducts BYPRODUCTS "${layout}")
   endif()
   add_custom_command(
     OUTPUT "${out}/${plan}.cpp" "${out}/${plan}.h" "${out}/${plan}.mlir"
            "${out}/${plan}.report.json"
+    ${byproducts}
     COMMAND "${CMAKE_COMMAND}" -E make_directory "${out}"
     ${import_cmd}
     COMMAND "${RESHARD_OPT_EXECUTABLE}" "${layout}"
