@@ -63,8 +63,18 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
+# A step that hangs (a deadlocked program, a stuck rank) fails the benchmark
+# instead of stalling it; the longest full-size step takes about a minute.
+STEP_TIMEOUT_S = int(os.environ.get("RESHARD_BENCH_TIMEOUT", "1800"))
+
+
 def run(cmd, env=None, quiet=False):
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                           timeout=STEP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        sys.exit("measured_bench: FAILED: no result after %d s "
+                 "(RESHARD_BENCH_TIMEOUT): %s" % (STEP_TIMEOUT_S, " ".join(cmd)))
     if r.returncode:
         sys.stderr.write("measured_bench: FAILED (%d): %s\n%s%s" % (
             r.returncode, " ".join(cmd), r.stdout[-4000:], r.stderr[-4000:]))
