@@ -26,9 +26,16 @@ if [[ -x "$venv/bin/python" ]] &&
   exit 0
 fi
 start=$(date +%s)
-"$python" -m venv "$venv"
-"$venv/bin/python" -m pip install --quiet --no-cache-dir torch numpy pytest matplotlib
-"$venv/bin/python" -c 'import torch, torch.distributed as d
+# A half-installed venv (network cut, full disk) would still look like torch
+# to lit's feature check: any failure removes it, so the torch tests report
+# unsupported instead of failing.
+if ! { "$python" -m venv "$venv" &&
+       "$venv/bin/python" -m pip install --quiet --no-cache-dir torch numpy pytest matplotlib &&
+       "$venv/bin/python" -c 'import torch, torch.distributed as d, pytest, matplotlib
 assert d.is_gloo_available(), "torch without gloo"
-print("setup-bench: torch", torch.__version__, "with gloo")'
+print("setup-bench: torch", torch.__version__, "with gloo")'; }; then
+  echo "setup-bench: could not install torch; removing $venv" >&2
+  rm -rf "$venv"
+  exit 1
+fi
 echo "setup-bench: $venv ($(du -sh "$venv" | cut -f1)) in $(( $(date +%s) - start )) s"
