@@ -142,7 +142,7 @@ def mpi_scenario(args, name, gb_exe, work):
          str(args.scale_down), "--out", layout])
     with open(layout) as f:
         data = json.load(f)
-    full_bytes = sum(gather_table.ELEM_BYTES[t["dtype"]] *
+    full_bytes = sum(gather_table.DTYPE_BYTES[t["dtype"]] *
                      _prod(t["shape"]) for t in data["tensors"])
     log("%s: %d tensors, %.1f MB; compiling the plan" % (
         name, len(data["tensors"]), full_bytes / 1e6))

@@ -13,11 +13,10 @@ Each figure is measured in this run; wall times are on this machine.
 import argparse
 import json
 import os
-import re
-import subprocess
 import sys
 import tempfile
-import time
+
+from timing import pass_times, run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -25,22 +24,6 @@ BYTE_FIELDS = ("network_bytes", "nvlink_bytes", "busiest_nic_in_bytes",
                "busiest_nic_out_bytes", "busiest_nic_bytes")
 SCENARIOS = ["llama70b-dgx", "qwen235b-dgx", "deepseek-v3-dgx",
              "llama70b-gb200", "qwen235b-gb200", "deepseek-v3-gb200"]
-
-
-def timed(cmd):
-    """Runs cmd; returns (stdout, stderr, wall seconds, peak RSS in MiB).
-    The peak is the command's own (GNU time), or -1 when that is missing."""
-    gnu_time = os.path.exists("/usr/bin/time")
-    with tempfile.NamedTemporaryFile("r") as rss_file:
-        full = (["/usr/bin/time", "-f", "%M", "-o", rss_file.name] + cmd
-                if gnu_time else cmd)
-        start = time.perf_counter()
-        r = subprocess.run(full, capture_output=True, text=True)
-        wall = time.perf_counter() - start
-        if r.returncode:
-            sys.exit("refit_bench: failed: %s\n%s" % (" ".join(cmd), r.stderr))
-        rss = int(rss_file.read().split()[-1]) / 1024 if gnu_time else -1
-    return r.stdout, r.stderr, wall, rss
 
 
 def print_bytes(rows):
@@ -77,21 +60,19 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.scenarios.split(","):
             layout = os.path.join(tmp, name + ".json")
-            subprocess.run([sys.executable, os.path.join(HERE, "make_refit_scenario.py"),
-                            "--scenario", name, "--out", layout],
-                           check=True, capture_output=True)
+            run([sys.executable, os.path.join(HERE, "make_refit_scenario.py"),
+                 "--scenario", name, "--out", layout], "make_refit_scenario")
             mlir = os.path.join(tmp, name + ".mlir")
-            _, _, t_import, _ = timed([translate, "--import-layout-json", layout, "-o", mlir])
+            t_import, _, _, _, _ = run([translate, "--import-layout-json", layout,
+                                        "-o", mlir], "import")
             report = os.path.join(tmp, name + ".report.json")
             pipeline = ("builtin.module(reshard-intersect,reshard-select-sources,"
                         "reshard-schedule{staging-budget=%d},"
                         "reshard-report{format=json per-rank=false output=%s})"
                         % (args.staging_budget, report))
-            _, timing, t_plan, rss = timed([opt, mlir, "--pass-pipeline=" + pipeline,
-                                            "-mlir-timing", "-o", "/dev/null"])
-            passes = {}
-            for m in re.finditer(r"([0-9.]+) \(\s*[0-9.]+%\)\s+(Reshard\w+)", timing):
-                passes[m.group(2)] = float(m.group(1))
+            t_plan, rss, _, timing, _ = run([opt, mlir, "--pass-pipeline=" + pipeline,
+                                             "-mlir-timing", "-o", "/dev/null"], "plan")
+            passes = pass_times(timing)
             r = json.load(open(report))
             p, b = r["plan"], r["baselines"]
             rows.append({

@@ -24,8 +24,6 @@ measured in this run; see bench/Simulation.md for what is modelled.
 import argparse
 import json
 import os
-import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -35,47 +33,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "simgrid"))
 import gather_broadcast  # noqa: E402
+from timing import die, pass_times, run  # noqa: E402
 
 SCENARIOS = ["llama70b-dgx", "qwen235b-dgx", "deepseek-v3-dgx",
              "llama70b-gb200", "qwen235b-gb200", "deepseek-v3-gb200"]
 SMOKE = dict(scenario="qwen235b-dgx", layers=2, scale_down=64)
-LOCK = "/tmp/reshard-build.lock"
-
-
-def die(msg):
-    sys.exit("sim_bench: " + msg)
-
-
-def run(cmd, label, lock=False):
-    """Runs cmd; returns (wall s, peak RSS MiB, stdout, stderr, CPU s = user +
-    system, less sensitive than wall time to other jobs on the cores)."""
-    gnu_time = os.path.exists("/usr/bin/time")
-    with tempfile.NamedTemporaryFile("r") as tf:
-        full = list(cmd)
-        if gnu_time:
-            full = ["/usr/bin/time", "-f", "%M %U %S", "-o", tf.name] + full
-        if lock and shutil.which("flock"):
-            # Heavy compiles never overlap with builds or other benchmarks.
-            full = ["flock", LOCK] + full
-        start = time.perf_counter()
-        r = subprocess.run(full, capture_output=True, text=True)
-        wall = time.perf_counter() - start
-        if r.returncode:
-            die("%s failed (%d): %s\n%s" % (label, r.returncode, " ".join(cmd),
-                                             r.stderr[-3000:]))
-        fields = tf.read().split()[-3:] if gnu_time else ["nan"] * 3
-        rss, cpu = float(fields[0]) / 1024, float(fields[1]) + float(fields[2])
-    return wall, rss, r.stdout, r.stderr, cpu
-
-
-def pass_times(timing_text):
-    """Pass name -> wall seconds from -mlir-timing output."""
-    out = {}
-    for m in re.finditer(r"^\s*([0-9.]+) \(\s*[0-9.]+%\)\s+(\S.*?)\s*$", timing_text, re.M):
-        out[m.group(2)] = out.get(m.group(2), 0) + float(m.group(1))
-    return out
-
-
 def build_simulator(build):
     src = os.path.join(HERE, "simgrid", "refit_sim.cpp")
     exe = os.path.join(build, "bench", "refit_sim")

@@ -26,29 +26,20 @@ targets=(reshard-fuzz-mlir reshard-fuzz-json reshard-fuzz-planner)
 "$root/scripts/setup.sh"
 "$root/scripts/setup-fuzz.sh"
 
-if [ ! -f "$build/build.ninja" ]; then
-  cxx="${RESHARD_FUZZ_CXX:-$(command -v clang++)}"
-  cc="${RESHARD_FUZZ_CC:-$(command -v clang)}"
-  launcher=()
-  if command -v ccache >/dev/null; then
-    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-  fi
-  # Everything built here carries the instrumentation; -fsanitize=fuzzer
-  # proper (libFuzzer's main) is added to the fuzz targets by
-  # test/fuzz/CMakeLists.txt. No NDEBUG: reshard's code and the LLVM/MLIR
-  # inline code it instantiates (cast<>, ArrayRef bounds) keep their
-  # assertions, which the packaged libMLIR.so lacks.
-  flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -gline-tables-only"
-  cmake -G Ninja -S "$root" -B "$build" \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1" \
-    -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
-    -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
-    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
-    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
-    -DRESHARD_ENABLE_FUZZERS=ON \
-    "${launcher[@]}" ${RESHARD_CMAKE_ARGS:-} >/dev/null
-fi
+# Everything built here carries the instrumentation; -fsanitize=fuzzer
+# proper (libFuzzer's main) is added to the fuzz targets by
+# test/fuzz/CMakeLists.txt. No NDEBUG: reshard's code and the LLVM/MLIR
+# inline code it instantiates (cast<>, ArrayRef bounds) keep their
+# assertions, which the packaged libMLIR.so lacks.
+flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -gline-tables-only"
+source "$root/scripts/lib/configure.sh"
+reshard_configure "$build" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1" \
+  -DCMAKE_C_COMPILER="${RESHARD_FUZZ_CC:-$(command -v clang)}" \
+  -DCMAKE_CXX_COMPILER="${RESHARD_FUZZ_CXX:-$(command -v clang++)}" \
+  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
+  -DRESHARD_ENABLE_FUZZERS=ON
 ninja -C "$build" -j "${RESHARD_JOBS:-$(nproc)}" reshard-fuzzers
 
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"

@@ -16,24 +16,16 @@ start=$(date +%s)
 
 "$root/scripts/setup.sh"
 
-if [ ! -f "$build/build.ninja" ]; then
-  launcher=()
-  if command -v ccache >/dev/null; then
-    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-  fi
-  # CMAKE_CXX_FLAGS reaches compiles and links alike. -O1 keeps the
-  # sanitizers fast and the build short; no NDEBUG, so reshard's code and
-  # the LLVM/MLIR inline code it instantiates keep their assertions.
-  flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -g1"
-  cmake -G Ninja -S "$root" -B "$build" \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1" \
-    -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ \
-    -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
-    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
-    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
-    "${launcher[@]}" ${RESHARD_CMAKE_ARGS:-} >/dev/null
-fi
+# CMAKE_CXX_FLAGS reaches compiles and links alike. -O1 keeps the
+# sanitizers fast and the build short; no NDEBUG, so reshard's code and
+# the LLVM/MLIR inline code it instantiates keep their assertions.
+flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -g1"
+source "$root/scripts/lib/configure.sh"
+reshard_configure "$build" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1" \
+  -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ \
+  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags"
 
 # allow_user_poisoning=0: LLVM's BumpPtrAllocator poisons fresh slabs from
 # our instrumented inline code, while the uninstrumented libMLIR.so hands

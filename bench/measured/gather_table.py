@@ -6,8 +6,8 @@ per-dim segment lists, and the buckets with their gather roots.
 
   gather_table.py LAYOUT.json --out TABLE [--bucket-bytes N]
 
-Geometry as DESIGN.md defines it: a dim sharded over axes (a1..am) is split
-by nested torch.chunk (chunks of ceil(n/|a|), the last ones shorter or
+Geometry: reshard.layout.shard_segments, as DESIGN.md defines it: a dim
+sharded over axes (a1..am) is split by nested torch.chunk (chunks of ceil(n/|a|), the last ones shorter or
 empty), each block of a blocked dim on its own, a rank's local extent the
 concatenation of its piece of every block. The program's output is checked
 by `reshard-run --verify`, independently of this code.
@@ -24,43 +24,21 @@ by the same rotation.
 import argparse
 import itertools
 import json
+import os
 import sys
 
-ELEM_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4, "fp64": 8, "int8": 1,
-              "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4,
-              "int64": 8, "uint64": 8, "fp8e4m3": 1, "fp8e5m2": 1}
-
-
-def chunk(start, length, parts, index):
-    """torch.chunk: piece `index` of [start, start+length) in `parts`."""
-    size = -(-length // parts) if length else 0
-    off = min(index * size, length)
-    return start + off, min(size, length - off)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "python"))
+from reshard.layout import DTYPE_BYTES, shard_segments  # noqa: E402
 
 
 def shards(mesh, side, shape):
     """{rank: per-dim segment lists} for every rank of the side's mesh."""
-    axes = mesh["axes"]
-    sizes = dict(zip(axes, mesh["shape"]))
     blocks = {int(k): v for k, v in side.get("blocks", {}).items()}
-    out = {}
     coords = itertools.product(*(range(s) for s in mesh["shape"]))
-    for rank, coord in zip(mesh["ranks"], coords):
-        at = dict(zip(axes, coord))
-        segs = []
-        for d, n in enumerate(shape):
-            dim_segs = []
-            start = 0
-            for b in blocks.get(d, [n]):
-                s, l = start, b
-                for a in side["dims"][d]:
-                    s, l = chunk(s, l, sizes[a], at[a])
-                if l:
-                    dim_segs.append((s, l))
-                start += b
-            segs.append(dim_segs)
-        out[rank] = segs
-    return out
+    return {rank: shard_segments(shape, mesh["shape"], mesh["axes"],
+                                 side["dims"], blocks, c)
+            for rank, c in zip(mesh["ranks"], coords)}
 
 
 def build(layout, bucket_bytes, broadcast_all=False):
@@ -70,11 +48,11 @@ def build(layout, bucket_bytes, broadcast_all=False):
         shape = t["shape"]
         src = shards(meshes[t["src"]["mesh"]], t["src"], shape)
         dst = shards(meshes[t["dst"]["mesh"]], t["dst"], shape)
-        nbytes = ELEM_BYTES[t["dtype"]]
+        nbytes = DTYPE_BYTES[t["dtype"]]
         for n in shape:
             nbytes *= n
         ranks = max([ranks] + [r + 1 for r in list(src) + list(dst)])
-        tensors.append(dict(name=t["name"], elem=ELEM_BYTES[t["dtype"]],
+        tensors.append(dict(name=t["name"], elem=DTYPE_BYTES[t["dtype"]],
                             shape=shape, src=src, dst=dst, bytes=nbytes))
     everyone = sorted({r for t in tensors for r in t["dst"]})
     buckets = []

@@ -40,63 +40,34 @@ Two orders of the tensors:
 A root that is also a destination keeps its own shard (a local copy, not a
 flow).
 
-Shard geometry follows DESIGN.md: nested torch.chunk per dim over its axes,
-major to minor, each block of a blocked dim chunked on its own.
+Shard geometry: reshard.layout.shard_segments (DESIGN.md: nested torch.chunk
+per dim over its axes, major to minor, each block chunked on its own).
 """
+import itertools
 import json
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "python"))
+from reshard.layout import DTYPE_BYTES, shard_segments  # noqa: E402
 
 CHANNELS = 8  # rings per broadcast; DGX H100 nodes have 8 NICs
-
-DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4, "fp64": 8, "int8": 1, "uint8": 1,
-               "int16": 2, "uint16": 2, "int32": 4, "uint32": 4, "int64": 8,
-               "uint64": 8, "fp8e4m3": 1, "fp8e5m2": 1}
-
-
-def _chunk(begin, size, parts, index):
-    """torch.chunk of [begin, begin+size) into `parts`; the index-th piece."""
-    c = -(-size // parts) if size else 0
-    b = min(index * c, size)
-    return begin + b, min(b + c, size) - b
-
-
-class _Mesh:
-    def __init__(self, m):
-        self.shape, self.axes, self.ranks = m["shape"], m["axes"], m["ranks"]
-
-    def coords(self, linear):
-        out = []
-        for s in reversed(self.shape):
-            out.append(linear % s)
-            linear //= s
-        return dict(zip(self.axes, reversed(out)))
-
-
-def _segments(n, axes, blocks, mesh, coords):
-    segs, start = [], 0
-    for blen in (blocks or [n]):
-        b, s = start, blen
-        for a in axes:
-            b, s = _chunk(b, s, mesh.shape[mesh.axes.index(a)], coords[a])
-        if s:
-            segs.append((b, s))
-        start += blen
-    return tuple(segs)
 
 
 def _shards(tensor, side, meshes):
     """(rank, signature, bytes) of every device of the side's mesh."""
     spec = tensor[side]
     mesh = meshes[spec["mesh"]]
-    blocks = spec.get("blocks", {})
+    blocks = {int(k): v for k, v in spec.get("blocks", {}).items()}
     elem = DTYPE_BYTES[tensor["dtype"]]
     out = []
-    for i, rank in enumerate(mesh.ranks):
-        c = mesh.coords(i)
-        sig = tuple(_segments(n, spec["dims"][d], blocks.get(str(d)), mesh, c)
-                    for d, n in enumerate(tensor["shape"]))
-        numel = 1
-        for segs in sig:
-            numel *= sum(s for _, s in segs)
+    coords = itertools.product(*(range(s) for s in mesh["shape"]))
+    for rank, c in zip(mesh["ranks"], coords):
+        sig = shard_segments(tensor["shape"], mesh["shape"], mesh["axes"],
+                             spec["dims"], blocks, c)
+        numel = math.prod(sum(length for _, length in segs) for segs in sig)
         out.append((rank, sig, numel * elem))
     return out
 
@@ -125,7 +96,7 @@ def flows(layout_path, model):
     """{(phase, src, dst): bytes}, src == dst for local copies."""
     with open(layout_path) as f:
         layout = json.load(f)
-    meshes = {k: _Mesh(v) for k, v in layout["meshes"].items()}
+    meshes = layout["meshes"]
     topo = layout.get("topology") or {}
     domain_size = topo.get("nvl_domain_size", 1)
     agg = {}

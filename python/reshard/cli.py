@@ -4,15 +4,13 @@ Bad input is reported as `reshard: error: ...` on stderr with exit status 2
 (no traceback); a failing tool gives its message and status 1.
 """
 import argparse
-import json
 import math
 import os
 import re
 import sys
 import tempfile
 
-from .errors import ReshardError
-from .layout import DTYPE_BYTES
+from .errors import ReshardError, read_json
 from .megatron import parse_train
 from .models import bundled_models, count_params, get_model, model_params
 from .refit import SCENARIOS, build_layout
@@ -92,14 +90,7 @@ def parse_size(text):
 def _topology(text):
     if text in TOPOLOGIES or not os.path.isfile(text):
         return get_topology(text)
-    try:
-        with open(text) as f:
-            topo = json.load(f)
-    except OSError as e:
-        raise UsageError(f"--topology: cannot read {text}: {e.strerror}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise UsageError(f"--topology {text}: not JSON: {e}")
-    return get_topology(topo)
+    return get_topology(read_json(text, f"--topology {text}"))
 
 
 def _layout(a):

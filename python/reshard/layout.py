@@ -91,10 +91,34 @@ class Replicate:
     """Every device along the mesh axis holds the whole (local) tensor."""
 
 
-def _chunk(n, k, i):
-    """Extent of chunk i of torch.chunk-style split of n into k parts."""
-    c = -(-n // k) if n else 0
-    return max(0, min(c, n - i * c))
+def chunk_range(start, n, parts, index):
+    """Piece `index` of torch.chunk of [start, start + n) into `parts`, as
+    (start, length); trailing pieces may be short or empty."""
+    c = -(-n // parts) if n else 0
+    off = min(index * c, n)
+    return start + off, min(c, n - off)
+
+
+def shard_segments(shape, mesh_shape, axis_names, dims, blocks, coords):
+    """Per tensor dim, the global (start, length) ranges the device at mesh
+    `coords` holds, in its local order (DESIGN.md): each block of the dim
+    (blocks: {dim: sizes}) split by nested torch.chunk over the dim's axes,
+    major to minor; empty ranges left out."""
+    out = []
+    for d, n in enumerate(shape):
+        axes = dims[d] if d < len(dims) else []
+        segs, begin = [], 0
+        for b in blocks.get(d, [n]):
+            start, length = begin, b
+            for a in axes:
+                i = axis_names.index(a)
+                start, length = chunk_range(start, length, mesh_shape[i],
+                                            coords[i])
+            if length:
+                segs.append((start, length))
+            begin += b
+        out.append(tuple(segs))
+    return tuple(out)
 
 
 class Sharding:
@@ -167,18 +191,9 @@ class Sharding:
         c = self.mesh.coords(rank)
         if c is None:
             return None
-        out = []
-        for d, n in enumerate(shape):
-            parts = self.blocks.get(d, [n])
-            out.append(sum(self._extent(b, self.dims[d] if d < len(self.dims)
-                                        else [], c) for b in parts))
-        return out
-
-    def _extent(self, n, axes, coords):
-        for a in axes:
-            i = self.mesh.axis_names.index(a)
-            n = _chunk(n, self.mesh.shape[i], coords[i])
-        return n
+        return [sum(length for _, length in segs) for segs in shard_segments(
+            shape, self.mesh.shape, self.mesh.axis_names, self.dims,
+            self.blocks, c)]
 
     def to_json(self, mesh_name=None):
         out = {"mesh": mesh_name or self.mesh.name, "dims": self.dims}

@@ -7,12 +7,11 @@ vLLM fuses checkpoint tensors into one parameter (qkv_proj, gate_up_proj,
 fused_qkv_a_proj): then the fused parameter is the tensor and its dim 0
 carries blocks (docs/Python.md "Tensor names").
 """
-import json
 import math
 import os
 from dataclasses import dataclass, replace
 
-from .errors import ReshardError
+from .errors import ReshardError, read_json
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # examples/models/ of the source tree; a wheel carries none.
@@ -192,13 +191,7 @@ def load_config(path, name=None):
     folder's name unless given."""
     if os.path.isdir(path):
         path = os.path.join(path, "config.json")
-    try:
-        with open(path) as f:
-            cfg = json.load(f)
-    except OSError as e:
-        raise ReshardError(f"cannot read {path}: {e.strerror}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ReshardError(f"{path}: not JSON: {e}")
+    cfg = read_json(path)
     if name is None:
         base = os.path.basename(path)
         name = (os.path.basename(os.path.dirname(os.path.abspath(path)))

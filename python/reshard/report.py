@@ -6,7 +6,7 @@ import tempfile
 from dataclasses import dataclass, field
 
 from . import tools
-from .errors import ReshardError
+from .errors import ReshardError, read_json
 
 PLAN_PASSES = ("--reshard-intersect", "--reshard-select-sources")
 
@@ -83,11 +83,9 @@ class Report:
 
     @classmethod
     def load(cls, path):
+        d = read_json(path)
         try:
-            with open(path) as f:
-                return cls.from_json(json.load(f))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise ReshardError(f"{path}: not JSON: {e}")
+            return cls.from_json(d)
         except (KeyError, TypeError, AttributeError) as e:
             raise ReshardError(f"{path}: not a reshard report "
                                f"(--reshard-report=format=json): {e!r}")

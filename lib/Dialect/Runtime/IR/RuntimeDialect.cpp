@@ -151,6 +151,20 @@ LogicalResult checkDisjoint(Operation *op, std::vector<Run> &runs,
   return success();
 }
 
+/// The length of the descriptor that starts `rest` (`length` is
+/// boxDescriptorLength or copyDescriptorLength), or failure after saying
+/// why it is malformed.
+FailureOr<size_t> descriptorAt(Operation *op, ArrayRef<int64_t> rest,
+                               size_t (*length)(ArrayRef<int64_t>),
+                               StringRef kind) {
+  if (size_t len = length(rest))
+    return len;
+  if (rest.size() >= 5 && (rest[4] < 0 || rest[4] > 64))
+    return op->emitOpError() << "has a " << kind << " descriptor with "
+                             << rest[4] << " loops; 0 to 64 are allowed";
+  return op->emitOpError() << "has a truncated " << kind << " descriptor";
+}
+
 struct Message {
   Operation *op;
   int64_t bytes;
@@ -209,15 +223,11 @@ LogicalResult PlanOp::verifyRegions() {
         std::map<int64_t, std::vector<Run>> &written = copied;
         ArrayRef<int64_t> table = copy.getCopies();
         for (size_t i = 0; i < table.size();) {
-          size_t len = copyDescriptorLength(table.drop_front(i));
-          if (!len && table.size() - i >= 5 &&
-              (table[i + 4] < 0 || table[i + 4] > 64))
-            return copy.emitOpError() << "has a copy descriptor with "
-                                      << table[i + 4]
-                                      << " loops; 0 to 64 are allowed";
-          if (!len)
-            return copy.emitOpError("has a truncated copy descriptor");
-          ArrayRef<int64_t> d = table.slice(i, len);
+          FailureOr<size_t> len = descriptorAt(copy, table.drop_front(i),
+                                               copyDescriptorLength, "copy");
+          if (failed(len))
+            return failure();
+          ArrayRef<int64_t> d = table.slice(i, *len);
           if (d[0] < 0 || d[0] >= static_cast<int64_t>(numTensors))
             return copy.emitOpError() << "names tensor " << d[0];
           int64_t bytesSrc = 0, bytesDst = 0;
@@ -228,7 +238,7 @@ LogicalResult PlanOp::verifyRegions() {
                               d.drop_front(5), 3, 2, dstBytes[d[0]], bytesDst,
                               &written[d[0]], runsLeft)))
             return failure();
-          i += len;
+          i += *len;
         }
         lastCopy = copy;
         continue;
@@ -283,15 +293,11 @@ LogicalResult PlanOp::verifyRegions() {
         staging.push_back({at, at + bytes});
         int64_t described = 0;
         for (size_t i = 0; i < table.size();) {
-          size_t len = boxDescriptorLength(table.drop_front(i));
-          if (!len && table.size() - i >= 5 &&
-              (table[i + 4] < 0 || table[i + 4] > 64))
-            return m.emitOpError() << "has a box descriptor with "
-                                   << table[i + 4]
-                                   << " loops; 0 to 64 are allowed";
-          if (!len)
-            return m.emitOpError("has a truncated box descriptor");
-          ArrayRef<int64_t> d = table.slice(i, len);
+          FailureOr<size_t> len = descriptorAt(&m, table.drop_front(i),
+                                               boxDescriptorLength, "box");
+          if (failed(len))
+            return failure();
+          ArrayRef<int64_t> d = table.slice(i, *len);
           if (d[0] < 0 || d[0] >= static_cast<int64_t>(numTensors) ||
               (d[1] != 0 && d[1] != 1) || (!isSend && d[1] != 1))
             return m.emitOpError() << "box descriptor names tensor " << d[0]
@@ -303,7 +309,7 @@ LogicalResult PlanOp::verifyRegions() {
                               bufferBytes(d[0], d[1]), described,
                               isSend ? nullptr : &written[d[0]], runsLeft)))
             return failure();
-          i += len;
+          i += *len;
         }
         if (described != bytes)
           return m.emitOpError() << "describes " << described
