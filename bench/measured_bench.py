@@ -94,7 +94,7 @@ def median_of(out, label):
 
 
 def verify(args, layout, out_dir):
-    out = run([tool(args, "reshard-run"), layout, "--verify", out_dir])
+    out = run([tool(args, "reshard-run"), layout, "--verify", out_dir, "--pattern=hash"])
     line = out.strip().splitlines()[-1]
     if "all correct" not in line:
         sys.exit("measured_bench: verification failed: " + out)
@@ -149,7 +149,7 @@ def mpi_scenario(args, name, gb_exe, work):
     exe, report = compile_plan(args, layout, d)
     src = os.path.join(d, "in")
     os.makedirs(src, exist_ok=True)
-    run([tool(args, "reshard-run"), layout, "--make-sources", src])
+    run([tool(args, "reshard-run"), layout, "--make-sources", src, "--pattern=hash"])
     # The baseline twice: broadcast to each tensor's destination ranks, and
     # to every inference rank (the classic path); the second only where it
     # differs (some tensor is not needed by every inference rank).
@@ -237,7 +237,7 @@ def dtensor_case(args, case, work):
     for o in (src, out_r):
         shutil.rmtree(o, ignore_errors=True)
         os.makedirs(o)
-    run([tool(args, "reshard-run"), layout, "--make-sources", src])
+    run([tool(args, "reshard-run"), layout, "--make-sources", src, "--pattern=hash"])
     log("dtensor %s: reshard's plan, %d processes" % (case, world))
     r_out = run(MPIRUN + ["-np", str(world), exe, "--src", src, "--dst", out_r,
                           "--reps", str(args.reps)], env=MPI_ENV)

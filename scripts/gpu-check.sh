@@ -21,6 +21,6 @@ plan="$root/examples/gpu/one-rank.mlir"
 "$cuda/bin/nvcc" -O2 -std=c++17 -arch="$arch" -x cu -I"$root/include" -I"$out" \
   "$root/test/gpu/gpu_check.cu" "$out/plan.cpp" -L"$cuda/lib64" -lnccl -lcudart \
   -o "$out/gpu_check"
-"$bin/reshard-run" "$plan" --make-sources "$out/src"
+"$bin/reshard-run" "$plan" --make-sources "$out/src" --pattern=hash
 "$out/gpu_check" "$out/src" "$out/dst"
-"$bin/reshard-run" "$plan" --verify "$out/dst"
+"$bin/reshard-run" "$plan" --verify "$out/dst" --pattern=hash

@@ -266,14 +266,16 @@ std::string reshard::executePieces(const TensorLayout &layout,
   return "";
 }
 
-uint64_t reshard::checkPattern(int64_t index, int64_t elementBytes) {
-  // splitmix64's finalizer: every bit of the index reaches the low bits, so
-  // an element moved by any distance (not only by a multiple of 2^8 or 2^16
-  // elements, as with the plain truncated index) almost surely shows.
-  uint64_t z = static_cast<uint64_t>(index) + 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
+uint64_t reshard::checkPattern(int64_t index, int64_t elementBytes,
+                               CheckPattern pattern) {
+  uint64_t z = static_cast<uint64_t>(index);
+  if (pattern == CheckPattern::Hash) {
+    // splitmix64's finalizer: every bit of the index reaches the low bits.
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+  }
   return elementBytes >= 8 ? z : z & ((uint64_t(1) << (8 * elementBytes)) - 1);
 }
 
@@ -290,7 +292,7 @@ static uint64_t loadElement(const uint8_t *p, int64_t bytes) {
 }
 
 ShardBuffers reshard::makeCheckBuffers(const TensorLayout &layout,
-                                       bool source) {
+                                       bool source, CheckPattern pattern) {
   const SideLayout &side = source ? layout.src : layout.dst;
   int64_t eb = layout.elementBytes;
   uint64_t mask = eb >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * eb)) - 1;
@@ -301,7 +303,7 @@ ShardBuffers reshard::makeCheckBuffers(const TensorLayout &layout,
     std::vector<uint8_t> &buf = buffers[side.mesh.ranks[i]];
     buf.resize(global.size() * eb);
     for (size_t e = 0; e < global.size(); ++e) {
-      uint64_t v = checkPattern(global[e], eb);
+      uint64_t v = checkPattern(global[e], eb, pattern);
       storeElement(buf.data() + e * eb, source ? v : (~v & mask), eb);
     }
   }
@@ -311,7 +313,7 @@ ShardBuffers reshard::makeCheckBuffers(const TensorLayout &layout,
 int64_t reshard::checkDestination(const TensorLayout &layout,
                                   const ShardBuffers &dst,
                                   std::vector<Mismatch> &reported,
-                                  size_t maxReported) {
+                                  size_t maxReported, CheckPattern pattern) {
   int64_t eb = layout.elementBytes, mismatches = 0;
   const SideLayout &side = layout.dst;
   for (size_t i = 0; i < side.mesh.ranks.size(); ++i) {
@@ -325,7 +327,7 @@ int64_t reshard::checkDestination(const TensorLayout &layout,
       continue;
     }
     for (size_t e = 0; e < global.size(); ++e) {
-      uint64_t expected = checkPattern(global[e], eb);
+      uint64_t expected = checkPattern(global[e], eb, pattern);
       uint64_t actual = loadElement(it->second.data() + e * eb, eb);
       if (expected == actual)
         continue;

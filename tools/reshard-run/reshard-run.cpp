@@ -37,7 +37,19 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
                                       cl::desc("<plan .mlir or layout .json>"));
 static cl::opt<bool> checkMode(
     "check", cl::desc("Fill sources with the global index of each element, "
-                      "run, and check every destination element"));
+                      "run, and check every destination element (then again "
+                      "with --pattern=hash, unless --pattern is given)"));
+static cl::opt<CheckPattern> patternOption(
+    "pattern",
+    cl::desc("What --check, --make-sources and --verify put in each element, "
+             "from its global row-major linear index"),
+    cl::values(clEnumValN(CheckPattern::Index, "index",
+                          "the index, truncated to the element size "
+                          "(default)"),
+               clEnumValN(CheckPattern::Hash, "hash",
+                          "a hash of the index (splitmix64), truncated: an "
+                          "element moved by 2^8 or 2^16 places shows too")),
+    cl::init(CheckPattern::Index));
 static cl::opt<std::string> srcDir(
     "src", cl::desc("Read source shards from DIR/rank<R>.<tensor>.bin"),
     cl::value_desc("DIR"));
@@ -92,13 +104,16 @@ static std::string fmtShape(ArrayRef<int64_t> shape) {
 }
 
 /// Checks, before anything is read or written, that a shard file is a
-/// regular file of exactly the shard's size.
+/// regular file of exactly the shard's size. An empty shard may have no file.
 static bool checkShardFile(const TensorLayout &layout, StringRef dir,
                            const char *side, int64_t rank,
                            ArrayRef<int64_t> shape) {
   std::string path = shardPath(dir, rank, layout.name);
   llvm::sys::fs::file_status status;
   if (std::error_code ec = llvm::sys::fs::status(path, status)) {
+    if (ec == std::errc::no_such_file_or_directory &&
+        shardBytes(layout, shape) == 0)
+      return true;
     fail(path + ": cannot read the " + side + " shard of rank " + Twine(rank) +
          ": " + ec.message());
     return false;
@@ -141,9 +156,10 @@ static bool checkFileName(const TensorLayout &layout) {
 }
 
 /// Checks, before anything is written, that the destination directory is
-/// one and that no shard file to write is in the way (a directory).
+/// one (or does not exist yet: it is created) and that no shard file to
+/// write is in the way (a directory).
 static bool checkDestinations(const TensorLayout &layout) {
-  if (!llvm::sys::fs::is_directory(dstDir)) {
+  if (llvm::sys::fs::exists(dstDir) && !llvm::sys::fs::is_directory(dstDir)) {
     fail(dstDir + ": the destination is not a directory");
     return false;
   }
@@ -180,6 +196,10 @@ static bool readShards(const TensorLayout &layout, StringRef dir, bool source,
     if (!checkShardFile(layout, dir, source ? "source" : "destination", rank,
                         shape))
       return false;
+    if (shardBytes(layout, shape) == 0) { // its file may be missing
+      out[rank].clear();
+      continue;
+    }
     auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                            /*RequiresNullTerminator=*/false);
     if (!buf) {
@@ -194,6 +214,10 @@ static bool readShards(const TensorLayout &layout, StringRef dir, bool source,
 
 static bool writeShards(const TensorLayout &layout, StringRef dir,
                         const ShardBuffers &shards) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+    fail(dir + ": cannot create the directory: " + ec.message());
+    return false;
+  }
   for (auto &[rank, bytes] : shards) {
     std::string path = shardPath(dir, rank, layout.name);
     std::error_code ec;
@@ -316,6 +340,11 @@ int main(int argc, char **argv) {
     plans.push_back({std::move(*layout), std::move(table)});
   }
 
+  // --check runs both patterns unless one is named: the index as issue
+  // readers expect it, the hash for elements moved by 2^8 or 2^16 places.
+  std::vector<CheckPattern> patterns = {patternOption};
+  if (checkMode && !patternOption.getNumOccurrences())
+    patterns = {CheckPattern::Index, CheckPattern::Hash};
   int64_t tensors = 0, pieces = 0, elements = 0, badTensors = 0;
   for (auto &[plannedLayout, table] : plans) {
     const TensorLayout *layout = &plannedLayout;
@@ -324,48 +353,57 @@ int main(int argc, char **argv) {
     pieces += table.size();
     if (!makeSourcesDir.empty()) {
       if (!writeShards(*layout, makeSourcesDir,
-                       makeCheckBuffers(*layout, /*source=*/true)))
+                       makeCheckBuffers(*layout, /*source=*/true,
+                                        patternOption)))
         return 1;
       continue;
     }
-    if (!verifyDir.empty()) {
-      if (!readShards(*layout, verifyDir, /*source=*/false, dst))
+    if (!checkMode && verifyDir.empty()) {
+      if (!readShards(*layout, srcDir, /*source=*/true, src))
         return 1;
-    } else {
-      if (checkMode) {
-        src = makeCheckBuffers(*layout, /*source=*/true);
-        dst = makeCheckBuffers(*layout, /*source=*/false);
-      } else {
-        if (!readShards(*layout, srcDir, /*source=*/true, src))
-          return 1;
-        for (auto &[rank, shape] : localShapes(*layout, /*source=*/false))
-          dst[rank].assign(shardBytes(*layout, shape), 0);
-      }
+      for (auto &[rank, shape] : localShapes(*layout, /*source=*/false))
+        dst[rank].assign(shardBytes(*layout, shape), 0);
       std::string err = executePieces(*layout, table, src, dst);
       if (!err.empty())
         return fail(err);
-      if (!checkMode) {
-        if (!writeShards(*layout, dstDir, dst))
-          return 1;
-        continue;
-      }
+      if (!writeShards(*layout, dstDir, dst))
+        return 1;
+      continue;
     }
-    std::vector<Mismatch> reported;
-    int64_t bad = checkDestination(*layout, dst, reported, maxMismatches);
+    if (!verifyDir.empty() &&
+        !readShards(*layout, verifyDir, /*source=*/false, dst))
+      return 1;
+    bool wrong = false;
+    for (CheckPattern pattern : patterns) {
+      if (checkMode) {
+        src = makeCheckBuffers(*layout, /*source=*/true, pattern);
+        dst = makeCheckBuffers(*layout, /*source=*/false, pattern);
+        std::string err = executePieces(*layout, table, src, dst);
+        if (!err.empty())
+          return fail(err);
+      }
+      std::vector<Mismatch> reported;
+      int64_t bad =
+          checkDestination(*layout, dst, reported, maxMismatches, pattern);
+      if (!bad)
+        continue;
+      wrong = true;
+      llvm::errs() << llvm::formatv("MISMATCH tensor '{0}': {1} destination "
+                                    "elements wrong (pattern {2})\n",
+                                    layout->name, bad,
+                                    pattern == CheckPattern::Index ? "index"
+                                                                   : "hash");
+      for (const Mismatch &m : reported)
+        llvm::errs() << llvm::formatv(
+            "  tensor '{0}' rank {1} local element {2} (global index {3}): "
+            "expected {4:x}, got {5:x}\n",
+            layout->name, m.rank, m.localLinearIndex, fmtShape(m.globalIndex),
+            m.expected, m.actual);
+      break;
+    }
     for (auto &[rank, bytes] : dst)
       elements += bytes.size() / layout->elementBytes;
-    if (!bad)
-      continue;
-    ++badTensors;
-    llvm::errs() << llvm::formatv("MISMATCH tensor '{0}': {1} destination "
-                                  "elements wrong\n",
-                                  layout->name, bad);
-    for (const Mismatch &m : reported)
-      llvm::errs() << llvm::formatv(
-          "  tensor '{0}' rank {1} local element {2} (global index {3}): "
-          "expected {4:x}, got {5:x}\n",
-          layout->name, m.rank, m.localLinearIndex, fmtShape(m.globalIndex),
-          m.expected, m.actual);
+    badTensors += wrong;
   }
   if (!makeSourcesDir.empty()) {
     llvm::outs() << llvm::formatv("wrote the source shards of {0} tensors to "

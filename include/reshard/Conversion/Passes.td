@@ -22,12 +22,12 @@ def ConvertReshardToRuntime
     `reshard-select-sources` and `reshard-schedule`). Output:
     ```mlir
     reshard_rt.plan @refit num_ranks = 2 tensors = ["w"] fingerprint = ... {
-      reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [0] {
+      reshard_rt.rank 0 workspace = 16 shards = [0, 16, 0] {
         reshard_rt.step 0 {
           reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 16, 0]
         }
       }
-      reshard_rt.rank 1 workspace = 16 src_bytes = [0] dst_bytes = [16] {
+      reshard_rt.rank 1 workspace = 16 shards = [0, 0, 16] {
         reshard_rt.step 0 {
           reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, 16, 0]
         }

@@ -32,15 +32,23 @@ std::string validatePieces(const TensorLayout &layout, const PieceTable &table);
 std::string executePieces(const TensorLayout &layout, const PieceTable &table,
                           const ShardBuffers &src, ShardBuffers &dst);
 
-/// The check pattern of an element: a hash (splitmix64's finalizer) of its
-/// global row-major linear index, truncated to the element size, so that a
-/// misplaced element shows whatever the distance it moved.
-uint64_t checkPattern(int64_t globalLinearIndex, int64_t elementBytes);
+/// What the check fills each source element with, from its global row-major
+/// linear index, truncated to the element size (little-endian):
+///   Index  the index itself (uint32 for 4-byte types, the low 16 or 8 bits
+///          for 2- and 1-byte types, uint64 for 8-byte types): readable, but
+///          an element moved by a multiple of 2^8 or 2^16 elements passes;
+///   Hash   splitmix64's finalizer of the index, so that a misplaced element
+///          shows whatever the distance it moved.
+enum class CheckPattern { Index, Hash };
+
+uint64_t checkPattern(int64_t globalLinearIndex, int64_t elementBytes,
+                      CheckPattern pattern = CheckPattern::Hash);
 
 /// Buffers of every rank of one side, filled with the check pattern of each
 /// element (source) or with its bitwise complement (destination, so that an
 /// element nobody writes cannot pass).
-ShardBuffers makeCheckBuffers(const TensorLayout &layout, bool source);
+ShardBuffers makeCheckBuffers(const TensorLayout &layout, bool source,
+                              CheckPattern pattern = CheckPattern::Hash);
 
 /// One destination element that does not hold its check pattern.
 struct Mismatch {
@@ -55,7 +63,8 @@ struct Mismatch {
 /// mismatches and records the first `maxReported` of them.
 int64_t checkDestination(const TensorLayout &layout, const ShardBuffers &dst,
                          std::vector<Mismatch> &reported,
-                         size_t maxReported = 10);
+                         size_t maxReported = 10,
+                         CheckPattern pattern = CheckPattern::Hash);
 
 } // namespace reshard
 

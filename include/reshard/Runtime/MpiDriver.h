@@ -8,8 +8,8 @@
  *   mpirun -n N ./plan --src SRC --dst DST
  *
  * A rank reads a file for every tensor whose source mesh it is in (an
- * empty shard is an empty file) and writes one for every tensor whose
- * destination mesh it is in. Exit status: 0, 1 for bad usage or files, or
+ * empty shard is an empty file, or none) and writes one for every tensor
+ * whose destination mesh it is in (DST must exist: reshard-mpirun makes it). Exit status: 0, 1 for bad usage or files, or
  * 10 + the error code of <plan>_run.
  *
  *===----------------------------------------------------------------------===*/
@@ -18,6 +18,7 @@
 
 #include "reshard/Runtime/MpiBackend.h"
 
+#include <cerrno>
 #include <string>
 #include <vector>
 
@@ -28,10 +29,15 @@ inline std::string shard_path(const char *dir, int rank, const char *tensor) {
          ".bin";
 }
 
-/* Reads exactly `bytes` bytes; false (with a message) on any mismatch. */
+/* Reads exactly `bytes` bytes; false (with a message) on any mismatch. A
+ * missing file is an empty shard. */
 inline bool read_exact(const std::string &path, std::vector<uint8_t> &out,
                        int64_t bytes, char *msg, size_t len) {
   FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f && bytes == 0 && errno == ENOENT) {
+    out.clear();
+    return true;
+  }
   if (!f) {
     std::snprintf(msg, len, "%s: cannot open", path.c_str());
     return false;
@@ -79,13 +85,15 @@ inline int driver_main(const Plan &plan, int argc, char **argv) {
       bad = 1;
       break;
     }
-    if (p->src_bytes[t] >= 0 &&
+    int64_t src_bytes = shard_bytes(p, t, true),
+            dst_bytes = shard_bytes(p, t, false);
+    if (src_bytes >= 0 &&
         !read_exact(shard_path(src_dir, rank, plan.tensor_names[t]), src[t],
-                    p->src_bytes[t], msg, sizeof(msg))) {
+                    src_bytes, msg, sizeof(msg))) {
       bad = 1;
       break;
     }
-    dst[t].assign(p->dst_bytes[t] > 0 ? p->dst_bytes[t] : 0, 0);
+    dst[t].assign(dst_bytes > 0 ? dst_bytes : 0, 0);
     src_ptrs[t] = src[t].empty() ? nullptr : src[t].data();
     dst_ptrs[t] = dst[t].empty() ? nullptr : dst[t].data();
   }
@@ -110,7 +118,7 @@ inline int driver_main(const Plan &plan, int argc, char **argv) {
     return 10 + rc;
   }
   for (int t = 0; p && t < plan.num_tensors; ++t) {
-    if (p->dst_bytes[t] < 0)
+    if (shard_bytes(p, t, false) < 0)
       continue;
     std::string path = shard_path(dst_dir, rank, plan.tensor_names[t]);
     FILE *f = std::fopen(path.c_str(), "wb");

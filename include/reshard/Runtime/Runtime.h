@@ -50,12 +50,17 @@ namespace reshard_rt {
  *   peer, bytes, staging offset, descriptor length, descriptors...
  * (sends first). Box descriptors: tensor, buffer (0 src, 1 dst), offset,
  * run, n, (count, stride) x n. Copy descriptors: tensor, src offset, dst
- * offset, run, n, (count, src stride, dst stride) x n. */
+ * offset, run, n, (count, src stride, dst stride) x n.
+ * `shards` holds (tensor, source bytes, destination bytes) for each tensor
+ * whose source or destination mesh holds the rank, ascending by tensor;
+ * -1 means not in that mesh. It is sparse because a pipeline stage's rank
+ * is in few tensors' meshes: dense per-tensor rows made 90% of a
+ * whole-model plan's object. */
 struct RankProgram {
   int64_t rank;
   int64_t workspace;
-  const int64_t *src_bytes; /* per tensor */
-  const int64_t *dst_bytes; /* per tensor */
+  const int64_t *shards;
+  int64_t shards_len; /* entries of 3 words */
   const int64_t *copies;
   int64_t copies_len;
   const int64_t *steps;
@@ -79,6 +84,24 @@ inline const RankProgram *program(const Plan &plan, int rank) {
     return 0;
   int32_t p = plan.program_of_rank[rank];
   return p < 0 ? 0 : &plan.programs[p];
+}
+
+/* Bytes of the rank's source (or destination) shard of `tensor`; -1 when
+ * the rank is not in that mesh, or has no program. */
+inline int64_t shard_bytes(const RankProgram *p, int64_t tensor, bool src) {
+  if (!p)
+    return -1;
+  int64_t lo = 0, hi = p->shards_len;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (p->shards[3 * mid] < tensor)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo == p->shards_len || p->shards[3 * lo] != tensor)
+    return -1;
+  return p->shards[3 * lo + (src ? 1 : 2)];
 }
 
 inline int fail(char *err, size_t errlen, int code, const char *fmt, ...) {
@@ -107,19 +130,21 @@ inline int check_arguments(const Plan &plan, int rank, void *const *src,
   const RankProgram *p = program(plan, rank);
   if (!p)
     return RESHARD_OK;
-  for (int t = 0; t < plan.num_tensors; ++t) {
-    if (p->src_bytes[t] > 0 && (!src || !src[t]))
+  for (int64_t i = 0; i < p->shards_len; ++i) {
+    const int64_t *e = p->shards + 3 * i;
+    int t = static_cast<int>(e[0]);
+    if (e[1] > 0 && (!src || !src[t]))
       return fail(err, errlen, RESHARD_ERR_NULL,
                   "%s: rank %d needs the source shard of tensor %d ('%s', "
                   "%lld bytes) but its pointer is null",
                   plan.name, rank, t, plan.tensor_names[t],
-                  static_cast<long long>(p->src_bytes[t]));
-    if (p->dst_bytes[t] > 0 && (!dst || !dst[t]))
+                  static_cast<long long>(e[1]));
+    if (e[2] > 0 && (!dst || !dst[t]))
       return fail(err, errlen, RESHARD_ERR_NULL,
                   "%s: rank %d needs the destination shard of tensor %d "
                   "('%s', %lld bytes) but its pointer is null",
                   plan.name, rank, t, plan.tensor_names[t],
-                  static_cast<long long>(p->dst_bytes[t]));
+                  static_cast<long long>(e[2]));
   }
   if (p->workspace > 0 &&
       (!workspace || workspace_size < static_cast<size_t>(p->workspace)))

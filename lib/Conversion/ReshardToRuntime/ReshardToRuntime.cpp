@@ -195,19 +195,21 @@ void ConvertReshardToRuntimePass::runOnOperation() {
       for (int64_t r : m->ranks)
         numRanks = std::max(numRanks, r + 1);
 
-  // Per rank: shard bytes per tensor, copies, and messages per step.
+  // Per rank: (tensor, src bytes, dst bytes) of the tensors whose meshes
+  // hold it, copies, and messages per step.
   struct RankData {
-    SmallVector<int64_t> srcBytes, dstBytes, copies;
+    SmallVector<int64_t> shards, copies;
     std::map<int64_t, std::map<int64_t, Message>> sends, recvs; // step, peer
   };
   std::map<int64_t, RankData> ranks;
-  auto rankData = [&](int64_t r) -> RankData & {
-    RankData &d = ranks[r];
-    if (d.srcBytes.empty()) { // -1: the rank is not in that side's mesh
-      d.srcBytes.assign(tensors.size(), -1);
-      d.dstBytes.assign(tensors.size(), -1);
-    }
-    return d;
+  auto rankData = [&](int64_t r) -> RankData & { return ranks[r]; };
+  // Tensors come in ascending order, so a rank's entry for tensor t, if
+  // any, is its last one. -1: the rank is not in that side's mesh.
+  auto shardEntry = [&](int64_t r, int64_t t) -> int64_t * {
+    SmallVector<int64_t> &shards = rankData(r).shards;
+    if (shards.empty() || shards[shards.size() - 3] != t)
+      shards.append({t, -1, -1});
+    return &shards[shards.size() - 3];
   };
 
   for (auto [t, pt] : llvm::enumerate(tensors)) {
@@ -218,13 +220,13 @@ void ConvertReshardToRuntimePass::runOnOperation() {
       int64_t bytes = eb;
       for (int64_t e : shape)
         bytes *= e;
-      rankData(r).srcBytes[t] = bytes;
+      shardEntry(r, t)[1] = bytes;
     }
     for (auto &[r, shape] : dstShapes) {
       int64_t bytes = eb;
       for (int64_t e : shape)
         bytes *= e;
-      rankData(r).dstBytes[t] = bytes;
+      shardEntry(r, t)[2] = bytes;
     }
     // Where each rank received each box: a relay packs from there.
     std::map<std::vector<int64_t>, size_t> deliveredBy;
@@ -306,12 +308,10 @@ void ConvertReshardToRuntimePass::runOnOperation() {
     }
     fp.add(static_cast<uint64_t>(r));
     fp.add(static_cast<uint64_t>(workspace));
-    fp.add(d.srcBytes);
-    fp.add(d.dstBytes);
+    fp.add(d.shards);
     fp.add(d.copies);
     b.setInsertionPointToEnd(planBody);
-    auto rankOp = rt::RankOp::create(b, loc, r, workspace, d.srcBytes,
-                                     d.dstBytes);
+    auto rankOp = rt::RankOp::create(b, loc, r, workspace, d.shards);
     b.createBlock(&rankOp.getBody());
     if (!d.copies.empty())
       rt::CopyOp::create(b, loc, d.copies);

@@ -19,7 +19,7 @@ std::string reshard::executeRuntimePlan(rt::PlanOp plan,
     return "one source and one destination buffer set per tensor is needed";
   struct Program {
     int64_t rank;
-    SmallVector<int64_t> srcBytes, dstBytes, copies, steps;
+    SmallVector<int64_t> shards, copies, steps;
     std::vector<void *> srcPtrs, dstPtrs;
     reshard_rt::RankProgram program;
   };
@@ -27,9 +27,7 @@ std::string reshard::executeRuntimePlan(rt::PlanOp plan,
   for (rt::RankOp rank : plan.getBody().front().getOps<rt::RankOp>()) {
     Program p;
     p.rank = rank.getRank();
-    p.srcBytes.assign(rank.getSrcBytes().begin(), rank.getSrcBytes().end());
-    p.dstBytes.assign(rank.getDstBytes().begin(), rank.getDstBytes().end());
-    encodeRankProgram(rank, p.copies, p.steps);
+    encodeRankProgram(rank, p.shards, p.copies, p.steps);
     for (size_t t = 0; t < numTensors; ++t) {
       auto bufferOf = [&](ShardBuffers &side, int64_t bytes) -> void * {
         if (bytes < 0)
@@ -40,10 +38,12 @@ std::string reshard::executeRuntimePlan(rt::PlanOp plan,
           return nullptr;
         return it->second.data();
       };
-      p.srcPtrs.push_back(bufferOf(src[t], p.srcBytes[t]));
-      p.dstPtrs.push_back(bufferOf(dst[t], p.dstBytes[t]));
-      if ((p.srcBytes[t] > 0 && !p.srcPtrs.back()) ||
-          (p.dstBytes[t] > 0 && !p.dstPtrs.back()))
+      int64_t srcBytes = rank.getShardBytes(t, true),
+              dstBytes = rank.getShardBytes(t, false);
+      p.srcPtrs.push_back(bufferOf(src[t], srcBytes));
+      p.dstPtrs.push_back(bufferOf(dst[t], dstBytes));
+      if ((srcBytes > 0 && !p.srcPtrs.back()) ||
+          (dstBytes > 0 && !p.dstPtrs.back()))
         return llvm::formatv("rank {0}: a shard of tensor {1} is missing or "
                              "has the wrong size",
                              p.rank, t);
@@ -57,7 +57,8 @@ std::string reshard::executeRuntimePlan(rt::PlanOp plan,
   };
   std::map<int64_t, std::map<int64_t, Decoded>> byStep; // step, rank
   for (Program &p : programs) {
-    p.program = {p.rank, 0, p.srcBytes.data(), p.dstBytes.data(),
+    p.program = {p.rank, 0, p.shards.data(),
+                 static_cast<int64_t>(p.shards.size() / 3),
                  p.copies.data(), static_cast<int64_t>(p.copies.size()),
                  p.steps.data(), static_cast<int64_t>(p.steps.size())};
     reshard_rt::copy_boxes(p.program, p.srcPtrs.data(), p.dstPtrs.data());

@@ -97,8 +97,10 @@ static void emitSignatures(raw_ostream &os, StringRef name,
 }
 
 void reshard::encodeRankProgram(rt::RankOp rank,
+                                SmallVectorImpl<int64_t> &shards,
                                 SmallVectorImpl<int64_t> &copies,
                                 SmallVectorImpl<int64_t> &steps) {
+  shards.append(rank.getShards().begin(), rank.getShards().end());
   for (Operation &op : rank.getBody().front()) {
     if (auto copy = dyn_cast<rt::CopyOp>(op)) {
       copies.append(copy.getCopies().begin(), copy.getCopies().end());
@@ -173,24 +175,23 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
   int64_t maxSteps = 0;
   for (rt::RankOp rank : ranks) {
     int64_t r = rank.getRank();
-    SmallVector<int64_t> copies, steps;
-    encodeRankProgram(rank, copies, steps);
+    SmallVector<int64_t> shards, copies, steps;
+    encodeRankProgram(rank, shards, copies, steps);
     for (rt::StepOp step : rank.getBody().front().getOps<rt::StepOp>())
       maxSteps = std::max<int64_t>(maxSteps, step.getIndex() + 1);
     os << "// rank " << r << "\n";
-    emitTable(os, llvm::formatv("kSrcBytes{0}", r).str(), rank.getSrcBytes());
-    emitTable(os, llvm::formatv("kDstBytes{0}", r).str(), rank.getDstBytes());
+    emitTable(os, llvm::formatv("kShards{0}", r).str(), shards);
     emitTable(os, llvm::formatv("kCopies{0}", r).str(), copies);
     emitTable(os, llvm::formatv("kSteps{0}", r).str(), steps);
-    os << llvm::formatv("const int64_t kCopies{0}Len = {1}, kSteps{0}Len = "
-                        "{2};\n\n",
-                        r, copies.size(), steps.size());
+    os << llvm::formatv("const int64_t kShards{0}Len = {1}, kCopies{0}Len = "
+                        "{2}, kSteps{0}Len = {3};\n\n",
+                        r, shards.size() / 3, copies.size(), steps.size());
   }
   os << "const reshard_rt::RankProgram kPrograms[] = {\n";
   if (ranks.empty())
     os << "    {0, 0, 0, 0, 0, 0, 0, 0}\n";
   for (rt::RankOp rank : ranks)
-    os << llvm::formatv("    {{{0}, {1}, kSrcBytes{0}, kDstBytes{0}, "
+    os << llvm::formatv("    {{{0}, {1}, kShards{0}, kShards{0}Len, "
                         "kCopies{0}, kCopies{0}Len, kSteps{0}, "
                         "kSteps{0}Len},\n",
                         rank.getRank(), rank.getWorkspace());
@@ -214,11 +215,8 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
       cString(name), static_cast<uint64_t>(plan.getFingerprint()),
       plan.getNumRanks(), plan.getTensors().size(), ranks.size(), maxSteps);
   os << "int64_t shardBytes(int rank, int tensor, bool src) {\n"
-        "  const reshard_rt::RankProgram *p = reshard_rt::program(kPlan, "
-        "rank);\n"
-        "  if (!p || tensor < 0 || tensor >= kPlan.num_tensors)\n"
-        "    return -1;\n"
-        "  return src ? p->src_bytes[tensor] : p->dst_bytes[tensor];\n"
+        "  return reshard_rt::shard_bytes(reshard_rt::program(kPlan, rank), "
+        "tensor, src);\n"
         "}\n\n} // namespace\n\nextern \"C\" {\n\n";
   emitSignatures(os, name, backend, true);
   os << "\n} // extern \"C\"\n";

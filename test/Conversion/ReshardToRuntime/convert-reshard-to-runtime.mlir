@@ -11,9 +11,10 @@
 // whose stride is the next loop's span merges into it. A message is one per
 // (step, sender, receiver), boxes in canonical order (tensor, then piece).
 // Staging: sends first, then receives, each at a 16-byte-aligned offset;
-// workspace = the largest step. src_bytes/dst_bytes are -1 for a rank
-// outside that side's mesh, 0 for an empty shard. A relay forward packs
-// from the relay's destination shard (buffer 1). Hand-written piece tables
+// workspace = the largest step. shards are (tensor, src bytes, dst bytes),
+// -1 for a rank outside that side's mesh, 0 for an empty shard, tensors
+// with neither left out. A relay forward packs from the relay's
+// destination shard (buffer 1). Hand-written piece tables
 // are checked by reshard-run first (EXEC), so the plan they describe is a
 // correct one; every output is parsed and verified again by reshard-opt.
 
@@ -58,33 +59,33 @@ reshard.redistribute @w from @rows <[[tp], []]> to @cols <[[], [tp]]>
 
 // R2C-NOT:    {{reshard\.}}
 // R2C:        reshard_rt.plan @reshard_plan num_ranks = 5 tensors = ["w"] fingerprint = {{-?[0-9]+}} {
-// R2C-NEXT:     reshard_rt.rank 0 workspace = 48 src_bytes = [24] dst_bytes = [-1] {
+// R2C-NEXT:     reshard_rt.rank 0 workspace = 48 shards = [0, 24, -1] {
 // R2C-NEXT:       reshard_rt.step 0 {
 // R2C-NEXT:         reshard_rt.send to 2 bytes 8 staging 0 pack = [0, 0, 0, 4, 1, 2, 12]{{$}}
 // R2C-NEXT:         reshard_rt.send to 3 bytes 8 staging 16 pack = [0, 0, 4, 4, 1, 2, 12]{{$}}
 // R2C-NEXT:         reshard_rt.send to 4 bytes 8 staging 32 pack = [0, 0, 8, 4, 1, 2, 12]{{$}}
 // R2C-NEXT:       }
 // R2C-NEXT:     }
-// R2C-NEXT:     reshard_rt.rank 1 workspace = 48 src_bytes = [24] dst_bytes = [-1] {
+// R2C-NEXT:     reshard_rt.rank 1 workspace = 48 shards = [0, 24, -1] {
 // R2C-NEXT:       reshard_rt.step 0 {
 // R2C-NEXT:         reshard_rt.send to 2 bytes 8 staging 0 pack = [0, 0, 0, 4, 1, 2, 12]{{$}}
 // R2C-NEXT:         reshard_rt.send to 3 bytes 8 staging 16 pack = [0, 0, 4, 4, 1, 2, 12]{{$}}
 // R2C-NEXT:         reshard_rt.send to 4 bytes 8 staging 32 pack = [0, 0, 8, 4, 1, 2, 12]{{$}}
 // R2C-NEXT:       }
 // R2C-NEXT:     }
-// R2C-NEXT:     reshard_rt.rank 2 workspace = 32 src_bytes = [-1] dst_bytes = [16] {
+// R2C-NEXT:     reshard_rt.rank 2 workspace = 32 shards = [0, -1, 16] {
 // R2C-NEXT:       reshard_rt.step 0 {
 // R2C-NEXT:         reshard_rt.recv from 0 bytes 8 staging 0 unpack = [0, 1, 0, 8, 0]{{$}}
 // R2C-NEXT:         reshard_rt.recv from 1 bytes 8 staging 16 unpack = [0, 1, 8, 8, 0]{{$}}
 // R2C-NEXT:       }
 // R2C-NEXT:     }
-// R2C-NEXT:     reshard_rt.rank 3 workspace = 32 src_bytes = [-1] dst_bytes = [16] {
+// R2C-NEXT:     reshard_rt.rank 3 workspace = 32 shards = [0, -1, 16] {
 // R2C-NEXT:       reshard_rt.step 0 {
 // R2C-NEXT:         reshard_rt.recv from 0 bytes 8 staging 0 unpack = [0, 1, 0, 8, 0]{{$}}
 // R2C-NEXT:         reshard_rt.recv from 1 bytes 8 staging 16 unpack = [0, 1, 8, 8, 0]{{$}}
 // R2C-NEXT:       }
 // R2C-NEXT:     }
-// R2C-NEXT:     reshard_rt.rank 4 workspace = 32 src_bytes = [-1] dst_bytes = [16] {
+// R2C-NEXT:     reshard_rt.rank 4 workspace = 32 shards = [0, -1, 16] {
 // R2C-NEXT:       reshard_rt.step 0 {
 // R2C-NEXT:         reshard_rt.recv from 0 bytes 8 staging 0 unpack = [0, 1, 0, 8, 0]{{$}}
 // R2C-NEXT:         reshard_rt.recv from 1 bytes 8 staging 16 unpack = [0, 1, 8, 8, 0]{{$}}
@@ -105,18 +106,18 @@ reshard.redistribute @w from @one <[[], []]> to @tp <[[tp], []]>
     : tensor<4x6xf32> -> tensor<4x6xf32>
 
 // CONTIG:      reshard_rt.plan @contig num_ranks = 3 tensors = ["w"]
-// CONTIG-NEXT:   reshard_rt.rank 0 workspace = 96 src_bytes = [96] dst_bytes = [-1] {
+// CONTIG-NEXT:   reshard_rt.rank 0 workspace = 96 shards = [0, 96, -1] {
 // CONTIG-NEXT:     reshard_rt.step 0 {
 // CONTIG-NEXT:       reshard_rt.send to 1 bytes 48 staging 0 pack = [0, 0, 0, 48, 0]{{$}}
 // CONTIG-NEXT:       reshard_rt.send to 2 bytes 48 staging 48 pack = [0, 0, 48, 48, 0]{{$}}
 // CONTIG-NEXT:     }
 // CONTIG-NEXT:   }
-// CONTIG-NEXT:   reshard_rt.rank 1 workspace = 48 src_bytes = [-1] dst_bytes = [48] {
+// CONTIG-NEXT:   reshard_rt.rank 1 workspace = 48 shards = [0, -1, 48] {
 // CONTIG-NEXT:     reshard_rt.step 0 {
 // CONTIG-NEXT:       reshard_rt.recv from 0 bytes 48 staging 0 unpack = [0, 1, 0, 48, 0]{{$}}
 // CONTIG-NEXT:     }
 // CONTIG-NEXT:   }
-// CONTIG-NEXT:   reshard_rt.rank 2 workspace = 48 src_bytes = [-1] dst_bytes = [48] {
+// CONTIG-NEXT:   reshard_rt.rank 2 workspace = 48 shards = [0, -1, 48] {
 // CONTIG-NEXT:     reshard_rt.step 0 {
 // CONTIG-NEXT:       reshard_rt.recv from 0 bytes 48 staging 0 unpack = [0, 1, 0, 48, 0]{{$}}
 // CONTIG-NEXT:     }
@@ -149,18 +150,18 @@ module @three_d {
 
 // THREE-D:      module @three_d {
 // THREE-D-NEXT:   reshard_rt.plan @three_d num_ranks = 3 tensors = ["w", "v"]
-// THREE-D-NEXT:     reshard_rt.rank 0 workspace = 160 src_bytes = [96, 64] dst_bytes = [-1, -1] {
+// THREE-D-NEXT:     reshard_rt.rank 0 workspace = 160 shards = [0, 96, -1, 1, 64, -1] {
 // THREE-D-NEXT:       reshard_rt.step 0 {
 // THREE-D-NEXT:         reshard_rt.send to 1 bytes 80 staging 0 pack = [0, 0, 0, 24, 1, 2, 48, 1, 0, 0, 8, 1, 4, 16]{{$}}
 // THREE-D-NEXT:         reshard_rt.send to 2 bytes 80 staging 80 pack = [0, 0, 24, 24, 1, 2, 48, 1, 0, 8, 8, 1, 4, 16]{{$}}
 // THREE-D-NEXT:       }
 // THREE-D-NEXT:     }
-// THREE-D-NEXT:     reshard_rt.rank 1 workspace = 80 src_bytes = [-1, -1] dst_bytes = [48, 32] {
+// THREE-D-NEXT:     reshard_rt.rank 1 workspace = 80 shards = [0, -1, 48, 1, -1, 32] {
 // THREE-D-NEXT:       reshard_rt.step 0 {
 // THREE-D-NEXT:         reshard_rt.recv from 0 bytes 80 staging 0 unpack = [0, 1, 0, 48, 0, 1, 1, 0, 32, 0]{{$}}
 // THREE-D-NEXT:       }
 // THREE-D-NEXT:     }
-// THREE-D-NEXT:     reshard_rt.rank 2 workspace = 80 src_bytes = [-1, -1] dst_bytes = [48, 32] {
+// THREE-D-NEXT:     reshard_rt.rank 2 workspace = 80 shards = [0, -1, 48, 1, -1, 32] {
 // THREE-D-NEXT:       reshard_rt.step 0 {
 // THREE-D-NEXT:         reshard_rt.recv from 0 bytes 80 staging 0 unpack = [0, 1, 0, 48, 0, 1, 1, 0, 32, 0]{{$}}
 // THREE-D-NEXT:       }
@@ -184,7 +185,7 @@ reshard.redistribute @x from @one <[[], [], []]> to @g <[[a], [], [b]]>
     : tensor<2x2x4xf32> -> tensor<2x2x4xf32>
 
 // COUNT-ONE:      reshard_rt.plan @reshard_plan num_ranks = 5 tensors = ["x"]
-// COUNT-ONE-NEXT:   reshard_rt.rank 0 workspace = 64 src_bytes = [64] dst_bytes = [-1] {
+// COUNT-ONE-NEXT:   reshard_rt.rank 0 workspace = 64 shards = [0, 64, -1] {
 // COUNT-ONE-NEXT:     reshard_rt.step 0 {
 // COUNT-ONE-NEXT:       reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 8, 1, 2, 16]{{$}}
 // COUNT-ONE-NEXT:       reshard_rt.send to 2 bytes 16 staging 16 pack = [0, 0, 8, 8, 1, 2, 16]{{$}}
@@ -192,12 +193,12 @@ reshard.redistribute @x from @one <[[], [], []]> to @g <[[a], [], [b]]>
 // COUNT-ONE-NEXT:       reshard_rt.send to 4 bytes 16 staging 48 pack = [0, 0, 40, 8, 1, 2, 16]{{$}}
 // COUNT-ONE-NEXT:     }
 // COUNT-ONE-NEXT:   }
-// COUNT-ONE-NEXT:   reshard_rt.rank 1 workspace = 16 src_bytes = [-1] dst_bytes = [16] {
+// COUNT-ONE-NEXT:   reshard_rt.rank 1 workspace = 16 shards = [0, -1, 16] {
 // COUNT-ONE-NEXT:     reshard_rt.step 0 {
 // COUNT-ONE-NEXT:       reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, 16, 0]{{$}}
 // COUNT-ONE-NEXT:     }
 // COUNT-ONE-NEXT:   }
-// COUNT-ONE:        reshard_rt.rank 4 workspace = 16 src_bytes = [-1] dst_bytes = [16] {
+// COUNT-ONE:        reshard_rt.rank 4 workspace = 16 shards = [0, -1, 16] {
 // COUNT-ONE-NEXT:     reshard_rt.step 0 {
 // COUNT-ONE-NEXT:       reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, 16, 0]{{$}}
 // COUNT-ONE-NEXT:     }
@@ -219,14 +220,14 @@ reshard.redistribute @w from @m <[[], [tp]]> to @m <[[], []]>
     : tensor<4x4xf32> -> tensor<4x4xf32>
 
 // COPY:      reshard_rt.plan @reshard_plan num_ranks = 2 tensors = ["w"]
-// COPY-NEXT:   reshard_rt.rank 0 workspace = 64 src_bytes = [32] dst_bytes = [64] {
+// COPY-NEXT:   reshard_rt.rank 0 workspace = 64 shards = [0, 32, 64] {
 // COPY-NEXT:     reshard_rt.copy [0, 0, 0, 8, 1, 4, 8, 16]{{$}}
 // COPY-NEXT:     reshard_rt.step 0 {
 // COPY-NEXT:       reshard_rt.send to 1 bytes 32 staging 0 pack = [0, 0, 0, 32, 0]{{$}}
 // COPY-NEXT:       reshard_rt.recv from 1 bytes 32 staging 32 unpack = [0, 1, 8, 8, 1, 4, 16]{{$}}
 // COPY-NEXT:     }
 // COPY-NEXT:   }
-// COPY-NEXT:   reshard_rt.rank 1 workspace = 64 src_bytes = [32] dst_bytes = [64] {
+// COPY-NEXT:   reshard_rt.rank 1 workspace = 64 shards = [0, 32, 64] {
 // COPY-NEXT:     reshard_rt.copy [0, 0, 8, 8, 1, 4, 8, 16]{{$}}
 // COPY-NEXT:     reshard_rt.step 0 {
 // COPY-NEXT:       reshard_rt.send to 0 bytes 32 staging 0 pack = [0, 0, 0, 32, 0]{{$}}
@@ -261,13 +262,13 @@ reshard.pieces @w rank 2 holders [[0]] [
 // EXEC-RELAY: checked 1 tensors, 4 pieces, 16 destination elements: all correct
 
 // RELAY:      reshard_rt.plan @reshard_plan num_ranks = 8 tensors = ["w"]
-// RELAY-NEXT:   reshard_rt.rank 0 workspace = 32 src_bytes = [32] dst_bytes = [-1] {
+// RELAY-NEXT:   reshard_rt.rank 0 workspace = 32 shards = [0, 32, -1] {
 // RELAY-NEXT:     reshard_rt.step 0 {
 // RELAY-NEXT:       reshard_rt.send to 4 bytes 16 staging 0 pack = [0, 0, 0, 8, 1, 2, 16]{{$}}
 // RELAY-NEXT:       reshard_rt.send to 6 bytes 16 staging 16 pack = [0, 0, 8, 8, 1, 2, 16]{{$}}
 // RELAY-NEXT:     }
 // RELAY-NEXT:   }
-// RELAY-NEXT:   reshard_rt.rank 4 workspace = 16 src_bytes = [-1] dst_bytes = [16] {
+// RELAY-NEXT:   reshard_rt.rank 4 workspace = 16 shards = [0, -1, 16] {
 // RELAY-NEXT:     reshard_rt.step 0 {
 // RELAY-NEXT:       reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, 16, 0]{{$}}
 // RELAY-NEXT:     }
@@ -275,12 +276,12 @@ reshard.pieces @w rank 2 holders [[0]] [
 // RELAY-NEXT:       reshard_rt.send to 5 bytes 16 staging 0 pack = [0, 1, 0, 16, 0]{{$}}
 // RELAY-NEXT:     }
 // RELAY-NEXT:   }
-// RELAY-NEXT:   reshard_rt.rank 5 workspace = 16 src_bytes = [-1] dst_bytes = [16] {
+// RELAY-NEXT:   reshard_rt.rank 5 workspace = 16 shards = [0, -1, 16] {
 // RELAY-NEXT:     reshard_rt.step 1 {
 // RELAY-NEXT:       reshard_rt.recv from 4 bytes 16 staging 0 unpack = [0, 1, 0, 16, 0]{{$}}
 // RELAY-NEXT:     }
 // RELAY-NEXT:   }
-// RELAY-NEXT:   reshard_rt.rank 6 workspace = 16 src_bytes = [-1] dst_bytes = [16] {
+// RELAY-NEXT:   reshard_rt.rank 6 workspace = 16 shards = [0, -1, 16] {
 // RELAY-NEXT:     reshard_rt.step 0 {
 // RELAY-NEXT:       reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, 16, 0]{{$}}
 // RELAY-NEXT:     }
@@ -288,7 +289,7 @@ reshard.pieces @w rank 2 holders [[0]] [
 // RELAY-NEXT:       reshard_rt.send to 7 bytes 16 staging 0 pack = [0, 1, 0, 16, 0]{{$}}
 // RELAY-NEXT:     }
 // RELAY-NEXT:   }
-// RELAY-NEXT:   reshard_rt.rank 7 workspace = 16 src_bytes = [-1] dst_bytes = [16] {
+// RELAY-NEXT:   reshard_rt.rank 7 workspace = 16 shards = [0, -1, 16] {
 // RELAY-NEXT:     reshard_rt.step 1 {
 // RELAY-NEXT:       reshard_rt.recv from 6 bytes 16 staging 0 unpack = [0, 1, 0, 16, 0]{{$}}
 // RELAY-NEXT:     }
@@ -324,7 +325,7 @@ reshard.pieces @b rank 1 holders [[0]] [
 // EXEC-STEPS: checked 2 tensors, 5 pieces, 20 destination elements: all correct
 
 // STEPS:      reshard_rt.plan @reshard_plan num_ranks = 2 tensors = ["a", "b"]
-// STEPS-NEXT:   reshard_rt.rank 0 workspace = 48 src_bytes = [12, 32] dst_bytes = [24, -1] {
+// STEPS-NEXT:   reshard_rt.rank 0 workspace = 48 shards = [0, 12, 24, 1, 32, -1] {
 // STEPS-NEXT:     reshard_rt.copy [0, 0, 0, 12, 0]{{$}}
 // STEPS-NEXT:     reshard_rt.step 0 {
 // STEPS-NEXT:       reshard_rt.recv from 1 bytes 12 staging 0 unpack = [0, 1, 12, 12, 0]{{$}}
@@ -333,7 +334,7 @@ reshard.pieces @b rank 1 holders [[0]] [
 // STEPS-NEXT:       reshard_rt.send to 1 bytes 44 staging 0 pack = [0, 0, 0, 12, 0, 1, 0, 0, 32, 0]{{$}}
 // STEPS-NEXT:     }
 // STEPS-NEXT:   }
-// STEPS-NEXT:   reshard_rt.rank 1 workspace = 48 src_bytes = [12, -1] dst_bytes = [24, 32] {
+// STEPS-NEXT:   reshard_rt.rank 1 workspace = 48 shards = [0, 12, 24, 1, -1, 32] {
 // STEPS-NEXT:     reshard_rt.copy [0, 0, 12, 12, 0]{{$}}
 // STEPS-NEXT:     reshard_rt.step 0 {
 // STEPS-NEXT:       reshard_rt.send to 0 bytes 12 staging 0 pack = [0, 0, 0, 12, 0]{{$}}
@@ -355,7 +356,7 @@ reshard.redistribute @w from @a <[[]]> to @b <[[]]>
     : tensor<32xf32> -> tensor<32xf32>
 
 // SPLIT:      reshard_rt.plan @reshard_plan num_ranks = 2 tensors = ["w"]
-// SPLIT-NEXT:   reshard_rt.rank 0 workspace = 128 src_bytes = [128] dst_bytes = [-1] {
+// SPLIT-NEXT:   reshard_rt.rank 0 workspace = 128 shards = [0, 128, -1] {
 // SPLIT-NEXT:     reshard_rt.step 0 {
 // SPLIT-NEXT:       reshard_rt.send to 1 bytes 124 staging 0 pack = [0, 0, 0, 124, 0]{{$}}
 // SPLIT-NEXT:     }
@@ -363,7 +364,7 @@ reshard.redistribute @w from @a <[[]]> to @b <[[]]>
 // SPLIT-NEXT:       reshard_rt.send to 1 bytes 4 staging 0 pack = [0, 0, 124, 4, 0]{{$}}
 // SPLIT-NEXT:     }
 // SPLIT-NEXT:   }
-// SPLIT-NEXT:   reshard_rt.rank 1 workspace = 128 src_bytes = [-1] dst_bytes = [128] {
+// SPLIT-NEXT:   reshard_rt.rank 1 workspace = 128 shards = [0, -1, 128] {
 // SPLIT-NEXT:     reshard_rt.step 0 {
 // SPLIT-NEXT:       reshard_rt.recv from 0 bytes 124 staging 0 unpack = [0, 1, 0, 124, 0]{{$}}
 // SPLIT-NEXT:     }
@@ -390,15 +391,15 @@ reshard.pieces @s rank 0 holders [[0, 1]] [
 // EXEC-SCALAR: checked 1 tensors, 2 pieces, 2 destination elements: all correct
 
 // SCALAR:      reshard_rt.plan @reshard_plan num_ranks = 3 tensors = ["s"]
-// SCALAR-NEXT:   reshard_rt.rank 0 workspace = 16 src_bytes = [8] dst_bytes = [-1] {
+// SCALAR-NEXT:   reshard_rt.rank 0 workspace = 16 shards = [0, 8, -1] {
 // SCALAR-NEXT:     reshard_rt.step 0 {
 // SCALAR-NEXT:       reshard_rt.send to 2 bytes 8 staging 0 pack = [0, 0, 0, 8, 0]{{$}}
 // SCALAR-NEXT:     }
 // SCALAR-NEXT:   }
-// SCALAR-NEXT:   reshard_rt.rank 1 workspace = 0 src_bytes = [8] dst_bytes = [8] {
+// SCALAR-NEXT:   reshard_rt.rank 1 workspace = 0 shards = [0, 8, 8] {
 // SCALAR-NEXT:     reshard_rt.copy [0, 0, 0, 8, 0]{{$}}
 // SCALAR-NEXT:   }
-// SCALAR-NEXT:   reshard_rt.rank 2 workspace = 16 src_bytes = [-1] dst_bytes = [8] {
+// SCALAR-NEXT:   reshard_rt.rank 2 workspace = 16 shards = [0, -1, 8] {
 // SCALAR-NEXT:     reshard_rt.step 0 {
 // SCALAR-NEXT:       reshard_rt.recv from 0 bytes 8 staging 0 unpack = [0, 1, 0, 8, 0]{{$}}
 // SCALAR-NEXT:     }
@@ -423,15 +424,15 @@ reshard.redistribute @v from @b <[[]]> to @c <[[]]>
     : tensor<3xi8> -> tensor<3xi8>
 
 // NO-MESH:      reshard_rt.plan @reshard_plan num_ranks = 4 tensors = ["u", "v"]
-// NO-MESH-NEXT:   reshard_rt.rank 0 workspace = 32 src_bytes = [4, -1] dst_bytes = [-1, 3] {
+// NO-MESH-NEXT:   reshard_rt.rank 0 workspace = 32 shards = [0, 4, -1, 1, -1, 3] {
 // NO-MESH-NEXT:     reshard_rt.step 0 {
 // NO-MESH-NEXT:       reshard_rt.send to 3 bytes 4 staging 0 pack = [0, 0, 0, 4, 0]{{$}}
 // NO-MESH-NEXT:       reshard_rt.recv from 3 bytes 3 staging 16 unpack = [1, 1, 0, 3, 0]{{$}}
 // NO-MESH-NEXT:     }
 // NO-MESH-NEXT:   }
-// NO-MESH-NEXT:   reshard_rt.rank 2 workspace = 0 src_bytes = [0, -1] dst_bytes = [-1, -1] {
+// NO-MESH-NEXT:   reshard_rt.rank 2 workspace = 0 shards = [0, 0, -1] {
 // NO-MESH-NEXT:   }
-// NO-MESH-NEXT:   reshard_rt.rank 3 workspace = 32 src_bytes = [-1, 3] dst_bytes = [4, -1] {
+// NO-MESH-NEXT:   reshard_rt.rank 3 workspace = 32 shards = [0, -1, 4, 1, 3, -1] {
 // NO-MESH-NEXT:     reshard_rt.step 0 {
 // NO-MESH-NEXT:       reshard_rt.send to 0 bytes 3 staging 0 pack = [1, 0, 0, 3, 0]{{$}}
 // NO-MESH-NEXT:       reshard_rt.recv from 0 bytes 4 staging 16 unpack = [0, 1, 0, 4, 0]{{$}}

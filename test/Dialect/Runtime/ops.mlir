@@ -18,7 +18,7 @@
 // 0-1 and copies columns 2-3 from its own source shard (both strides 16).
 
 // CHECK-LABEL: reshard_rt.plan @roundtrip num_ranks = 4 tensors = ["w", "b"] fingerprint = -7 attributes {note = "hand-written"} {
-// CHECK-NEXT:    reshard_rt.rank 0 workspace = 48 src_bytes = [64, 16] dst_bytes = [-1, 16] {
+// CHECK-NEXT:    reshard_rt.rank 0 workspace = 48 shards = [0, 64, -1, 1, 16, 16] {
 // CHECK-NEXT:      reshard_rt.copy [1, 8, 0, 8, 0]{{$}}
 // CHECK-NEXT:      reshard_rt.step 0 {
 // CHECK-NEXT:        reshard_rt.send to 1 bytes 32 staging 0 pack = [0, 0, 0, 8, 1, 4, 16]{{$}}
@@ -28,13 +28,13 @@
 // CHECK-NEXT:        reshard_rt.send to 2 bytes 32 staging 0 pack = [0, 0, 8, 8, 1, 4, 16] {tag = 1 : i64}{{$}}
 // CHECK-NEXT:      }
 // CHECK-NEXT:    }
-// CHECK-NEXT:    reshard_rt.rank 1 workspace = 32 src_bytes = [64, -1] dst_bytes = [64, -1] attributes {note = "copies and receives"} {
+// CHECK-NEXT:    reshard_rt.rank 1 workspace = 32 shards = [0, 64, 64] attributes {note = "copies and receives"} {
 // CHECK-NEXT:      reshard_rt.copy [0, 8, 8, 8, 1, 4, 16, 16]{{$}}
 // CHECK-NEXT:      reshard_rt.step 0 {
 // CHECK-NEXT:        reshard_rt.recv from 0 bytes 32 staging 0 unpack = [0, 1, 0, 8, 1, 4, 16]{{$}}
 // CHECK-NEXT:      }
 // CHECK-NEXT:    }
-// CHECK-NEXT:    reshard_rt.rank 2 workspace = 32 src_bytes = [-1, 16] dst_bytes = [32, -1] {
+// CHECK-NEXT:    reshard_rt.rank 2 workspace = 32 shards = [0, -1, 32, 1, 16, -1] {
 // CHECK-NEXT:      reshard_rt.step 0 {
 // CHECK-NEXT:        reshard_rt.send to 0 bytes 8 staging 0 pack = [1, 0, 8, 8, 0]{{$}}
 // CHECK-NEXT:      }
@@ -42,12 +42,12 @@
 // CHECK-NEXT:        reshard_rt.recv from 0 bytes 32 staging 0 unpack = [0, 1, 0, 32, 0] {tag = 1 : i64}{{$}}
 // CHECK-NEXT:      }
 // CHECK-NEXT:    }
-// CHECK-NEXT:    reshard_rt.rank 3 workspace = 0 src_bytes = [0, 0] dst_bytes = [0, 0] {
+// CHECK-NEXT:    reshard_rt.rank 3 workspace = 0 shards = [0, 0, 0, 1, 0, 0] {
 // CHECK-NEXT:    }
 // CHECK-NEXT:  }
 reshard_rt.plan @roundtrip num_ranks = 4 tensors = ["w", "b"] fingerprint = -7
     attributes {note = "hand-written"} {
-  reshard_rt.rank 0 workspace = 48 src_bytes = [64, 16] dst_bytes = [-1, 16] {
+  reshard_rt.rank 0 workspace = 48 shards = [0, 64, -1, 1, 16, 16] {
     reshard_rt.copy [1, 8, 0, 8, 0]
     reshard_rt.step 0 {
       reshard_rt.send to 1 bytes 32 staging 0 pack = [0, 0, 0, 8, 1, 4, 16]
@@ -57,14 +57,14 @@ reshard_rt.plan @roundtrip num_ranks = 4 tensors = ["w", "b"] fingerprint = -7
       reshard_rt.send to 2 bytes 32 staging 0 pack = [0, 0, 8, 8, 1, 4, 16] {tag = 1}
     }
   }
-  reshard_rt.rank 1 workspace = 32 src_bytes = [64, -1] dst_bytes = [64, -1]
+  reshard_rt.rank 1 workspace = 32 shards = [0, 64, 64]
       attributes {note = "copies and receives"} {
     reshard_rt.copy [0, 8, 8, 8, 1, 4, 16, 16]
     reshard_rt.step 0 {
       reshard_rt.recv from 0 bytes 32 staging 0 unpack = [0, 1, 0, 8, 1, 4, 16]
     }
   }
-  reshard_rt.rank 2 workspace = 32 src_bytes = [-1, 16] dst_bytes = [32, -1] {
+  reshard_rt.rank 2 workspace = 32 shards = [0, -1, 32, 1, 16, -1] {
     reshard_rt.step 0 {
       reshard_rt.send to 0 bytes 8 staging 0 pack = [1, 0, 8, 8, 0]
     }
@@ -72,7 +72,7 @@ reshard_rt.plan @roundtrip num_ranks = 4 tensors = ["w", "b"] fingerprint = -7
       reshard_rt.recv from 0 bytes 32 staging 0 unpack = [0, 1, 0, 32, 0] {tag = 1}
     }
   }
-  reshard_rt.rank 3 workspace = 0 src_bytes = [0, 0] dst_bytes = [0, 0] {
+  reshard_rt.rank 3 workspace = 0 shards = [0, 0, 0, 1, 0, 0] {
   }
 }
 

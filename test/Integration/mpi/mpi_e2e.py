@@ -86,11 +86,11 @@ def main():
         exe = os.path.join(d, "plan")
         run(["mpicxx", "-O1", "-std=c++17", "-Wall", "-Werror", "-DRESHARD_MPI_DRIVER",
              "-I", args.include, cpp, "-o", exe])
-        run([tool("reshard-run"), planned, "--make-sources", os.path.join(d, "in")])
+        run([tool("reshard-run"), planned, "--make-sources", os.path.join(d, "in"), "--pattern=hash"])
         run(["mpirun", "--oversubscribe", "-n", str(ranks), exe,
              "--src", os.path.join(d, "in"), "--dst", os.path.join(d, "out")],
             env=MPI_ENV, timeout=300)
-        out = run([tool("reshard-run"), planned, "--verify", os.path.join(d, "out")])
+        out = run([tool("reshard-run"), planned, "--verify", os.path.join(d, "out"), "--pattern=hash"])
         if "all correct" not in out:
             sys.stderr.write("FAILED batch %d (seeds %s): %s" % (b, seeds, out))
             sys.exit(1)

@@ -53,7 +53,7 @@
 
 //--- tiny.mlir
 reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] fingerprint = -2 {
-  reshard_rt.rank 0 workspace = 16 src_bytes = [16, 8] dst_bytes = [-1, 8] {
+  reshard_rt.rank 0 workspace = 16 shards = [0, 16, -1, 1, 8, 8] {
     reshard_rt.copy [1, 0, 0, 8, 0]
     reshard_rt.step 0 {
       reshard_rt.send to 2 bytes 16 staging 0 pack = [0, 0, 0, 16, 0]
@@ -62,7 +62,7 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] fingerprint = -2 
       reshard_rt.send to 2 bytes 8 staging 0 pack = [1, 0, 0, 8, 0]
     }
   }
-  reshard_rt.rank 2 workspace = 16 src_bytes = [-1, -1] dst_bytes = [16, 8] {
+  reshard_rt.rank 2 workspace = 16 shards = [0, -1, 16, 1, -1, 8] {
     reshard_rt.step 0 {
       reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, 8, 1, 2, 8]
     }
@@ -75,7 +75,7 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] fingerprint = -2 
 //--- names.mlir
 // One rank copies each tensor's 2 bytes to its destination shard.
 reshard_rt.plan @names num_ranks = 1 tensors = ["new\nline", "tab\there", "tri??=graph", "caf\C3\A9", "n7\0A7", "del\7F", "back\\"] fingerprint = 1 {
-  reshard_rt.rank 0 workspace = 0 src_bytes = [2, 2, 2, 2, 2, 2, 2] dst_bytes = [2, 2, 2, 2, 2, 2, 2] {
+  reshard_rt.rank 0 workspace = 0 shards = [0, 2, 2, 1, 2, 2, 2, 2, 2, 3, 2, 2, 4, 2, 2, 5, 2, 2, 6, 2, 2] {
     reshard_rt.copy [0, 0, 0, 2, 0, 1, 0, 0, 2, 0, 2, 0, 0, 2, 0, 3, 0, 0, 2, 0, 4, 0, 0, 2, 0, 5, 0, 0, 2, 0, 6, 0, 0, 2, 0]
   }
 }

@@ -83,7 +83,7 @@ reshard.redistribute @w from @m <[[tp]]> to @m <[[]]>
 
 //--- invalid-plan.mlir
 reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 src_bytes = [16] dst_bytes = [-1] {
+  reshard_rt.rank 0 workspace = 16 shards = [0, 16, -1] {
     reshard_rt.step 0 {
       reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 16, 0]
     }

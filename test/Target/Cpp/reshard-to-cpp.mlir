@@ -36,7 +36,7 @@
 // locally and sends tensor 0 (step 0) and tensor 1 (step 1) to rank 2. The
 // second tensor's name needs escaping in a C string.
 reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] fingerprint = -2 {
-  reshard_rt.rank 0 workspace = 16 src_bytes = [16, 8] dst_bytes = [-1, 8] {
+  reshard_rt.rank 0 workspace = 16 shards = [0, 16, -1, 1, 8, 8] {
     reshard_rt.copy [1, 0, 0, 8, 0]
     reshard_rt.step 0 {
       reshard_rt.send to 2 bytes 16 staging 0 pack = [0, 0, 0, 16, 0]
@@ -45,7 +45,7 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] fingerprint = -2 
       reshard_rt.send to 2 bytes 8 staging 0 pack = [1, 0, 0, 8, 0]
     }
   }
-  reshard_rt.rank 2 workspace = 16 src_bytes = [-1, -1] dst_bytes = [16, 8] {
+  reshard_rt.rank 2 workspace = 16 shards = [0, -1, 16, 1, -1, 8] {
     reshard_rt.step 0 {
       reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, 8, 1, 2, 8]
     }
@@ -69,36 +69,33 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] fingerprint = -2 
 // Rank 0: steps 0 and 1, one send each:
 //   0, 1, 0 | 2, 16, 0, 5 | 0, 0, 0, 16, 0
 //   1, 1, 0 | 2, 8, 0, 5 | 1, 0, 0, 8, 0          = 24 integers
+// Shards: (tensor, src bytes, dst bytes), -1 where not in that mesh.
 // CHECK-NEXT: // rank 0
-// CHECK-NEXT: const int64_t kSrcBytes0[] = {
-// CHECK-NEXT:     16,8};
-// CHECK-NEXT: const int64_t kDstBytes0[] = {
-// CHECK-NEXT:     -1,8};
+// CHECK-NEXT: const int64_t kShards0[] = {
+// CHECK-NEXT:     0,16,-1,1,8,8};
 // CHECK-NEXT: const int64_t kCopies0[] = {
 // CHECK-NEXT:     1,0,0,8,0};
 // CHECK-NEXT: const int64_t kSteps0[] = {
 // CHECK-NEXT:     0,1,0,2,16,0,5,0,0,0,16,0,1,1,0,2,
 // CHECK-NEXT:     8,0,5,1,0,0,8,0};
-// CHECK-NEXT: const int64_t kCopies0Len = 5, kSteps0Len = 24;
+// CHECK-NEXT: const int64_t kShards0Len = 2, kCopies0Len = 5, kSteps0Len = 24;
 // CHECK-EMPTY:
 
 // Rank 2: no copies (one placeholder 0, length 0); one receive per step:
 //   0, 0, 1 | 0, 16, 0, 7 | 0, 1, 0, 8, 1, 2, 8
 //   1, 0, 1 | 0, 8, 0, 5 | 1, 1, 0, 8, 0          = 26 integers
 // CHECK-NEXT: // rank 2
-// CHECK-NEXT: const int64_t kSrcBytes2[] = {
-// CHECK-NEXT:     -1,-1};
-// CHECK-NEXT: const int64_t kDstBytes2[] = {
-// CHECK-NEXT:     16,8};
+// CHECK-NEXT: const int64_t kShards2[] = {
+// CHECK-NEXT:     0,-1,16,1,-1,8};
 // CHECK-NEXT: const int64_t kCopies2[] = {0};
 // CHECK-NEXT: const int64_t kSteps2[] = {
 // CHECK-NEXT:     0,0,1,0,16,0,7,0,1,0,8,1,2,8,1,0,
 // CHECK-NEXT:     1,0,8,0,5,1,1,0,8,0};
-// CHECK-NEXT: const int64_t kCopies2Len = 0, kSteps2Len = 26;
+// CHECK-NEXT: const int64_t kShards2Len = 2, kCopies2Len = 0, kSteps2Len = 26;
 // CHECK-EMPTY:
 // CHECK-NEXT: const reshard_rt::RankProgram kPrograms[] = {
-// CHECK-NEXT:     {0, 16, kSrcBytes0, kDstBytes0, kCopies0, kCopies0Len, kSteps0, kSteps0Len},
-// CHECK-NEXT:     {2, 16, kSrcBytes2, kDstBytes2, kCopies2, kCopies2Len, kSteps2, kSteps2Len},
+// CHECK-NEXT:     {0, 16, kShards0, kShards0Len, kCopies0, kCopies0Len, kSteps0, kSteps0Len},
+// CHECK-NEXT:     {2, 16, kShards2, kShards2Len, kCopies2, kCopies2Len, kSteps2, kSteps2Len},
 // CHECK-NEXT: };
 // CHECK-EMPTY:
 // CHECK-NEXT: const int32_t kProgramOf[] = {
@@ -113,10 +110,7 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] fingerprint = -2 
 // CHECK-NEXT: const reshard_rt::Plan kPlan = {"tiny", 0xfffffffffffffffeull, 3, 2, kTensorNames, kPrograms, 2, kProgramOf, 2};
 // CHECK-EMPTY:
 // CHECK-NEXT: int64_t shardBytes(int rank, int tensor, bool src) {
-// CHECK-NEXT:   const reshard_rt::RankProgram *p = reshard_rt::program(kPlan, rank);
-// CHECK-NEXT:   if (!p || tensor < 0 || tensor >= kPlan.num_tensors)
-// CHECK-NEXT:     return -1;
-// CHECK-NEXT:   return src ? p->src_bytes[tensor] : p->dst_bytes[tensor];
+// CHECK-NEXT:   return reshard_rt::shard_bytes(reshard_rt::program(kPlan, rank), tensor, src);
 // CHECK-NEXT: }
 // CHECK-EMPTY:
 // CHECK-NEXT: } // namespace

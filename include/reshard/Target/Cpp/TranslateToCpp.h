@@ -18,7 +18,8 @@ mlir::LogicalResult translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
 
 /// The flat tables of one rank's program, as the generated code and the
 /// runtime headers (reshard_rt::RankProgram) read them.
-void encodeRankProgram(rt::RankOp rank, llvm::SmallVectorImpl<int64_t> &copies,
+void encodeRankProgram(rt::RankOp rank, llvm::SmallVectorImpl<int64_t> &shards,
+                       llvm::SmallVectorImpl<int64_t> &copies,
                        llvm::SmallVectorImpl<int64_t> &steps);
 
 /// Registers `--reshard-to-cpp` (options `--backend=mpi|nccl`,

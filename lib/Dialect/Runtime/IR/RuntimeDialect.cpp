@@ -172,6 +172,21 @@ struct Message {
 
 } // namespace
 
+int64_t RankOp::getShardBytes(int64_t tensor, bool src) {
+  ArrayRef<int64_t> shards = getShards();
+  size_t lo = 0, hi = shards.size() / 3;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (shards[3 * mid] < tensor)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo == shards.size() / 3 || shards[3 * lo] != tensor)
+    return -1;
+  return shards[3 * lo + (src ? 1 : 2)];
+}
+
 LogicalResult PlanOp::verifyRegions() {
   int64_t numRanks = getNumRanks();
   size_t numTensors = getTensors().size();
@@ -193,23 +208,35 @@ LogicalResult PlanOp::verifyRegions() {
              << " ranks";
     if (!seen.try_emplace(r, rank).second)
       return rank.emitOpError() << "rank " << r << " has two programs";
-    ArrayRef<int64_t> srcBytes = rank.getSrcBytes(),
-                      dstBytes = rank.getDstBytes();
-    if (srcBytes.size() != numTensors || dstBytes.size() != numTensors)
-      return rank.emitOpError() << "src_bytes and dst_bytes need one entry per "
-                                   "tensor ("
-                                << numTensors << ")";
-    if (static_cast<int64_t>(rank.getWorkspace()) < 0)
-      return rank.emitOpError() << "workspace must not be negative";
-    for (ArrayRef<int64_t> sizes : {srcBytes, dstBytes})
-      for (int64_t b : sizes)
+    ArrayRef<int64_t> shards = rank.getShards();
+    if (shards.size() % 3)
+      return rank.emitOpError() << "shards are (tensor, source bytes, "
+                                   "destination bytes) triples; got "
+                                << shards.size() << " numbers";
+    for (size_t i = 0; i < shards.size(); i += 3) {
+      int64_t t = shards[i], srcBytes = shards[i + 1],
+              dstBytes = shards[i + 2];
+      if (t < 0 || t >= static_cast<int64_t>(numTensors))
+        return rank.emitOpError() << "shards[" << i / 3 << "] names tensor "
+                                  << t << " of " << numTensors;
+      if (i && t <= shards[i - 3])
+        return rank.emitOpError() << "shards[" << i / 3 << "] names tensor "
+                                  << t << " after tensor " << shards[i - 3]
+                                  << "; tensors must ascend, once each";
+      for (int64_t b : {srcBytes, dstBytes})
         if (b < -1)
           return rank.emitOpError()
                  << "shard sizes are bytes, or -1 for a rank outside the "
                     "mesh; got "
-                 << b;
+                 << b << " for tensor " << t;
+      if (srcBytes < 0 && dstBytes < 0)
+        return rank.emitOpError() << "shards[" << i / 3 << "] lists tensor "
+                                  << t << " with neither shard; leave it out";
+    }
+    if (static_cast<int64_t>(rank.getWorkspace()) < 0)
+      return rank.emitOpError() << "workspace must not be negative";
     auto bufferBytes = [&](int64_t tensor, int64_t buffer) -> int64_t {
-      return buffer == 0 ? srcBytes[tensor] : dstBytes[tensor];
+      return rank.getShardBytes(tensor, buffer == 0);
     };
     int64_t lastStep = -1;
     bool seenStep = false;
@@ -232,10 +259,12 @@ LogicalResult PlanOp::verifyRegions() {
             return copy.emitOpError() << "names tensor " << d[0];
           int64_t bytesSrc = 0, bytesDst = 0;
           if (failed(checkBox(copy, "a copy source", d[1], d[3],
-                              d.drop_front(5), 3, 1, srcBytes[d[0]], bytesSrc,
+                              d.drop_front(5), 3, 1, bufferBytes(d[0], 0),
+                              bytesSrc,
                               nullptr, runsLeft)) ||
               failed(checkBox(copy, "a copy destination", d[2], d[3],
-                              d.drop_front(5), 3, 2, dstBytes[d[0]], bytesDst,
+                              d.drop_front(5), 3, 2, bufferBytes(d[0], 1),
+                              bytesDst,
                               &written[d[0]], runsLeft)))
             return failure();
           i += *len;

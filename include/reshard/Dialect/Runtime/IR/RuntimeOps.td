@@ -38,8 +38,8 @@ def Runtime_PlanOp : Runtime_Op<"plan",
     Holds one `reshard_rt.rank` per rank that appears in a mesh of the plan
     (a rank with nothing to do has an empty program, which still answers its
     shard sizes). Tensors
-    are indexed in input order; `src_bytes` and `dst_bytes` of each rank give
-    the exact shard sizes the generated code checks its arguments against.
+    are indexed in input order; the `shards` of each rank give the exact
+    shard sizes the generated code checks its arguments against.
     `fingerprint` hashes the whole plan: generated code compares it across
     ranks before any byte moves. `staging_budget`, when present (set by
     `reshard-schedule`), bounds the message bytes (sends plus receives) of
@@ -48,7 +48,7 @@ def Runtime_PlanOp : Runtime_Op<"plan",
     ```mlir
     reshard_rt.plan @refit num_ranks = 4 tensors = ["w"]
         fingerprint = 1234 {
-      reshard_rt.rank 0 workspace = 64 src_bytes = [64] dst_bytes = [0] {
+      reshard_rt.rank 0 workspace = 64 shards = [0, 64, 0] {
         reshard_rt.step 0 {
           reshard_rt.send to 2 bytes 64 staging 0
               pack = [0, 0, 0, 64, 0]
@@ -79,20 +79,34 @@ def Runtime_RankOp : Runtime_Op<"rank",
   let description = [{
     Local copies first (they need no staging and no peer), then the steps in
     order. `workspace` is the staging bytes the rank needs: the largest step's
-    sends plus receives. `src_bytes` / `dst_bytes` hold, per tensor, the
-    bytes of the rank's shard, or -1 when the rank is not in that side's
-    mesh (0 is an empty shard).
+    sends plus receives. `shards` lists (tensor, source bytes, destination
+    bytes) for every tensor whose source or destination mesh holds the rank,
+    ascending by tensor; -1 means the rank is not in that side's mesh (0 is
+    an empty shard). Tensors not listed have neither. The list is sparse
+    because a pipeline stage's rank is in few tensors' meshes: one entry per
+    tensor and rank would make most of a whole-model plan.
+
+    ```mlir
+    // Tensor 0: a 64-byte source shard, not in the destination mesh;
+    // tensor 2: both, the destination shard empty.
+    reshard_rt.rank 3 workspace = 64 shards = [0, 64, -1, 2, 16, 0] { ... }
+    ```
   }];
   let arguments = (ins
     I64Attr:$rank,
     I64Attr:$workspace,
-    DenseI64ArrayAttr:$src_bytes,
-    DenseI64ArrayAttr:$dst_bytes
+    DenseI64ArrayAttr:$shards
   );
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $rank `workspace` `=` $workspace `src_bytes` `=` $src_bytes
-    `dst_bytes` `=` $dst_bytes attr-dict-with-keyword $body
+    $rank `workspace` `=` $workspace `shards` `=` $shards
+    attr-dict-with-keyword $body
+  }];
+  let extraClassDeclaration = [{
+    /// Bytes of the rank's source (`src`) or destination shard of `tensor`;
+    /// -1 when the rank is not in that side's mesh. `shards` must be sorted
+    /// (the plan verifier checks it).
+    int64_t getShardBytes(int64_t tensor, bool src);
   }];
 }
 
