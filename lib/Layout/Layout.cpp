@@ -113,10 +113,11 @@ bool reshard::verifyMesh(const MeshSpec &mesh, const std::string &path,
   llvm::DenseMap<int64_t, size_t> rankAt;
   for (size_t i = 0; i < mesh.ranks.size(); ++i) {
     int64_t r = mesh.ranks[i];
-    if (r < 0 || r > kMaxMeshDevices) {
+    if (r < 0 || r > kMaxRank) {
       fail(at(path, "ranks", i),
-           formatv("rank {0} is out of range; ranks must be in [0, {1}]", r,
-                   kMaxMeshDevices));
+           formatv("rank {0} is out of range; ranks must be in [0, {1}] "
+                   "(the communicator, largest rank + 1, is a C int)",
+                   r, kMaxRank));
       continue;
     }
     auto [it, inserted] = rankAt.try_emplace(r, i);

@@ -45,8 +45,8 @@ def parse_spec(text, allowed, what):
 
 @dataclass(frozen=True)
 class Train:
-    tp: int
-    dp: int
+    tp: int = 1
+    dp: int = 1
     pp: int = 1
     cp: int = 1
     ep: int = 1
@@ -75,9 +75,7 @@ TRAIN_KEYS = ("tp", "pp", "dp", "cp", "ep", "etp", "first", "last",
 def parse_train(text, what="--train"):
     """'tp=8,pp=2,dp=4[,cp=][,ep=][,etp=][,first=,last=|,stages=a:b:..]'
     -> Train."""
-    d = parse_spec(text, TRAIN_KEYS, what)
-    if "tp" not in d or "dp" not in d:
-        raise ReshardError(f"{what} needs tp= and dp=")
+    d = parse_spec(text, TRAIN_KEYS, what)  # every size defaults to 1
     if ("first" in d) != ("last" in d):
         raise ReshardError(f"{what}: give first= and last= together")
     if "stages" in d:

@@ -12,7 +12,7 @@ from .megatron import parse_spec, tp_dims
 
 @dataclass(frozen=True)
 class Infer:
-    tp: int
+    tp: int = 1
     dp: int = 1              # engines (replicas), or one DP deployment
     ep: bool = False         # --enable-expert-parallel
     spmoe: bool = None       # None: vLLM's rule (ep and tp > 1 and dp > 1)
@@ -39,9 +39,7 @@ def parse_infer(text, what="--infer"):
         if "dp" in d:
             raise ReshardError(f"{what}: give dp= or engines=, not both")
         d["dp"] = d.pop("engines")
-    if "tp" not in d:
-        raise ReshardError(f"{what} needs tp=")
-    tp, dp = d["tp"], d.get("dp", 1)
+    tp, dp = d.get("tp", 1), d.get("dp", 1)  # sizes default to 1
     ep = d.get("ep", 0)
     if ep not in (0, 1) and ep != tp * dp:
         raise ReshardError(f"{what}: ep={ep}: vLLM's expert parallel group "

@@ -133,9 +133,17 @@ def test_vllm_linear_expert_map_uneven():
         [0, 0, 0, 1, 1, 1, 2, 2, 3, 3]
 
 
+def test_spec_defaults():
+    # Sizes left out are 1, as in Megatron's and vLLM's own arguments.
+    t = parse_train("tp=8,pp=2")
+    assert (t.tp, t.pp, t.dp, t.cp, t.ep, t.etp) == (8, 2, 1, 1, 1, 1)
+    assert parse_train("").tp == 1
+    i = parse_infer("dp=2")
+    assert (i.tp, i.dp) == (1, 2)
+
+
 @pytest.mark.parametrize("fn,text,msg", [
     (parse_train, "tp=x,dp=1", "tp='x' is not an integer"),
-    (parse_train, "tp=8", "needs tp= and dp="),
     (parse_train, "tp=8,dp=1,first=2", "first= and last= together"),
     (parse_train, "tp=8,dp=1,zz=1", "bad item 'zz=1'"),
     (parse_train, "tp=8,dp=1,pp=2,stages=1", "1 stages for pp=2"),

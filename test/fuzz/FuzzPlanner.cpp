@@ -218,7 +218,7 @@ Case decode(FuzzedDataProvider &in) {
     // Ranks at the top of the legal range.
     for (MeshSpec *m : {&c.src, &c.dst})
       for (int64_t &r : m->ranks)
-        r += kMaxMeshDevices - 63;
+        r += kMaxRank - 63;
   }
   if (in.ConsumeBool()) {
     TopologySpec t;

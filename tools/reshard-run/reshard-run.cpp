@@ -248,15 +248,15 @@ load(MLIRContext &ctx, std::shared_ptr<llvm::SourceMgr> &sourceMgr,
     fail(err);
     return nullptr;
   }
-  if (!StringRef(inputFile).ends_with(".json") &&
-      failed(checkInputNesting(*file)))
+  bool json = isLayoutJSON(inputFile, file->getBuffer());
+  if (!json && failed(checkInputNesting(*file)))
     return nullptr;
   auto sm = std::make_shared<llvm::SourceMgr>();
   sm->AddNewSourceBuffer(std::move(file), SMLoc());
   sourceMgr = sm;
   diagHandler = std::make_unique<SourceMgrDiagnosticHandler>(*sm, &ctx);
   OwningOpRef<ModuleOp> module;
-  if (StringRef(inputFile).ends_with(".json"))
+  if (json)
     module = importLayoutJSON(*sm, &ctx);
   else
     module = parseSourceFile<ModuleOp>(sm, &ctx);

@@ -27,6 +27,10 @@ using LayoutDiagFn =
 /// Largest number of devices in one mesh (ranks are C `int` in NCCL and MPI).
 inline constexpr int64_t kMaxMeshDevices = INT32_MAX;
 
+/// Largest global rank: the communicator size a plan needs, the largest
+/// rank + 1, must be a C `int` too.
+inline constexpr int64_t kMaxRank = INT32_MAX - 1;
+
 /// An N-D array of devices; `ranks[linear(c)]` is the global rank at mesh
 /// coordinate `c` (row-major).
 struct MeshSpec {

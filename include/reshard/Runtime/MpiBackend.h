@@ -6,7 +6,9 @@
  * any rank rejected its arguments, so all ranks fail together or not at
  * all. Waits poll with MPI_Testall against a deadline: RESHARD_TIMEOUT_SECONDS
  * in the environment (default: wait forever) turns a dead or stalled peer
- * into RESHARD_ERR_TIMEOUT.
+ * into RESHARD_ERR_TIMEOUT. After a timeout the communicator is unusable and
+ * the workspace must stay allocated (a send still pending may read it):
+ * abort the job (MPI_Abort) or at least leave the communicator alone.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef RESHARD_RUNTIME_MPIBACKEND_H
@@ -33,8 +35,11 @@ inline double timeout_seconds() {
   return s ? std::atof(s) : 0.0;
 }
 
+/* Waits for `reqs`, the first `nrecv` of them receives. On the deadline,
+ * receives are cancelled and completed (so nothing lands in the caller's
+ * buffers later) and sends are cancelled and released. */
 inline int wait_all(const Plan &plan, int rank, std::vector<MPI_Request> &reqs,
-                    int64_t step, char *err, size_t errlen) {
+                    size_t nrecv, int64_t step, char *err, size_t errlen) {
   double limit = timeout_seconds();
   auto start = std::chrono::steady_clock::now();
   while (true) {
@@ -49,11 +54,16 @@ inline int wait_all(const Plan &plan, int rank, std::vector<MPI_Request> &reqs,
     std::chrono::duration<double> waited =
         std::chrono::steady_clock::now() - start;
     if (limit > 0 && waited.count() > limit) {
-      /* Point-to-point requests can be cancelled; a collective cannot. */
-      for (MPI_Request &r : reqs)
-        if (step >= 0 && r != MPI_REQUEST_NULL) {
-          MPI_Cancel(&r);
-          MPI_Request_free(&r);
+      /* Point-to-point requests can be cancelled; a collective cannot. A
+       * cancelled receive completes locally; a send may not (Open MPI does
+       * not cancel sends), so it is released instead of waited for. */
+      for (size_t i = 0; step >= 0 && i < reqs.size(); ++i)
+        if (reqs[i] != MPI_REQUEST_NULL) {
+          MPI_Cancel(&reqs[i]);
+          if (i < nrecv)
+            MPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
+          else
+            MPI_Request_free(&reqs[i]);
         }
       if (step < 0)
         return fail(err, errlen, RESHARD_ERR_TIMEOUT,
@@ -72,20 +82,27 @@ inline int wait_all(const Plan &plan, int rank, std::vector<MPI_Request> &reqs,
  * arguments; `status` is this rank's own verdict. */
 inline int agree(const Plan &plan, int rank, int status, MPI_Comm comm,
                  char *err, size_t errlen) {
-  unsigned long long in[3];
+  /* On the heap: a collective cannot be cancelled, so after a timeout MPI
+   * may still write the result when the late rank arrives. Those 48 bytes
+   * are then left allocated on purpose. */
+  unsigned long long *words = new unsigned long long[6];
+  unsigned long long *in = words, *out = words + 3;
   agreement_words(plan, status, in);
-  unsigned long long out[3];
   std::vector<MPI_Request> req(1, MPI_REQUEST_NULL);
   if (MPI_Iallreduce(in, out, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm,
-                     &req[0]) != MPI_SUCCESS)
+                     &req[0]) != MPI_SUCCESS) {
+    delete[] words;
     return fail(err, errlen, RESHARD_ERR_COMM,
                 "%s: rank %d: MPI_Iallreduce of the plan fingerprint failed",
                 plan.name, rank);
+  }
   /* A rank that never arrives is a timeout, not a hang. */
-  int waited = wait_all(plan, rank, req, -1, err, errlen);
+  int waited = wait_all(plan, rank, req, 0, -1, err, errlen);
   if (waited)
     return waited;
-  return agreement_verdict(plan, rank, status, out, err, errlen);
+  int verdict = agreement_verdict(plan, rank, status, out, err, errlen);
+  delete[] words;
+  return verdict;
 }
 
 inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
@@ -102,8 +119,6 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
   if (int rc = check_call(plan, rank, me, size, src, dst, workspace,
                           workspace_size, err, errlen, &status))
     return rc;
-  if (me >= plan.num_ranks) /* outside the plan: only agree */
-    return agree(plan, me, status, comm, err, errlen);
   int rc = agree(plan, me, status, comm, err, errlen);
   if (rc)
     return rc;
@@ -131,6 +146,7 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
               return fail(err, errlen, RESHARD_ERR_COMM,
                           "%s: rank %d: MPI_Irecv failed", plan.name, rank);
           }
+        size_t nrecv_reqs = reqs.size();
         for (int64_t m = 0; m < nsend; ++m) {
           uint8_t *out = ws + sends[m].staging;
           for (int64_t i = 0; i < sends[m].desc_len;
@@ -147,7 +163,8 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
                           "%s: rank %d: MPI_Isend failed", plan.name, rank);
           }
         }
-        int waited = wait_all(plan, rank, reqs, index, err, errlen);
+        int waited = wait_all(plan, rank, reqs, nrecv_reqs, index, err,
+                              errlen);
         if (waited)
           return waited;
         for (int64_t m = 0; m < nrecv; ++m) {

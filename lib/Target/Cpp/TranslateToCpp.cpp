@@ -11,6 +11,7 @@
 #include "reshard/Dialect/Reshard/Transforms/Passes.h"
 #include "reshard/InitAll.h"
 #include "reshard/Support/InputLimits.h"
+#include "reshard/Target/LayoutJSON/ImportLayoutJSON.h"
 
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
@@ -258,13 +259,16 @@ void reshard::registerTranslateToCpp() {
                  << emitOption << "'";
         const llvm::MemoryBuffer *buf =
             sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());
-        if (failed(checkInputNesting(*buf)))
+        bool json = isLayoutJSON(buf->getBufferIdentifier(), buf->getBuffer());
+        if (!json && failed(checkInputNesting(*buf)))
           return failure();
         DialectRegistry registry;
         registerAllDialects(registry);
         ctx->appendDialectRegistry(registry);
         ctx->loadAllAvailableDialects();
-        OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, ctx);
+        OwningOpRef<ModuleOp> module =
+            json ? importLayoutJSON(*sourceMgr, ctx)
+                 : parseSourceFile<ModuleOp>(sourceMgr, ctx);
         if (!module || failed(verify(*module)))
           return failure();
         if (module->getOps<rt::PlanOp>().empty()) {

@@ -500,6 +500,15 @@ OwningOpRef<ModuleOp> reshard::importLayoutJSON(llvm::SourceMgr &sourceMgr,
   return Importer(sourceMgr, context).run();
 }
 
+bool reshard::isLayoutJSON(StringRef path, StringRef contents) {
+  if (path.ends_with(".json"))
+    return true;
+  StringRef text = contents.ltrim(" \t\r\n");
+  if (text.starts_with("\xEF\xBB\xBF")) // a UTF-8 byte order mark
+    text = text.drop_front(3).ltrim(" \t\r\n");
+  return text.starts_with("{") && !text.starts_with("{-#");
+}
+
 void reshard::registerImportLayoutJSONTranslation() {
   TranslateToMLIRRegistration registration(
       "import-layout-json",

@@ -62,13 +62,13 @@ reshard.mesh @scalar_mesh_without_rank shape = [] axes = [] ranks = []
 
 // -----
 
-// expected-error @+1 {{ranks[1]: rank -1 is out of range; ranks must be in [0, 2147483647]}}
+// expected-error @+1 {{ranks[1]: rank -1 is out of range; ranks must be in [0, 2147483646] (the communicator, largest rank + 1, is a C int)}}
 reshard.mesh @negative_rank shape = [2] axes = ["tp"] ranks = [0, -1]
 
 // -----
 
-// expected-error @+1 {{ranks[0]: rank 2147483648 is out of range; ranks must be in [0, 2147483647]}}
-reshard.mesh @rank_too_large shape = [2] axes = ["tp"] ranks = [2147483648, 0]
+// expected-error @+1 {{ranks[0]: rank 2147483647 is out of range; ranks must be in [0, 2147483646] (the communicator, largest rank + 1, is a C int)}}
+reshard.mesh @rank_too_large shape = [2] axes = ["tp"] ranks = [2147483647, 0]
 
 // -----
 

@@ -28,8 +28,8 @@ reshard.mesh @colocated shape = [2, 2, 2] axes = ["pp", "dp", "tp"]
 reshard.mesh @"mesh-4d" shape = [1, 2, 1, 3]
     axes = ["a", "my-axis", "b.c", "my axis"] ranks = [4, 5, 6, 7, 8, 9]
 // One device, holding the largest rank a mesh may list.
-// CHECK: reshard.mesh @single shape = [1] axes = ["x"] ranks = [2147483647]
-reshard.mesh @single shape = [1] axes = ["x"] ranks = [2147483647]
+// CHECK: reshard.mesh @single shape = [1] axes = ["x"] ranks = [2147483646]
+reshard.mesh @single shape = [1] axes = ["x"] ranks = [2147483646]
 // A 0-D mesh is one device with no axes.
 // CHECK: reshard.mesh @scalar shape = [] axes = [] ranks = [3]
 reshard.mesh @scalar shape = [] axes = [] ranks = [3]

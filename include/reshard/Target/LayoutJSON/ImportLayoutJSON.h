@@ -4,6 +4,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
 
 namespace llvm {
 class SourceMgr;
@@ -18,6 +19,11 @@ namespace reshard {
 /// ignored so that richer producers can annotate.
 mlir::OwningOpRef<mlir::ModuleOp> importLayoutJSON(llvm::SourceMgr &sourceMgr,
                                                    mlir::MLIRContext *context);
+
+/// Whether an input is the interchange JSON rather than MLIR: a `.json`
+/// name, or text whose first non-blank character is `{` (MLIR never starts
+/// so, save `{-#` metadata). Lets every tool take either.
+bool isLayoutJSON(llvm::StringRef path, llvm::StringRef contents);
 
 /// Registers `--import-layout-json` with mlir-translate style tools.
 void registerImportLayoutJSONTranslation();

@@ -3,6 +3,9 @@
 #include "reshard/Dialect/Reshard/Transforms/Passes.h"
 #include "reshard/Plan/CostModel.h"
 
+#include "reshard/Dialect/Runtime/IR/Runtime.h"
+
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -23,8 +26,34 @@ struct ReportPass : public reshard::impl::ReshardReportBase<ReportPass> {
                                  << format << "'; use text or json";
       return signalPassFailure();
     }
-    FailureOr<PlanModule> plan =
-        PlanModule::load(getOperation(), getArgument());
+    if (json && text) {
+      emitError(getOperation().getLoc())
+          << "reshard-report: json and text exclude each other";
+      return signalPassFailure();
+    }
+    bool asJson = json || (format == "json" && !text);
+    ModuleOp module = getOperation();
+    if (!module.getOps<rt::PlanOp>().empty()) {
+      emitError(module.getLoc())
+          << "reshard-report: the module holds a lowered reshard_rt.plan, "
+             "which no longer has the pieces the report reads; report "
+             "before convert-reshard-to-runtime";
+      return signalPassFailure();
+    }
+    // Nothing planned yet: report the default plan, made on a copy.
+    OwningOpRef<ModuleOp> planned;
+    if (!module.getOps<RedistributeOp>().empty() &&
+        module.getOps<PiecesOp>().empty()) {
+      planned = module.clone();
+      PassManager pm(module.getContext());
+      pm.addPass(createReshardIntersect());
+      pm.addPass(createReshardSelectSources());
+      pm.addPass(createReshardSchedule());
+      if (failed(pm.run(*planned)))
+        return signalPassFailure();
+      module = *planned;
+    }
+    FailureOr<PlanModule> plan = PlanModule::load(module, getArgument());
     if (failed(plan))
       return signalPassFailure();
     // One model of the links for the whole plan: tensors must agree.
@@ -53,8 +82,7 @@ struct ReportPass : public reshard::impl::ReshardReportBase<ReportPass> {
       emitError(getOperation().getLoc()) << "reshard-report: " << error;
       return signalPassFailure();
     }
-    printReport(buildReport(plan->tensors), format == "json", perRank,
-                file->os());
+    printReport(buildReport(plan->tensors), asJson, perRank, file->os());
     file->keep();
     markAllAnalysesPreserved();
   }

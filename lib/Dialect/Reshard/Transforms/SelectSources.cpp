@@ -21,9 +21,12 @@ struct SelectSourcesPass
     } else if (strategy == "direct") {
       s = SourceStrategy::Direct;
     } else {
-      emitError(getOperation().getLoc())
-          << "reshard-select-sources: unknown strategy '" << strategy
-          << "'; use balanced or direct";
+      InFlightDiagnostic diag = emitError(getOperation().getLoc())
+                                << "reshard-select-sources: unknown strategy '"
+                                << strategy << "'; use balanced or direct";
+      if (strategy == "gather-broadcast")
+        diag << " (gather-broadcast is a baseline: reshard-report prints its "
+                "figures beside the plan's, computed from the same pieces)";
       return signalPassFailure();
     }
     FailureOr<PlanModule> plan =

@@ -29,6 +29,22 @@
 // RUN: reshard-opt %t/refit.mlir --reshard-intersect --reshard-select-sources -o %t/without-report.mlir
 // RUN: diff %t/with-report.mlir %t/without-report.mlir
 
+// The short forms, as issue #4 spells them: --reshard-report=json|text. With
+// the report on standard output and no -o, standard output is the report
+// alone; a module without pieces is reported as the default pipeline plans
+// it (the same figures as planning it first), and the IR is not changed.
+// RUN: reshard-opt %t/refit.mlir --reshard-report=json > %t/auto.json
+// RUN: %python -c "import json; d = json.load(open('%t/auto.json')); print(d['network_bytes'], d['lower_bound_network_bytes'])" | FileCheck %s --check-prefix=AUTO
+// AUTO: 8000 8000
+// RUN: reshard-opt %t/refit.mlir --reshard-intersect --reshard-select-sources --reshard-schedule --reshard-report=format=json -o /dev/null > %t/explicit.json
+// RUN: diff %t/auto.json %t/explicit.json
+// RUN: reshard-opt %t/refit.mlir --reshard-report=text | FileCheck %s --check-prefixes=TEXT,TEXT-RANKS
+// With -o, the IR goes there and the report still to standard output.
+// RUN: reshard-opt %t/refit.mlir --reshard-report=json -o %t/ir.mlir > %t/with-o.json
+// RUN: diff %t/auto.json %t/with-o.json
+// RUN: reshard-opt %t/refit.mlir -o %t/ir-without.mlir
+// RUN: diff %t/ir.mlir %t/ir-without.mlir
+
 // Local copies, and a plan without a topology.
 // RUN: reshard-opt %t/local.mlir --reshard-intersect --reshard-select-sources --reshard-report -o /dev/null | FileCheck %s --check-prefix=LOCAL
 // RUN: reshard-opt %t/local.mlir --reshard-intersect --reshard-select-sources --reshard-report=format=json -o /dev/null | FileCheck %s --check-prefix=LOCAL-JSON

@@ -11,6 +11,9 @@
 // The pass fails: a non-zero exit status without -verify-diagnostics.
 // RUN: not reshard-opt %t/unknown-strategy.mlir --reshard-intersect --reshard-select-sources=strategy=fastest -o /dev/null 2>&1 | FileCheck %s
 // CHECK: error: reshard-select-sources: unknown strategy 'fastest'; use balanced or direct
+// gather-broadcast is a report baseline; the message says where to find it.
+// RUN: not reshard-opt %t/unknown-strategy.mlir --reshard-intersect --reshard-select-sources=strategy=gather-broadcast -o /dev/null 2>&1 | FileCheck %s --check-prefix=GB
+// GB: error: reshard-select-sources: unknown strategy 'gather-broadcast'; use balanced or direct (gather-broadcast is a baseline: reshard-report prints its figures beside the plan's, computed from the same pieces)
 
 //--- unknown-strategy.mlir
 // expected-error @+1 {{reshard-select-sources: unknown strategy 'fastest'; use balanced or direct}}

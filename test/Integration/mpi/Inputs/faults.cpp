@@ -3,6 +3,7 @@
 //   null             rank 1 passes a null source shard
 //   short-workspace  rank 1 passes a workspace one byte short
 //   stall            rank 1 never calls the plan (a dead or stalled peer)
+//   late             rank 1 calls it 3 s late; nobody aborts the job
 //   ok               everyone calls it correctly
 // Every rank prints its return code and message; no rank may crash or hang.
 #include "plan.h"
@@ -44,6 +45,8 @@ int main(int argc, char **argv) {
     ws = ws ? ws - 1 : 0;
   char err[512] = "";
   int rc = 0;
+  if (faulty && !std::strcmp(mode, "late"))
+    std::this_thread::sleep_for(std::chrono::seconds(3));
   if (faulty && !std::strcmp(mode, "stall")) {
     std::this_thread::sleep_for(std::chrono::seconds(4));
     std::printf("rank %d: stalled\n", rank);

@@ -123,7 +123,15 @@ def ReshardReport : Pass<"reshard-report", "mlir::ModuleOp"> {
     the same figures for the `gather-broadcast` and `direct` baselines,
     computed from the same pieces, with the ratios. The IR is unchanged.
 
+    A module without pieces yet is reported as the default pipeline
+    (reshard-intersect, reshard-select-sources, reshard-schedule) would plan
+    it, on a copy. A lowered plan (reshard_rt) has no pieces left and is
+    refused. `json` and `text` are short for `format=json` and
+    `format=text`; reshard-opt prints only the report (not the IR) when it
+    goes to standard output and no `-o` is given.
+
     ```
+    reshard-opt layout.mlir --reshard-report=json > report.json
     reshard-opt plan.mlir --reshard-intersect --reshard-select-sources \
         --reshard-schedule --reshard-report=format=json -o /dev/null
     ```
@@ -131,6 +139,10 @@ def ReshardReport : Pass<"reshard-report", "mlir::ModuleOp"> {
   let options = [
     Option<"format", "format", "std::string", /*default=*/"\"text\"",
            "text (default) or json">,
+    Option<"json", "json", "bool", /*default=*/"false",
+           "Short for format=json">,
+    Option<"text", "text", "bool", /*default=*/"false",
+           "Short for format=text">,
     Option<"output", "output", "std::string", /*default=*/"\"-\"",
            "File to write the report to ('-': standard output)">,
     Option<"perRank", "per-rank", "bool", /*default=*/"true",
