@@ -13,6 +13,7 @@
 #include "reshard/InitAll.h"
 #include "reshard/Plan/Interpreter.h"
 #include "reshard/Support/InputLimits.h"
+#include "reshard/Target/Cpp/ExecutePlan.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -104,15 +105,14 @@ static std::string fmtShape(ArrayRef<int64_t> shape) {
 }
 
 /// Checks, before anything is read or written, that a shard file is a
-/// regular file of exactly the shard's size. An empty shard may have no file.
-static bool checkShardFile(const TensorLayout &layout, StringRef dir,
-                           const char *side, int64_t rank,
-                           ArrayRef<int64_t> shape) {
-  std::string path = shardPath(dir, rank, layout.name);
+/// regular file of exactly `expected` bytes. An empty shard may have no
+/// file. `detail` describes the shard in the size message.
+static bool checkShardFileBytes(StringRef path, const char *side,
+                                int64_t rank, int64_t expected,
+                                const Twine &detail) {
   llvm::sys::fs::file_status status;
   if (std::error_code ec = llvm::sys::fs::status(path, status)) {
-    if (ec == std::errc::no_such_file_or_directory &&
-        shardBytes(layout, shape) == 0)
+    if (ec == std::errc::no_such_file_or_directory && expected == 0)
       return true;
     fail(path + ": cannot read the " + side + " shard of rank " + Twine(rank) +
          ": " + ec.message());
@@ -123,16 +123,24 @@ static bool checkShardFile(const TensorLayout &layout, StringRef dir,
          " is not a regular file");
     return false;
   }
-  int64_t expected = shardBytes(layout, shape);
   if (static_cast<int64_t>(status.getSize()) != expected) {
-    fail(llvm::formatv("{0}: has {1} bytes but rank {2}'s shard of '{3}' "
-                       "(local shape {4}, {5} bytes per element) has {6}",
-                       path, status.getSize(), rank, layout.name,
-                       fmtShape(shape), layout.elementBytes, expected)
+    fail(llvm::formatv("{0}: has {1} bytes but rank {2}'s shard of {3} has "
+                       "{4}",
+                       path, status.getSize(), rank, detail.str(), expected)
              .str());
     return false;
   }
   return true;
+}
+
+static bool checkShardFile(const TensorLayout &layout, StringRef dir,
+                           const char *side, int64_t rank,
+                           ArrayRef<int64_t> shape) {
+  return checkShardFileBytes(
+      shardPath(dir, rank, layout.name), side, rank,
+      shardBytes(layout, shape),
+      llvm::formatv("'{0}' (local shape {1}, {2} bytes per element)",
+                    layout.name, fmtShape(shape), layout.elementBytes));
 }
 
 static bool checkSourceFile(const TensorLayout &layout, int64_t rank,
@@ -142,8 +150,7 @@ static bool checkSourceFile(const TensorLayout &layout, int64_t rank,
 
 /// Tensor names become file names: refuse those that would leave the
 /// directory or be cut short.
-static bool checkFileName(const TensorLayout &layout) {
-  StringRef name = layout.name;
+static bool checkFileName(StringRef name) {
   if (name.contains('/') || name.contains('\0')) {
     std::string shown;
     llvm::raw_string_ostream os(shown);
@@ -153,6 +160,10 @@ static bool checkFileName(const TensorLayout &layout) {
     return false;
   }
   return true;
+}
+
+static bool checkFileName(const TensorLayout &layout) {
+  return checkFileName(layout.name);
 }
 
 /// Checks, before anything is written, that the destination directory is
@@ -212,14 +223,14 @@ static bool readShards(const TensorLayout &layout, StringRef dir, bool source,
   return true;
 }
 
-static bool writeShards(const TensorLayout &layout, StringRef dir,
+static bool writeShards(StringRef name, StringRef dir,
                         const ShardBuffers &shards) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
     fail(dir + ": cannot create the directory: " + ec.message());
     return false;
   }
   for (auto &[rank, bytes] : shards) {
-    std::string path = shardPath(dir, rank, layout.name);
+    std::string path = shardPath(dir, rank, name);
     std::error_code ec;
     llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
     if (ec) {
@@ -235,6 +246,75 @@ static bool writeShards(const TensorLayout &layout, StringRef dir,
     }
   }
   return true;
+}
+
+/// --src/--dst on a lowered plan: every rank's reshard_rt program run in
+/// this process with the runtime's own loops (the code the MPI backend
+/// runs). The plan states shard sizes, not layouts, so nothing can be
+/// filled or checked element by element here.
+static int runLoweredPlan(rt::PlanOp plan) {
+  if (srcDir.empty())
+    return fail("a lowered reshard_rt.plan has shard sizes but no layouts, "
+                "so --check, --make-sources and --verify need the module "
+                "before --convert-reshard-to-runtime; --src DIR --dst DIR "
+                "runs it");
+  if (llvm::sys::fs::exists(dstDir) && !llvm::sys::fs::is_directory(dstDir))
+    return fail(dstDir + ": the destination is not a directory");
+  SmallVector<StringRef> names;
+  for (Attribute name : plan.getTensors())
+    names.push_back(cast<StringAttr>(name).getValue());
+  for (StringRef name : names)
+    if (!checkFileName(name))
+      return 1;
+  std::vector<ShardBuffers> src(names.size()), dst(names.size());
+  uint64_t host = 0;
+  for (rt::RankOp rank : plan.getBody().front().getOps<rt::RankOp>()) {
+    ArrayRef<int64_t> shards = rank.getShards();
+    for (size_t i = 0; i < shards.size(); i += 3) {
+      int64_t t = shards[i], srcBytes = shards[i + 1], dstBytes = shards[i + 2];
+      for (int64_t b : {srcBytes, dstBytes})
+        if (b > 0 && __builtin_add_overflow(host, static_cast<uint64_t>(b),
+                                            &host))
+          host = UINT64_MAX;
+      if (host > maxHostBytes)
+        return fail(llvm::formatv("the plan's shards need more than "
+                                  "--max-host-bytes ({0}) of host memory",
+                                  maxHostBytes.getValue())
+                        .str());
+      if (srcBytes >= 0 &&
+          !checkShardFileBytes(shardPath(srcDir, rank.getRank(), names[t]),
+                               "source", rank.getRank(), srcBytes,
+                               "'" + names[t] + "'"))
+        return 1;
+      if (dstBytes >= 0)
+        dst[t][rank.getRank()].assign(dstBytes, 0);
+    }
+  }
+  // Everything checked: now read.
+  for (rt::RankOp rank : plan.getBody().front().getOps<rt::RankOp>()) {
+    ArrayRef<int64_t> shards = rank.getShards();
+    for (size_t i = 0; i < shards.size(); i += 3) {
+      if (shards[i + 1] <= 0)
+        continue;
+      std::string path = shardPath(srcDir, rank.getRank(), names[shards[i]]);
+      auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                             /*RequiresNullTerminator=*/false);
+      if (!buf)
+        return fail(path + ": cannot read: " + buf.getError().message());
+      StringRef data = (*buf)->getBuffer();
+      src[shards[i]][rank.getRank()].assign(data.begin(), data.end());
+    }
+  }
+  std::string err = executeRuntimePlan(plan, src, dst);
+  if (!err.empty())
+    return fail(err);
+  for (size_t t = 0; t < names.size(); ++t)
+    if (!writeShards(names[t], dstDir, dst[t]))
+      return 1;
+  llvm::outs() << llvm::formatv("ran the lowered plan @{0}: {1} tensors; "
+                                "wrote {2}\n",
+                                plan.getSymName(), names.size(), dstDir);
+  return 0;
 }
 
 /// Parses (or imports) the input. The source manager and diagnostic handler
@@ -262,12 +342,8 @@ load(MLIRContext &ctx, std::shared_ptr<llvm::SourceMgr> &sourceMgr,
     module = parseSourceFile<ModuleOp>(sm, &ctx);
   if (!module || failed(verify(*module)))
     return nullptr;
-  if (!module->getOps<rt::PlanOp>().empty()) {
-    fail("the input is a lowered reshard_rt.plan, which has no layouts to "
-         "check against; run reshard-run on the module before "
-         "--convert-reshard-to-runtime");
-    return nullptr;
-  }
+  if (!module->getOps<rt::PlanOp>().empty())
+    return module; // run as it is (runLoweredPlan)
   // Plans that have no pieces yet get them here, so a raw layout runs too.
   PassManager pm(&ctx);
   pm.addPass(createReshardIntersect());
@@ -301,6 +377,15 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = load(ctx, sourceMgr, diagHandler);
   if (!module)
     return 1;
+
+  auto lowered = module->getOps<rt::PlanOp>();
+  if (!lowered.empty()) {
+    if (std::next(lowered.begin()) != lowered.end() ||
+        !module->getOps<RedistributeOp>().empty())
+      return fail("the module must hold one lowered reshard_rt.plan and "
+                  "nothing else to run");
+    return runLoweredPlan(*lowered.begin());
+  }
 
   FailureOr<llvm::StringMap<PiecesOp>> piecesOf = collectPieces(*module);
   if (failed(piecesOf))
@@ -352,7 +437,7 @@ int main(int argc, char **argv) {
     ++tensors;
     pieces += table.size();
     if (!makeSourcesDir.empty()) {
-      if (!writeShards(*layout, makeSourcesDir,
+      if (!writeShards(layout->name, makeSourcesDir,
                        makeCheckBuffers(*layout, /*source=*/true,
                                         patternOption)))
         return 1;
@@ -366,7 +451,7 @@ int main(int argc, char **argv) {
       std::string err = executePieces(*layout, table, src, dst);
       if (!err.empty())
         return fail(err);
-      if (!writeShards(*layout, dstDir, dst))
+      if (!writeShards(layout->name, dstDir, dst))
         return 1;
       continue;
     }
