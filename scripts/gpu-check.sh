@@ -1,26 +1,53 @@
 #!/usr/bin/env bash
-# Checks the NCCL backend on a machine with one NVIDIA GPU, in well under 5
-# minutes: builds the tools, checks the CUDA pack/unpack of strided boxes
-# against the host loops on random boxes, runs a one-rank plan through NCCL
-# and verifies every destination element with reshard-run, and prints the
-# plan's bandwidth against cudaMemcpy device to device.
-#   scripts/gpu-check.sh [OUT]        (default OUT: a fresh temporary folder)
+# On a machine with one NVIDIA GPU, CUDA (nvcc, g++) and NCCL, no MLIR and no
+# network: builds test/gpu/gpu_check.cu against the plan that
+# scripts/gpu-prepare.sh generated (PRE, default gpu-pre/), checks the CUDA
+# pack/unpack on random boxes, runs the one-rank plan through NCCL, checks
+# every destination byte against reshard-run's result (sha256), and prints
+# the bandwidth against cudaMemcpy D2D.
+#   scripts/gpu-check.sh [--build-only] [WORK]   (shards, ~600 MB: keep them out of $OUT)
+# --build-only stops after compiling (the suite runs that part, without a GPU).
+# With the device tool: here `scripts/gpu-prepare.sh`, then
+#   run(command="set -o pipefail; bash scripts/gpu-check.sh 2>&1 | tee $OUT/log",
+#       carry=["gpu-pre"], timeout_s=300)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${RESHARD_BUILD:-$root/build}"
-out="${1:-$(mktemp -d)}"
+build_only=0
+if [ "${1:-}" = --build-only ]; then build_only=1; shift; fi
+pre="${RESHARD_GPU_PRE:-$root/gpu-pre}"
+work="${1:-$(mktemp -d /tmp/reshard-gpu.XXXXXX)}"
 cuda="${CUDA_HOME:-/usr/local/cuda}"
 arch="${RESHARD_CUDA_ARCH:-sm_90}"
+for f in plan.cpp plan.h tensors.txt src.sha256 expected.sha256; do
+  [ -f "$pre/$f" ] || { echo "gpu-check: $pre/$f missing: run scripts/gpu-prepare.sh where the tools are built, and carry $pre" >&2; exit 1; }
+done
+nvcc="$cuda/bin/nvcc"; [ -x "$nvcc" ] || nvcc="$(command -v nvcc)"
 
-"$root/scripts/build.sh" reshard-opt reshard-translate reshard-run >/dev/null
-bin="$build/bin"
-mkdir -p "$out/src" "$out/dst"
-plan="$root/examples/gpu/one-rank.mlir"
-"$bin/reshard-translate" --reshard-to-cpp --backend=nccl "$plan" -o "$out/plan.cpp"
-"$bin/reshard-translate" --reshard-to-cpp --backend=nccl --reshard-cpp-emit=header "$plan" -o "$out/plan.h"
-"$cuda/bin/nvcc" -O2 -std=c++17 -arch="$arch" -x cu -I"$root/include" -I"$out" \
-  "$root/test/gpu/gpu_check.cu" "$out/plan.cpp" -L"$cuda/lib64" -lnccl -lcudart \
-  -o "$out/gpu_check"
-"$bin/reshard-run" "$plan" --make-sources "$out/src" --pattern=hash
-"$out/gpu_check" "$out/src" "$out/dst"
-"$bin/reshard-run" "$plan" --verify "$out/dst" --pattern=hash
+# NCCL: CUDA_HOME, the system, or the nvidia-nccl wheel of python3 (PyTorch's).
+nccl_inc="" nccl_lib=""
+for d in "${NCCL_HOME:-}" "$cuda" /usr/local /usr \
+    "$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null || true)"; do
+  [ -n "$d" ] && [ -f "$d/include/nccl.h" ] || continue
+  for l in "$d/lib64" "$d/lib" "$d/lib/x86_64-linux-gnu"; do
+    if [ -e "$l/libnccl.so.2" ]; then nccl_inc="$d/include" nccl_lib="$l"; break 2; fi
+  done
+done
+[ -n "$nccl_lib" ] || { echo "gpu-check: no nccl.h + libnccl.so.2 found (set NCCL_HOME)" >&2; exit 1; }
+inc=(); [ "$nccl_inc" = /usr/include ] || inc=(-I"$nccl_inc")   # never -I/usr/include
+echo "gpu-check: nvcc $("$nvcc" --version | tail -1); NCCL from $nccl_lib"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+
+mkdir -p "$work/src" "$work/dst"
+"$nvcc" -O2 -std=c++17 -arch="$arch" -x cu "${inc[@]}" -I"$root/include" -I"$pre" \
+  "$root/test/gpu/gpu_check.cu" "$pre/plan.cpp" \
+  -L"$nccl_lib" -l:libnccl.so.2 -Xlinker -rpath,"$nccl_lib" -o "$work/gpu_check"
+g++ -O2 -std=c++11 "$root/test/gpu/make_sources.cpp" -o "$work/make_sources"
+if [ "$build_only" = 1 ]; then echo "gpu-check: built $work/gpu_check"; exit 0; fi
+"$work/make_sources" "$pre/tensors.txt" "$work/src"
+(cd "$work/src" && sha256sum --quiet -c "$pre/src.sha256")
+
+export NCCL_DEBUG="${NCCL_DEBUG:-WARN}" NCCL_IB_DISABLE=1
+export NCCL_SOCKET_IFNAME="${NCCL_SOCKET_IFNAME:-lo}"   # no network there
+timeout -k 5 180 "$work/gpu_check" "$work/src" "$work/dst"
+(cd "$work/dst" && sha256sum -c "$pre/expected.sha256")
+echo "gpu-check: all destination bytes match reshard-run's"

@@ -89,6 +89,34 @@ static int checkRandomBoxes(int cases) {
   return bad ? 1 : 0;
 }
 
+// Rows further apart than cudaDevAttrMaxPitch (2^31 - 1 on Hopper): a box
+// of a tensor whose outer stride is over 2 GiB must still pack and unpack.
+static int checkLargePitch() {
+  const int64_t run = 4096, stride = (int64_t(1) << 31) + 4096, rows = 3;
+  int maxPitch = 0;
+  CHECK_CUDA(cudaDeviceGetAttribute(&maxPitch, cudaDevAttrMaxPitch, 0));
+  uint8_t *big = nullptr, *staging = nullptr;
+  CHECK_CUDA(cudaMalloc(&big, stride * (rows - 1) + run));
+  CHECK_CUDA(cudaMalloc(&staging, run * rows));
+  std::vector<uint8_t> want(run * rows), got(run * rows);
+  for (size_t i = 0; i < want.size(); ++i)
+    want[i] = static_cast<uint8_t>(i * 131 + 7);
+  for (int64_t r = 0; r < rows; ++r)
+    CHECK_CUDA(cudaMemcpy(big + r * stride, want.data() + r * run, run,
+                          cudaMemcpyHostToDevice));
+  const int64_t loops[2] = {rows, stride};
+  CHECK_CUDA(reshard_rt::nccl::copy_runs(staging, big, run, loops, 1, 2, 1, 0,
+                                         0));
+  CHECK_CUDA(cudaMemcpy(got.data(), staging, got.size(),
+                        cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaFree(big));
+  CHECK_CUDA(cudaFree(staging));
+  std::printf("large pitch: stride %lld > max pitch %d: %s\n",
+              static_cast<long long>(stride), maxPitch,
+              got == want ? "ok" : "WRONG");
+  return got == want ? 0 : 1;
+}
+
 static std::string shardPath(const char *dir, const char *tensor) {
   return std::string(dir) + "/rank0." + tensor + ".bin";
 }
@@ -98,7 +126,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "usage: %s SRC DST\n", argv[0]);
     return 2;
   }
-  if (checkRandomBoxes(300))
+  if (checkRandomBoxes(300) || checkLargePitch())
     return 1;
   ncclComm_t comm;
   int device = 0;
@@ -124,8 +152,10 @@ int main(int argc, char **argv) {
       CHECK_CUDA(cudaMalloc(&src[t], s));
       CHECK_CUDA(cudaMemcpy(src[t], host.data(), s, cudaMemcpyHostToDevice));
     }
-    if (d > 0)
+    if (d > 0) {
       CHECK_CUDA(cudaMalloc(&dst[t], d));
+      CHECK_CUDA(cudaMemset(dst[t], 0xA5, d)); // unwritten bytes must show
+    }
     totalBytes += d > 0 ? d : 0;
   }
   size_t wsBytes = reshard_plan_workspace_bytes(0);
@@ -169,10 +199,15 @@ int main(int argc, char **argv) {
     CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
     return ms / reps;
   };
+  int timedRc = 0;
   float planMs = timeIt([&] {
-    reshard_plan_run(0, src.data(), dst.data(), comm, stream, ws, wsBytes,
-                     err, sizeof(err));
+    timedRc |= reshard_plan_run(0, src.data(), dst.data(), comm, stream, ws,
+                                wsBytes, err, sizeof(err));
   });
+  if (timedRc) {
+    std::fprintf(stderr, "plan (timed): %s\n", err);
+    return 1;
+  }
   void *a = nullptr, *b = nullptr;
   CHECK_CUDA(cudaMalloc(&a, totalBytes));
   CHECK_CUDA(cudaMalloc(&b, totalBytes));

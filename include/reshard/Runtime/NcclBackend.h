@@ -18,7 +18,16 @@
  * every step is also waited for against that deadline (which makes steps
  * synchronous: the price of a deadline); without it, steps stay
  * asynchronous. Communicators created nonblocking (config.blocking = 0) are
- * supported: ncclInProgress from ncclGroupEnd is polled to completion.
+ * supported: ncclInProgress is polled until the operations are enqueued. A
+ * blocking communicator may block inside NCCL (connection setup) before any
+ * deadline is looked at: make it nonblocking where the deadline must hold.
+ * After return code 6, or 5 from an asynchronous error, the communicator has
+ * been aborted: neither use nor destroy it. Do not call the plan inside an
+ * ncclGroupStart/End of your own or while a CUDA graph is being captured.
+ *
+ * The call runs on the communicator's device (ncclCommCuDevice), whatever
+ * the calling thread's current device, and restores the latter. Copies of
+ * rows further apart than cudaDevAttrMaxPitch go row by row.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef RESHARD_RUNTIME_NCCLBACKEND_H
@@ -31,7 +40,7 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <mutex>
+#include <thread>
 #include <vector>
 
 namespace reshard_rt {
@@ -85,28 +94,86 @@ inline int wait_stream(const Plan &plan, int rank, ncclComm_t comm,
                   "or stalled); the communicator was aborted",
                   plan.name, rank, what, limit);
     }
+    std::this_thread::yield();
   }
 }
 
-/* A 3-word device buffer per device for the agreement, made once. */
-inline cudaError_t agreement_buffer(unsigned long long **out) {
-  static std::mutex lock;
-  static unsigned long long *buffers[256] = {0};
-  int device = 0;
-  cudaError_t e = cudaGetDevice(&device);
-  if (e != cudaSuccess)
-    return e;
-  if (device < 0 || device >= 256)
+/* Polls a nonblocking communicator until the operations it accepted with
+ * ncclInProgress have been enqueued on their streams (or failed). Nothing
+ * may be enqueued after them on the stream before this returns. */
+inline ncclResult_t settle(ncclComm_t comm, ncclResult_t r) {
+  while (r == ncclInProgress) {
+    ncclResult_t q = ncclCommGetAsyncError(comm, &r);
+    if (q != ncclSuccess)
+      return q;
+  }
+  return r;
+}
+
+/* Makes the communicator's device current for the duration of a call. */
+struct DeviceGuard {
+  int previous = -1;
+  cudaError_t set(ncclComm_t comm, int *device) {
+    if (ncclCommCuDevice(comm, device) != ncclSuccess)
+      return cudaErrorInvalidDevice;
+    cudaError_t e = cudaGetDevice(&previous);
+    if (e != cudaSuccess)
+      return e;
+    return previous == *device ? cudaSuccess : cudaSetDevice(*device);
+  }
+  ~DeviceGuard() {
+    int now = -1;
+    if (previous >= 0 && cudaGetDevice(&now) == cudaSuccess && now != previous)
+      cudaSetDevice(previous);
+  }
+};
+
+/* The agreement's 3 words, on the device and in pinned host memory, one
+ * pair per thread and device: agree() waits before it returns, so calls
+ * from one thread never overlap, and calls from several threads (other
+ * communicators, other streams) never share words. Pinned, so that the
+ * copy back is asynchronous and the wait can watch the deadline. Left
+ * allocated at exit, like the MPI backend's (a collective cannot be
+ * cancelled, and freeing would synchronise the device). */
+struct AgreementWords {
+  unsigned long long *device = nullptr, *host = nullptr;
+};
+inline cudaError_t agreement_buffer(int device, AgreementWords *out) {
+  static thread_local AgreementWords words[64];
+  if (device < 0 || device >= 64)
     return cudaErrorInvalidDevice;
-  std::lock_guard<std::mutex> guard(lock);
-  if (!buffers[device]) {
-    e = cudaMalloc(reinterpret_cast<void **>(&buffers[device]),
-                   3 * sizeof(unsigned long long));
+  AgreementWords &w = words[device];
+  if (!w.host) {
+    cudaError_t e = cudaMallocHost(reinterpret_cast<void **>(&w.host),
+                                   3 * sizeof(unsigned long long));
     if (e != cudaSuccess)
       return e;
   }
-  *out = buffers[device];
+  if (!w.device) {
+    cudaError_t e = cudaMalloc(reinterpret_cast<void **>(&w.device),
+                               3 * sizeof(unsigned long long));
+    if (e != cudaSuccess)
+      return e;
+  }
+  *out = w;
   return cudaSuccess;
+}
+
+/* cudaDevAttrMaxPitch of the current device (2^31 - 1 on Hopper). */
+inline size_t max_pitch() {
+  static thread_local int cached_device = -1;
+  static thread_local size_t cached = 0;
+  int device = 0, pitch = 0;
+  if (cudaGetDevice(&device) != cudaSuccess)
+    return 0;
+  if (device != cached_device) {
+    cached = cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, device) ==
+                     cudaSuccess
+                 ? static_cast<size_t>(pitch)
+                 : 0;
+    cached_device = device;
+  }
+  return cached;
 }
 
 /* Enqueues a strided copy: `loops` are (count, stride_a, stride_b) triples
@@ -116,13 +183,31 @@ inline cudaError_t copy_runs(uint8_t *to, const uint8_t *from, int64_t run,
                              const int64_t *loops, int64_t n, int width,
                              int64_t from_stride_at, int64_t to_stride_at,
                              cudaStream_t stream) {
+  if (run == 0)
+    return cudaSuccess;
   if (n == 0)
     return cudaMemcpyAsync(to, from, run, cudaMemcpyDeviceToDevice, stream);
   if (n == 1) {
-    size_t spitch = from_stride_at ? loops[from_stride_at] : run;
-    size_t dpitch = to_stride_at ? loops[to_stride_at] : run;
-    return cudaMemcpy2DAsync(to, dpitch, from, spitch, run, loops[0],
+    int64_t count = loops[0];
+    int64_t spitch = from_stride_at ? loops[from_stride_at] : run;
+    int64_t dpitch = to_stride_at ? loops[to_stride_at] : run;
+    if (count <= 0)
+      return cudaSuccess;
+    if (count == 1 || (spitch == run && dpitch == run)) /* contiguous */
+      return cudaMemcpyAsync(to, from, run * count,
                              cudaMemcpyDeviceToDevice, stream);
+    size_t limit = max_pitch();
+    if (static_cast<size_t>(spitch) <= limit &&
+        static_cast<size_t>(dpitch) <= limit)
+      return cudaMemcpy2DAsync(to, dpitch, from, spitch, run, count,
+                               cudaMemcpyDeviceToDevice, stream);
+    for (int64_t i = 0; i < count; ++i) { /* rows over the pitch limit */
+      cudaError_t e = cudaMemcpyAsync(to + i * dpitch, from + i * spitch, run,
+                                      cudaMemcpyDeviceToDevice, stream);
+      if (e != cudaSuccess)
+        return e;
+    }
+    return cudaSuccess;
   }
   /* More loops: iterate the outer ones on the host. */
   int64_t inner = run;
@@ -140,30 +225,32 @@ inline cudaError_t copy_runs(uint8_t *to, const uint8_t *from, int64_t run,
   return cudaSuccess;
 }
 
-inline int agree(const Plan &plan, int rank, int status, ncclComm_t comm,
-                 cudaStream_t stream, char *err, size_t errlen) {
-  unsigned long long host[3];
-  agreement_words(plan, status, host);
-  unsigned long long *dev = 0;
-  cudaError_t e = agreement_buffer(&dev);
+inline int agree(const Plan &plan, int rank, int status, int device,
+                 ncclComm_t comm, cudaStream_t stream, char *err,
+                 size_t errlen) {
+  AgreementWords w;
+  cudaError_t e = agreement_buffer(device, &w);
   if (e != cudaSuccess)
     return cuda_failed(plan, rank, e, "agreement buffer", err, errlen);
-  if ((e = cudaMemcpyAsync(dev, host, sizeof(host), cudaMemcpyHostToDevice,
-                           stream)) != cudaSuccess)
+  agreement_words(plan, status, w.host);
+  if ((e = cudaMemcpyAsync(w.device, w.host, 3 * sizeof(*w.host),
+                           cudaMemcpyHostToDevice, stream)) != cudaSuccess)
     return cuda_failed(plan, rank, e, "cudaMemcpyAsync", err, errlen);
-  ncclResult_t r =
-      ncclAllReduce(dev, dev, 3, ncclUint64, ncclMax, comm, stream);
+  ncclResult_t r = settle(
+      comm, ncclAllReduce(w.device, w.device, 3, ncclUint64, ncclMax, comm,
+                          stream));
   if (r != ncclSuccess)
     return nccl_failed(plan, rank, r, "ncclAllReduce (plan agreement)", err,
                        errlen);
-  if ((e = cudaMemcpyAsync(host, dev, sizeof(host), cudaMemcpyDeviceToHost,
-                           stream)) != cudaSuccess)
+  if ((e = cudaMemcpyAsync(w.host, w.device, 3 * sizeof(*w.host),
+                           cudaMemcpyDeviceToHost, stream)) != cudaSuccess)
     return cuda_failed(plan, rank, e, "plan agreement", err, errlen);
   int waited = wait_stream(plan, rank, comm, stream, "the plan agreement",
                            err, errlen);
   if (waited)
     return waited;
-  return agreement_verdict(plan, rank, status, host, err, errlen);
+  unsigned long long reduced[3] = {w.host[0], w.host[1], w.host[2]};
+  return agreement_verdict(plan, rank, status, reduced, err, errlen);
 }
 
 inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
@@ -177,11 +264,16 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
       (r = ncclCommUserRank(comm, &me)) != ncclSuccess)
     return nccl_failed(plan, rank, r, "querying the communicator", err,
                        errlen);
+  int device = -1;
+  DeviceGuard guard;
+  if (cudaError_t de = guard.set(comm, &device))
+    return cuda_failed(plan, rank, de, "selecting the communicator's device",
+                       err, errlen);
   int status = RESHARD_OK;
   if (int rc = check_call(plan, rank, me, count, src, dst, workspace,
                           workspace_size, err, errlen, &status))
     return rc;
-  int rc = agree(plan, me, status, comm, stream, err, errlen);
+  int rc = agree(plan, me, status, device, comm, stream, err, errlen);
   if (rc)
     return rc;
   const RankProgram *p = program(plan, rank);
@@ -217,8 +309,8 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
         if ((r = ncclGroupStart()) != ncclSuccess)
           return nccl_failed(plan, rank, r, "ncclGroupStart", err, errlen);
         /* Same order on every rank: peers after this rank first. */
-        for (int pass = 0; pass < 2; ++pass) {
-          for (int64_t m = 0; m < nrecv; ++m)
+        for (int pass = 0; pass < 2 && r == ncclSuccess; ++pass) {
+          for (int64_t m = 0; r == ncclSuccess && m < nrecv; ++m)
             if ((recvs[m].peer > rank) == (pass == 0) &&
                 (r = ncclRecv(ws + recvs[m].staging, recvs[m].bytes,
                               ncclUint8, static_cast<int>(recvs[m].peer),
