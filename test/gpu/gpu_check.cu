@@ -1,7 +1,9 @@
 // GPU checks for the NCCL backend, for a machine with one NVIDIA GPU (run by
 // scripts/gpu-check.sh; compiled, not run, by the suite):
 //  1. the CUDA pack and unpack of the runtime (cudaMemcpy2DAsync of strided
-//     boxes) against the host loops of Runtime.h on random boxes;
+//     boxes) against the host loops of Runtime.h on random boxes and on
+//     rows further apart than the maximum pitch; a step that messages the
+//     rank itself (pack, ncclSend/ncclRecv, unpack);
 //  2. a one-rank plan (examples/gpu/one-rank.mlir) through NCCL: source
 //     shards from SRC, destination shards to DST, in the format of
 //     reshard-run (which then verifies them);
@@ -117,6 +119,58 @@ static int checkLargePitch() {
   return got == want ? 0 : 1;
 }
 
+// The step path (pack, ncclSend/ncclRecv in a group, unpack) on one GPU: a
+// hand-made one-rank plan whose only step sends a strided box of tensor 0's
+// source to the rank itself and unpacks it into another box of the
+// destination. Generated plans never message themselves (local copies do
+// that), but NCCL accepts a send to self, and it is the only way one GPU
+// runs this path. Checked against the host loops of Runtime.h.
+static int checkSelfMessage(ncclComm_t comm, cudaStream_t stream) {
+  const int64_t srcRows = 64, srcCols = 100, dstRows = 32, dstCols = 70;
+  const int64_t run = 50, rows = 32, bytes = run * rows;
+  static const int64_t steps[] = {
+      0, 1, 1,                                  // step 0: 1 send, 1 receive
+      0, bytes, 0, 7,                           // send to 0, staging 0
+      0, 0, 8 * srcCols + 10, run, 1, rows, srcCols,
+      0, bytes, bytes, 7,                       // receive from 0
+      0, 1, 5, run, 1, rows, dstCols};
+  static const int64_t shards[] = {0, srcRows * srcCols, dstRows * dstCols};
+  static const int32_t programOf[] = {0};
+  static const char *const names[] = {"self"};
+  static const reshard_rt::RankProgram program = {
+      0, 2 * bytes, shards, 1, 0, 0, steps,
+      static_cast<int64_t>(sizeof(steps) / sizeof(steps[0]))};
+  static const reshard_rt::Plan plan = {"self_message", 0x5e1f, 1, 1, names,
+                                        &program, 1, programOf, 1};
+  std::vector<uint8_t> src(srcRows * srcCols), want(dstRows * dstCols, 0xA5),
+      got(want.size()), packed(bytes);
+  for (size_t i = 0; i < src.size(); ++i)
+    src[i] = static_cast<uint8_t>(i * 7 + 3);
+  void *srcHost[1] = {src.data()}, *dstHost[1] = {want.data()};
+  reshard_rt::pack_box(steps + 7, srcHost, dstHost, packed.data());
+  reshard_rt::unpack_box(steps + 18, dstHost, packed.data());
+  uint8_t *srcDev = nullptr, *dstDev = nullptr, *ws = nullptr;
+  CHECK_CUDA(cudaMalloc(&srcDev, src.size()));
+  CHECK_CUDA(cudaMalloc(&dstDev, got.size()));
+  CHECK_CUDA(cudaMalloc(&ws, 2 * bytes));
+  CHECK_CUDA(cudaMemcpy(srcDev, src.data(), src.size(),
+                        cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemset(dstDev, 0xA5, got.size()));
+  void *srcPtr[1] = {srcDev}, *dstPtr[1] = {dstDev};
+  char err[512] = "";
+  int rc = reshard_rt::nccl::run(plan, 0, srcPtr, dstPtr, comm, stream, ws,
+                                 2 * bytes, err, sizeof(err));
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  CHECK_CUDA(cudaMemcpy(got.data(), dstDev, got.size(),
+                        cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaFree(srcDev));
+  CHECK_CUDA(cudaFree(dstDev));
+  CHECK_CUDA(cudaFree(ws));
+  std::printf("self message (pack, ncclSend/ncclRecv, unpack): %s%s\n",
+              rc ? "error: " : (got == want ? "ok" : "WRONG"), rc ? err : "");
+  return rc || got != want ? 1 : 0;
+}
+
 static std::string shardPath(const char *dir, const char *tensor) {
   return std::string(dir) + "/rank0." + tensor + ".bin";
 }
@@ -136,6 +190,8 @@ int main(int argc, char **argv) {
   }
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreate(&stream));
+  if (checkSelfMessage(comm, stream))
+    return 1;
   int tensors = reshard_plan_num_tensors();
   std::vector<void *> src(tensors, nullptr), dst(tensors, nullptr);
   int64_t totalBytes = 0;
