@@ -20,7 +20,8 @@ from .vllm import parse_infer
 # vLLM's fused parameters -> the checkpoint tensors they concatenate.
 FUSED = {"qkv_proj": ("q_proj", "k_proj", "v_proj"),
          "gate_up_proj": ("gate_proj", "up_proj"),
-         "fused_qkv_a_proj": ("q_a_proj", "kv_a_proj_with_mqa")}
+         "fused_qkv_a_proj": ("q_a_proj", "kv_a_proj_with_mqa"),
+         "w13": ("w1", "w3")}     # Mixtral experts: gate (w1), up (w3)
 
 
 class UsageError(ReshardError):

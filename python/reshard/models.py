@@ -1,8 +1,9 @@
 """Model parameter lists from a Hugging Face config.json.
 
 Supported model_type values: llama, mistral, qwen2, qwen3 (dense),
-qwen3_moe, deepseek_v3 / deepseek_v2 (MLA, dense first layers, shared and
-routed experts, router). Names are the HF checkpoint names, except where
+qwen3_moe, mixtral (block_sparse_moe: router and 8 experts per layer),
+deepseek_v3 / deepseek_v2 (MLA, dense first layers, shared and routed
+experts, router). Names are the HF checkpoint names, except where
 vLLM fuses checkpoint tensors into one parameter (qkv_proj, gate_up_proj,
 fused_qkv_a_proj): then the fused parameter is the tensor and its dim 0
 carries blocks (docs/Python.md "Tensor names").
@@ -24,11 +25,13 @@ PUBLIC = {
     "qwen3-235b-a22b": ("Qwen/Qwen3-235B-A22B", 235_090_000_000, "235.09B"),
     "deepseek-v3": ("deepseek-ai/DeepSeek-V3", 671_030_000_000,
                     "671.03B (no MTP)"),
+    "mixtral-8x7b": ("mistralai/Mixtral-8x7B-v0.1", 46_700_000_000,
+                     "46.7B"),
 }
 
 _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 DENSE_TYPES = ("llama", "mistral", "qwen2", "qwen3")
-MOE_TYPES = ("qwen3_moe", "deepseek_v3", "deepseek_v2")
+MOE_TYPES = ("qwen3_moe", "mixtral", "deepseek_v3", "deepseek_v2")
 MLA_TYPES = ("deepseek_v3", "deepseek_v2")
 
 
@@ -55,6 +58,8 @@ class Model:
     experts: int = 0         # routed experts per MoE layer (0: dense model)
     moe_intermediate: int = 0
     shared_experts: int = 0
+    moe_prefix: str = "mlp"  # Mixtral: block_sparse_moe
+    expert_names: tuple = ("gate_up_proj", "down_proj")  # Mixtral: w13, w2
     dense_layers: tuple = ()  # layers with a dense MLP in an MoE model
     score_bias: bool = False  # router e_score_correction_bias (DeepSeek)
     mla: bool = False
@@ -141,6 +146,15 @@ def from_hf_config(cfg, name=None):
         kw.update(qkv_bias=bias or mt == "qwen2", o_bias=bias and mt != "qwen2",
                   qk_norm=mt == "qwen3",
                   mlp_bias=mt == "llama" and bool(cfg.get("mlp_bias", False)))
+    elif mt == "mixtral":
+        # MixtralDecoderLayer: every layer sparse; experts w1 (gate), w3
+        # (up), w2 (down) of intermediate_size, fused w1|w3 as vLLM's
+        # FusedMoE w13; router block_sparse_moe.gate.
+        experts, moe_f = _need(cfg, what, "num_local_experts",
+                               "intermediate_size")
+        kw.update(qkv_bias=bias, o_bias=bias, experts=experts,
+                  moe_intermediate=moe_f, moe_prefix="block_sparse_moe",
+                  expert_names=("w13", "w2"))
     elif mt == "qwen3_moe":
         experts, moe_f = _need(cfg, what, "num_experts",
                                "moe_intermediate_size")
@@ -281,7 +295,8 @@ def model_params(m, layers=None):
             if m.mlp_bias:
                 add("mlp.down_proj.bias", [h], "rep")
             continue
-        add("mlp.gate.weight", [m.experts, h], "rep")
+        moe = m.moe_prefix
+        add(f"{moe}.gate.weight", [m.experts, h], "rep")
         if m.score_bias:
             # Megatron keeps router.expert_bias in fp32; vLLM too.
             add("mlp.gate.e_score_correction_bias", [m.experts], "rep",
@@ -292,10 +307,11 @@ def model_params(m, layers=None):
                 blocks=[fs, fs])
             add("mlp.shared_experts.down_proj.weight", [h, fs], "srow")
         f = m.moe_intermediate
+        up, down = m.expert_names
         for e in range(m.experts):
-            add(f"mlp.experts.{e}.gate_up_proj.weight", [2 * f, h], "col",
+            add(f"{moe}.experts.{e}.{up}.weight", [2 * f, h], "col",
                 blocks=[f, f], expert=e)
-            add(f"mlp.experts.{e}.down_proj.weight", [h, f], "row", expert=e)
+            add(f"{moe}.experts.{e}.{down}.weight", [h, f], "row", expert=e)
     out.append(Param("model.norm.weight", [h], "rep", "last", dtype=dt))
     if not m.tie_embeddings:
         out.append(Param("lm_head.weight", [m.vocab, h], "col", "last",

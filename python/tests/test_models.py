@@ -16,13 +16,38 @@ def shapes(model, layers=None):
     ("llama-3.1-70b", 70_553_706_496),
     ("qwen3-235b-a22b", 235_093_634_560),
     ("deepseek-v3", 671_026_419_200),
+    ("mixtral-8x7b", 46_702_792_704),
 ])
 def test_bundled_totals_match_public_counts(name, total):
     m = get_model(name)
     n = count_params(model_params(m))
     assert n == total
-    # Published as 70.55B, 235.09B and 671.03B (no MTP layer), rounded.
-    assert round(n / 1e9, 2) * 1e9 == m.public_params
+    # Published as 70.55B, 235.09B, 671.03B (no MTP layer) and 46.7B.
+    digits = 1 if name == "mixtral-8x7b" else 2
+    assert round(n / 1e9, digits) * 1e9 == m.public_params
+
+
+def test_mixtral_shapes():
+    # Hand-checked against Mixtral-8x7B's checkpoint: per layer attention
+    # 41,943,040 + router 32,768 + 8 experts x 3 x 14336 x 4096 + 2 norms
+    # = 1,451,270,144; x 32 + 2 x 32000 x 4096 + 4096 = 46,702,792,704.
+    m = get_model("mixtral-8x7b")
+    s = shapes(m, 1)
+    l0 = "model.layers.0."
+    assert s[l0 + "self_attn.q_proj.weight"] == [4096, 4096]
+    assert s[l0 + "self_attn.k_proj.weight"] == [1024, 4096]
+    assert s[l0 + "block_sparse_moe.gate.weight"] == [8, 4096]
+    for e in (0, 7):
+        x = f"{l0}block_sparse_moe.experts.{e}."
+        assert s[x + "w1.weight"] == [14336, 4096]
+        assert s[x + "w3.weight"] == [14336, 4096]
+        assert s[x + "w2.weight"] == [4096, 14336]
+    assert l0 + "mlp.gate_proj.weight" not in s        # every layer is MoE
+    assert len(s) == 1 + 2 + 4 + 1 + 8 * 3 + 2
+    fused = {p.name: p for p in model_params(m, 1)}
+    w13 = fused[l0 + "block_sparse_moe.experts.3.w13.weight"]
+    assert (w13.shape, w13.blocks, w13.expert) == ([28672, 4096],
+                                                   [14336, 14336], 3)
 
 
 def test_llama_70b_shapes():
