@@ -2,10 +2,12 @@
 //
 // mlir-opt with the reshard dialects and passes, plus: a bracket-depth check
 // before parsing (MLIR's recursive parser would overflow the stack), layout
-// JSON taken as input directly (imported first), and, when reshard-report
-// writes to standard output and no -o is given, the report alone there.
+// JSON taken as input directly (imported first), and, when a reshard-report
+// wrote to standard output and the IR would go there too (no -o FILE), the
+// report alone there.
 //
 //===----------------------------------------------------------------------===//
+#include "reshard/Dialect/Reshard/Transforms/Passes.h"
 #include "reshard/InitAll.h"
 #include "reshard/Support/InputLimits.h"
 #include "reshard/Target/LayoutJSON/ImportLayoutJSON.h"
@@ -39,28 +41,11 @@ importJSON(std::unique_ptr<llvm::MemoryBuffer> input,
   return llvm::MemoryBuffer::getMemBufferCopy(text, name + " (imported)");
 }
 
-/// Whether a reshard-report in the command line prints to standard output:
-/// then, without -o, that output is the report alone.
-static bool reportToStdout(int argc, char **argv) {
-  bool report = false;
-  for (int i = 1; i < argc; ++i) {
-    llvm::StringRef arg(argv[i]);
-    if (arg == "-o" || arg == "--o" || arg.starts_with("-o=") ||
-        arg.starts_with("--o="))
-      return false;
-    if (arg.starts_with("-") && arg.contains("reshard-report") &&
-        (!arg.contains("output=") || arg.contains("output=-")))
-      report = true;
-  }
-  return report;
-}
-
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::DialectRegistry registry;
   reshard::registerAllDialects(registry);
   reshard::registerAllPasses();
-  bool reportOnly = reportToStdout(argc, argv);
   auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
       argc, argv, "reshard optimizer: verify and lower redistributions\n",
       registry);
@@ -80,15 +65,25 @@ int main(int argc, char **argv) {
   } else if (mlir::failed(reshard::checkInputNesting(*input))) {
     return 1;
   }
+  // To standard output, the IR waits until the passes have run: if a
+  // reshard-report printed there, the report stands alone.
+  std::string buffered;
+  llvm::raw_string_ostream bufferedOS(buffered);
+  bool toStdout = outputFilename == "-";
   std::unique_ptr<llvm::ToolOutputFile> output =
-      mlir::openOutputFile(reportOnly ? "/dev/null" : outputFilename, &error);
+      mlir::openOutputFile(outputFilename, &error);
   if (!output) {
     llvm::errs() << error << "\n";
     return 1;
   }
-  if (mlir::failed(
-          mlir::MlirOptMain(output->os(), std::move(input), registry, config)))
-    return 1;
+  llvm::raw_ostream &irOS =
+      toStdout ? static_cast<llvm::raw_ostream &>(bufferedOS) : output->os();
+  bool ok = mlir::succeeded(
+      mlir::MlirOptMain(irOS, std::move(input), registry, config));
+  if (toStdout && !reshard::reportWentToStdout())
+    output->os() << buffered;
+  if (!ok)
+    return 1; // a file named by -o is removed, as mlir-opt does
   output->keep();
   return 0;
 }

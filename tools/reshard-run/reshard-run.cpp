@@ -286,8 +286,16 @@ static int runLoweredPlan(rt::PlanOp plan) {
                                "source", rank.getRank(), srcBytes,
                                "'" + names[t] + "'"))
         return 1;
-      if (dstBytes >= 0)
-        dst[t][rank.getRank()].assign(dstBytes, 0);
+      if (dstBytes < 0)
+        continue;
+      std::string path = shardPath(dstDir, rank.getRank(), names[t]);
+      llvm::sys::fs::file_status status;
+      if (!llvm::sys::fs::status(path, status) &&
+          status.type() != llvm::sys::fs::file_type::regular_file)
+        return fail(path + ": cannot write the destination shard of rank " +
+                    Twine(rank.getRank()) +
+                    " (something that is not a file is in the way)");
+      dst[t][rank.getRank()].assign(dstBytes, 0);
     }
   }
   // Everything checked: now read.

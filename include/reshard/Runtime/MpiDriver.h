@@ -9,7 +9,7 @@
  *
  * A rank reads a file for every tensor whose source mesh it is in (an
  * empty shard is an empty file, or none) and writes one for every tensor
- * whose destination mesh it is in (DST must exist: reshard-mpirun makes it). Exit status: 0, 1 for bad usage or files, or
+ * whose destination mesh it is in (DST is created if missing). Exit status: 0, 1 for bad usage or files, or
  * 10 + the error code of <plan>_run.
  *
  *===----------------------------------------------------------------------===*/
@@ -18,7 +18,10 @@
 
 #include "reshard/Runtime/MpiBackend.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -70,6 +73,10 @@ inline int driver_main(const Plan &plan, int argc, char **argv) {
   int bad = 0;
   if (!src_dir || !dst_dir || argc != 5) {
     std::snprintf(msg, sizeof(msg), "usage: %s --src DIR --dst DIR", argv[0]);
+    bad = 1;
+  } else if (mkdir(dst_dir, 0777) != 0 && errno != EEXIST) {
+    std::snprintf(msg, sizeof(msg), "%s: cannot create the directory: %s",
+                  dst_dir, std::strerror(errno));
     bad = 1;
   }
   const RankProgram *p = program(plan, rank);

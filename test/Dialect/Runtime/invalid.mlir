@@ -258,7 +258,7 @@ reshard_rt.plan @copy_beyond_dst num_ranks = 1 tensors = ["w"] fingerprint = 0 {
 // A rank outside the source mesh (-1) has nothing to copy from.
 reshard_rt.plan @copy_from_no_shard num_ranks = 1 tensors = ["w"] fingerprint = 0 {
   reshard_rt.rank 0 workspace = 0 shards = [0, -1, 16] {
-    // expected-error @+1 {{'reshard_rt.copy' op a copy source reaches byte 4 of a buffer of -1 bytes}}
+    // expected-error @+1 {{'reshard_rt.copy' op a copy source is in a shard the rank does not have (not in that side's mesh)}}
     reshard_rt.copy [0, 0, 0, 4, 0]
   }
 }
@@ -660,7 +660,7 @@ reshard_rt.plan @box_beyond_dst num_ranks = 2 tensors = ["w"] fingerprint = 0 {
 reshard_rt.plan @unpack_into_no_shard num_ranks = 2 tensors = ["w"] fingerprint = 0 {
   reshard_rt.rank 1 workspace = 16 shards = [0, 16, -1] {
     reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.recv' op an unpacked box reaches byte 16 of a buffer of -1 bytes}}
+      // expected-error @+1 {{'reshard_rt.recv' op an unpacked box is in a shard the rank does not have (not in that side's mesh)}}
       reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, 16, 0]
     }
   }
@@ -809,4 +809,11 @@ reshard_rt.plan @size_mismatch num_ranks = 2 tensors = ["w"] fingerprint = 0 {
       reshard_rt.recv from 0 bytes 8 staging 0 unpack = [0, 1, 0, 8, 0]
     }
   }
+}
+
+// -----
+
+// Tensor names become shard file names and C ABI answers: one each.
+// expected-error @+1 {{'reshard_rt.plan' op names tensor "w" twice (tensors[0] and tensors[1])}}
+reshard_rt.plan @duplicate_tensor_names num_ranks = 1 tensors = ["w", "w"] fingerprint = 0 {
 }

@@ -9,6 +9,9 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <atomic>
+#include <mutex>
+
 namespace reshard {
 #define GEN_PASS_DEF_RESHARDREPORT
 #include "reshard/Dialect/Reshard/Transforms/Passes.h.inc"
@@ -75,6 +78,12 @@ struct ReportPass : public reshard::impl::ReshardReportBase<ReportPass> {
         return signalPassFailure();
       }
     }
+    // Reports of nested modules run in parallel: each is written whole,
+    // one at a time.
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    printReport(buildReport(plan->tensors), asJson, perRank, os);
+    std::lock_guard<std::mutex> guard(outputLock);
     std::string error;
     std::unique_ptr<llvm::ToolOutputFile> file =
         openOutputFile(output, &error);
@@ -82,9 +91,18 @@ struct ReportPass : public reshard::impl::ReshardReportBase<ReportPass> {
       emitError(getOperation().getLoc()) << "reshard-report: " << error;
       return signalPassFailure();
     }
-    printReport(buildReport(plan->tensors), asJson, perRank, file->os());
+    file->os() << text;
     file->keep();
+    if (output == "-")
+      wroteToStdout = true;
     markAllAnalysesPreserved();
   }
+
+  static std::mutex outputLock;
+  static std::atomic<bool> wroteToStdout;
 };
+std::mutex ReportPass::outputLock;
+std::atomic<bool> ReportPass::wroteToStdout{false};
 } // namespace
+
+bool reshard::reportWentToStdout() { return ReportPass::wroteToStdout; }

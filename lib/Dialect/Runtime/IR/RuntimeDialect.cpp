@@ -11,6 +11,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <algorithm>
 #include <climits>
@@ -79,6 +80,9 @@ LogicalResult checkBox(Operation *op, const char *what, int64_t offset,
         __builtin_mul_overflow(count, loops[i], &count))
       return op->emitOpError() << what << " overflows 64 bits";
   }
+  if (bufferBytes < 0)
+    return op->emitOpError() << what << " is in a shard the rank does not "
+                                "have (not in that side's mesh)";
   if (extent > bufferBytes)
     return op->emitOpError() << what << " reaches byte " << extent
                              << " of a buffer of " << bufferBytes << " bytes";
@@ -193,6 +197,15 @@ LogicalResult PlanOp::verifyRegions() {
   if (numRanks <= 0 || numRanks > INT32_MAX)
     return emitOpError() << "num_ranks must be in [1, 2^31 - 1], got "
                          << numRanks;
+  // Names become shard file names and the C ABI's answers: one each.
+  llvm::StringMap<size_t> tensorAt;
+  for (auto [i, name] : llvm::enumerate(getTensors())) {
+    auto [it, inserted] =
+        tensorAt.try_emplace(cast<StringAttr>(name).getValue(), i);
+    if (!inserted)
+      return emitOpError() << "names tensor " << name << " twice (tensors["
+                           << it->second << "] and tensors[" << i << "])";
+  }
   // (step, from, to) -> message, for sends and receives.
   std::map<std::tuple<int64_t, int64_t, int64_t>, Message> sends, recvs;
   llvm::DenseMap<int64_t, RankOp> seen;

@@ -39,6 +39,21 @@
 // RUN: reshard-opt %t/refit.mlir --reshard-intersect --reshard-select-sources --reshard-schedule --reshard-report=format=json -o /dev/null > %t/explicit.json
 // RUN: diff %t/auto.json %t/explicit.json
 // RUN: reshard-opt %t/refit.mlir --reshard-report=text | FileCheck %s --check-prefixes=TEXT,TEXT-RANKS
+// The decision is made on what the passes printed, not on the command line:
+// -o in a response file keeps the IR; an option that merely names the pass
+// (or a report into a file) leaves the IR on standard output.
+// RUN: echo "-o %t/rsp.mlir" > %t/args.rsp
+// RUN: reshard-opt %t/refit.mlir --reshard-report=json @%t/args.rsp > %t/rsp.json
+// RUN: diff %t/auto.json %t/rsp.json
+// RUN: reshard-opt %t/refit.mlir -o %t/ir-plain.mlir
+// RUN: diff %t/rsp.mlir %t/ir-plain.mlir
+// RUN: reshard-opt %t/refit.mlir --reshard-intersect --mlir-print-ir-before=reshard-report --reshard-report=output=%t/to-file.txt 2>/dev/null | FileCheck %s --check-prefix=IR-KEPT
+// IR-KEPT: reshard.pieces
+// Reports of nested modules (run in parallel) come out whole, one each.
+// RUN: reshard-opt %t/nested.mlir '--pass-pipeline=builtin.module(builtin.module(reshard-report{per-rank=false}))' | FileCheck %s --check-prefix=NESTED
+// NESTED-COUNT-2: reshard report: 1 tensors
+// NESTED-NOT: reshard report
+
 // With -o, the IR goes there and the report still to standard output.
 // RUN: reshard-opt %t/refit.mlir --reshard-report=json -o %t/ir.mlir > %t/with-o.json
 // RUN: diff %t/auto.json %t/with-o.json
@@ -326,3 +341,15 @@ reshard.redistribute @w from @a <[[]]> to @b <[[]]>
 // NO-TOPO-JSON-NEXT:   "nvlink_GBps_per_gpu": 450,
 // NO-TOPO-JSON-NEXT:   "nvlink_latency_us": 1,
 // NO-TOPO-JSON-NEXT:   "present": false
+
+//--- nested.mlir
+module {
+  module {
+    reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+    reshard.redistribute @a from @m <[[tp]]> to @m <[[]]> : tensor<64xf32> -> tensor<64xf32>
+  }
+  module {
+    reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+    reshard.redistribute @b from @m <[[]]> to @m <[[tp]]> : tensor<64xf32> -> tensor<64xf32>
+  }
+}

@@ -15,6 +15,11 @@ namespace reshard {
 #define GEN_PASS_REGISTRATION
 #include "reshard/Dialect/Reshard/Transforms/Passes.h.inc"
 
+/// Whether a reshard-report pass of this process has written its report to
+/// standard output: reshard-opt then prints the report alone there (the IR
+/// only with -o FILE).
+bool reportWentToStdout();
+
 } // namespace reshard
 
 #endif // RESHARD_DIALECT_RESHARD_TRANSFORMS_PASSES_H
