@@ -51,7 +51,9 @@ struct ReportPass : public reshard::impl::ReshardReportBase<ReportPass> {
       PassManager pm(module.getContext());
       pm.addPass(createReshardIntersect());
       pm.addPass(createReshardSelectSources());
-      pm.addPass(createReshardSchedule());
+      ReshardScheduleOptions schedule;
+      schedule.stagingBudget = stagingBudget;
+      pm.addPass(createReshardSchedule(schedule));
       if (failed(pm.run(*planned)))
         return signalPassFailure();
       module = *planned;

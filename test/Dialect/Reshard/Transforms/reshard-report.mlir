@@ -39,6 +39,11 @@
 // RUN: reshard-opt %t/refit.mlir --reshard-intersect --reshard-select-sources --reshard-schedule --reshard-report=format=json -o /dev/null > %t/explicit.json
 // RUN: diff %t/auto.json %t/explicit.json
 // RUN: reshard-opt %t/refit.mlir --reshard-report=text | FileCheck %s --check-prefixes=TEXT,TEXT-RANKS
+// The report's own plan takes a staging budget, as reshard-schedule does.
+// RUN: reshard-opt %t/refit.mlir --reshard-report="json staging-budget=1024" > %t/auto-1k.json
+// RUN: reshard-opt %t/refit.mlir --reshard-intersect --reshard-select-sources --reshard-schedule=staging-budget=1024 --reshard-report=json -o /dev/null > %t/explicit-1k.json
+// RUN: diff %t/auto-1k.json %t/explicit-1k.json
+// RUN: not diff %t/auto.json %t/auto-1k.json > /dev/null
 // The decision is made on what the passes printed, not on the command line:
 // -o in a response file keeps the IR; an option that merely names the pass
 // (or a report into a file) leaves the IR on standard output.

@@ -124,11 +124,12 @@ def ReshardReport : Pass<"reshard-report", "mlir::ModuleOp"> {
     computed from the same pieces, with the ratios. The IR is unchanged.
 
     A module without pieces yet is reported as the default pipeline
-    (reshard-intersect, reshard-select-sources, reshard-schedule) would plan
-    it, on a copy. A lowered plan (reshard_rt) has no pieces left and is
-    refused. `json` and `text` are short for `format=json` and
-    `format=text`; reshard-opt prints only the report (not the IR) when it
-    goes to standard output and no `-o` is given.
+    (reshard-intersect, reshard-select-sources, reshard-schedule with this
+    pass's `staging-budget`) would plan it, on a copy. A lowered plan
+    (reshard_rt) has no pieces left and is refused. `json` and `text` are
+    short for `format=json` and `format=text`. When a report went to
+    standard output and the IR would go there too (no `-o FILE`),
+    reshard-opt prints the report alone.
 
     ```
     reshard-opt layout.mlir --reshard-report=json > report.json
@@ -146,7 +147,11 @@ def ReshardReport : Pass<"reshard-report", "mlir::ModuleOp"> {
     Option<"output", "output", "std::string", /*default=*/"\"-\"",
            "File to write the report to ('-': standard output)">,
     Option<"perRank", "per-rank", "bool", /*default=*/"true",
-           "Include the per-rank table">
+           "Include the per-rank table">,
+    Option<"stagingBudget", "staging-budget", "int64_t",
+           /*default=*/"int64_t(1) << 30",
+           "For a module without pieces: the staging budget of the plan the "
+           "report makes (reshard-schedule's; default 1 GiB)">
   ];
   let dependentDialects = ["::reshard::ReshardDialect"];
 }
