@@ -2,9 +2,11 @@
 # On a machine with one NVIDIA GPU, CUDA (nvcc, g++) and NCCL, no MLIR and no
 # network: builds test/gpu/gpu_check.cu against the plan that
 # scripts/gpu-prepare.sh generated (PRE, default gpu-pre/), checks the CUDA
-# pack/unpack on random boxes, runs the one-rank plan through NCCL, checks
-# every destination byte against reshard-run's result (sha256), and prints
-# the bandwidth against cudaMemcpy D2D.
+# pack/unpack on random boxes and over the maximum pitch, a step that sends
+# to the rank itself, runs the one-rank plan through NCCL (blocking and
+# nonblocking communicators), checks every destination byte against
+# reshard-run's result (sha256), and prints the bandwidth against cudaMemcpy
+# D2D. On an H200 it takes about 11 s (BENCHMARKS.md section 5).
 #   scripts/gpu-check.sh [--build-only] [WORK]   (shards, ~600 MB: keep them out of $OUT)
 # --build-only stops after compiling (the suite runs that part, without a GPU).
 # With the device tool: here `scripts/gpu-prepare.sh`, then

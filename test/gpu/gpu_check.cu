@@ -125,7 +125,8 @@ static int checkLargePitch() {
 // destination. Generated plans never message themselves (local copies do
 // that), but NCCL accepts a send to self, and it is the only way one GPU
 // runs this path. Checked against the host loops of Runtime.h.
-static int checkSelfMessage(ncclComm_t comm, cudaStream_t stream) {
+static int checkSelfMessage(ncclComm_t comm, cudaStream_t stream,
+                            const char *label) {
   const int64_t srcRows = 64, srcCols = 100, dstRows = 32, dstCols = 70;
   const int64_t run = 50, rows = 32, bytes = run * rows;
   static const int64_t steps[] = {
@@ -166,9 +167,57 @@ static int checkSelfMessage(ncclComm_t comm, cudaStream_t stream) {
   CHECK_CUDA(cudaFree(srcDev));
   CHECK_CUDA(cudaFree(dstDev));
   CHECK_CUDA(cudaFree(ws));
-  std::printf("self message (pack, ncclSend/ncclRecv, unpack): %s%s\n",
-              rc ? "error: " : (got == want ? "ok" : "WRONG"), rc ? err : "");
+  std::printf("self message (pack, ncclSend/ncclRecv, unpack), %s: %s%s\n",
+              label, rc ? "error: " : (got == want ? "ok" : "WRONG"),
+              rc ? err : "");
   return rc || got != want ? 1 : 0;
+}
+
+// A nonblocking communicator (config.blocking = 0): NCCL calls may answer
+// ncclInProgress, which the backend must settle before it enqueues more.
+// The self message again, then the one-rank plan, whose destination shards
+// are byte for byte its source shards (one rank holds whole tensors).
+static int checkNonblocking(const std::vector<void *> &src,
+                            const std::vector<void *> &dst,
+                            cudaStream_t stream, void *ws, size_t wsBytes) {
+  ncclUniqueId id;
+  ncclComm_t comm;
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclResult_t r = ncclGetUniqueId(&id);
+  if (r == ncclSuccess)
+    r = ncclCommInitRankConfig(&comm, 1, id, 0, &config);
+  while (r == ncclInProgress)
+    if (ncclCommGetAsyncError(comm, &r) != ncclSuccess)
+      break;
+  if (r != ncclSuccess) {
+    std::fprintf(stderr, "nonblocking ncclCommInitRankConfig: %s\n",
+                 ncclGetErrorString(r));
+    return 1;
+  }
+  if (checkSelfMessage(comm, stream, "nonblocking communicator"))
+    return 1;
+  int tensors = reshard_plan_num_tensors();
+  for (int t = 0; t < tensors; ++t)
+    if (reshard_plan_dst_bytes(0, t) > 0)
+      CHECK_CUDA(cudaMemset(dst[t], 0xA5, reshard_plan_dst_bytes(0, t)));
+  char err[512] = "";
+  int rc = reshard_plan_run(0, src.data(), dst.data(), comm, stream, ws,
+                            wsBytes, err, sizeof(err));
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  int wrong = 0;
+  for (int t = 0; !rc && t < tensors; ++t) {
+    int64_t s = reshard_plan_src_bytes(0, t), d = reshard_plan_dst_bytes(0, t);
+    if (s != d || d <= 0)
+      continue;
+    std::vector<uint8_t> a(s), b(d);
+    CHECK_CUDA(cudaMemcpy(a.data(), src[t], s, cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(b.data(), dst[t], d, cudaMemcpyDeviceToHost));
+    wrong += a != b;
+  }
+  std::printf("one-rank plan, nonblocking communicator: %s%s\n",
+              rc ? "error: " : (wrong ? "WRONG" : "ok"), rc ? err : "");
+  return rc || wrong ? 1 : 0;
 }
 
 static std::string shardPath(const char *dir, const char *tensor) {
@@ -190,7 +239,7 @@ int main(int argc, char **argv) {
   }
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreate(&stream));
-  if (checkSelfMessage(comm, stream))
+  if (checkSelfMessage(comm, stream, "blocking communicator"))
     return 1;
   int tensors = reshard_plan_num_tensors();
   std::vector<void *> src(tensors, nullptr), dst(tensors, nullptr);
@@ -276,5 +325,5 @@ int main(int argc, char **argv) {
               totalBytes / (planMs * 1e6), copyMs,
               totalBytes / (copyMs * 1e6), planMs / copyMs);
   ncclCommDestroy(comm);
-  return 0;
+  return checkNonblocking(src, dst, stream, ws, wsBytes);
 }
