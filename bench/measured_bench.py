@@ -334,6 +334,7 @@ def main():
         if not args.no_mpi:
             gb = os.path.join(work, "gather_bcast")
             run(["mpicxx", "-O2", "-std=c++17", "-I" + MEASURED,
+                 "-I" + os.path.join(ROOT, "include"),
                  os.path.join(MEASURED, "gather_bcast.cpp"), "-o", gb])
             rows = [mpi_scenario(args, s, gb, work) for s in scenarios]
             print()

@@ -225,12 +225,16 @@ int main(int argc, char **argv) {
   std::vector<const Shard *> my_dst(ts.size(), nullptr);
   for (size_t t = 0; !bad && t < ts.size(); ++t) {
     for (const Shard &s : ts[t].src)
-      if (s.rank == me &&
-          !bench::read_shard(bench::shard_path(src_dir, me, ts[t].name),
-                             src[t], s.elements() * ts[t].elem)) {
-        std::fprintf(stderr, "gather_bcast: rank %d: cannot read %s\n", me,
-                     bench::shard_path(src_dir, me, ts[t].name).c_str());
-        bad = 1;
+      if (s.rank == me) {
+        std::string path = reshard_rt::shard_path(src_dir.c_str(), me,
+                                                  ts[t].name.c_str());
+        char msg[512];
+        if (!reshard_rt::read_exact(path, src[t], s.elements() * ts[t].elem,
+                                    msg, sizeof(msg))) {
+          std::fprintf(stderr, "gather_bcast: rank %d: cannot read %s\n", me,
+                       path.c_str());
+          bad = 1;
+        }
       }
     for (const Shard &s : ts[t].dst)
       if (s.rank == me) {
@@ -384,7 +388,9 @@ int main(int argc, char **argv) {
   int wbad = 0;
   for (size_t t = 0; t < ts.size(); ++t)
     if (my_dst[t] &&
-        !bench::write_shard(bench::shard_path(dst_dir, me, ts[t].name), dst[t]))
+        !reshard_rt::write_all(
+            reshard_rt::shard_path(dst_dir.c_str(), me, ts[t].name.c_str()),
+            dst[t]))
       wbad = 1;
   MPI_Finalize();
   return wbad;

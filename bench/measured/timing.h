@@ -1,8 +1,12 @@
 // Shared by the two measured MPI programs (reshard's plan and the
-// gather+broadcast baseline): shard files in reshard-run's format and the
-// one way both are timed (barrier, wall time of the slowest rank, median).
+// gather+broadcast baseline): their options and the one way both are timed
+// (barrier, wall time of the slowest rank, median). Shard files in
+// reshard-run's format are read and written with the MPI driver's helpers
+// (reshard/Runtime/MpiDriver.h).
 #ifndef RESHARD_BENCH_MEASURED_TIMING_H
 #define RESHARD_BENCH_MEASURED_TIMING_H
+
+#include "reshard/Runtime/MpiDriver.h"
 
 #include <mpi.h>
 
@@ -14,34 +18,6 @@
 #include <vector>
 
 namespace bench {
-
-inline std::string shard_path(const std::string &dir, int rank,
-                              const std::string &tensor) {
-  return dir + "/rank" + std::to_string(rank) + "." + tensor + ".bin";
-}
-
-// Reads exactly `bytes` bytes of a shard file; false on any mismatch.
-inline bool read_shard(const std::string &path, std::vector<uint8_t> &out,
-                       int64_t bytes) {
-  FILE *f = std::fopen(path.c_str(), "rb");
-  if (!f)
-    return false;
-  out.assign(static_cast<size_t>(bytes), 0);
-  size_t got = bytes ? std::fread(out.data(), 1, out.size(), f) : 0;
-  int extra = std::fgetc(f);
-  std::fclose(f);
-  return static_cast<int64_t>(got) == bytes && extra == EOF;
-}
-
-inline bool write_shard(const std::string &path,
-                        const std::vector<uint8_t> &data) {
-  FILE *f = std::fopen(path.c_str(), "wb");
-  if (!f)
-    return false;
-  bool ok = data.empty() ||
-            std::fwrite(data.data(), 1, data.size(), f) == data.size();
-  return std::fclose(f) == 0 && ok;
-}
 
 // The options both programs take, from argv[first] on: --src DIR --dst DIR
 // [--reps N]. False when one is missing or bad.

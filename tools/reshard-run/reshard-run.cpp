@@ -12,12 +12,11 @@
 //===----------------------------------------------------------------------===//
 #include "reshard/InitAll.h"
 #include "reshard/Plan/Interpreter.h"
-#include "reshard/Support/InputLimits.h"
 #include "reshard/Target/Cpp/ExecutePlan.h"
+#include "reshard/Target/LayoutJSON/ImportLayoutJSON.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
@@ -169,21 +168,32 @@ static bool checkFileName(const TensorLayout &layout) {
 /// Checks, before anything is written, that the destination directory is
 /// one (or does not exist yet: it is created) and that no shard file to
 /// write is in the way (a directory).
-static bool checkDestinations(const TensorLayout &layout) {
+static bool checkDestinationDir() {
   if (llvm::sys::fs::exists(dstDir) && !llvm::sys::fs::is_directory(dstDir)) {
     fail(dstDir + ": the destination is not a directory");
     return false;
   }
-  for (auto &[rank, shape] : localShapes(layout, /*source=*/false)) {
-    std::string path = shardPath(dstDir, rank, layout.name);
-    llvm::sys::fs::file_status status;
-    if (!llvm::sys::fs::status(path, status) &&
-        status.type() != llvm::sys::fs::file_type::regular_file) {
-      fail(path + ": cannot write the destination shard of rank " +
-           Twine(rank) + " (something that is not a file is in the way)");
-      return false;
-    }
+  return true;
+}
+
+static bool checkDestinationFile(int64_t rank, StringRef tensor) {
+  std::string path = shardPath(dstDir, rank, tensor);
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(path, status) &&
+      status.type() != llvm::sys::fs::file_type::regular_file) {
+    fail(path + ": cannot write the destination shard of rank " +
+         Twine(rank) + " (something that is not a file is in the way)");
+    return false;
   }
+  return true;
+}
+
+static bool checkDestinations(const TensorLayout &layout) {
+  if (!checkDestinationDir())
+    return false;
+  for (auto &[rank, shape] : localShapes(layout, /*source=*/false))
+    if (!checkDestinationFile(rank, layout.name))
+      return false;
   return true;
 }
 
@@ -200,26 +210,32 @@ static uint64_t hostBytes(const TensorLayout &layout) {
 }
 
 /// Reads every shard of one side from `dir`, checking its exact size.
+/// Reads one shard file whose size was checked; an empty shard reads
+/// nothing (its file may be missing).
+static bool readShardFile(StringRef path, int64_t bytes,
+                          std::vector<uint8_t> &out) {
+  out.clear();
+  if (bytes == 0)
+    return true;
+  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                         /*RequiresNullTerminator=*/false);
+  if (!buf) {
+    fail(path + ": cannot read: " + buf.getError().message());
+    return false;
+  }
+  StringRef data = (*buf)->getBuffer();
+  out.assign(data.begin(), data.end());
+  return true;
+}
+
 static bool readShards(const TensorLayout &layout, StringRef dir, bool source,
                        ShardBuffers &out) {
-  for (auto &[rank, shape] : localShapes(layout, source)) {
-    std::string path = shardPath(dir, rank, layout.name);
+  for (auto &[rank, shape] : localShapes(layout, source))
     if (!checkShardFile(layout, dir, source ? "source" : "destination", rank,
-                        shape))
+                        shape) ||
+        !readShardFile(shardPath(dir, rank, layout.name),
+                       shardBytes(layout, shape), out[rank]))
       return false;
-    if (shardBytes(layout, shape) == 0) { // its file may be missing
-      out[rank].clear();
-      continue;
-    }
-    auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                           /*RequiresNullTerminator=*/false);
-    if (!buf) {
-      fail(path + ": cannot read: " + buf.getError().message());
-      return false;
-    }
-    StringRef data = (*buf)->getBuffer();
-    out[rank].assign(data.begin(), data.end());
-  }
   return true;
 }
 
@@ -258,8 +274,8 @@ static int runLoweredPlan(rt::PlanOp plan) {
                 "so --check, --make-sources and --verify need the module "
                 "before --convert-reshard-to-runtime; --src DIR --dst DIR "
                 "runs it");
-  if (llvm::sys::fs::exists(dstDir) && !llvm::sys::fs::is_directory(dstDir))
-    return fail(dstDir + ": the destination is not a directory");
+  if (!checkDestinationDir())
+    return 1;
   SmallVector<StringRef> names;
   for (Attribute name : plan.getTensors())
     names.push_back(cast<StringAttr>(name).getValue());
@@ -271,7 +287,8 @@ static int runLoweredPlan(rt::PlanOp plan) {
   for (rt::RankOp rank : plan.getBody().front().getOps<rt::RankOp>()) {
     ArrayRef<int64_t> shards = rank.getShards();
     for (size_t i = 0; i < shards.size(); i += 3) {
-      int64_t t = shards[i], srcBytes = shards[i + 1], dstBytes = shards[i + 2];
+      int64_t t = shards[i], srcBytes = shards[i + 1],
+              dstBytes = shards[i + 2];
       for (int64_t b : {srcBytes, dstBytes})
         if (b > 0 && __builtin_add_overflow(host, static_cast<uint64_t>(b),
                                             &host))
@@ -288,30 +305,19 @@ static int runLoweredPlan(rt::PlanOp plan) {
         return 1;
       if (dstBytes < 0)
         continue;
-      std::string path = shardPath(dstDir, rank.getRank(), names[t]);
-      llvm::sys::fs::file_status status;
-      if (!llvm::sys::fs::status(path, status) &&
-          status.type() != llvm::sys::fs::file_type::regular_file)
-        return fail(path + ": cannot write the destination shard of rank " +
-                    Twine(rank.getRank()) +
-                    " (something that is not a file is in the way)");
+      if (!checkDestinationFile(rank.getRank(), names[t]))
+        return 1;
       dst[t][rank.getRank()].assign(dstBytes, 0);
     }
   }
   // Everything checked: now read.
   for (rt::RankOp rank : plan.getBody().front().getOps<rt::RankOp>()) {
     ArrayRef<int64_t> shards = rank.getShards();
-    for (size_t i = 0; i < shards.size(); i += 3) {
-      if (shards[i + 1] <= 0)
-        continue;
-      std::string path = shardPath(srcDir, rank.getRank(), names[shards[i]]);
-      auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                             /*RequiresNullTerminator=*/false);
-      if (!buf)
-        return fail(path + ": cannot read: " + buf.getError().message());
-      StringRef data = (*buf)->getBuffer();
-      src[shards[i]][rank.getRank()].assign(data.begin(), data.end());
-    }
+    for (size_t i = 0; i < shards.size(); i += 3)
+      if (shards[i + 1] >= 0 &&
+          !readShardFile(shardPath(srcDir, rank.getRank(), names[shards[i]]),
+                         shards[i + 1], src[shards[i]][rank.getRank()]))
+        return 1;
   }
   std::string err = executeRuntimePlan(plan, src, dst);
   if (!err.empty())
@@ -336,18 +342,11 @@ load(MLIRContext &ctx, std::shared_ptr<llvm::SourceMgr> &sourceMgr,
     fail(err);
     return nullptr;
   }
-  bool json = isLayoutJSON(inputFile, file->getBuffer());
-  if (!json && failed(checkInputNesting(*file)))
-    return nullptr;
   auto sm = std::make_shared<llvm::SourceMgr>();
   sm->AddNewSourceBuffer(std::move(file), SMLoc());
   sourceMgr = sm;
   diagHandler = std::make_unique<SourceMgrDiagnosticHandler>(*sm, &ctx);
-  OwningOpRef<ModuleOp> module;
-  if (json)
-    module = importLayoutJSON(*sm, &ctx);
-  else
-    module = parseSourceFile<ModuleOp>(sm, &ctx);
+  OwningOpRef<ModuleOp> module = parseLayoutOrMLIR(sm, &ctx);
   if (!module || failed(verify(*module)))
     return nullptr;
   if (!module->getOps<rt::PlanOp>().empty())

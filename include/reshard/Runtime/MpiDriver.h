@@ -57,6 +57,17 @@ inline bool read_exact(const std::string &path, std::vector<uint8_t> &out,
   return true;
 }
 
+/* Writes `data` to `path` (replacing it); false on any failure. */
+inline bool write_all(const std::string &path,
+                      const std::vector<uint8_t> &data) {
+  FILE *f = std::fopen(path.c_str(), "wb");
+  if (!f)
+    return false;
+  bool ok = data.empty() ||
+            std::fwrite(data.data(), 1, data.size(), f) == data.size();
+  return std::fclose(f) == 0 && ok;
+}
+
 inline int driver_main(const Plan &plan, int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank = 0, size = 0;
@@ -128,18 +139,12 @@ inline int driver_main(const Plan &plan, int argc, char **argv) {
     if (shard_bytes(p, t, false) < 0)
       continue;
     std::string path = shard_path(dst_dir, rank, plan.tensor_names[t]);
-    FILE *f = std::fopen(path.c_str(), "wb");
-    if (!f || (dst[t].size() &&
-               std::fwrite(dst[t].data(), 1, dst[t].size(), f) !=
-                   dst[t].size())) {
+    if (!write_all(path, dst[t])) {
       std::fprintf(stderr, "%s: rank %d: %s: cannot write\n", plan.name, rank,
                    path.c_str());
-      if (f)
-        std::fclose(f);
       MPI_Finalize();
       return 1;
     }
-    std::fclose(f);
   }
   MPI_Finalize();
   return 0;

@@ -86,22 +86,29 @@ inline const RankProgram *program(const Plan &plan, int rank) {
   return p < 0 ? 0 : &plan.programs[p];
 }
 
-/* Bytes of the rank's source (or destination) shard of `tensor`; -1 when
- * the rank is not in that mesh, or has no program. */
-inline int64_t shard_bytes(const RankProgram *p, int64_t tensor, bool src) {
-  if (!p)
-    return -1;
-  int64_t lo = 0, hi = p->shards_len;
+/* Bytes of the source (or destination) shard of `tensor` in a `shards`
+ * table of `len` (tensor, source bytes, destination bytes) entries sorted by
+ * tensor; -1 when the tensor is not listed. The reshard_rt.rank op answers
+ * from the same table. */
+inline int64_t find_shard_bytes(const int64_t *shards, int64_t len,
+                                int64_t tensor, bool src) {
+  int64_t lo = 0, hi = len;
   while (lo < hi) {
     int64_t mid = lo + (hi - lo) / 2;
-    if (p->shards[3 * mid] < tensor)
+    if (shards[3 * mid] < tensor)
       lo = mid + 1;
     else
       hi = mid;
   }
-  if (lo == p->shards_len || p->shards[3 * lo] != tensor)
+  if (lo == len || shards[3 * lo] != tensor)
     return -1;
-  return p->shards[3 * lo + (src ? 1 : 2)];
+  return shards[3 * lo + (src ? 1 : 2)];
+}
+
+/* Bytes of the rank's source (or destination) shard of `tensor`; -1 when
+ * the rank is not in that mesh, or has no program. */
+inline int64_t shard_bytes(const RankProgram *p, int64_t tensor, bool src) {
+  return p ? find_shard_bytes(p->shards, p->shards_len, tensor, src) : -1;
 }
 
 inline int fail(char *err, size_t errlen, int code, const char *fmt, ...) {

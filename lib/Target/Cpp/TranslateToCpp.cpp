@@ -10,11 +10,9 @@
 #include "reshard/Conversion/Passes.h"
 #include "reshard/Dialect/Reshard/Transforms/Passes.h"
 #include "reshard/InitAll.h"
-#include "reshard/Support/InputLimits.h"
 #include "reshard/Target/LayoutJSON/ImportLayoutJSON.h"
 
 #include "mlir/IR/Verifier.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/Support/CommandLine.h"
@@ -257,18 +255,11 @@ void reshard::registerTranslateToCpp() {
           return emitError(UnknownLoc::get(ctx))
                  << "--reshard-cpp-emit must be source or header, not '"
                  << emitOption << "'";
-        const llvm::MemoryBuffer *buf =
-            sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());
-        bool json = isLayoutJSON(buf->getBufferIdentifier(), buf->getBuffer());
-        if (!json && failed(checkInputNesting(*buf)))
-          return failure();
         DialectRegistry registry;
         registerAllDialects(registry);
         ctx->appendDialectRegistry(registry);
         ctx->loadAllAvailableDialects();
-        OwningOpRef<ModuleOp> module =
-            json ? importLayoutJSON(*sourceMgr, ctx)
-                 : parseSourceFile<ModuleOp>(sourceMgr, ctx);
+        OwningOpRef<ModuleOp> module = parseLayoutOrMLIR(sourceMgr, ctx);
         if (!module || failed(verify(*module)))
           return failure();
         if (module->getOps<rt::PlanOp>().empty()) {

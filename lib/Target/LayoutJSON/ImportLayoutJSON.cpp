@@ -9,8 +9,11 @@
 #include "JsonReader.h"
 #include "reshard/Dialect/Reshard/IR/ReshardOps.h"
 
+#include "reshard/Support/InputLimits.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -507,6 +510,18 @@ bool reshard::isLayoutJSON(StringRef path, StringRef contents) {
   if (text.starts_with("\xEF\xBB\xBF")) // a UTF-8 byte order mark
     text = text.drop_front(3).ltrim(" \t\r\n");
   return text.starts_with("{") && !text.starts_with("{-#");
+}
+
+OwningOpRef<ModuleOp>
+reshard::parseLayoutOrMLIR(const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+                           MLIRContext *context) {
+  const llvm::MemoryBuffer *buf =
+      sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());
+  if (isLayoutJSON(buf->getBufferIdentifier(), buf->getBuffer()))
+    return importLayoutJSON(*sourceMgr, context);
+  if (failed(checkInputNesting(*buf)))
+    return nullptr;
+  return parseSourceFile<ModuleOp>(sourceMgr, context);
 }
 
 void reshard::registerImportLayoutJSONTranslation() {

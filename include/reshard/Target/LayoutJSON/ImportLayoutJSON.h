@@ -6,6 +6,8 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <memory>
+
 namespace llvm {
 class SourceMgr;
 } // namespace llvm
@@ -24,6 +26,13 @@ mlir::OwningOpRef<mlir::ModuleOp> importLayoutJSON(llvm::SourceMgr &sourceMgr,
 /// name, or text whose first non-blank character is `{` (MLIR never starts
 /// so, save `{-#` metadata). Lets every tool take either.
 bool isLayoutJSON(llvm::StringRef path, llvm::StringRef contents);
+
+/// The main buffer of `sourceMgr` as a module: imported when it is the
+/// layout JSON (isLayoutJSON), else parsed as MLIR after the nesting check
+/// of reshard/Support/InputLimits.h. Null after reporting an error.
+mlir::OwningOpRef<mlir::ModuleOp>
+parseLayoutOrMLIR(const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+                  mlir::MLIRContext *context);
 
 /// Registers `--import-layout-json` with mlir-translate style tools.
 void registerImportLayoutJSONTranslation();

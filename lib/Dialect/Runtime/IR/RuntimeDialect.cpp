@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "reshard/Dialect/Runtime/IR/Runtime.h"
+#include "reshard/Runtime/Runtime.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -178,17 +179,8 @@ struct Message {
 
 int64_t RankOp::getShardBytes(int64_t tensor, bool src) {
   ArrayRef<int64_t> shards = getShards();
-  size_t lo = 0, hi = shards.size() / 3;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (shards[3 * mid] < tensor)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  if (lo == shards.size() / 3 || shards[3 * lo] != tensor)
-    return -1;
-  return shards[3 * lo + (src ? 1 : 2)];
+  return reshard_rt::find_shard_bytes(
+      shards.data(), static_cast<int64_t>(shards.size() / 3), tensor, src);
 }
 
 LogicalResult PlanOp::verifyRegions() {
