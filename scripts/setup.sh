@@ -8,6 +8,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ ccache python3
+  clang-format-22
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libgtest-dev
   openmpi-bin libopenmpi-dev

@@ -53,6 +53,8 @@ if os.path.exists(torch_python) and (
             "site-packages", "torch", "distributed"))):
     config.available_features.add("torch")
     config.substitutions.append(("%torch_python", torch_python))
+if os.access("/usr/lib/llvm-22/bin/clang-format", os.X_OK):
+    config.available_features.add("clang-format-22")
 cuda = "/usr/local/cuda"
 if os.path.exists(os.path.join(cuda, "bin", "nvcc")) and (
         os.path.exists(os.path.join(cuda, "include", "nccl.h")) or

@@ -60,7 +60,7 @@ struct Tensor {
 struct Bucket {
   int root = 0;
   std::vector<int> tensors;
-  std::vector<int> extra; // ranks that receive the broadcast and drop it
+  std::vector<int> extra;      // ranks that receive the broadcast and drop it
   std::vector<int64_t> offset; // of each tensor in the bucket buffer
   int64_t bytes = 0;
   MPI_Comm comm = MPI_COMM_NULL; // root + destination ranks
@@ -123,8 +123,8 @@ bool read_table(const char *path, std::vector<Tensor> &ts,
 // Copies every box of `s` between its local buffer and the full tensor
 // (row-major `shape`); to_full picks the direction. Inner dims a box covers
 // whole in both buffers merge into one memcpy.
-void copy_shard(const Tensor &t, const Shard &s, uint8_t *local,
-                uint8_t *full, bool to_full) {
+void copy_shard(const Tensor &t, const Shard &s, uint8_t *local, uint8_t *full,
+                bool to_full) {
   size_t nd = t.shape.size();
   std::vector<int64_t> lext(nd), lstride(nd), gstride(nd);
   for (size_t d = 0; d < nd; ++d)
@@ -206,7 +206,8 @@ int main(int argc, char **argv) {
   bench::Options opts;
   int bad = !bench::parse_options(argc, argv, 2, opts);
   if (bad && me == 0)
-    std::fprintf(stderr, "usage: gather_bcast TABLE --src DIR --dst DIR [--reps R]\n");
+    std::fprintf(stderr,
+                 "usage: gather_bcast TABLE --src DIR --dst DIR [--reps R]\n");
   const std::string &src_dir = opts.src_dir, &dst_dir = opts.dst_dir;
   const int reps = opts.reps;
   std::vector<Tensor> ts;
@@ -226,8 +227,8 @@ int main(int argc, char **argv) {
   for (size_t t = 0; !bad && t < ts.size(); ++t) {
     for (const Shard &s : ts[t].src)
       if (s.rank == me) {
-        std::string path = reshard_rt::shard_path(src_dir.c_str(), me,
-                                                  ts[t].name.c_str());
+        std::string path =
+            reshard_rt::shard_path(src_dir.c_str(), me, ts[t].name.c_str());
         char msg[512];
         if (!reshard_rt::read_exact(path, src[t], s.elements() * ts[t].elem,
                                     msg, sizeof(msg))) {

@@ -31,7 +31,8 @@ int main(int argc, char **argv) {
   bench::Options opts;
   int bad = !bench::parse_options(argc, argv, 1, opts);
   if (bad && rank == 0)
-    std::fprintf(stderr, "usage: reshard_timed --src DIR --dst DIR [--reps R]\n");
+    std::fprintf(stderr,
+                 "usage: reshard_timed --src DIR --dst DIR [--reps R]\n");
   const std::string &src_dir = opts.src_dir, &dst_dir = opts.dst_dir;
   const int reps = opts.reps;
   const int nt = refit_num_tensors();
@@ -43,7 +44,8 @@ int main(int argc, char **argv) {
     std::string path =
         reshard_rt::shard_path(src_dir.c_str(), rank, refit_tensor_name(t));
     char msg[512];
-    if (sb >= 0 && !reshard_rt::read_exact(path, src[t], sb, msg, sizeof(msg))) {
+    if (sb >= 0 &&
+        !reshard_rt::read_exact(path, src[t], sb, msg, sizeof(msg))) {
       std::fprintf(stderr, "reshard_timed: rank %d: cannot read %s\n", rank,
                    path.c_str());
       bad = 1;
@@ -67,9 +69,9 @@ int main(int argc, char **argv) {
           std::memset(d.data(), 0, d.size());
       },
       [&] {
-        int r = refit_run(rank, src_ptrs.data(), dst_ptrs.data(),
-                          MPI_COMM_WORLD, nullptr, ws.data(), ws.size(), err,
-                          sizeof(err));
+        int r =
+            refit_run(rank, src_ptrs.data(), dst_ptrs.data(), MPI_COMM_WORLD,
+                      nullptr, ws.data(), ws.size(), err, sizeof(err));
         if (r)
           std::fprintf(stderr, "reshard_timed: rank %d: error %d: %s\n", rank,
                        r, err);
@@ -82,9 +84,9 @@ int main(int argc, char **argv) {
   int wbad = 0;
   for (int t = 0; in_plan && t < nt; ++t)
     if (refit_dst_bytes(rank, t) >= 0 &&
-        !reshard_rt::write_all(reshard_rt::shard_path(dst_dir.c_str(), rank,
-                                                      refit_tensor_name(t)),
-                               dst[t]))
+        !reshard_rt::write_all(
+            reshard_rt::shard_path(dst_dir.c_str(), rank, refit_tensor_name(t)),
+            dst[t]))
       wbad = 1;
   MPI_Finalize();
   return wbad;

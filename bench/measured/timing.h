@@ -71,8 +71,8 @@ int time_reps(const char *label, int reps, Reset reset, Body body) {
     std::sort(s.begin(), s.end());
     double median = s.size() % 2 ? s[s.size() / 2]
                                  : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
-    std::printf("%s: median %.6f s min %.6f s max %.6f s over %d reps\n",
-                label, median, s.front(), s.back(), reps);
+    std::printf("%s: median %.6f s min %.6f s max %.6f s over %d reps\n", label,
+                median, s.front(), s.back(), reps);
   }
   return 0;
 }

@@ -91,12 +91,14 @@ struct RankProgram {
 int64_t intAfter(const std::string &line, const char *key) {
   size_t p = line.find(key);
   if (p == std::string::npos)
-    die("malformed line (no '" + std::string(key) + "'): " + line.substr(0, 120));
+    die("malformed line (no '" + std::string(key) +
+        "'): " + line.substr(0, 120));
   return std::strtoll(line.c_str() + p + std::strlen(key), nullptr, 10);
 }
 
 /// Bytes moved by a table of copy descriptors
-/// [tensor, src_offset, dst_offset, run, n, (count, src_stride, dst_stride) x n]...
+/// [tensor, src_offset, dst_offset, run, n, (count, src_stride, dst_stride) x
+/// n]...
 int64_t copyTableBytes(const std::string &line) {
   size_t open = line.find('['), close = line.rfind(']');
   if (open == std::string::npos || close == std::string::npos)
@@ -243,28 +245,38 @@ Platform buildPlatform(const Topology &t, long numRanks,
                  ->seal();
   long domains = (numRanks + t.domain - 1) / t.domain;
   for (long d = 0; d < domains; ++d)
-    p.nvswitch.push_back(zone->create_link("nvswitch" + std::to_string(d), huge)
-                             ->set_latency(t.nvlLatUs * 1e-6)
-                             ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
-                             ->seal());
+    p.nvswitch.push_back(
+        zone->create_link("nvswitch" + std::to_string(d), huge)
+            ->set_latency(t.nvlLatUs * 1e-6)
+            ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
+            ->seal());
   for (long r = 0; r < numRanks; ++r) {
     std::string n = std::to_string(r);
     p.hosts.push_back(zone->create_host("gpu" + n, 1e12)->seal());
-    p.nicUp.push_back(zone->create_link("nic_up" + n, t.nicGBps * 1e9)->set_latency(0)->seal());
-    p.nicDown.push_back(zone->create_link("nic_down" + n, t.nicGBps * 1e9)->set_latency(0)->seal());
-    p.nvlUp.push_back(zone->create_link("nvl_up" + n, t.nvlGBps * 1e9)->set_latency(0)->seal());
-    p.nvlDown.push_back(zone->create_link("nvl_down" + n, t.nvlGBps * 1e9)->set_latency(0)->seal());
+    p.nicUp.push_back(zone->create_link("nic_up" + n, t.nicGBps * 1e9)
+                          ->set_latency(0)
+                          ->seal());
+    p.nicDown.push_back(zone->create_link("nic_down" + n, t.nicGBps * 1e9)
+                            ->set_latency(0)
+                            ->seal());
+    p.nvlUp.push_back(zone->create_link("nvl_up" + n, t.nvlGBps * 1e9)
+                          ->set_latency(0)
+                          ->seal());
+    p.nvlDown.push_back(zone->create_link("nvl_down" + n, t.nvlGBps * 1e9)
+                            ->set_latency(0)
+                            ->seal());
   }
   for (auto [a, b] : pairs) {
     std::vector<sg4::LinkInRoute> links;
     if (a / t.domain == b / t.domain)
-      links = {sg4::LinkInRoute(p.nvlUp[a]), sg4::LinkInRoute(p.nvswitch[a / t.domain]),
+      links = {sg4::LinkInRoute(p.nvlUp[a]),
+               sg4::LinkInRoute(p.nvswitch[a / t.domain]),
                sg4::LinkInRoute(p.nvlDown[b])};
     else
       links = {sg4::LinkInRoute(p.nicUp[a]), sg4::LinkInRoute(p.fabric),
                sg4::LinkInRoute(p.nicDown[b])};
-    zone->add_route(p.hosts[a]->get_netpoint(), p.hosts[b]->get_netpoint(), nullptr,
-                    nullptr, links, /*symmetrical=*/false);
+    zone->add_route(p.hosts[a]->get_netpoint(), p.hosts[b]->get_netpoint(),
+                    nullptr, nullptr, links, /*symmetrical=*/false);
   }
   zone->seal();
   return p;
@@ -279,9 +291,9 @@ std::string mailboxName(long src, long dst) {
 int main(int argc, char **argv) {
   // Plain latency + size / bandwidth per link, max-min sharing, nothing else.
   std::vector<std::string> cfg = {
-      "--cfg=network/model:CM02",          "--cfg=network/latency-factor:1",
-      "--cfg=network/bandwidth-factor:1",  "--cfg=network/weight-S:0",
-      "--cfg=network/TCP-gamma:0",         "--cfg=network/crosstraffic:0",
+      "--cfg=network/model:CM02",         "--cfg=network/latency-factor:1",
+      "--cfg=network/bandwidth-factor:1", "--cfg=network/weight-S:0",
+      "--cfg=network/TCP-gamma:0",        "--cfg=network/crosstraffic:0",
       "--log=root.thres:critical"};
   Topology topo;
   std::string name = "plan", path, copies = "nvlink";
@@ -295,8 +307,8 @@ int main(int argc, char **argv) {
     if (a == "--topology") {
       std::string v = value();
       if (std::sscanf(v.c_str(), "%ld,%ld,%lf,%lf,%lf,%lf", &topo.gpusPerNode,
-                      &topo.domain, &topo.nicGBps, &topo.nvlGBps, &topo.nicLatUs,
-                      &topo.nvlLatUs) != 6 ||
+                      &topo.domain, &topo.nicGBps, &topo.nvlGBps,
+                      &topo.nicLatUs, &topo.nvlLatUs) != 6 ||
           topo.domain <= 0)
         die("--topology GPN,DOMAIN,NIC_GBPS,NVL_GBPS,NIC_LAT_US,NVL_LAT_US");
     } else if (a == "--name") {
@@ -314,7 +326,8 @@ int main(int argc, char **argv) {
     }
   }
   if (path.empty())
-    die("usage: refit_sim --topology GPN,DOMAIN,NIC,NVL,NIC_LAT_US,NVL_LAT_US FILE");
+    die("usage: refit_sim --topology GPN,DOMAIN,NIC,NVL,NIC_LAT_US,NVL_LAT_US "
+        "FILE");
 
   std::map<long, RankProgram> programs = readPrograms(path);
   long numRanks = 0;
@@ -330,7 +343,8 @@ int main(int argc, char **argv) {
         numRanks = std::max(numRanks, m.peer + 1);
         pairs.insert({r, m.peer});
         ++messages;
-        (r / topo.domain == m.peer / topo.domain ? nvlBytes : netBytes) += m.bytes;
+        (r / topo.domain == m.peer / topo.domain ? nvlBytes : netBytes) +=
+            m.bytes;
       }
     }
   }
@@ -348,31 +362,36 @@ int main(int argc, char **argv) {
       continue;
     const RankProgram *pp = &prog;
     long me = r;
-    sg4::Actor::create("rank" + std::to_string(r), plat.hosts[r], [pp, me, copyBw, copies]() {
-      if (copies == "nvlink" && pp->copyBytes)
-        sg4::this_actor::sleep_for(static_cast<double>(pp->copyBytes) / copyBw);
-      static int token;
-      for (const Step &s : pp->steps) {
-        std::vector<sg4::CommPtr> comms;
-        comms.reserve(s.sends.size() + s.recvs.size());
-        std::vector<int *> sinks(s.recvs.size());
-        for (size_t i = 0; i < s.recvs.size(); ++i)
-          comms.push_back(sg4::Mailbox::by_name(mailboxName(s.recvs[i].peer, me))
-                              ->get_async<int>(&sinks[i]));
-        for (const Msg &m : s.sends)
-          comms.push_back(sg4::Mailbox::by_name(mailboxName(me, m.peer))
-                              ->put_async(&token, static_cast<uint64_t>(m.bytes)));
-        sg4::Comm::wait_all(comms);
-      }
-    });
+    sg4::Actor::create(
+        "rank" + std::to_string(r), plat.hosts[r], [pp, me, copyBw, copies]() {
+          if (copies == "nvlink" && pp->copyBytes)
+            sg4::this_actor::sleep_for(static_cast<double>(pp->copyBytes) /
+                                       copyBw);
+          static int token;
+          for (const Step &s : pp->steps) {
+            std::vector<sg4::CommPtr> comms;
+            comms.reserve(s.sends.size() + s.recvs.size());
+            std::vector<int *> sinks(s.recvs.size());
+            for (size_t i = 0; i < s.recvs.size(); ++i)
+              comms.push_back(
+                  sg4::Mailbox::by_name(mailboxName(s.recvs[i].peer, me))
+                      ->get_async<int>(&sinks[i]));
+            for (const Msg &m : s.sends)
+              comms.push_back(
+                  sg4::Mailbox::by_name(mailboxName(me, m.peer))
+                      ->put_async(&token, static_cast<uint64_t>(m.bytes)));
+            sg4::Comm::wait_all(comms);
+          }
+        });
   }
   engine.run();
-  std::printf("{\"name\": \"%s\", \"simulated_seconds\": %.9g, \"ranks\": %ld, "
-              "\"steps\": %ld, \"messages\": %lld, \"network_bytes\": %lld, "
-              "\"nvlink_bytes\": %lld, \"local_bytes\": %lld, \"copies\": \"%s\"}\n",
-              name.c_str(), sg4::Engine::get_clock(), numRanks, maxStep + 1,
-              static_cast<long long>(messages), static_cast<long long>(netBytes),
-              static_cast<long long>(nvlBytes), static_cast<long long>(copyBytes),
-              copies.c_str());
+  std::printf(
+      "{\"name\": \"%s\", \"simulated_seconds\": %.9g, \"ranks\": %ld, "
+      "\"steps\": %ld, \"messages\": %lld, \"network_bytes\": %lld, "
+      "\"nvlink_bytes\": %lld, \"local_bytes\": %lld, \"copies\": \"%s\"}\n",
+      name.c_str(), sg4::Engine::get_clock(), numRanks, maxStep + 1,
+      static_cast<long long>(messages), static_cast<long long>(netBytes),
+      static_cast<long long>(nvlBytes), static_cast<long long>(copyBytes),
+      copies.c_str());
   return 0;
 }

@@ -29,7 +29,8 @@ bool readShard(const std::string &path, std::vector<unsigned char> &buf) {
   return exact;
 }
 
-bool writeShard(const std::string &path, const std::vector<unsigned char> &buf) {
+bool writeShard(const std::string &path,
+                const std::vector<unsigned char> &buf) {
   FILE *f = std::fopen(path.c_str(), "wb");
   if (!f)
     return false;
@@ -43,7 +44,8 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (argc != 5 || std::strcmp(argv[1], "--src") || std::strcmp(argv[3], "--dst")) {
+  if (argc != 5 || std::strcmp(argv[1], "--src") ||
+      std::strcmp(argv[3], "--dst")) {
     if (rank == 0)
       std::fprintf(stderr, "usage: refit --src DIR --dst DIR\n");
     MPI_Finalize();

@@ -4,8 +4,8 @@
 
 #include "reshard/Conversion/Passes.h"
 #include "reshard/Dialect/Reshard/IR/ReshardOps.h"
-#include "reshard/Dialect/Runtime/IR/Runtime.h"
 #include "reshard/Dialect/Reshard/Transforms/Passes.h"
+#include "reshard/Dialect/Runtime/IR/Runtime.h"
 #include "reshard/Target/Cpp/TranslateToCpp.h"
 #include "reshard/Target/LayoutJSON/ImportLayoutJSON.h"
 

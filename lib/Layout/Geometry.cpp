@@ -1,4 +1,5 @@
-//===- Geometry.cpp - Nested torch.chunk on intervals ----------------------===//
+//===- Geometry.cpp - Nested torch.chunk on intervals
+//----------------------===//
 #include "reshard/Layout/Geometry.h"
 
 using namespace reshard;

@@ -99,8 +99,8 @@ bool reshard::verifyMesh(const MeshSpec &mesh, const std::string &path,
     return false;
   int64_t n = mesh.numDevices();
   if (n < 0 || n > kMaxMeshDevices) {
-    fail(at(path, "shape"), formatv("the mesh has more than {0} devices",
-                                    kMaxMeshDevices));
+    fail(at(path, "shape"),
+         formatv("the mesh has more than {0} devices", kMaxMeshDevices));
     return false;
   }
   if (static_cast<int64_t>(mesh.ranks.size()) != n) {
@@ -158,8 +158,8 @@ bool reshard::verifyTopology(const TopologySpec &topo, const std::string &path,
   positive("nic_GBps_per_gpu", topo.nicGBps);
   auto nonNegative = [&](const char *field, double v) {
     if (!(v >= 0) || !std::isfinite(v))
-      fail(field, "latency must be non-negative and finite, got " +
-                      fmtDouble(v));
+      fail(field,
+           "latency must be non-negative and finite, got " + fmtDouble(v));
   };
   nonNegative("nvlink_latency_us", topo.nvlinkLatencyUs);
   nonNegative("nic_latency_us", topo.nicLatencyUs);
@@ -192,11 +192,9 @@ bool reshard::verifyTensorShape(llvm::ArrayRef<int64_t> shape,
   return true;
 }
 
-std::optional<Sharding> reshard::resolveSharding(const ShardingSpec &spec,
-                                                 llvm::ArrayRef<std::string> meshAxes,
-                                                 llvm::ArrayRef<int64_t> shape,
-                                                 const std::string &path,
-                                                 LayoutDiagFn diag) {
+std::optional<Sharding> reshard::resolveSharding(
+    const ShardingSpec &spec, llvm::ArrayRef<std::string> meshAxes,
+    llvm::ArrayRef<int64_t> shape, const std::string &path, LayoutDiagFn diag) {
   if (spec.dims.size() != shape.size()) {
     diag(at(path, "dims"),
          formatv("the sharding has {0} dims but the tensor has rank {1}; give "
@@ -229,10 +227,10 @@ std::optional<Sharding> reshard::resolveSharding(const ShardingSpec &spec,
       }
       auto [it, inserted] = usedBy.try_emplace(*axis, d);
       if (!inserted) {
-        std::string also = it->second == d
-                               ? formatv("twice in dim {0}", d).str()
-                               : formatv("twice (also by dim {0})",
-                                         it->second).str();
+        std::string also =
+            it->second == d
+                ? formatv("twice in dim {0}", d).str()
+                : formatv("twice (also by dim {0})", it->second).str();
         diag(formatv("{0}[{1}]", dimPath, j).str(),
              formatv("mesh axis '{0}' is used {1}; an axis shards at most "
                      "one dim, once",
@@ -284,10 +282,9 @@ struct DtypeInfo {
 } // namespace
 
 static const DtypeInfo kDtypes[] = {
-    {"bf16", 2},   {"fp16", 2},    {"fp32", 4},    {"fp64", 8},
-    {"int8", 1},   {"uint8", 1},   {"int16", 2},   {"uint16", 2},
-    {"int32", 4},  {"uint32", 4},  {"int64", 8},   {"uint64", 8},
-    {"fp8e4m3", 1}, {"fp8e5m2", 1}};
+    {"bf16", 2},  {"fp16", 2},   {"fp32", 4},    {"fp64", 8},   {"int8", 1},
+    {"uint8", 1}, {"int16", 2},  {"uint16", 2},  {"int32", 4},  {"uint32", 4},
+    {"int64", 8}, {"uint64", 8}, {"fp8e4m3", 1}, {"fp8e5m2", 1}};
 
 std::optional<int64_t> reshard::dtypeBytes(llvm::StringRef dtype) {
   for (const DtypeInfo &d : kDtypes)

@@ -43,7 +43,8 @@ std::vector<int64_t> reshard::referenceGlobalLinearIndices(
   std::vector<std::vector<int64_t>> perDim;
   int64_t count = 1;
   for (unsigned d = 0; d < rank; ++d) {
-    perDim.push_back(referenceDimIndices(shape, meshShape, sharding, d, coords));
+    perDim.push_back(
+        referenceDimIndices(shape, meshShape, sharding, d, coords));
     count *= perDim.back().size();
   }
   std::vector<int64_t> out;

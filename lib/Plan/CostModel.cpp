@@ -77,12 +77,12 @@ PlanFigures reshard::evaluateTransfers(const std::vector<Transfer> &transfers,
   for (auto &[step, ranks] : perStep) {
     double stepSeconds = 0;
     for (auto &[rank, s] : ranks) {
-      double t = std::max(
-          {seconds(s.nicOut, spec.nicGBps, spec.nicLatencyUs),
-           seconds(s.nicIn, spec.nicGBps, spec.nicLatencyUs),
-           seconds(s.nvlOut, spec.nvlinkGBps, spec.nvlinkLatencyUs),
-           seconds(s.nvlIn, spec.nvlinkGBps, spec.nvlinkLatencyUs),
-           seconds(s.local, spec.nvlinkGBps, 0)});
+      double t =
+          std::max({seconds(s.nicOut, spec.nicGBps, spec.nicLatencyUs),
+                    seconds(s.nicIn, spec.nicGBps, spec.nicLatencyUs),
+                    seconds(s.nvlOut, spec.nvlinkGBps, spec.nvlinkLatencyUs),
+                    seconds(s.nvlIn, spec.nvlinkGBps, spec.nvlinkLatencyUs),
+                    seconds(s.local, spec.nvlinkGBps, 0)});
       stepSeconds = std::max(stepSeconds, t);
     }
     f.estimatedSeconds += stepSeconds;
@@ -171,11 +171,10 @@ gatherBroadcastTransfers(llvm::ArrayRef<PlannedTensor> ts) {
     ShardGeometry dst = l.dstGeometry();
     for (size_t i = 0; i < l.dst.mesh.ranks.size(); ++i) {
       int64_t rank = l.dst.mesh.ranks[i];
-      out.push_back(
-          {1, root, rank,
-           rank == root ? dst.localNumElements(l.dst.mesh.coords(i)) *
-                              l.elementBytes
-                        : full});
+      out.push_back({1, root, rank,
+                     rank == root ? dst.localNumElements(l.dst.mesh.coords(i)) *
+                                        l.elementBytes
+                                  : full});
     }
   }
   return out;
@@ -229,8 +228,8 @@ static PlanBounds computeBounds(llvm::ArrayRef<PlannedTensor> ts,
     b.perNicBytes =
         std::max(b.perNicBytes, spread(bytes, senders[domain].size()));
   // Every network byte leaves through the NIC of some rank holding it.
-  b.perNicBytes = std::max(b.perNicBytes,
-                           spread(b.networkBytes, networkHolders.size()));
+  b.perNicBytes =
+      std::max(b.perNicBytes, spread(b.networkBytes, networkHolders.size()));
   const TopologySpec &s = links.spec;
   b.seconds = seconds(b.perNicBytes, s.nicGBps, s.nicLatencyUs);
   // A destination takes what it needs from other GPUs through its NIC and

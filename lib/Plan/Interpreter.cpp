@@ -131,14 +131,13 @@ std::string reshard::validatePieces(const TensorLayout &layout,
                                p.dstRank())
                            .str();
     if (!srcCoords.count(p.srcRank()))
-      return where() + formatv("source rank {0} is not in the source mesh",
-                               p.srcRank())
-                           .str();
+      return where() +
+             formatv("source rank {0} is not in the source mesh", p.srcRank())
+                 .str();
     if (p.holderGroup() < 0 ||
         p.holderGroup() >= static_cast<int64_t>(table.numHolderGroups()))
-      return where() + formatv("holder group {0} does not exist",
-                               p.holderGroup())
-                           .str();
+      return where() +
+             formatv("holder group {0} does not exist", p.holderGroup()).str();
     llvm::ArrayRef<int64_t> holders = table.holders(p.holderGroup());
     if (!llvm::is_contained(holders, p.srcRank()))
       return where() + formatv("source rank {0} is not among the holders "
@@ -158,8 +157,8 @@ std::string reshard::validatePieces(const TensorLayout &layout,
              fmtList(p.sizes()) + " is not stored at " +
              fmtList(p.dstOffset()) + " in the shard of destination rank " +
              std::to_string(p.dstRank());
-    if (!boxMapsTo(srcGeom, srcCoords[p.srcRank()], p.globalOffset(),
-                   p.sizes(), p.srcOffset()))
+    if (!boxMapsTo(srcGeom, srcCoords[p.srcRank()], p.globalOffset(), p.sizes(),
+                   p.srcOffset()))
       return where() + "box at " + fmtList(p.globalOffset()) + " of size " +
              fmtList(p.sizes()) + " is not stored at " +
              fmtList(p.srcOffset()) + " in the shard of source rank " +
@@ -167,9 +166,9 @@ std::string reshard::validatePieces(const TensorLayout &layout,
     if (p.via() != -1) {
       auto it = deliveredAtStep.find(deliveryKey(p.via(), p));
       if (it == deliveredAtStep.end())
-        return where() + formatv("relay rank {0} does not receive this box",
-                                 p.via())
-                             .str();
+        return where() +
+               formatv("relay rank {0} does not receive this box", p.via())
+                   .str();
       if (it->second >= p.step())
         return where() + formatv("relay rank {0} receives the box in step "
                                  "{1}, not before this forward in step {2}",
@@ -253,9 +252,9 @@ std::string reshard::executePieces(const TensorLayout &layout,
     PieceTable::Piece p = table[i];
     const auto &dstShape = dstShapes[p.dstRank()];
     if (p.via() == -1) {
-      copyBox(src.at(p.srcRank()).data(), srcShapes[p.srcRank()],
-              p.srcOffset(), dst[p.dstRank()].data(), dstShape, p.dstOffset(),
-              p.sizes(), layout.elementBytes);
+      copyBox(src.at(p.srcRank()).data(), srcShapes[p.srcRank()], p.srcOffset(),
+              dst[p.dstRank()].data(), dstShape, p.dstOffset(), p.sizes(),
+              layout.elementBytes);
       continue;
     }
     PieceTable::Piece relay = table[deliveredBy.at(deliveryKey(p.via(), p))];
@@ -291,8 +290,8 @@ static uint64_t loadElement(const uint8_t *p, int64_t bytes) {
   return v;
 }
 
-ShardBuffers reshard::makeCheckBuffers(const TensorLayout &layout,
-                                       bool source, CheckPattern pattern) {
+ShardBuffers reshard::makeCheckBuffers(const TensorLayout &layout, bool source,
+                                       CheckPattern pattern) {
   const SideLayout &side = source ? layout.src : layout.dst;
   int64_t eb = layout.elementBytes;
   uint64_t mask = eb >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * eb)) - 1;

@@ -123,10 +123,9 @@ void Intersector::buildSourcePartition() {
       for (const DimSegment &s : src.segments(d, coords))
         runs.push_back({s.globalBegin, s.size, s.localBegin, c});
     }
-    std::sort(runs.begin(), runs.end(),
-              [](const SrcRun &a, const SrcRun &b) {
-                return a.globalBegin < b.globalBegin;
-              });
+    std::sort(runs.begin(), runs.end(), [](const SrcRun &a, const SrcRun &b) {
+      return a.globalBegin < b.globalBegin;
+    });
     partition.push_back(std::move(runs));
     srcDimAxes.push_back(od);
   }
@@ -157,10 +156,9 @@ void Intersector::emitDstGroup(llvm::ArrayRef<int64_t> dstCoords,
     const std::vector<SrcRun> &runs = partition[d];
     for (const DimSegment &seg : dst.segments(d, dstCoords)) {
       int64_t segEnd = seg.globalBegin + seg.size;
-      auto it = std::upper_bound(runs.begin(), runs.end(), seg.globalBegin,
-                                 [](int64_t v, const SrcRun &r) {
-                                   return v < r.globalBegin;
-                                 });
+      auto it = std::upper_bound(
+          runs.begin(), runs.end(), seg.globalBegin,
+          [](int64_t v, const SrcRun &r) { return v < r.globalBegin; });
       if (it != runs.begin())
         --it;
       for (; it != runs.end() && it->globalBegin < segEnd; ++it) {
@@ -168,10 +166,9 @@ void Intersector::emitDstGroup(llvm::ArrayRef<int64_t> dstCoords,
         int64_t end = std::min(segEnd, it->globalBegin + it->size);
         if (begin >= end)
           continue;
-        perDim[d].push_back({begin, end - begin,
-                             seg.localBegin + (begin - seg.globalBegin),
-                             it->localBegin + (begin - it->globalBegin),
-                             it->owner});
+        perDim[d].push_back(
+            {begin, end - begin, seg.localBegin + (begin - seg.globalBegin),
+             it->localBegin + (begin - it->globalBegin), it->owner});
       }
     }
     if (perDim[d].empty())

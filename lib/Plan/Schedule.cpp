@@ -79,9 +79,8 @@ int64_t countSplit(llvm::ArrayRef<int64_t> sizes, int64_t elementBytes,
     return sizes[dim] / per + (sizes[dim] % per != 0);
   }
   int64_t total;
-  if (__builtin_mul_overflow(sizes[dim],
-                             countSplit(sizes, elementBytes, budget, dim + 1),
-                             &total))
+  if (__builtin_mul_overflow(
+          sizes[dim], countSplit(sizes, elementBytes, budget, dim + 1), &total))
     return INT64_MAX;
   return total;
 }
@@ -105,8 +104,9 @@ void splitLargePieces(PlannedTensor &pt, int64_t budget) {
       rows.insert(rows.end(), row, row + width);
       continue;
     }
-    std::vector<std::pair<llvm::SmallVector<int64_t>,
-                          llvm::SmallVector<int64_t>>> subs;
+    std::vector<
+        std::pair<llvm::SmallVector<int64_t>, llvm::SmallVector<int64_t>>>
+        subs;
     llvm::SmallVector<int64_t> offset(rank, 0);
     splitBox(p.sizes(), pt.layout.elementBytes, budget, 0, offset, subs);
     for (auto &[delta, sizes] : subs) {
@@ -114,10 +114,10 @@ void splitLargePieces(PlannedTensor &pt, int64_t budget) {
       rows.insert(rows.end(), row, row + width);
       int64_t *r = rows.data() + at + PieceTable::kFixedColumns;
       for (unsigned d = 0; d < rank; ++d) {
-        r[d] += delta[d];                // global offset
-        r[rank + d] = sizes[d];          // sizes
-        r[2 * rank + d] += delta[d];     // destination offset
-        r[3 * rank + d] += delta[d];     // source offset
+        r[d] += delta[d];            // global offset
+        r[rank + d] = sizes[d];      // sizes
+        r[2 * rank + d] += delta[d]; // destination offset
+        r[3 * rank + d] += delta[d]; // source offset
       }
     }
   }
@@ -202,11 +202,11 @@ std::string reshard::schedulePlan(llvm::MutableArrayRef<PlannedTensor> tensors,
   for (PlannedTensor &pt : tensors)
     for (size_t i = 0; i < pt.table.size(); ++i) {
       PieceTable::Piece p = pt.table[i];
-      int64_t parts =
-          pt.pieceBytes(i) <= options.stagingBudget || p.srcRank() == p.dstRank()
-              ? 1
-              : countSplit(p.sizes(), pt.layout.elementBytes,
-                           options.stagingBudget, 0);
+      int64_t parts = pt.pieceBytes(i) <= options.stagingBudget ||
+                              p.srcRank() == p.dstRank()
+                          ? 1
+                          : countSplit(p.sizes(), pt.layout.elementBytes,
+                                       options.stagingBudget, 0);
       if (__builtin_add_overflow(afterSplit, parts, &afterSplit) ||
           afterSplit > kMaxScheduledPieces)
         return llvm::formatv("fitting the pieces into a staging budget of "

@@ -98,10 +98,9 @@ void reshard::selectSources(llvm::MutableArrayRef<PlannedTensor> tensors,
   Loads loads;
   // Largest first, then by position, so the result does not depend on
   // container order.
-  std::stable_sort(nvlinkRows.begin(), nvlinkRows.end(),
-                   [](const NvlinkRow &a, const NvlinkRow &b) {
-                     return a.bytes > b.bytes;
-                   });
+  std::stable_sort(
+      nvlinkRows.begin(), nvlinkRows.end(),
+      [](const NvlinkRow &a, const NvlinkRow &b) { return a.bytes > b.bytes; });
   for (const NvlinkRow &r : nvlinkRows) {
     PlannedTensor &pt = tensors[r.tensor];
     PieceTable::Piece p = pt.table[r.row];
@@ -126,9 +125,8 @@ void reshard::selectSources(llvm::MutableArrayRef<PlannedTensor> tensors,
       dsts.push_back(table[i].dstRank());
     llvm::sort(dsts); // ties go to the lowest rank, whatever the row order
     int64_t entry = leastLoaded(dsts, loads.nicIn);
-    int64_t src =
-        leastLoaded(table.holders(table[g.rows.front()].holderGroup()),
-                    loads.nicOut);
+    int64_t src = leastLoaded(
+        table.holders(table[g.rows.front()].holderGroup()), loads.nicOut);
     loads.nicIn[entry] += g.bytes;
     loads.nicOut[src] += g.bytes;
     for (size_t i : g.rows) {

@@ -39,14 +39,13 @@ mlir::LogicalResult reshard::checkInputNesting(const llvm::MemoryBuffer &buf) {
   if (!at)
     return mlir::success();
   llvm::SourceMgr sm;
-  sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(buf.getMemBufferRef(),
-                                                         false),
-                        llvm::SMLoc());
+  sm.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(buf.getMemBufferRef(), false),
+      llvm::SMLoc());
   sm.PrintMessage(llvm::errs(),
                   llvm::SMLoc::getFromPointer(buf.getBufferStart() + *at),
                   llvm::SourceMgr::DK_Error,
-                  "brackets nest deeper than " +
-                      llvm::Twine(kMaxInputNesting) +
+                  "brackets nest deeper than " + llvm::Twine(kMaxInputNesting) +
                       " levels; no reshard program needs that, refusing to "
                       "parse");
   return mlir::failure();

@@ -1,4 +1,5 @@
-//===- FuzzContext.h - The MLIR context the fuzz targets share ---*- C++ -*-===//
+//===- FuzzContext.h - The MLIR context the fuzz targets share ---*- C++
+//-*-===//
 #ifndef RESHARD_TEST_FUZZ_FUZZCONTEXT_H
 #define RESHARD_TEST_FUZZ_FUZZCONTEXT_H
 

@@ -41,8 +41,8 @@ OwningOpRef<ModuleOp> parseAndVerify(MLIRContext &ctx, llvm::StringRef text,
   // The tools read files into null-terminated buffers; MLIR's lexer relies
   // on the terminator, so the fuzzer's bytes are copied into one.
   auto sourceMgr = std::make_shared<llvm::SourceMgr>();
-  sourceMgr->AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, name),
-                                llvm::SMLoc());
+  sourceMgr->AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, name), llvm::SMLoc());
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
     diagnostics += diag.str() + "\n";
     for (Diagnostic &note : diag.getNotes())
@@ -65,7 +65,8 @@ std::string print(ModuleOp module) {
 
 [[noreturn]] void fail(const char *what, const std::string &printed,
                        const std::string &detail) {
-  std::fprintf(stderr, "reshard-fuzz-mlir: %s\n--- printed module:\n%s\n---\n%s\n",
+  std::fprintf(stderr,
+               "reshard-fuzz-mlir: %s\n--- printed module:\n%s\n---\n%s\n",
                what, printed.c_str(), detail.c_str());
   std::abort();
 }

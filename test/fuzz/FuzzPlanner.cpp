@@ -160,8 +160,8 @@ ShardingSpec drawSharding(FuzzedDataProvider &in, const MeshSpec &mesh,
   for (unsigned a = 0; a < mesh.axes.size(); ++a)
     order.push_back(a);
   for (unsigned i = 0; i + 1 < order.size(); ++i)
-    std::swap(order[i], order[in.ConsumeIntegralInRange<unsigned>(
-                            i, order.size() - 1)]);
+    std::swap(order[i],
+              order[in.ConsumeIntegralInRange<unsigned>(i, order.size() - 1)]);
   for (unsigned a : order) {
     // shape.size() means "replicated over this axis".
     size_t dim = in.ConsumeIntegralInRange<size_t>(0, shape.size());
@@ -226,8 +226,8 @@ Case decode(FuzzedDataProvider &in) {
     t.nvlDomainSize = t.gpusPerNode * in.ConsumeIntegralInRange<int64_t>(1, 4);
     c.topology = t;
   }
-  c.strategy = in.ConsumeBool() ? SourceStrategy::Direct
-                                : SourceStrategy::Balanced;
+  c.strategy =
+      in.ConsumeBool() ? SourceStrategy::Direct : SourceStrategy::Balanced;
   c.schedule = in.ConsumeIntegralInRange<int>(0, 3) != 0;
   c.options.stagingBudget = int64_t(8) << in.ConsumeIntegralInRange<int>(0, 10);
   c.options.maxOpsPerStep = in.ConsumeIntegralInRange<int64_t>(2, 9);
@@ -319,8 +319,7 @@ void checkSchedule(const Case &c, llvm::ArrayRef<PlannedTensor> plan) {
     if (ops > c.options.maxOpsPerStep)
       fail(c, llvm::formatv("rank {0} issues {1} operations in step {2}, over "
                             "the bound of {3}",
-                            at.first, ops, at.second,
-                            c.options.maxOpsPerStep));
+                            at.first, ops, at.second, c.options.maxOpsPerStep));
   }
 }
 
@@ -329,8 +328,8 @@ void checkTables(const Case &c, llvm::ArrayRef<PlannedTensor> plan,
   for (const PlannedTensor &pt : plan) {
     std::string err = validatePieces(pt.layout, pt.table);
     if (!err.empty())
-      fail(c, llvm::formatv("after {0}, tensor {1}: {2}", stage,
-                            pt.layout.name, err));
+      fail(c, llvm::formatv("after {0}, tensor {1}: {2}", stage, pt.layout.name,
+                            err));
   }
 }
 

@@ -67,22 +67,20 @@ static int checkRandomBoxes(int cases) {
     CHECK_CUDA(cudaMalloc(&dev, total));
     CHECK_CUDA(cudaMalloc(&staging, bytes));
     CHECK_CUDA(cudaMemcpy(dev, host.data(), total, cudaMemcpyHostToDevice));
-    CHECK_CUDA(reshard_rt::nccl::copy_runs(staging, dev + desc[2], desc[3],
-                                           desc.data() + 5, desc[4], 2, 1, 0,
-                                           0));
-    CHECK_CUDA(cudaMemcpy(packedDev.data(), staging, bytes,
-                          cudaMemcpyDeviceToHost));
+    CHECK_CUDA(reshard_rt::nccl::copy_runs(
+        staging, dev + desc[2], desc[3], desc.data() + 5, desc[4], 2, 1, 0, 0));
+    CHECK_CUDA(
+        cudaMemcpy(packedDev.data(), staging, bytes, cudaMemcpyDeviceToHost));
     bad += packedDev != packedHost;
     // Unpack into a zeroed buffer and compare with the host loops.
     std::vector<uint8_t> unpackedHost(total, 0), unpackedDev(total);
     void *unpackPtr[1] = {unpackedHost.data()};
     reshard_rt::unpack_box(desc.data(), unpackPtr, packedHost.data());
     CHECK_CUDA(cudaMemset(dev, 0, total));
-    CHECK_CUDA(reshard_rt::nccl::copy_runs(dev + desc[2], staging, desc[3],
-                                           desc.data() + 5, desc[4], 2, 0, 1,
-                                           0));
-    CHECK_CUDA(cudaMemcpy(unpackedDev.data(), dev, total,
-                          cudaMemcpyDeviceToHost));
+    CHECK_CUDA(reshard_rt::nccl::copy_runs(
+        dev + desc[2], staging, desc[3], desc.data() + 5, desc[4], 2, 0, 1, 0));
+    CHECK_CUDA(
+        cudaMemcpy(unpackedDev.data(), dev, total, cudaMemcpyDeviceToHost));
     bad += unpackedDev != unpackedHost;
     CHECK_CUDA(cudaFree(dev));
     CHECK_CUDA(cudaFree(staging));
@@ -107,10 +105,10 @@ static int checkLargePitch() {
     CHECK_CUDA(cudaMemcpy(big + r * stride, want.data() + r * run, run,
                           cudaMemcpyHostToDevice));
   const int64_t loops[2] = {rows, stride};
-  CHECK_CUDA(reshard_rt::nccl::copy_runs(staging, big, run, loops, 1, 2, 1, 0,
-                                         0));
-  CHECK_CUDA(cudaMemcpy(got.data(), staging, got.size(),
-                        cudaMemcpyDeviceToHost));
+  CHECK_CUDA(
+      reshard_rt::nccl::copy_runs(staging, big, run, loops, 1, 2, 1, 0, 0));
+  CHECK_CUDA(
+      cudaMemcpy(got.data(), staging, got.size(), cudaMemcpyDeviceToHost));
   CHECK_CUDA(cudaFree(big));
   CHECK_CUDA(cudaFree(staging));
   std::printf("large pitch: stride %lld > max pitch %d: %s\n",
@@ -130,19 +128,26 @@ static int checkSelfMessage(ncclComm_t comm, cudaStream_t stream,
   const int64_t srcRows = 64, srcCols = 100, dstRows = 32, dstCols = 70;
   const int64_t run = 50, rows = 32, bytes = run * rows;
   static const int64_t steps[] = {
-      0, 1, 1,                                  // step 0: 1 send, 1 receive
-      0, bytes, 0, 7,                           // send to 0, staging 0
-      0, 0, 8 * srcCols + 10, run, 1, rows, srcCols,
-      0, bytes, bytes, 7,                       // receive from 0
-      0, 1, 5, run, 1, rows, dstCols};
+      0,       1,     1, // step 0: 1 send, 1 receive
+      0,       bytes, 0,
+      7, // send to 0, staging 0
+      0,       0,     8 * srcCols + 10,
+      run,     1,     rows,
+      srcCols, 0,     bytes,
+      bytes,   7, // receive from 0
+      0,       1,     5,
+      run,     1,     rows,
+      dstCols};
   static const int64_t shards[] = {0, srcRows * srcCols, dstRows * dstCols};
   static const int32_t programOf[] = {0};
   static const char *const names[] = {"self"};
   static const reshard_rt::RankProgram program = {
-      0, 2 * bytes, shards, 1, 0, 0, steps,
-      static_cast<int64_t>(sizeof(steps) / sizeof(steps[0]))};
-  static const reshard_rt::Plan plan = {"self_message", 0x5e1f, 1, 1, names,
-                                        &program, 1, programOf, 1};
+      0,      2 * bytes,
+      shards, 1,
+      0,      0,
+      steps,  static_cast<int64_t>(sizeof(steps) / sizeof(steps[0]))};
+  static const reshard_rt::Plan plan = {
+      "self_message", 0x5e1f, 1, 1, names, &program, 1, programOf, 1};
   std::vector<uint8_t> src(srcRows * srcCols), want(dstRows * dstCols, 0xA5),
       got(want.size()), packed(bytes);
   for (size_t i = 0; i < src.size(); ++i)
@@ -154,16 +159,16 @@ static int checkSelfMessage(ncclComm_t comm, cudaStream_t stream,
   CHECK_CUDA(cudaMalloc(&srcDev, src.size()));
   CHECK_CUDA(cudaMalloc(&dstDev, got.size()));
   CHECK_CUDA(cudaMalloc(&ws, 2 * bytes));
-  CHECK_CUDA(cudaMemcpy(srcDev, src.data(), src.size(),
-                        cudaMemcpyHostToDevice));
+  CHECK_CUDA(
+      cudaMemcpy(srcDev, src.data(), src.size(), cudaMemcpyHostToDevice));
   CHECK_CUDA(cudaMemset(dstDev, 0xA5, got.size()));
   void *srcPtr[1] = {srcDev}, *dstPtr[1] = {dstDev};
   char err[512] = "";
   int rc = reshard_rt::nccl::run(plan, 0, srcPtr, dstPtr, comm, stream, ws,
                                  2 * bytes, err, sizeof(err));
   CHECK_CUDA(cudaStreamSynchronize(stream));
-  CHECK_CUDA(cudaMemcpy(got.data(), dstDev, got.size(),
-                        cudaMemcpyDeviceToHost));
+  CHECK_CUDA(
+      cudaMemcpy(got.data(), dstDev, got.size(), cudaMemcpyDeviceToHost));
   CHECK_CUDA(cudaFree(srcDev));
   CHECK_CUDA(cudaFree(dstDev));
   CHECK_CUDA(cudaFree(ws));
@@ -178,8 +183,8 @@ static int checkSelfMessage(ncclComm_t comm, cudaStream_t stream,
 // The self message again, then the one-rank plan, whose destination shards
 // are byte for byte its source shards (one rank holds whole tensors).
 static int checkNonblocking(const std::vector<void *> &src,
-                            const std::vector<void *> &dst,
-                            cudaStream_t stream, void *ws, size_t wsBytes) {
+                            const std::vector<void *> &dst, cudaStream_t stream,
+                            void *ws, size_t wsBytes) {
   ncclUniqueId id;
   ncclComm_t comm;
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
@@ -247,7 +252,8 @@ int main(int argc, char **argv) {
   for (int t = 0; t < tensors; ++t) {
     int64_t s = reshard_plan_src_bytes(0, t), d = reshard_plan_dst_bytes(0, t);
     std::vector<uint8_t> host(s > 0 ? s : 0);
-    FILE *f = std::fopen(shardPath(argv[1], reshard_plan_tensor_name(t)).c_str(), "rb");
+    FILE *f = std::fopen(
+        shardPath(argv[1], reshard_plan_tensor_name(t)).c_str(), "rb");
     if (!f || (s > 0 && std::fread(host.data(), 1, s, f) != size_t(s))) {
       std::fprintf(stderr, "cannot read the source shard of tensor %d\n", t);
       return 1;
@@ -282,7 +288,8 @@ int main(int argc, char **argv) {
     std::vector<uint8_t> host(d);
     if (d > 0)
       CHECK_CUDA(cudaMemcpy(host.data(), dst[t], d, cudaMemcpyDeviceToHost));
-    FILE *f = std::fopen(shardPath(argv[2], reshard_plan_tensor_name(t)).c_str(), "wb");
+    FILE *f = std::fopen(
+        shardPath(argv[2], reshard_plan_tensor_name(t)).c_str(), "wb");
     if (!f || (d > 0 && std::fwrite(host.data(), 1, d, f) != size_t(d)))
       return 1;
     std::fclose(f);
@@ -322,8 +329,8 @@ int main(int argc, char **argv) {
   std::printf("one-rank plan: %lld bytes in %.3f ms (%.1f GB/s); cudaMemcpy "
               "D2D: %.3f ms (%.1f GB/s); plan / memcpy time: %.2f\n",
               static_cast<long long>(totalBytes), planMs,
-              totalBytes / (planMs * 1e6), copyMs,
-              totalBytes / (copyMs * 1e6), planMs / copyMs);
+              totalBytes / (planMs * 1e6), copyMs, totalBytes / (copyMs * 1e6),
+              planMs / copyMs);
   ncclCommDestroy(comm);
   return checkNonblocking(src, dst, stream, ws, wsBytes);
 }

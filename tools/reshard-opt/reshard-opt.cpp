@@ -31,7 +31,8 @@ importJSON(std::unique_ptr<llvm::MemoryBuffer> input,
   std::string name = input->getBufferIdentifier().str();
   sm.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   mlir::SourceMgrDiagnosticHandler handler(sm, &ctx);
-  mlir::OwningOpRef<mlir::ModuleOp> module = reshard::importLayoutJSON(sm, &ctx);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      reshard::importLayoutJSON(sm, &ctx);
   if (!module)
     return nullptr;
   std::string text;
@@ -49,7 +50,8 @@ int main(int argc, char **argv) {
   auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
       argc, argv, "reshard optimizer: verify and lower redistributions\n",
       registry);
-  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
 
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> input =

@@ -35,10 +35,11 @@ namespace cl = llvm::cl;
 
 static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
                                       cl::desc("<plan .mlir or layout .json>"));
-static cl::opt<bool> checkMode(
-    "check", cl::desc("Fill sources with the global index of each element, "
-                      "run, and check every destination element (then again "
-                      "with --pattern=hash, unless --pattern is given)"));
+static cl::opt<bool>
+    checkMode("check",
+              cl::desc("Fill sources with the global index of each element, "
+                       "run, and check every destination element (then again "
+                       "with --pattern=hash, unless --pattern is given)"));
 static cl::opt<CheckPattern> patternOption(
     "pattern",
     cl::desc("What --check, --make-sources and --verify put in each element, "
@@ -50,12 +51,13 @@ static cl::opt<CheckPattern> patternOption(
                           "a hash of the index (splitmix64), truncated: an "
                           "element moved by 2^8 or 2^16 places shows too")),
     cl::init(CheckPattern::Index));
-static cl::opt<std::string> srcDir(
-    "src", cl::desc("Read source shards from DIR/rank<R>.<tensor>.bin"),
-    cl::value_desc("DIR"));
-static cl::opt<std::string> dstDir(
-    "dst", cl::desc("Write destination shards to DIR/rank<R>.<tensor>.bin"),
-    cl::value_desc("DIR"));
+static cl::opt<std::string>
+    srcDir("src", cl::desc("Read source shards from DIR/rank<R>.<tensor>.bin"),
+           cl::value_desc("DIR"));
+static cl::opt<std::string>
+    dstDir("dst",
+           cl::desc("Write destination shards to DIR/rank<R>.<tensor>.bin"),
+           cl::value_desc("DIR"));
 static cl::opt<std::string> makeSourcesDir(
     "make-sources",
     cl::desc("Write every source rank's shard, filled with the --check "
@@ -72,9 +74,10 @@ static cl::opt<uint64_t> maxHostBytes(
     cl::desc("Refuse a tensor whose shards (all ranks, both sides) need more "
              "host memory than this (default 16 GiB)"),
     cl::init(uint64_t(16) << 30));
-static cl::opt<unsigned> maxMismatches(
-    "max-mismatches", cl::desc("Mismatches printed per tensor (default 10)"),
-    cl::init(10));
+static cl::opt<unsigned>
+    maxMismatches("max-mismatches",
+                  cl::desc("Mismatches printed per tensor (default 10)"),
+                  cl::init(10));
 
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "reshard-run: error: " << msg << "\n";
@@ -83,8 +86,8 @@ static int fail(const llvm::Twine &msg) {
 
 static std::string shardPath(StringRef dir, int64_t rank, StringRef tensor) {
   llvm::SmallString<256> path(dir);
-  llvm::sys::path::append(path, llvm::formatv("rank{0}.{1}.bin", rank, tensor)
-                                    .str());
+  llvm::sys::path::append(path,
+                          llvm::formatv("rank{0}.{1}.bin", rank, tensor).str());
   return std::string(path);
 }
 
@@ -106,9 +109,8 @@ static std::string fmtShape(ArrayRef<int64_t> shape) {
 /// Checks, before anything is read or written, that a shard file is a
 /// regular file of exactly `expected` bytes. An empty shard may have no
 /// file. `detail` describes the shard in the size message.
-static bool checkShardFileBytes(StringRef path, const char *side,
-                                int64_t rank, int64_t expected,
-                                const Twine &detail) {
+static bool checkShardFileBytes(StringRef path, const char *side, int64_t rank,
+                                int64_t expected, const Twine &detail) {
   llvm::sys::fs::file_status status;
   if (std::error_code ec = llvm::sys::fs::status(path, status)) {
     if (ec == std::errc::no_such_file_or_directory && expected == 0)
@@ -136,8 +138,7 @@ static bool checkShardFile(const TensorLayout &layout, StringRef dir,
                            const char *side, int64_t rank,
                            ArrayRef<int64_t> shape) {
   return checkShardFileBytes(
-      shardPath(dir, rank, layout.name), side, rank,
-      shardBytes(layout, shape),
+      shardPath(dir, rank, layout.name), side, rank, shardBytes(layout, shape),
       llvm::formatv("'{0}' (local shape {1}, {2} bytes per element)",
                     layout.name, fmtShape(shape), layout.elementBytes));
 }
@@ -154,7 +155,8 @@ static bool checkFileName(StringRef name) {
     std::string shown;
     llvm::raw_string_ostream os(shown);
     llvm::printEscapedString(name, os);
-    fail("tensor '" + shown + "' cannot name a shard file (it contains '/' "
+    fail("tensor '" + shown +
+         "' cannot name a shard file (it contains '/' "
          "or a NUL byte); rename the tensor to use --src/--dst");
     return false;
   }
@@ -181,8 +183,8 @@ static bool checkDestinationFile(int64_t rank, StringRef tensor) {
   llvm::sys::fs::file_status status;
   if (!llvm::sys::fs::status(path, status) &&
       status.type() != llvm::sys::fs::file_type::regular_file) {
-    fail(path + ": cannot write the destination shard of rank " +
-         Twine(rank) + " (something that is not a file is in the way)");
+    fail(path + ": cannot write the destination shard of rank " + Twine(rank) +
+         " (something that is not a file is in the way)");
     return false;
   }
   return true;
@@ -202,9 +204,8 @@ static uint64_t hostBytes(const TensorLayout &layout) {
   uint64_t total = 0;
   for (bool source : {true, false})
     for (auto &[rank, shape] : localShapes(layout, source))
-      if (__builtin_add_overflow(total,
-                                 static_cast<uint64_t>(shardBytes(layout, shape)),
-                                 &total))
+      if (__builtin_add_overflow(
+              total, static_cast<uint64_t>(shardBytes(layout, shape)), &total))
         return UINT64_MAX;
   return total;
 }
@@ -287,11 +288,10 @@ static int runLoweredPlan(rt::PlanOp plan) {
   for (rt::RankOp rank : plan.getBody().front().getOps<rt::RankOp>()) {
     ArrayRef<int64_t> shards = rank.getShards();
     for (size_t i = 0; i < shards.size(); i += 3) {
-      int64_t t = shards[i], srcBytes = shards[i + 1],
-              dstBytes = shards[i + 2];
+      int64_t t = shards[i], srcBytes = shards[i + 1], dstBytes = shards[i + 2];
       for (int64_t b : {srcBytes, dstBytes})
-        if (b > 0 && __builtin_add_overflow(host, static_cast<uint64_t>(b),
-                                            &host))
+        if (b > 0 &&
+            __builtin_add_overflow(host, static_cast<uint64_t>(b), &host))
           host = UINT64_MAX;
       if (host > maxHostBytes)
         return fail(llvm::formatv("the plan's shards need more than "
@@ -444,9 +444,9 @@ int main(int argc, char **argv) {
     ++tensors;
     pieces += table.size();
     if (!makeSourcesDir.empty()) {
-      if (!writeShards(layout->name, makeSourcesDir,
-                       makeCheckBuffers(*layout, /*source=*/true,
-                                        patternOption)))
+      if (!writeShards(
+              layout->name, makeSourcesDir,
+              makeCheckBuffers(*layout, /*source=*/true, patternOption)))
         return 1;
       continue;
     }
@@ -480,11 +480,10 @@ int main(int argc, char **argv) {
       if (!bad)
         continue;
       wrong = true;
-      llvm::errs() << llvm::formatv("MISMATCH tensor '{0}': {1} destination "
-                                    "elements wrong (pattern {2})\n",
-                                    layout->name, bad,
-                                    pattern == CheckPattern::Index ? "index"
-                                                                   : "hash");
+      llvm::errs() << llvm::formatv(
+          "MISMATCH tensor '{0}': {1} destination "
+          "elements wrong (pattern {2})\n",
+          layout->name, bad, pattern == CheckPattern::Index ? "index" : "hash");
       for (const Mismatch &m : reported)
         llvm::errs() << llvm::formatv(
             "  tensor '{0}' rank {1} local element {2} (global index {3}): "

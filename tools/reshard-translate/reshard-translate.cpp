@@ -5,6 +5,6 @@
 
 int main(int argc, char **argv) {
   reshard::registerAllTranslations();
-  return mlir::failed(mlir::mlirTranslateMain(
-      argc, argv, "reshard translation tool\n"));
+  return mlir::failed(
+      mlir::mlirTranslateMain(argc, argv, "reshard translation tool\n"));
 }

@@ -55,7 +55,8 @@ TEST(VerifyMesh, NamesEachProblem) {
 
   Diags d3;
   EXPECT_FALSE(verifyMesh({{2, 2}, {"a", "b"}, {0, 1, 2}}, "", d3.fn()));
-  EXPECT_TRUE(d3.mentions("ranks: the mesh shape has 4 device(s) but 3 rank(s)"));
+  EXPECT_TRUE(
+      d3.mentions("ranks: the mesh shape has 4 device(s) but 3 rank(s)"));
 
   Diags d4;
   EXPECT_FALSE(verifyMesh({{3}, {"a"}, {0, -1, 0}}, "", d4.fn()));
@@ -69,8 +70,8 @@ TEST(VerifyMesh, NamesEachProblem) {
 
 TEST(VerifyMesh, HugeShapeIsAnErrorNotAnOverflow) {
   Diags d;
-  EXPECT_FALSE(verifyMesh({{int64_t(1) << 40, int64_t(1) << 40}, {"a", "b"}, {}},
-                          "", d.fn()));
+  EXPECT_FALSE(verifyMesh(
+      {{int64_t(1) << 40, int64_t(1) << 40}, {"a", "b"}, {}}, "", d.fn()));
   EXPECT_TRUE(d.mentions("more than"));
 }
 
@@ -96,19 +97,19 @@ TEST(VerifyTensorShape, RejectsNegativeDimsAndByteOverflow) {
   EXPECT_FALSE(verifyTensorShape({4, -1}, 2, "t", d.fn()));
   EXPECT_TRUE(d.mentions("t.shape[1]: dim size -1 must be non-negative"));
   Diags d2;
-  EXPECT_FALSE(verifyTensorShape({int64_t(1) << 31, int64_t(1) << 31}, 2, "",
-                                 d2.fn()));
+  EXPECT_FALSE(
+      verifyTensorShape({int64_t(1) << 31, int64_t(1) << 31}, 2, "", d2.fn()));
   EXPECT_TRUE(d2.mentions("overflows 64 bits"));
-  EXPECT_TRUE(verifyTensorShape({int64_t(1) << 30, int64_t(1) << 30}, 4, "",
-                                d2.fn()));
+  EXPECT_TRUE(
+      verifyTensorShape({int64_t(1) << 30, int64_t(1) << 30}, 4, "", d2.fn()));
   EXPECT_TRUE(verifyTensorShape({}, 8, "", d2.fn()));
 }
 
 TEST(ResolveSharding, ResolvesAxesToIndices) {
   Diags d;
   std::vector<std::string> axes = {"dp", "tp", "ep"};
-  auto s = resolveSharding(spec({{"ep", "dp"}, {}}), axes, {8, 4}, "src",
-                           d.fn());
+  auto s =
+      resolveSharding(spec({{"ep", "dp"}, {}}), axes, {8, 4}, "src", d.fn());
   ASSERT_TRUE(s.has_value());
   EXPECT_EQ(s->dims[0].axes, (llvm::SmallVector<unsigned>{2, 0}));
   EXPECT_TRUE(s->dims[1].axes.empty());
@@ -121,8 +122,8 @@ TEST(ResolveSharding, NamesEachProblem) {
   EXPECT_TRUE(d.mentions("src.dims: the sharding has 1 dims but the tensor "
                          "has rank 2"));
   Diags d2;
-  EXPECT_FALSE(resolveSharding(spec({{"xx"}, {}}), axes, {8, 4}, "src",
-                               d2.fn()));
+  EXPECT_FALSE(
+      resolveSharding(spec({{"xx"}, {}}), axes, {8, 4}, "src", d2.fn()));
   EXPECT_TRUE(d2.mentions("src.dims[0][0]: axis 'xx' is not an axis of the "
                           "mesh (its axes: dp, tp)"));
   Diags d3;
@@ -141,8 +142,8 @@ TEST(ResolveSharding, NamesEachProblem) {
   EXPECT_TRUE(d5.mentions("src.blocks.0: blocks sum to 7 but dim 0 has size "
                           "8"));
   Diags d6;
-  EXPECT_FALSE(resolveSharding(
-      spec({{"tp"}}, {{INT64_MAX, INT64_MAX}}), axes, {8}, "", d6.fn()));
+  EXPECT_FALSE(resolveSharding(spec({{"tp"}}, {{INT64_MAX, INT64_MAX}}), axes,
+                               {8}, "", d6.fn()));
   EXPECT_TRUE(d6.mentions("at least 2^63"));
 }
 

@@ -67,8 +67,8 @@ struct HeldBox {
 /// The shards of one tensor of a given global shape laid out on a mesh.
 class ShardGeometry {
 public:
-  ShardGeometry(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> meshShape,
-                const Sharding &sharding);
+  ShardGeometry(llvm::ArrayRef<int64_t> shape,
+                llvm::ArrayRef<int64_t> meshShape, const Sharding &sharding);
 
   unsigned rank() const { return shape.size(); }
   llvm::ArrayRef<int64_t> globalShape() const { return shape; }

@@ -1,4 +1,5 @@
-//===- Layout.h - Meshes, shardings and topologies as plain data -*- C++ -*-===//
+//===- Layout.h - Meshes, shardings and topologies as plain data -*- C++
+//-*-===//
 //
 // The layout model of DESIGN.md without any MLIR: the dialect's verifier, the
 // JSON importer and every later pass share these definitions and checks, so a
@@ -93,10 +94,10 @@ bool verifyTopology(const TopologySpec &topo, const std::string &path,
 bool verifyTensorShape(llvm::ArrayRef<int64_t> shape, int64_t elementBytes,
                        const std::string &path, LayoutDiagFn diag);
 
-/// Resolves `spec` against a mesh with axes `meshAxes` for a tensor of `shape` (already checked by
-/// verifyTensorShape): one entry per dim, known axes each used at most once,
-/// blocks non-negative and summing to the dim. Returns std::nullopt after
-/// reporting through `diag` when the sharding is malformed.
+/// Resolves `spec` against a mesh with axes `meshAxes` for a tensor of `shape`
+/// (already checked by verifyTensorShape): one entry per dim, known axes each
+/// used at most once, blocks non-negative and summing to the dim. Returns
+/// std::nullopt after reporting through `diag` when the sharding is malformed.
 std::optional<Sharding> resolveSharding(const ShardingSpec &spec,
                                         llvm::ArrayRef<std::string> meshAxes,
                                         llvm::ArrayRef<int64_t> shape,

@@ -106,8 +106,8 @@ inline int agree(const Plan &plan, int rank, int status, MPI_Comm comm,
 }
 
 inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
-               MPI_Comm comm, void *workspace, size_t workspace_size,
-               char *err, size_t errlen) {
+               MPI_Comm comm, void *workspace, size_t workspace_size, char *err,
+               size_t errlen) {
   if (err && errlen)
     err[0] = '\0';
   int size = 0, me = -1;
@@ -163,8 +163,7 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
                           "%s: rank %d: MPI_Isend failed", plan.name, rank);
           }
         }
-        int waited = wait_all(plan, rank, reqs, nrecv_reqs, index, err,
-                              errlen);
+        int waited = wait_all(plan, rank, reqs, nrecv_reqs, index, err, errlen);
         if (waited)
           return waited;
         for (int64_t m = 0; m < nrecv; ++m) {

@@ -9,8 +9,8 @@
  *
  * A rank reads a file for every tensor whose source mesh it is in (an
  * empty shard is an empty file, or none) and writes one for every tensor
- * whose destination mesh it is in (DST is created if missing). Exit status: 0, 1 for bad usage or files, or
- * 10 + the error code of <plan>_run.
+ * whose destination mesh it is in (DST is created if missing). Exit status: 0,
+ * 1 for bad usage or files, or 10 + the error code of <plan>_run.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef RESHARD_RUNTIME_MPIDRIVER_H
@@ -126,9 +126,9 @@ inline int driver_main(const Plan &plan, int argc, char **argv) {
   }
   std::vector<uint8_t> workspace(workspace_bytes(plan, rank));
   char err[1024] = "";
-  int rc = mpi::run(plan, rank, src_ptrs.data(), dst_ptrs.data(),
-                    MPI_COMM_WORLD, workspace.data(), workspace.size(), err,
-                    sizeof(err));
+  int rc =
+      mpi::run(plan, rank, src_ptrs.data(), dst_ptrs.data(), MPI_COMM_WORLD,
+               workspace.data(), workspace.size(), err, sizeof(err));
   if (rc) {
     std::fprintf(stderr, "%s: rank %d: error %d: %s\n", plan.name, rank, rc,
                  err);

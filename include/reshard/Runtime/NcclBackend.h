@@ -194,8 +194,8 @@ inline cudaError_t copy_runs(uint8_t *to, const uint8_t *from, int64_t run,
     if (count <= 0)
       return cudaSuccess;
     if (count == 1 || (spitch == run && dpitch == run)) /* contiguous */
-      return cudaMemcpyAsync(to, from, run * count,
-                             cudaMemcpyDeviceToDevice, stream);
+      return cudaMemcpyAsync(to, from, run * count, cudaMemcpyDeviceToDevice,
+                             stream);
     size_t limit = max_pitch();
     if (static_cast<size_t>(spitch) <= limit &&
         static_cast<size_t>(dpitch) <= limit)
@@ -236,17 +236,16 @@ inline int agree(const Plan &plan, int rank, int status, int device,
   if ((e = cudaMemcpyAsync(w.device, w.host, 3 * sizeof(*w.host),
                            cudaMemcpyHostToDevice, stream)) != cudaSuccess)
     return cuda_failed(plan, rank, e, "cudaMemcpyAsync", err, errlen);
-  ncclResult_t r = settle(
-      comm, ncclAllReduce(w.device, w.device, 3, ncclUint64, ncclMax, comm,
-                          stream));
+  ncclResult_t r = settle(comm, ncclAllReduce(w.device, w.device, 3, ncclUint64,
+                                              ncclMax, comm, stream));
   if (r != ncclSuccess)
     return nccl_failed(plan, rank, r, "ncclAllReduce (plan agreement)", err,
                        errlen);
   if ((e = cudaMemcpyAsync(w.host, w.device, 3 * sizeof(*w.host),
                            cudaMemcpyDeviceToHost, stream)) != cudaSuccess)
     return cuda_failed(plan, rank, e, "plan agreement", err, errlen);
-  int waited = wait_stream(plan, rank, comm, stream, "the plan agreement",
-                           err, errlen);
+  int waited =
+      wait_stream(plan, rank, comm, stream, "the plan agreement", err, errlen);
   if (waited)
     return waited;
   unsigned long long reduced[3] = {w.host[0], w.host[1], w.host[2]};
@@ -262,8 +261,7 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
   ncclResult_t r;
   if ((r = ncclCommCount(comm, &count)) != ncclSuccess ||
       (r = ncclCommUserRank(comm, &me)) != ncclSuccess)
-    return nccl_failed(plan, rank, r, "querying the communicator", err,
-                       errlen);
+    return nccl_failed(plan, rank, r, "querying the communicator", err, errlen);
   int device = -1;
   DeviceGuard guard;
   if (cudaError_t de = guard.set(comm, &device))
@@ -299,8 +297,8 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
           for (int64_t i = 0; i < sends[m].desc_len;
                i += box_length(sends[m].desc + i)) {
             const int64_t *d = sends[m].desc + i;
-            e = copy_runs(out, buffer(d, src, dst) + d[2], d[3], d + 5, d[4],
-                          2, 1, 0, stream);
+            e = copy_runs(out, buffer(d, src, dst) + d[2], d[3], d + 5, d[4], 2,
+                          1, 0, stream);
             if (e != cudaSuccess)
               return cuda_failed(plan, rank, e, "pack", err, errlen);
             out += box_bytes(d);
@@ -312,15 +310,15 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
         for (int pass = 0; pass < 2 && r == ncclSuccess; ++pass) {
           for (int64_t m = 0; r == ncclSuccess && m < nrecv; ++m)
             if ((recvs[m].peer > rank) == (pass == 0) &&
-                (r = ncclRecv(ws + recvs[m].staging, recvs[m].bytes,
-                              ncclUint8, static_cast<int>(recvs[m].peer),
-                              comm, stream)) != ncclSuccess)
+                (r = ncclRecv(ws + recvs[m].staging, recvs[m].bytes, ncclUint8,
+                              static_cast<int>(recvs[m].peer), comm, stream)) !=
+                    ncclSuccess)
               break;
           for (int64_t m = 0; r == ncclSuccess && m < nsend; ++m)
             if ((sends[m].peer > rank) == (pass == 0) &&
-                (r = ncclSend(ws + sends[m].staging, sends[m].bytes,
-                              ncclUint8, static_cast<int>(sends[m].peer),
-                              comm, stream)) != ncclSuccess)
+                (r = ncclSend(ws + sends[m].staging, sends[m].bytes, ncclUint8,
+                              static_cast<int>(sends[m].peer), comm, stream)) !=
+                    ncclSuccess)
               break;
         }
         ncclResult_t end = ncclGroupEnd();
@@ -330,8 +328,8 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
           return nccl_failed(plan, rank, r != ncclSuccess ? r : end,
                              "ncclSend/ncclRecv", err, errlen);
         if (end == ncclInProgress || timeout_seconds() > 0) {
-          int waited = wait_stream(plan, rank, comm, stream, "a step", err,
-                                   errlen);
+          int waited =
+              wait_stream(plan, rank, comm, stream, "a step", err, errlen);
           if (waited)
             return waited;
         }

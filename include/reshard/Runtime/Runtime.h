@@ -167,22 +167,22 @@ inline int check_arguments(const Plan &plan, int rank, void *const *src,
  * anything else wrong with this rank's call becomes `*verdict`, which the
  * agreement spreads to every rank. `me` is the caller's communicator rank. */
 inline int check_call(const Plan &plan, int rank, int me, int comm_size,
-                      void *const *src, void *const *dst,
-                      const void *workspace, size_t workspace_size,
-                      char *err, size_t errlen, int *verdict) {
+                      void *const *src, void *const *dst, const void *workspace,
+                      size_t workspace_size, char *err, size_t errlen,
+                      int *verdict) {
   if (comm_size < plan.num_ranks)
     return fail(err, errlen, RESHARD_ERR_RANK,
                 "%s: the communicator has %d ranks, the plan needs %d",
                 plan.name, comm_size, plan.num_ranks);
   if (me != rank)
     *verdict = fail(err, errlen, RESHARD_ERR_RANK,
-                    "%s: called as rank %d on communicator rank %d",
-                    plan.name, rank, me);
+                    "%s: called as rank %d on communicator rank %d", plan.name,
+                    rank, me);
   else if (rank >= plan.num_ranks) /* a larger communicator: nothing to do */
     *verdict = RESHARD_OK;
   else
-    *verdict = check_arguments(plan, rank, src, dst, workspace,
-                               workspace_size, err, errlen);
+    *verdict = check_arguments(plan, rank, src, dst, workspace, workspace_size,
+                               err, errlen);
   return RESHARD_OK;
 }
 

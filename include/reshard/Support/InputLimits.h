@@ -1,4 +1,5 @@
-//===- InputLimits.h - Reject inputs that would exhaust the stack -*- C++ -*-===//
+//===- InputLimits.h - Reject inputs that would exhaust the stack -*- C++
+//-*-===//
 //
 // MLIR's parser recurses once per nested bracket and has no depth limit, so
 // a hostile file of a million '[' overflows the stack. No reshard program
@@ -10,8 +11,8 @@
 #define RESHARD_SUPPORT_INPUTLIMITS_H
 
 #include "mlir/Support/LLVM.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <optional>
 
@@ -27,8 +28,9 @@ inline constexpr unsigned kMaxInputNesting = 256;
 /// The byte offset at which `text` first nests `(`, `[`, `{` or `<` deeper
 /// than `maxDepth` (outside string literals and `//` comments; `->` is not a
 /// bracket), or std::nullopt.
-std::optional<size_t> findExcessiveNesting(llvm::StringRef text,
-                                           unsigned maxDepth = kMaxInputNesting);
+std::optional<size_t>
+findExcessiveNesting(llvm::StringRef text,
+                     unsigned maxDepth = kMaxInputNesting);
 
 /// Prints `file:line:col: error: ...` to stderr and returns failure when
 /// `buffer` nests too deeply to parse safely.

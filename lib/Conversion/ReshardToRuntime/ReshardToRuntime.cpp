@@ -43,8 +43,7 @@ SmallVector<int64_t> byteStrides(ArrayRef<int64_t> shape, int64_t eb) {
 /// buffers (one shape per buffer, iterated together): the first integer of
 /// each buffer's offset, the shared run, and the loops with one stride per
 /// buffer. Dims whose box is full in every buffer merge into the run.
-void describeBox(ArrayRef<int64_t> sizes,
-                 ArrayRef<ArrayRef<int64_t>> shapes,
+void describeBox(ArrayRef<int64_t> sizes, ArrayRef<ArrayRef<int64_t>> shapes,
                  ArrayRef<ArrayRef<int64_t>> offsets, int64_t eb,
                  SmallVectorImpl<int64_t> &byteOffsets, int64_t &run,
                  SmallVectorImpl<int64_t> &loops) {
@@ -63,9 +62,8 @@ void describeBox(ArrayRef<int64_t> sizes,
   // Merge inner dims while the box spans them fully in every buffer.
   while (k >= 0) {
     run *= sizes[k];
-    bool full = llvm::all_of(shapes, [&](ArrayRef<int64_t> s) {
-      return s[k] == sizes[k];
-    });
+    bool full = llvm::all_of(
+        shapes, [&](ArrayRef<int64_t> s) { return s[k] == sizes[k]; });
     --k;
     if (!full)
       break;
@@ -167,9 +165,12 @@ struct ConvertReshardToRuntimePass
 } // namespace
 
 static bool isCIdentifier(StringRef s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_'))
+  if (s.empty() ||
+      !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_'))
     return false;
-  return llvm::all_of(s, [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return llvm::all_of(s, [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
 }
 
 void ConvertReshardToRuntimePass::runOnOperation() {
@@ -178,10 +179,11 @@ void ConvertReshardToRuntimePass::runOnOperation() {
   if (name.empty())
     name = module.getSymName() ? module.getSymName()->str() : "reshard_plan";
   if (!isCIdentifier(name)) {
-    emitError(module.getLoc()) << "plan name '" << name
-                       << "' is not a C identifier; give the module a name "
-                          "that is, or set convert-reshard-to-runtime{"
-                          "plan-name=...} (reshard-opt)";
+    emitError(module.getLoc())
+        << "plan name '" << name
+        << "' is not a C identifier; give the module a name "
+           "that is, or set convert-reshard-to-runtime{"
+           "plan-name=...} (reshard-opt)";
     return signalPassFailure();
   }
   FailureOr<PlanModule> plan = PlanModule::load(module, getArgument());
@@ -252,8 +254,7 @@ void ConvertReshardToRuntimePass::runOnOperation() {
                             p.sizes(), eb);
       } else {
         std::vector<int64_t> key = {p.via()};
-        key.insert(key.end(), p.globalOffset().begin(),
-                   p.globalOffset().end());
+        key.insert(key.end(), p.globalOffset().begin(), p.globalOffset().end());
         auto relayIt = deliveredBy.find(key);
         if (relayIt == deliveredBy.end() ||
             pt.table[relayIt->second].sizes() != p.sizes()) {
@@ -263,12 +264,12 @@ void ConvertReshardToRuntimePass::runOnOperation() {
           return signalPassFailure();
         }
         PieceTable::Piece relay = pt.table[relayIt->second];
-        appendBoxDescriptor(send.pack, t, 1, dstShapes[from],
-                            relay.dstOffset(), p.sizes(), eb);
+        appendBoxDescriptor(send.pack, t, 1, dstShapes[from], relay.dstOffset(),
+                            p.sizes(), eb);
       }
       Message &recv = rankData(p.dstRank()).recvs[p.step()][from];
-      appendBoxDescriptor(recv.unpack, t, 1, dstShape, p.dstOffset(),
-                          p.sizes(), eb);
+      appendBoxDescriptor(recv.unpack, t, 1, dstShape, p.dstOffset(), p.sizes(),
+                          eb);
       int64_t bytes = p.numElements() * eb;
       send.bytes += bytes;
       recv.bytes += bytes;
@@ -286,9 +287,9 @@ void ConvertReshardToRuntimePass::runOnOperation() {
     fp.add(pt.layout.name);
   }
   Location loc = module.getLoc();
-  auto planOp = rt::PlanOp::create(b, loc, name, numRanks,
-                                   b.getStrArrayAttr(names), 0,
-                                   /*staging_budget=*/nullptr);
+  auto planOp =
+      rt::PlanOp::create(b, loc, name, numRanks, b.getStrArrayAttr(names), 0,
+                         /*staging_budget=*/nullptr);
   Block *planBody = b.createBlock(&planOp.getBody());
   auto align = [](int64_t x) { return (x + 15) & ~int64_t(15); };
   for (auto &[r, d] : ranks) {
@@ -336,11 +337,13 @@ void ConvertReshardToRuntimePass::runOnOperation() {
     }
   }
   planOp.setFingerprint(static_cast<int64_t>(fp.h));
-  if (auto budget = module->getAttrOfType<IntegerAttr>("reshard.staging_budget"))
+  if (auto budget =
+          module->getAttrOfType<IntegerAttr>("reshard.staging_budget"))
     planOp.setStagingBudget(budget.getInt());
 
   // The runtime program replaces the layout and its tables.
-  for (Operation &op : llvm::make_early_inc_range(module.getBody()->getOperations()))
+  for (Operation &op :
+       llvm::make_early_inc_range(module.getBody()->getOperations()))
     if (isa<RedistributeOp, PiecesOp, MeshOp, TopologyOp>(op))
       op.erase();
   module.getBody()->push_back(planOp);

@@ -57,22 +57,22 @@ std::string reshard::executeRuntimePlan(rt::PlanOp plan,
   };
   std::map<int64_t, std::map<int64_t, Decoded>> byStep; // step, rank
   for (Program &p : programs) {
-    p.program = {p.rank, 0, p.shards.data(),
-                 static_cast<int64_t>(p.shards.size() / 3),
+    p.program = {p.rank,          0,
+                 p.shards.data(), static_cast<int64_t>(p.shards.size() / 3),
                  p.copies.data(), static_cast<int64_t>(p.copies.size()),
-                 p.steps.data(), static_cast<int64_t>(p.steps.size())};
+                 p.steps.data(),  static_cast<int64_t>(p.steps.size())};
     reshard_rt::copy_boxes(p.program, p.srcPtrs.data(), p.dstPtrs.data());
     std::vector<reshard_rt::Message> scratch(
         reshard_rt::max_messages(p.program) + 1);
-    reshard_rt::for_each_step(
-        p.program, scratch.data(),
-        [&](int64_t index, reshard_rt::Message *sends, int64_t nsend,
-            reshard_rt::Message *recvs, int64_t nrecv) {
-          Decoded &d = byStep[index][p.rank];
-          d.sends.assign(sends, sends + nsend);
-          d.recvs.assign(recvs, recvs + nrecv);
-          return 0;
-        });
+    reshard_rt::for_each_step(p.program, scratch.data(),
+                              [&](int64_t index, reshard_rt::Message *sends,
+                                  int64_t nsend, reshard_rt::Message *recvs,
+                                  int64_t nrecv) {
+                                Decoded &d = byStep[index][p.rank];
+                                d.sends.assign(sends, sends + nsend);
+                                d.recvs.assign(recvs, recvs + nrecv);
+                                return 0;
+                              });
   }
   std::map<int64_t, Program *> byRank;
   for (Program &p : programs)

@@ -75,7 +75,7 @@ private:
 
   // Typed field access; each reports a missing field or a wrong type.
   const JValue *field(const JValue &obj, const std::string &path, StringRef key,
-                     bool required = true);
+                      bool required = true);
   bool expectKind(const JValue &v, const std::string &path, Kind kind,
                   const char *what);
   bool readInt(const JValue &v, const std::string &path, int64_t &out);
@@ -150,8 +150,7 @@ const JValue &Importer::resolve(const JValue &base, StringRef rest) {
     } else if (rest.consume_front("[")) {
       size_t end = rest.find(']');
       unsigned long long i;
-      if (end == StringRef::npos ||
-          rest.take_front(end).getAsInteger(10, i))
+      if (end == StringRef::npos || rest.take_front(end).getAsInteger(10, i))
         break;
       if (cur->kind == Kind::Array && i < cur->elements.size())
         next = &cur->elements[i];
@@ -171,7 +170,7 @@ const JValue &Importer::resolve(const JValue &base, StringRef rest) {
 }
 
 const JValue *Importer::field(const JValue &obj, const std::string &path,
-                             StringRef key, bool required) {
+                              StringRef key, bool required) {
   const JValue *v = obj.find(key);
   if (!v && required)
     error(obj, path, llvm::formatv("missing required field '{0}'", key).str());
@@ -182,8 +181,9 @@ bool Importer::expectKind(const JValue &v, const std::string &path, Kind kind,
                           const char *what) {
   if (v.kind == kind)
     return true;
-  return error(v, path,
-               llvm::formatv("expected {0}, got {1}", what, v.describe()).str());
+  return error(
+      v, path,
+      llvm::formatv("expected {0}, got {1}", what, v.describe()).str());
 }
 
 bool Importer::readInt(const JValue &v, const std::string &path, int64_t &out) {
@@ -295,10 +295,10 @@ bool Importer::readSharding(const JValue &v, const std::string &path,
   if (!mesh || !dims || !readString(*mesh, keyPath(path, "mesh"), meshName))
     return false;
   if (!meshes.count(meshName))
-    return error(*mesh, keyPath(path, "mesh"),
-                 llvm::formatv("unknown mesh '{0}'; declare it under 'meshes'",
-                               meshName)
-                     .str());
+    return error(
+        *mesh, keyPath(path, "mesh"),
+        llvm::formatv("unknown mesh '{0}'; declare it under 'meshes'", meshName)
+            .str());
   std::string dimsPath = keyPath(path, "dims");
   if (!expectKind(*dims, dimsPath, Kind::Array, "an array (one per dim)"))
     return false;
@@ -395,8 +395,7 @@ OwningOpRef<ModuleOp> Importer::run() {
   if (!meshesValue || !tensorsValue ||
       !expectKind(*meshesValue, "meshes", Kind::Object,
                   "an object of named meshes") ||
-      !expectKind(*tensorsValue, "tensors", Kind::Array,
-                  "an array of tensors"))
+      !expectKind(*tensorsValue, "tensors", Kind::Array, "an array of tensors"))
     return nullptr;
 
   SmallVector<std::pair<std::string, size_t>> meshOrder; // name, offset
@@ -460,18 +459,18 @@ OwningOpRef<ModuleOp> Importer::run() {
   for (const auto &[name, offset] : meshOrder) {
     const MeshSpec &mesh = meshes[name];
     MeshOp::create(b, locAt(offset), name, mesh.shape,
-                   b.getStrArrayAttr(SmallVector<StringRef>(
-                       mesh.axes.begin(), mesh.axes.end())),
+                   b.getStrArrayAttr(SmallVector<StringRef>(mesh.axes.begin(),
+                                                            mesh.axes.end())),
                    mesh.ranks);
   }
   FlatSymbolRefAttr topoRef;
   if (topology) {
-    TopologyOp::create(
-        b, locAt(root.find("topology")->offset), topoName,
-        topology->gpusPerNode, topology->nvlDomainSize,
-        llvm::APFloat(topology->nvlinkGBps), llvm::APFloat(topology->nicGBps),
-        llvm::APFloat(topology->nvlinkLatencyUs),
-        llvm::APFloat(topology->nicLatencyUs));
+    TopologyOp::create(b, locAt(root.find("topology")->offset), topoName,
+                       topology->gpusPerNode, topology->nvlDomainSize,
+                       llvm::APFloat(topology->nvlinkGBps),
+                       llvm::APFloat(topology->nicGBps),
+                       llvm::APFloat(topology->nvlinkLatencyUs),
+                       llvm::APFloat(topology->nicLatencyUs));
     topoRef = FlatSymbolRefAttr::get(ctx, topoName);
   }
   auto shardingAttr = [&](const ShardingSpec &spec) {

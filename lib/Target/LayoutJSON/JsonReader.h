@@ -21,15 +21,15 @@ namespace reshard::json {
 struct Value {
   enum class Kind { Null, Bool, Integer, Number, String, Array, Object };
   Kind kind = Kind::Null;
-  size_t offset = 0;       // byte offset of the value's first character
+  size_t offset = 0; // byte offset of the value's first character
   bool boolean = false;
-  int64_t integer = 0;     // Kind::Integer: fits int64_t exactly
-  double number = 0;       // Kind::Number: has a fraction, an exponent, or
-                           // is an integer outside int64_t
+  int64_t integer = 0;          // Kind::Integer: fits int64_t exactly
+  double number = 0;            // Kind::Number: has a fraction, an exponent, or
+                                // is an integer outside int64_t
   bool integralLiteral = false; // Kind::Number written without . or e
-  std::string string;      // Kind::String, decoded
-  std::vector<Value> elements;                          // Kind::Array
-  std::vector<std::pair<std::string, Value>> members;   // Kind::Object, in order
+  std::string string;           // Kind::String, decoded
+  std::vector<Value> elements;  // Kind::Array
+  std::vector<std::pair<std::string, Value>> members; // Kind::Object, in order
 
   /// The member named `key`, or nullptr (the last one if repeated).
   const Value *find(llvm::StringRef key) const;

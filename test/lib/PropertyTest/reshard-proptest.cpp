@@ -30,8 +30,8 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <random>
 #include <map>
+#include <random>
 #include <set>
 
 using namespace mlir;
@@ -47,11 +47,11 @@ static cl::opt<int64_t> maxRanks(
     cl::desc("Use at most N distinct global ranks, numbered 0..N-1 (for "
              "cases run under mpirun; default: no limit)"),
     cl::init(0));
-static cl::opt<std::string> inject(
-    "inject",
-    cl::desc("Corrupt each plan before checking it, to show the checks "
-             "catch it: drop-piece, shift-source, remote-copy"),
-    cl::init(""));
+static cl::opt<std::string>
+    inject("inject",
+           cl::desc("Corrupt each plan before checking it, to show the checks "
+                    "catch it: drop-piece, shift-source, remote-copy"),
+           cl::init(""));
 
 namespace {
 
@@ -162,8 +162,8 @@ std::string shardingIR(const RandomSharding &s) {
   return out + "]>";
 }
 
-const char *kTypes[] = {"bf16", "f16", "f32", "f64", "i8", "ui8", "i16",
-                        "ui32", "i64", "ui64", "f8E4M3FN", "f8E5M2"};
+const char *kTypes[] = {"bf16", "f16",  "f32", "f64",  "i8",       "ui8",
+                        "i16",  "ui32", "i64", "ui64", "f8E4M3FN", "f8E5M2"};
 
 /// Draws one case and returns its IR.
 std::string randomCase(uint64_t seed) {
@@ -282,8 +282,8 @@ void corrupt(PieceTable &table) {
     llvm::ArrayRef<int64_t> holders = table.holders(p.holderGroup());
     if (inject == "remote-copy" && p.srcRank() == p.dstRank() &&
         holders.size() > 1) {
-      row[1] = holders.front() == p.dstRank() ? holders.back()
-                                               : holders.front();
+      row[1] =
+          holders.front() == p.dstRank() ? holders.back() : holders.front();
       return;
     }
   }
@@ -332,8 +332,8 @@ std::string runCase(MLIRContext &ctx, const std::string &ir,
   if (int64_t bad = checkDestination(*layout, dst, mismatches, 3)) {
     std::string s = llvm::formatv("{0} destination elements wrong", bad);
     for (const Mismatch &m : mismatches)
-      s += llvm::formatv("; rank {0} local {1}: expected {2}, got {3}",
-                         m.rank, m.localLinearIndex, m.expected, m.actual);
+      s += llvm::formatv("; rank {0} local {1}: expected {2}, got {3}", m.rank,
+                         m.localLinearIndex, m.expected, m.actual);
     return s;
   }
 
@@ -400,8 +400,8 @@ std::string runCase(MLIRContext &ctx, const std::string &ir,
   std::map<int64_t, std::set<int64_t>> heldBy; // global index -> ranks
   const SideLayout &s = layout->src;
   for (size_t i = 0; i < s.mesh.ranks.size(); ++i)
-    for (int64_t g : referenceGlobalLinearIndices(
-             layout->shape, s.mesh.shape, s.sharding, s.mesh.coords(i)))
+    for (int64_t g : referenceGlobalLinearIndices(layout->shape, s.mesh.shape,
+                                                  s.sharding, s.mesh.coords(i)))
       heldBy[g].insert(s.mesh.ranks[i]);
   for (size_t i = 0; i < table.size(); ++i) {
     PieceTable::Piece p = table[i];

@@ -16,8 +16,7 @@ namespace reshard {
 
 /// `src[t]` / `dst[t]` hold tensor t's shards by rank (at the sizes the
 /// plan states). Returns an error message, or "".
-std::string executeRuntimePlan(rt::PlanOp plan,
-                               std::vector<ShardBuffers> &src,
+std::string executeRuntimePlan(rt::PlanOp plan, std::vector<ShardBuffers> &src,
                                std::vector<ShardBuffers> &dst);
 
 } // namespace reshard

@@ -1,4 +1,5 @@
-//===- ImportLayoutJSON.h - Layout interchange JSON to the dialect -*- C++ -*-===//
+//===- ImportLayoutJSON.h - Layout interchange JSON to the dialect -*- C++
+//-*-===//
 #ifndef RESHARD_TARGET_LAYOUTJSON_IMPORTLAYOUTJSON_H
 #define RESHARD_TARGET_LAYOUTJSON_IMPORTLAYOUTJSON_H
 

@@ -29,12 +29,12 @@ reshard::getTensorLayout(RedistributeOp op, SymbolTableCollection &symbols) {
       return op.emitOpError() << "mesh " << ref << " is not defined";
     out.mesh = mesh.toSpec();
     bool ok = true;
-    std::optional<Sharding> resolved = resolveSharding(
-        sharding.toSpec(), out.mesh.axes, layout.shape, "",
-        [&](const std::string &path, const std::string &msg) {
-          op.emitOpError() << path << ": " << msg;
-          ok = false;
-        });
+    std::optional<Sharding> resolved =
+        resolveSharding(sharding.toSpec(), out.mesh.axes, layout.shape, "",
+                        [&](const std::string &path, const std::string &msg) {
+                          op.emitOpError() << path << ": " << msg;
+                          ok = false;
+                        });
     if (!ok || !resolved)
       return failure();
     out.sharding = std::move(*resolved);
@@ -82,14 +82,14 @@ PiecesOp PiecesOp::create(OpBuilder &builder, Location loc, StringRef tensor,
 
 static ParseResult parseIntList(OpAsmParser &parser,
                                 SmallVectorImpl<int64_t> &out) {
-  return parser.parseCommaSeparatedList(
-      OpAsmParser::Delimiter::Square, [&]() -> ParseResult {
-        int64_t v;
-        if (parser.parseInteger(v))
-          return failure();
-        out.push_back(v);
-        return success();
-      });
+  return parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square,
+                                        [&]() -> ParseResult {
+                                          int64_t v;
+                                          if (parser.parseInteger(v))
+                                            return failure();
+                                          out.push_back(v);
+                                          return success();
+                                        });
 }
 
 static void printIntList(OpAsmPrinter &p, ArrayRef<int64_t> values) {
@@ -109,13 +109,13 @@ ParseResult PiecesOp::parse(OpAsmParser &parser, OperationState &result) {
     return parser.emitError(parser.getCurrentLocation(),
                             "tensor rank must be in [0, 64]");
   SmallVector<int64_t> offsets = {0}, ranks, rows;
-  if (parser.parseCommaSeparatedList(
-          OpAsmParser::Delimiter::Square, [&]() -> ParseResult {
-            if (parseIntList(parser, ranks))
-              return failure();
-            offsets.push_back(ranks.size());
-            return success();
-          }))
+  if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square,
+                                     [&]() -> ParseResult {
+                                       if (parseIntList(parser, ranks))
+                                         return failure();
+                                       offsets.push_back(ranks.size());
+                                       return success();
+                                     }))
     return failure();
   auto parsePiece = [&]() -> ParseResult {
     SMLoc loc = parser.getCurrentLocation();
@@ -137,9 +137,9 @@ ParseResult PiecesOp::parse(OpAsmParser &parser, OperationState &result) {
       return failure();
     for (auto *list : {&gOff, &sizes, &sOff, &dOff})
       if (static_cast<int64_t>(list->size()) != rank)
-        return parser.emitError(loc) << "a piece of a rank-" << rank
-                                     << " tensor needs " << rank
-                                     << " values per offset and size";
+        return parser.emitError(loc)
+               << "a piece of a rank-" << rank << " tensor needs " << rank
+               << " values per offset and size";
     rows.append({dst, src, group, via, step});
     rows.append(gOff);
     rows.append(sizes);
@@ -194,9 +194,9 @@ void PiecesOp::print(OpAsmPrinter &p) {
   if (table.size())
     p.printNewline();
   p << ']';
-  p.printOptionalAttrDict((*this)->getAttrs(),
-                          {"tensor", "rank", "holder_offsets", "holder_ranks",
-                           "rows"});
+  p.printOptionalAttrDict(
+      (*this)->getAttrs(),
+      {"tensor", "rank", "holder_offsets", "holder_ranks", "rows"});
 }
 
 LogicalResult PiecesOp::verify() {
@@ -257,7 +257,7 @@ LogicalResult PiecesOp::verifySymbolUses(SymbolTableCollection &symbols) {
                          << " is not a reshard.redistribute in this module";
   if (tensor.getSrcTensorType().getRank() != getRank())
     return emitOpError() << "rank " << getRank() << " differs from the rank "
-                         << tensor.getSrcTensorType().getRank()
-                         << " of tensor " << getTensorAttr();
+                         << tensor.getSrcTensorType().getRank() << " of tensor "
+                         << getTensorAttr();
   return success();
 }

@@ -1,4 +1,5 @@
-//===- ReshardAttrs.cpp - Sharding attribute syntax ------------------------===//
+//===- ReshardAttrs.cpp - Sharding attribute syntax
+//------------------------===//
 //
 // `#reshard.sharding<[[tp] blocks [8, 2, 2], []]>`: one bracketed list of
 // axes per tensor dim, each optionally followed by its blocks.
@@ -48,8 +49,8 @@ static DimShardingAttr parseDimBody(AsmParser &parser) {
       blocks.push_back(size);
       return success();
     };
-    if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square,
-                                       parseBlock, " in a list of blocks"))
+    if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseBlock,
+                                       " in a list of blocks"))
       return {};
     if (blocks.empty()) {
       parser.emitError(blocksLoc, "'blocks' needs at least one block size");
@@ -106,8 +107,9 @@ Attribute ShardingAttr::parse(AsmParser &parser, Type) {
 
 void ShardingAttr::print(AsmPrinter &printer) const {
   printer << "<[";
-  llvm::interleaveComma(getDims(), printer,
-                        [&](DimShardingAttr dim) { printDimBody(printer, dim); });
+  llvm::interleaveComma(getDims(), printer, [&](DimShardingAttr dim) {
+    printDimBody(printer, dim);
+  });
   printer << "]>";
 }
 

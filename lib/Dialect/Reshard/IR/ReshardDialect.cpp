@@ -38,9 +38,8 @@ std::optional<int64_t> reshard::getElementTypeBytes(Type type) {
 Type reshard::getElementTypeForDtype(MLIRContext *ctx, llvm::StringRef dtype) {
   Builder b(ctx);
   auto intType = [&](unsigned width, bool isUnsigned) -> Type {
-    return IntegerType::get(ctx, width,
-                            isUnsigned ? IntegerType::Unsigned
-                                       : IntegerType::Signless);
+    return IntegerType::get(
+        ctx, width, isUnsigned ? IntegerType::Unsigned : IntegerType::Signless);
   };
   return llvm::StringSwitch<std::function<Type()>>(dtype)
       .Case("bf16", [&] { return b.getBF16Type(); })

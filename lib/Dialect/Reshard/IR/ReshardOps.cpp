@@ -55,8 +55,8 @@ LogicalResult MeshOp::verify() {
   if (failed(verifySymbolName(*this, getSymName())))
     return failure();
   MeshSpec spec = toSpec();
-  return verifyWith(*this,
-                    [&](LayoutDiagFn diag) { return verifyMesh(spec, "", diag); });
+  return verifyWith(
+      *this, [&](LayoutDiagFn diag) { return verifyMesh(spec, "", diag); });
 }
 
 //===----------------------------------------------------------------------===//
@@ -78,9 +78,8 @@ LogicalResult TopologyOp::verify() {
   if (failed(verifySymbolName(*this, getSymName())))
     return failure();
   TopologySpec spec = toSpec();
-  return verifyWith(*this, [&](LayoutDiagFn diag) {
-    return verifyTopology(spec, "", diag);
-  });
+  return verifyWith(
+      *this, [&](LayoutDiagFn diag) { return verifyTopology(spec, "", diag); });
 }
 
 //===----------------------------------------------------------------------===//
@@ -127,20 +126,18 @@ LogicalResult RedistributeOp::verify() {
                          << dst.getElementType()
                          << "; a redistribution moves elements unchanged";
   if (src.getShape() != dst.getShape())
-    return emitOpError() << "source shape [" << llvm::join(
-                                llvm::map_range(src.getShape(),
-                                                [](int64_t d) {
-                                                  return std::to_string(d);
-                                                }),
-                                ", ")
-                         << "] differs from destination shape ["
-                         << llvm::join(llvm::map_range(dst.getShape(),
-                                                       [](int64_t d) {
-                                                         return std::to_string(
-                                                             d);
-                                                       }),
-                                       ", ")
-                         << "]; both sides must hold the same global tensor";
+    return emitOpError()
+           << "source shape ["
+           << llvm::join(
+                  llvm::map_range(src.getShape(),
+                                  [](int64_t d) { return std::to_string(d); }),
+                  ", ")
+           << "] differs from destination shape ["
+           << llvm::join(
+                  llvm::map_range(dst.getShape(),
+                                  [](int64_t d) { return std::to_string(d); }),
+                  ", ")
+           << "]; both sides must hold the same global tensor";
   return success();
 }
 
@@ -176,8 +173,7 @@ static LogicalResult verifySide(RedistributeOp op,
   return success(ok);
 }
 
-LogicalResult
-RedistributeOp::verifySymbolUses(SymbolTableCollection &symbols) {
+LogicalResult RedistributeOp::verifySymbolUses(SymbolTableCollection &symbols) {
   bool srcOk = succeeded(
       verifySide(*this, symbols, "src", getSrcMeshAttr(), getSrcSharding()));
   bool dstOk = succeeded(

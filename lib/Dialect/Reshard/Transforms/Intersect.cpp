@@ -38,9 +38,8 @@ struct IntersectPass
     // Planning is plain C++ on independent tensors: run it in parallel, then
     // build the ops in order so the output does not depend on threads.
     std::vector<PieceTable> tables(layouts.size());
-    parallelFor(&getContext(), 0, layouts.size(), [&](size_t i) {
-      tables[i] = computePieces(layouts[i]);
-    });
+    parallelFor(&getContext(), 0, layouts.size(),
+                [&](size_t i) { tables[i] = computePieces(layouts[i]); });
     OpBuilder builder(&getContext());
     for (auto [op, table] : llvm::zip(ops, tables)) {
       builder.setInsertionPointAfter(op);

@@ -23,8 +23,8 @@ FailureOr<PlanModule> PlanModule::load(ModuleOp module, StringRef passName) {
       return failure();
     PlannedTensor pt{std::move(*layout), pieces.toTable(), std::nullopt};
     if (FlatSymbolRefAttr ref = op.getTopologyAttr())
-      if (auto topo = symbols.lookupNearestSymbolFrom<TopologyOp>(
-              op, ref.getAttr()))
+      if (auto topo =
+              symbols.lookupNearestSymbolFrom<TopologyOp>(op, ref.getAttr()))
         pt.topology = topo.toSpec();
     plan.ops.push_back(op);
     plan.pieces.push_back(pieces);

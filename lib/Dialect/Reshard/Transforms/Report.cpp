@@ -1,6 +1,6 @@
 //===- Report.cpp - The reshard-report pass -------------------------------===//
-#include "reshard/Dialect/Reshard/Transforms/PlanModule.h"
 #include "reshard/Dialect/Reshard/Transforms/Passes.h"
+#include "reshard/Dialect/Reshard/Transforms/PlanModule.h"
 #include "reshard/Plan/CostModel.h"
 
 #include "reshard/Dialect/Runtime/IR/Runtime.h"
@@ -26,7 +26,7 @@ struct ReportPass : public reshard::impl::ReshardReportBase<ReportPass> {
   void runOnOperation() override {
     if (format != "text" && format != "json") {
       emitError(getOperation().getLoc()) << "reshard-report: unknown format '"
-                                 << format << "'; use text or json";
+                                         << format << "'; use text or json";
       return signalPassFailure();
     }
     if (json && text) {
@@ -64,15 +64,15 @@ struct ReportPass : public reshard::impl::ReshardReportBase<ReportPass> {
     // One model of the links for the whole plan: tensors must agree.
     for (auto [op, pt] : llvm::zip(plan->ops, plan->tensors)) {
       const PlannedTensor &first = plan->tensors.front();
-      bool same = pt.topology.has_value() == first.topology.has_value() &&
-                  (!pt.topology ||
-                   (pt.topology->gpusPerNode == first.topology->gpusPerNode &&
-                    pt.topology->nvlDomainSize == first.topology->nvlDomainSize &&
-                    pt.topology->nicGBps == first.topology->nicGBps &&
-                    pt.topology->nvlinkGBps == first.topology->nvlinkGBps &&
-                    pt.topology->nicLatencyUs == first.topology->nicLatencyUs &&
-                    pt.topology->nvlinkLatencyUs ==
-                        first.topology->nvlinkLatencyUs));
+      bool same =
+          pt.topology.has_value() == first.topology.has_value() &&
+          (!pt.topology ||
+           (pt.topology->gpusPerNode == first.topology->gpusPerNode &&
+            pt.topology->nvlDomainSize == first.topology->nvlDomainSize &&
+            pt.topology->nicGBps == first.topology->nicGBps &&
+            pt.topology->nvlinkGBps == first.topology->nvlinkGBps &&
+            pt.topology->nicLatencyUs == first.topology->nicLatencyUs &&
+            pt.topology->nvlinkLatencyUs == first.topology->nvlinkLatencyUs));
       if (!same) {
         op.emitError() << "reshard-report: this tensor's topology differs "
                           "from that of the first tensor; the report models "
@@ -87,8 +87,7 @@ struct ReportPass : public reshard::impl::ReshardReportBase<ReportPass> {
     printReport(buildReport(plan->tensors), asJson, perRank, os);
     std::lock_guard<std::mutex> guard(outputLock);
     std::string error;
-    std::unique_ptr<llvm::ToolOutputFile> file =
-        openOutputFile(output, &error);
+    std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(output, &error);
     if (!file) {
       emitError(getOperation().getLoc()) << "reshard-report: " << error;
       return signalPassFailure();

@@ -1,6 +1,6 @@
 //===- Schedule.cpp - The reshard-schedule pass ---------------------------===//
-#include "reshard/Dialect/Reshard/Transforms/PlanModule.h"
 #include "reshard/Dialect/Reshard/Transforms/Passes.h"
+#include "reshard/Dialect/Reshard/Transforms/PlanModule.h"
 
 namespace reshard {
 #define GEN_PASS_DEF_RESHARDSCHEDULE

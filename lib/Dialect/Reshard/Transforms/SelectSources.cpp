@@ -1,6 +1,6 @@
 //===- SelectSources.cpp - The reshard-select-sources pass ----------------===//
-#include "reshard/Dialect/Reshard/Transforms/PlanModule.h"
 #include "reshard/Dialect/Reshard/Transforms/Passes.h"
+#include "reshard/Dialect/Reshard/Transforms/PlanModule.h"
 
 namespace reshard {
 #define GEN_PASS_DEF_RESHARDSELECTSOURCES

@@ -65,9 +65,9 @@ LogicalResult checkBox(Operation *op, const char *what, int64_t offset,
                        int64_t bufferBytes, int64_t &bytes,
                        std::vector<Run> *runs, int64_t &runsLeft) {
   if (offset < 0 || run <= 0)
-    return op->emitOpError() << what << " has offset " << offset
-                             << " and run " << run
-                             << "; both must be positive (offset may be 0)";
+    return op->emitOpError()
+           << what << " has offset " << offset << " and run " << run
+           << "; both must be positive (offset may be 0)";
   int64_t extent, count = 1;
   if (__builtin_add_overflow(offset, run, &extent))
     return op->emitOpError() << what << " overflows 64 bits";
@@ -82,7 +82,8 @@ LogicalResult checkBox(Operation *op, const char *what, int64_t offset,
       return op->emitOpError() << what << " overflows 64 bits";
   }
   if (bufferBytes < 0)
-    return op->emitOpError() << what << " is in a shard the rank does not "
+    return op->emitOpError() << what
+                             << " is in a shard the rank does not "
                                 "have (not in that side's mesh)";
   if (extent > bufferBytes)
     return op->emitOpError() << what << " reaches byte " << extent
@@ -92,10 +93,10 @@ LogicalResult checkBox(Operation *op, const char *what, int64_t offset,
     return op->emitOpError() << what << " overflows 64 bits";
   // The overlap check lists runs one by one; bound that work per plan.
   if (runs && (runsLeft -= count / run) < 0)
-    return op->emitOpError() << "brings the plan's writes to more than "
-                             << kMaxVerifiedRuns
-                             << " contiguous runs; the verifier cannot check "
-                                "that many for overlaps";
+    return op->emitOpError()
+           << "brings the plan's writes to more than " << kMaxVerifiedRuns
+           << " contiguous runs; the verifier cannot check "
+              "that many for overlaps";
   if (!runs)
     return success();
   // Enumerate the runs (odometer over the loops) for the overlap check.
@@ -149,10 +150,9 @@ LogicalResult checkDisjoint(Operation *op, std::vector<Run> &runs,
   sortRuns(runs);
   for (size_t i = 1; i < runs.size(); ++i)
     if (runs[i].begin < runs[i - 1].end)
-      return op->emitOpError() << what << " writes bytes ["
-                               << runs[i].begin << ", "
-                               << std::min(runs[i].end, runs[i - 1].end)
-                               << ") twice";
+      return op->emitOpError()
+             << what << " writes bytes [" << runs[i].begin << ", "
+             << std::min(runs[i].end, runs[i - 1].end) << ") twice";
   return success();
 }
 
@@ -219,8 +219,7 @@ LogicalResult PlanOp::verifyRegions() {
                                    "destination bytes) triples; got "
                                 << shards.size() << " numbers";
     for (size_t i = 0; i < shards.size(); i += 3) {
-      int64_t t = shards[i], srcBytes = shards[i + 1],
-              dstBytes = shards[i + 2];
+      int64_t t = shards[i], srcBytes = shards[i + 1], dstBytes = shards[i + 2];
       if (t < 0 || t >= static_cast<int64_t>(numTensors))
         return rank.emitOpError() << "shards[" << i / 3 << "] names tensor "
                                   << t << " of " << numTensors;
@@ -265,12 +264,10 @@ LogicalResult PlanOp::verifyRegions() {
           int64_t bytesSrc = 0, bytesDst = 0;
           if (failed(checkBox(copy, "a copy source", d[1], d[3],
                               d.drop_front(5), 3, 1, bufferBytes(d[0], 0),
-                              bytesSrc,
-                              nullptr, runsLeft)) ||
+                              bytesSrc, nullptr, runsLeft)) ||
               failed(checkBox(copy, "a copy destination", d[2], d[3],
                               d.drop_front(5), 3, 2, bufferBytes(d[0], 1),
-                              bytesDst,
-                              &written[d[0]], runsLeft)))
+                              bytesDst, &written[d[0]], runsLeft)))
             return failure();
           i += *len;
         }
@@ -279,9 +276,9 @@ LogicalResult PlanOp::verifyRegions() {
       }
       if (!seenStep && lastCopy)
         for (auto &[tensor, runs] : copied)
-          if (failed(checkDisjoint(lastCopy, runs,
-                                   "the local copies of tensor " +
-                                       Twine(tensor))))
+          if (failed(
+                  checkDisjoint(lastCopy, runs,
+                                "the local copies of tensor " + Twine(tensor))))
             return failure();
       seenStep = true;
       auto step = dyn_cast<StepOp>(op);
@@ -289,11 +286,11 @@ LogicalResult PlanOp::verifyRegions() {
         return op.emitOpError("is not allowed in a reshard_rt.rank");
       int64_t index = static_cast<int64_t>(step.getIndex());
       if (index < 0)
-        return step.emitOpError() << "step index " << index
-                                  << " must not be negative";
+        return step.emitOpError()
+               << "step index " << index << " must not be negative";
       if (index <= lastStep)
-        return step.emitOpError() << "step " << index
-                                  << " does not follow step " << lastStep;
+        return step.emitOpError()
+               << "step " << index << " does not follow step " << lastStep;
       lastStep = index;
       std::vector<Run> staging;
       std::map<int64_t, std::vector<Run>> written;
@@ -327,8 +324,8 @@ LogicalResult PlanOp::verifyRegions() {
         staging.push_back({at, at + bytes});
         int64_t described = 0;
         for (size_t i = 0; i < table.size();) {
-          FailureOr<size_t> len = descriptorAt(&m, table.drop_front(i),
-                                               boxDescriptorLength, "box");
+          FailureOr<size_t> len =
+              descriptorAt(&m, table.drop_front(i), boxDescriptorLength, "box");
           if (failed(len))
             return failure();
           ArrayRef<int64_t> d = table.slice(i, *len);
@@ -352,9 +349,9 @@ LogicalResult PlanOp::verifyRegions() {
                           : std::make_tuple(index, peer, r);
         auto &map = isSend ? sends : recvs;
         if (!map.try_emplace(key, Message{&m, bytes}).second)
-          return m.emitOpError() << "is a second message between ranks "
-                                 << std::get<1>(key) << " and "
-                                 << std::get<2>(key) << " in step " << index;
+          return m.emitOpError()
+                 << "is a second message between ranks " << std::get<1>(key)
+                 << " and " << std::get<2>(key) << " in step " << index;
       }
       if (failed(checkDisjoint(step, staging, "the staging of this step")))
         return failure();
@@ -374,9 +371,8 @@ LogicalResult PlanOp::verifyRegions() {
     }
     if (!seenStep && lastCopy) // a rank with copies only
       for (auto &[tensor, runs] : copied)
-        if (failed(checkDisjoint(lastCopy, runs,
-                                 "the local copies of tensor " +
-                                     Twine(tensor))))
+        if (failed(checkDisjoint(
+                lastCopy, runs, "the local copies of tensor " + Twine(tensor))))
           return failure();
   }
   for (auto &[key, send] : sends) {
@@ -387,8 +383,8 @@ LogicalResult PlanOp::verifyRegions() {
              << " in step " << std::get<0>(key);
     if (it->second.bytes != send.bytes)
       return send.op->emitOpError()
-             << "sends " << send.bytes << " bytes but rank "
-             << std::get<2>(key) << " receives " << it->second.bytes;
+             << "sends " << send.bytes << " bytes but rank " << std::get<2>(key)
+             << " receives " << it->second.bytes;
   }
   for (auto &[key, recv] : recvs)
     if (!sends.count(key))

@@ -23,7 +23,8 @@ int main(int argc, char **argv) {
   std::vector<std::vector<char>> src(tensors), dst(tensors);
   std::vector<void *> srcp(tensors), dstp(tensors);
   for (int t = 0; t < tensors; ++t) {
-    long long s = reshard_plan_src_bytes(rank, t), d = reshard_plan_dst_bytes(rank, t);
+    long long s = reshard_plan_src_bytes(rank, t),
+              d = reshard_plan_dst_bytes(rank, t);
     src[t].assign(s > 0 ? s : 0, 1);
     dst[t].assign(d > 0 ? d : 0, 0);
     srcp[t] = src[t].empty() ? nullptr : src[t].data();

@@ -1,4 +1,5 @@
-//===- ReshardDialect.h - The reshard dialect and its attributes -*- C++ -*-===//
+//===- ReshardDialect.h - The reshard dialect and its attributes -*- C++
+//-*-===//
 #ifndef RESHARD_DIALECT_RESHARD_IR_RESHARDDIALECT_H
 #define RESHARD_DIALECT_RESHARD_IR_RESHARDDIALECT_H
 
@@ -18,7 +19,8 @@ namespace reshard {
 std::optional<int64_t> getElementTypeBytes(mlir::Type type);
 
 /// The MLIR element type of an interchange dtype name (`bf16`, `uint8`, ...).
-mlir::Type getElementTypeForDtype(mlir::MLIRContext *ctx, llvm::StringRef dtype);
+mlir::Type getElementTypeForDtype(mlir::MLIRContext *ctx,
+                                  llvm::StringRef dtype);
 
 } // namespace reshard
 

@@ -8,9 +8,9 @@
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
-#include "llvm/ADT/StringMap.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringMap.h"
 
 #define GET_OP_CLASSES
 #include "reshard/Dialect/Reshard/IR/ReshardOps.h.inc"
@@ -20,8 +20,8 @@ namespace reshard {
 /// The plain-data layout of `op` (its meshes resolved through `symbols`),
 /// for the planner and the interpreter. Fails with a diagnostic at `op`
 /// when a mesh is missing or the op does not verify.
-mlir::FailureOr<TensorLayout> getTensorLayout(RedistributeOp op,
-                                              mlir::SymbolTableCollection &symbols);
+mlir::FailureOr<TensorLayout>
+getTensorLayout(RedistributeOp op, mlir::SymbolTableCollection &symbols);
 
 /// The reshard.pieces op of every planned tensor, by tensor name. A tensor
 /// with two tables is an error, reported at the second.
