@@ -1,83 +1,360 @@
 """Meshes, DTensor-style placements and whole-model layouts.
 
-The semantics are DESIGN.md's: a dim sharded over axes (a1, ..., am) is
-split as nested torch.chunk, a1 major; blocks are chunked one by one and
+The semantics are docs/Layout.md's: a dim sharded over axes (a1, ..., am)
+is split as nested torch.chunk, a1 major; blocks are chunked one by one and
 concatenated per device; axes that shard no dim replicate. A Layout writes
 the JSON interchange format (README.md) and the reshard dialect's .mlir.
 """
+from __future__ import annotations
+
+import inspect
 import json
 import math
+import numbers
+import os
 import re
+import warnings
 from dataclasses import dataclass, field
+from typing import (IO, Any, Dict, Iterable, List, Mapping, Optional,
+                    Sequence, Tuple, Union)
 
+from .dtypes import DTYPE_BYTES, DTYPES, DTypeLike, dtype_name
 from .errors import ReshardError
 from .topology import get_topology
 
-DTYPES = {  # JSON name -> MLIR element type
-    "bf16": "bf16", "fp16": "f16", "fp32": "f32", "fp64": "f64",
-    "int8": "i8", "uint8": "ui8", "int16": "i16", "uint16": "ui16",
-    "int32": "i32", "uint32": "ui32", "int64": "i64", "uint64": "ui64",
-    "fp8e4m3": "f8E4M3FN", "fp8e5m2": "f8E5M2",
-}
-DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4, "fp64": 8, "int8": 1,
-               "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4,
-               "int64": 8, "uint64": 8, "fp8e4m3": 1, "fp8e5m2": 1}
+__all__ = ["DeviceMesh", "init_device_mesh", "MeshLike", "Shard",
+           "Replicate", "Placement", "Sharding", "Redistribution", "Layout",
+           "DTYPES", "DTYPE_BYTES", "DTypeLike", "dtype_name", "chunk_range",
+           "shard_segments", "write_layout_dict", "layout_dict_to_mlir"]
+
+MeshLike = Any
+"""Global ranks, row-major: a nested list (its depth is the number of mesh
+dims; a bare int is a 0-D mesh of one rank), or anything with .tolist() (a
+torch tensor, a numpy array)."""
+
+_SEQ = (list, tuple, range)
+_UNSET = object()
+
+
+def _is_int(x: Any) -> bool:
+    """Python and numpy integers; not bools."""
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def _where(path: Sequence[int]) -> str:
+    return "mesh" + "".join(f"[{i}]" for i in path)
+
+
+def _parse_mesh(mesh: MeshLike, what: str) -> Tuple[List[int], List[int]]:
+    """(shape, flat row-major ranks) of a nested list of ranks, checked:
+    rectangular, integers (bools are not), >= 0, distinct."""
+    if isinstance(mesh, (str, bytes)):
+        raise ReshardError(
+            f"{what}: mesh {mesh!r} is not a list of ranks (reshard's "
+            f"DeviceMesh takes no device type: DeviceMesh([[0, 1], [2, 3]], "
+            f"mesh_dim_names=('dp', 'tp')))")
+    if hasattr(mesh, "mesh") and not hasattr(mesh, "tolist") and \
+            not isinstance(mesh, _SEQ):
+        raise ReshardError(
+            f"{what}: {type(mesh).__name__} is not a list of ranks; convert "
+            f"a torch DeviceMesh with reshard.dtensor.mesh_from_torch(), or "
+            f"pass its .mesh")
+
+    def plain(x):
+        return x.tolist() if not isinstance(x, _SEQ) and \
+            hasattr(x, "tolist") else x
+
+    shape: List[int] = []
+    x = plain(mesh)
+    while isinstance(x, _SEQ):
+        shape.append(len(x))
+        if not len(x):
+            break
+        x = plain(x[0])
+    flat: List[int] = []
+    seen: Dict[int, Tuple[int, ...]] = {}
+
+    def walk(x, path):
+        x = plain(x)
+        d = len(path)
+        if d < len(shape):
+            if not isinstance(x, _SEQ):
+                raise ReshardError(
+                    f"{what}: {_where(path)} is {x!r} where a list of "
+                    f"{shape[d]} is expected (the mesh is not rectangular)")
+            if len(x) != shape[d]:
+                raise ReshardError(
+                    f"{what}: {_where(path)} has {len(x)} entries where "
+                    f"{_where([0] * d)} has {shape[d]} (the mesh is not "
+                    f"rectangular)")
+            for i, e in enumerate(x):
+                walk(e, path + (i,))
+            return
+        if isinstance(x, _SEQ):
+            raise ReshardError(f"{what}: {_where(path)} is a list where a "
+                               f"rank is expected (the mesh is not "
+                               f"rectangular)")
+        if not _is_int(x):
+            raise ReshardError(f"{what}: {_where(path)} = {x!r} is not an "
+                               f"integer rank")
+        r = int(x)
+        if r < 0:
+            raise ReshardError(f"{what}: {_where(path)} = {r}: ranks must "
+                               f"be >= 0")
+        if r in seen:
+            raise ReshardError(f"{what}: rank {r} appears twice "
+                               f"({_where(seen[r])} and {_where(path)}); "
+                               f"ranks must be distinct")
+        seen[r] = path
+        flat.append(r)
+
+    walk(mesh, ())
+    if 0 in shape:
+        raise ReshardError(f"{what}: shape {shape}: every mesh dim needs at "
+                           f"least one rank")
+    return shape, flat
+
+
+def _parse_names(names: Any, shape: List[int], ranks: List[int],
+                 what: str) -> Tuple[str, ...]:
+    """One unique non-empty string per mesh dim (None: dim0, dim1, ...)."""
+    ndim = len(shape)
+    if names is None:
+        return tuple(f"dim{i}" for i in range(ndim))
+    if isinstance(names, str):
+        raise ReshardError(f"{what}: mesh_dim_names {names!r} is a string; "
+                           f"give one name per mesh dim, e.g. ({names!r},)")
+    try:
+        names = tuple(names)
+    except TypeError:
+        raise ReshardError(f"{what}: mesh_dim_names must be a sequence of "
+                           f"strings, not {type(names).__name__}") from None
+    for i, n in enumerate(names):
+        if not isinstance(n, str) or not n:
+            raise ReshardError(f"{what}: mesh_dim_names[{i}] = {n!r} is not "
+                               f"a non-empty string")
+    if len(names) != ndim:
+        hint = ""
+        if ndim == 1 and len(names) == shape[0] > 1 and min(ranks) > 0:
+            # The old DeviceMesh(shape, axis_names) spelling, likely.
+            hint = (f"; DeviceMesh takes the nested list of ranks, as "
+                    f"torch's does: for a mesh of shape {ranks} over ranks "
+                    f"0.., write init_device_mesh({tuple(ranks)}, "
+                    f"mesh_dim_names={names})")
+        raise ReshardError(f"{what}: a {ndim}-D mesh (shape {shape}) but "
+                           f"{len(names)} mesh_dim_names {list(names)}"
+                           f"{hint}")
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ReshardError(f"{what}: duplicate mesh_dim_names "
+                           f"{', '.join(map(repr, dup))} in {list(names)}")
+    return names
+
+
+def _nest(flat: Sequence[int], shape: Sequence[int]) -> Any:
+    """Row-major flat list -> nested lists of `shape` (a scalar for [])."""
+    if not shape:
+        return flat[0]
+    step = len(flat) // shape[0] if shape[0] else 0
+    return [_nest(flat[i * step:(i + 1) * step], shape[1:])
+            for i in range(shape[0])]
+
+
+def _parse_shape(shape: Any, what: str, label: str) -> List[int]:
+    if isinstance(shape, (str, bytes)):
+        raise ReshardError(
+            f"{what}: {label} {shape!r} is not a tuple of sizes (reshard's "
+            f"init_device_mesh takes no device type: init_device_mesh((2, "
+            f"4), mesh_dim_names=('dp', 'tp')))")
+    if hasattr(shape, "tolist") and not isinstance(shape, _SEQ):
+        shape = shape.tolist()
+    if not isinstance(shape, _SEQ):
+        raise ReshardError(f"{what}: {label} {shape!r} must be a tuple of "
+                           f"sizes, e.g. (2, 4)")
+    shape = list(shape)
+    if not all(_is_int(s) and s > 0 for s in shape):
+        raise ReshardError(f"{what}: {label} {shape}: sizes must be "
+                           f"positive integers")
+    return [int(s) for s in shape]
 
 
 class DeviceMesh:
-    """An N-D array of global ranks, row-major, one name per axis.
+    """An N-D array of global ranks, row-major, one name per mesh dim.
 
-    Like torch.distributed.device_mesh.DeviceMesh, but the ranks are
-    explicit and it needs no process group.
+    torch.distributed.device_mesh.DeviceMesh(device_type, mesh,
+    mesh_dim_names=...) without the device type and the process groups:
+    `mesh` is the nested list of global ranks (a torch tensor, a numpy array
+    or anything with .tolist() will do; a flat list is a 1-D mesh, a bare
+    int a 0-D mesh of one rank), `mesh_dim_names` one unique name per mesh
+    dim (default dim0, dim1, ...). `name` is the mesh's symbol in the JSON
+    and .mlir (default: mesh0, mesh1, ... in order of use).
+
+        DeviceMesh([[0, 1, 2, 3], [4, 5, 6, 7]], mesh_dim_names=("dp", "tp"))
+
+    The old spelling DeviceMesh(shape, axis_names, ranks=None, name=None)
+    still works when it is unambiguous, i.e. with ranks (a third
+    argument or ranks=) or the keywords shape= / axis_names=, and warns
+    (DeprecationWarning); it goes in the next release. Without ranks,
+    DeviceMesh([2, 4], ["dp", "tp"]) now reads [2, 4] as the ranks: write
+    init_device_mesh((2, 4), mesh_dim_names=("dp", "tp")).
     """
 
-    def __init__(self, shape, axis_names, ranks=None, name=None):
-        self.shape = [int(s) for s in shape]
-        self.axis_names = [str(a) for a in axis_names]
-        size = math.prod(self.shape)
-        self.ranks = list(range(size)) if ranks is None else \
-            [int(r) for r in ranks]
+    def __init__(self, mesh: MeshLike = _UNSET,
+                 mesh_dim_names: Optional[Sequence[str]] = None,
+                 *_old_args: Any, name: Optional[str] = None,
+                 **_old_kwargs: Any) -> None:
+        if _old_args or _old_kwargs or mesh is _UNSET:
+            mesh, mesh_dim_names, name = _old_signature(
+                mesh, mesh_dim_names, _old_args, name, _old_kwargs)
+            warnings.warn(
+                "DeviceMesh(shape, axis_names, ranks, name=) is deprecated: "
+                "write DeviceMesh(nested list of ranks, mesh_dim_names=..., "
+                "name=...) or init_device_mesh(shape, mesh_dim_names=..., "
+                "first_rank=...)", DeprecationWarning, stacklevel=2)
+        if name is not None and (not isinstance(name, str) or not name):
+            raise ReshardError(f"mesh name {name!r} must be a non-empty "
+                               f"string")
         self.name = name
-        what = f"mesh {name!r}" if name else "mesh"
-        if len(self.axis_names) != len(self.shape):
-            raise ReshardError(f"{what}: {len(self.shape)} dims but "
-                               f"{len(self.axis_names)} axis names")
-        if len(set(self.axis_names)) != len(self.axis_names):
-            raise ReshardError(f"{what}: duplicate axis names "
-                               f"{self.axis_names}")
-        if any(s <= 0 for s in self.shape):
-            raise ReshardError(f"{what}: sizes must be positive: {self.shape}")
-        if len(self.ranks) != size:
-            raise ReshardError(f"{what}: shape {self.shape} has {size} "
-                               f"devices but {len(self.ranks)} ranks")
-        if len(set(self.ranks)) != size or min(self.ranks) < 0:
-            raise ReshardError(f"{what}: ranks must be distinct and >= 0")
-        self._index = {r: i for i, r in enumerate(self.ranks)}
+        what = f"mesh {name!r}" if name else "DeviceMesh"
+        shape, ranks = _parse_mesh(mesh, what)
+        self._shape = tuple(shape)
+        self._names = _parse_names(mesh_dim_names, shape, ranks, what)
+        self._ranks = tuple(ranks)
+        self._index = {r: i for i, r in enumerate(ranks)}
 
-    def size(self, axis):
-        return self.shape[self.axis_names.index(axis)]
+    # torch's accessors ----------------------------------------------------
+    @property
+    def shape(self) -> List[int]:
+        """Size of each mesh dim (a list; torch's is a tuple)."""
+        return list(self._shape)
 
-    def coords(self, rank):
+    @property
+    def mesh_dim_names(self) -> Tuple[str, ...]:
+        return self._names
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    @property
+    def mesh(self) -> Any:
+        """The global ranks as nested lists (torch: a tensor)."""
+        return _nest(self._ranks, self._shape)
+
+    def size(self, mesh_dim: Union[int, str, None] = None) -> int:
+        """Number of ranks (mesh_dim None), or the size of a mesh dim given
+        by index (negative counts from the end) or by name."""
+        if mesh_dim is None:
+            return len(self._ranks)
+        if isinstance(mesh_dim, str):
+            if mesh_dim not in self._names:
+                raise ReshardError(f"no mesh dim {mesh_dim!r} (mesh dims: "
+                                   f"{list(self._names)})")
+            return self._shape[self._names.index(mesh_dim)]
+        if not _is_int(mesh_dim) or not -self.ndim <= mesh_dim < self.ndim:
+            raise ReshardError(f"mesh dim {mesh_dim!r} out of range for a "
+                               f"{self.ndim}-D mesh")
+        return self._shape[mesh_dim]
+
+    # reshard's ------------------------------------------------------------
+    @property
+    def axis_names(self) -> List[str]:
+        """mesh_dim_names as a list (the names Sharding.dims uses)."""
+        return list(self._names)
+
+    @property
+    def ranks(self) -> List[int]:
+        """The global ranks, flat, row-major."""
+        return list(self._ranks)
+
+    def coords(self, rank: int) -> Optional[Tuple[int, ...]]:
         """Mesh coordinates of a global rank, or None if it is not here."""
         i = self._index.get(rank)
         if i is None:
             return None
         out = []
-        for s in reversed(self.shape):
+        for s in reversed(self._shape):
             i, c = divmod(i, s)
             out.append(c)
         return tuple(reversed(out))
 
-    def to_json(self):
+    def to_json(self) -> Dict[str, Any]:
         return {"shape": self.shape, "axes": self.axis_names,
                 "ranks": self.ranks}
 
-    def same_as(self, other):
+    def same_as(self, other: DeviceMesh) -> bool:
         return self.to_json() == other.to_json()
 
-    def __repr__(self):
-        return (f"DeviceMesh({self.shape}, {self.axis_names}, "
-                f"ranks={self.ranks}, name={self.name!r})")
+    def __repr__(self) -> str:
+        name = f", name={self.name!r}" if self.name is not None else ""
+        return (f"DeviceMesh({self.mesh!r}, mesh_dim_names={self._names!r}"
+                f"{name})")
+
+
+# What help() and inspect show: the new spelling only.
+DeviceMesh.__signature__ = inspect.Signature([
+    inspect.Parameter("mesh", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                      annotation="MeshLike"),
+    inspect.Parameter("mesh_dim_names",
+                      inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None,
+                      annotation="Optional[Sequence[str]]"),
+    inspect.Parameter("name", inspect.Parameter.KEYWORD_ONLY, default=None,
+                      annotation="Optional[str]")])
+
+
+def _old_signature(shape, axis_names, args, name, kwargs):
+    """The deprecated DeviceMesh(shape, axis_names, ranks=None, name=None)
+    -> (nested ranks, names, name)."""
+    kwargs = dict(kwargs)
+    unknown = sorted(set(kwargs) - {"shape", "axis_names", "ranks"})
+    if unknown:
+        raise TypeError(f"DeviceMesh() got an unexpected keyword argument "
+                        f"{unknown[0]!r}")
+    if len(args) > 2:
+        raise TypeError(f"DeviceMesh() takes at most 4 positional arguments "
+                        f"({len(args) + 2} given)")
+    for key, pos in (("shape", shape is not _UNSET),
+                     ("axis_names", axis_names is not None),
+                     ("ranks", len(args) >= 1)):
+        if key in kwargs and pos:
+            raise TypeError(f"DeviceMesh() got multiple values for "
+                            f"{key!r}")
+    if len(args) == 2:
+        if name is not None:
+            raise TypeError("DeviceMesh() got multiple values for 'name'")
+        name = args[1]
+    shape = kwargs.get("shape", shape)
+    axis_names = kwargs.get("axis_names", axis_names)
+    ranks = kwargs.get("ranks", args[0] if args else None)
+    if shape is _UNSET or axis_names is None:
+        raise TypeError("DeviceMesh() missing its mesh (the nested list of "
+                        "global ranks)")
+    what = f"mesh {name!r}" if name else "DeviceMesh"
+    shape = _parse_shape(shape, what, "shape")
+    size = math.prod(shape)
+    ranks = list(range(size) if ranks is None else ranks)
+    if len(ranks) != size:
+        raise ReshardError(f"{what}: shape {shape} has {size} devices but "
+                           f"{len(ranks)} ranks")
+    return _nest(ranks, shape), axis_names, name
+
+
+def init_device_mesh(mesh_shape: Sequence[int],
+                     mesh_dim_names: Optional[Sequence[str]] = None,
+                     first_rank: int = 0, *,
+                     name: Optional[str] = None) -> DeviceMesh:
+    """A mesh of `mesh_shape` over global ranks first_rank ..
+    first_rank + prod(mesh_shape) - 1, row-major (the last dim fastest), as
+    torch's init_device_mesh(device_type, mesh_shape, mesh_dim_names=...)
+    lays out the world."""
+    what = f"mesh {name!r}" if name else "init_device_mesh"
+    shape = _parse_shape(mesh_shape, what, "mesh_shape")
+    if not _is_int(first_rank) or first_rank < 0:
+        raise ReshardError(f"{what}: first_rank {first_rank!r} must be an "
+                           f"integer >= 0")
+    first = int(first_rank)
+    ranks = range(first, first + math.prod(shape))
+    return DeviceMesh(_nest(ranks, shape), mesh_dim_names, name=name)
 
 
 @dataclass(frozen=True)
@@ -91,7 +368,11 @@ class Replicate:
     """Every device along the mesh axis holds the whole (local) tensor."""
 
 
-def chunk_range(start, n, parts, index):
+Placement = Union[Shard, Replicate]
+
+
+def chunk_range(start: int, n: int, parts: int,
+                index: int) -> Tuple[int, int]:
     """Piece `index` of torch.chunk of [start, start + n) into `parts`, as
     (start, length); trailing pieces may be short or empty."""
     c = -(-n // parts) if n else 0
@@ -101,9 +382,9 @@ def chunk_range(start, n, parts, index):
 
 def shard_segments(shape, mesh_shape, axis_names, dims, blocks, coords):
     """Per tensor dim, the global (start, length) ranges the device at mesh
-    `coords` holds, in its local order (DESIGN.md): each block of the dim
-    (blocks: {dim: sizes}) split by nested torch.chunk over the dim's axes,
-    major to minor; empty ranges left out."""
+    `coords` holds, in its local order (docs/Layout.md): each block of the
+    dim (blocks: {dim: sizes}) split by nested torch.chunk over the dim's
+    axes, major to minor; empty ranges left out."""
     out = []
     for d, n in enumerate(shape):
         axes = dims[d] if d < len(dims) else []
@@ -125,10 +406,12 @@ class Sharding:
     """One side of a redistribution: a mesh, per-dim axis lists, blocks.
 
     dims[d] lists the mesh axes that split tensor dim d, major to minor.
-    blocks maps a dim to block sizes (fused weights, DESIGN.md "Blocks").
+    blocks maps a dim to block sizes (fused weights, docs/Layout.md).
     """
 
-    def __init__(self, mesh, dims, blocks=None):
+    def __init__(self, mesh: DeviceMesh, dims: Sequence[Sequence[str]],
+                 blocks: Optional[Mapping[int, Sequence[int]]] = None
+                 ) -> None:
         self.mesh = mesh
         self.dims = [list(d) for d in dims]
         self.blocks = {int(k): list(v) for k, v in blocks.items()} \
@@ -152,7 +435,10 @@ class Sharding:
                                        f"twice")
 
     @classmethod
-    def from_placements(cls, mesh, placements, ndim, blocks=None):
+    def from_placements(cls, mesh: DeviceMesh,
+                        placements: Iterable[Placement], ndim: int,
+                        blocks: Optional[Mapping[int, Sequence[int]]] = None
+                        ) -> Sharding:
         """DTensor placements, one per mesh dim, -> a Sharding.
 
         Several mesh dims sharding one tensor dim nest in mesh-dim order
@@ -176,8 +462,10 @@ class Sharding:
             dims[d].append(mesh.axis_names[i])
         return cls(mesh, dims, blocks)
 
-    def check_blocks(self, shape, what="blocks"):
-        """Blocks must be sizes >= 0 that add up to their dim (DESIGN.md)."""
+    def check_blocks(self, shape: Sequence[int], what: str = "blocks"
+                     ) -> None:
+        """Blocks must be sizes >= 0 that add up to their dim
+        (docs/Layout.md)."""
         for d, parts in self.blocks.items():
             if d >= len(shape) or sum(parts) != shape[d] or any(
                     not isinstance(b, int) or b < 0 for b in parts):
@@ -185,7 +473,8 @@ class Sharding:
                 raise ReshardError(f"{what}: blocks {parts} of dim {d} must be "
                                    f"sizes >= 0 adding up to the dim ({n})")
 
-    def local_shape(self, shape, rank):
+    def local_shape(self, shape: Sequence[int],
+                    rank: int) -> Optional[List[int]]:
         """This rank's local shard shape, or None if it is not in the mesh."""
         self.check_blocks(shape)
         c = self.mesh.coords(rank)
@@ -195,7 +484,7 @@ class Sharding:
             shape, self.mesh.shape, self.mesh.axis_names, self.dims,
             self.blocks, c)]
 
-    def to_json(self, mesh_name=None):
+    def to_json(self, mesh_name: Optional[str] = None) -> Dict[str, Any]:
         out = {"mesh": mesh_name or self.mesh.name, "dims": self.dims}
         if self.blocks:
             out["blocks"] = {str(k): v for k, v in self.blocks.items()}
@@ -203,24 +492,41 @@ class Sharding:
 
 
 @dataclass
-class Tensor:
-    """One redistribution: a tensor from its src sharding to its dst."""
+class Redistribution:
+    """One redistribution: a tensor from its src sharding to its dst.
+
+    (Called Tensor before; reshard.Tensor is a deprecated alias.) dtype is
+    stored as the JSON name; torch and numpy dtypes are converted.
+    """
     name: str
-    shape: list
-    dtype: str
+    shape: List[int]
+    dtype: DTypeLike         # stored as the JSON name ("bf16")
     src: Sharding
     dst: Sharding
-    extra: dict = field(default_factory=dict)   # extra JSON keys, kept
+    extra: Dict[str, Any] = field(default_factory=dict)  # extra JSON keys
 
-    def nbytes(self):
+    def __post_init__(self) -> None:
+        self.dtype = dtype_name(self.dtype, self.name)
+
+    def nbytes(self) -> int:
         return math.prod(self.shape) * DTYPE_BYTES[self.dtype]
 
-    def to_json(self, names):
+    def to_json(self, names: Mapping[int, str]) -> Dict[str, Any]:
         d = {"name": self.name, "shape": self.shape, "dtype": self.dtype}
         d.update(self.extra)
         d["src"] = self.src.to_json(names[id(self.src.mesh)])
         d["dst"] = self.dst.to_json(names[id(self.dst.mesh)])
         return d
+
+
+def __getattr__(name: str) -> Any:
+    # Deprecated names, kept for one release.
+    if name == "Tensor":
+        warnings.warn("reshard.Tensor is deprecated: it is called "
+                      "reshard.Redistribution now", DeprecationWarning,
+                      stacklevel=2)
+        return Redistribution
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Layout:
@@ -230,16 +536,21 @@ class Layout:
     in first use); info: written as the JSON's "scenario" key.
     """
 
-    def __init__(self, tensors=(), topology=None, meshes=(), info=None):
-        self.tensors = list(tensors)
+    def __init__(self, tensors: Iterable[Redistribution] = (),
+                 topology: Union[str, Mapping[str, Any], None] = None,
+                 meshes: Iterable[DeviceMesh] = (),
+                 info: Optional[Dict[str, Any]] = None) -> None:
+        self.tensors: List[Redistribution] = list(tensors)
         self.topology = None if topology is None else get_topology(topology)
         self.info = info
         self._meshes = list(meshes)
 
-    def add(self, name, shape, dtype, src, dst, **extra):
-        if dtype not in DTYPES:
-            raise ReshardError(f"{name}: unknown dtype {dtype!r} (one of "
-                               f"{' '.join(DTYPES)})")
+    def add(self, name: str, shape: Sequence[int], dtype: DTypeLike,
+            src: Sharding, dst: Sharding, **extra: Any) -> Redistribution:
+        """Adds the redistribution of tensor `name` (global `shape`; dtype
+        "bf16" or torch.bfloat16 alike) from sharding src to dst; extra
+        keys go into its JSON entry."""
+        dtype = dtype_name(dtype, name)
         if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0
                    for n in shape):
             raise ReshardError(f"{name}: shape {list(shape)} must hold "
@@ -249,11 +560,11 @@ class Layout:
                 raise ReshardError(f"{name}: {side} sharding has "
                                    f"{len(s.dims)} dims, tensor {len(shape)}")
             s.check_blocks(shape, f"{name}: {side}")
-        t = Tensor(name, list(shape), dtype, src, dst, extra)
+        t = Redistribution(name, list(shape), dtype, src, dst, extra)
         self.tensors.append(t)
         return t
 
-    def mesh_names(self):
+    def mesh_names(self) -> Tuple[Dict[int, str], Dict[str, DeviceMesh]]:
         """id(mesh) -> unique name; unnamed meshes become mesh0, mesh1..."""
         names, used, order = {}, {}, list(self._meshes)
         for t in self.tensors:
@@ -275,7 +586,8 @@ class Layout:
             used.setdefault(name, m)
         return names, used
 
-    def to_dict(self):
+    def to_dict(self) -> Dict[str, Any]:
+        """The layout in the JSON interchange format, as a dict."""
         names, meshes = self.mesh_names()
         out = {}
         if self.info is not None:
@@ -286,7 +598,7 @@ class Layout:
         out["tensors"] = [t.to_json(names) for t in self.tensors]
         return out
 
-    def write_json(self, f):
+    def write_json(self, f: Union[str, bytes, os.PathLike, IO[str]]) -> None:
         """The JSON, one mesh per line and one tensor per line (f: path or
         file); diagnostics of the importer then point at a readable line."""
         if isinstance(f, (str, bytes)) or hasattr(f, "__fspath__"):
@@ -294,15 +606,17 @@ class Layout:
                 return self.write_json(out)
         write_layout_dict(self.to_dict(), f)
 
-    def to_mlir(self):
+    def to_mlir(self) -> str:
+        """The layout as reshard dialect text."""
         return layout_dict_to_mlir(self.to_dict())
 
-    def write_mlir(self, path):
+    def write_mlir(self, path: Union[str, os.PathLike]) -> None:
         with open(path, "w") as f:
             f.write(self.to_mlir())
 
 
-def write_layout_dict(d, f):
+def write_layout_dict(d: Mapping[str, Any], f: IO[str]) -> None:
+    """Writes a layout dict as JSON: one mesh, one tensor a line."""
     head = ""
     if "scenario" in d:
         f.write('{"scenario": ' + json.dumps(d["scenario"]) + ',\n')
@@ -364,7 +678,7 @@ def _sharding_mlir(side):
     return "<[" + ", ".join(dims) + "]>"
 
 
-def layout_dict_to_mlir(d):
+def layout_dict_to_mlir(d: Mapping[str, Any]) -> str:
     """A layout in JSON form -> reshard dialect text (what the importer
     would build, without the round trip through the tools)."""
     lines = ["// Written by the reshard Python front end."]

@@ -3,13 +3,16 @@
 The conventions and the Megatron code they mirror are in docs/Python.md
 ("Trainer layout: Megatron-Core").
 """
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import Dict, Optional, Tuple
 
 from .errors import ReshardError
-from .layout import DeviceMesh
+from .layout import DeviceMesh, init_device_mesh
 
 
-def parse_spec(text, allowed, what):
+def parse_spec(text: str, allowed: Tuple[str, ...], what: str) -> Dict:
     """'k=v,k=v' -> {k: int}; spmoe=auto -> None."""
     out = {}
     for item in filter(None, (s.strip() for s in text.split(","))):
@@ -51,9 +54,9 @@ class Train:
     cp: int = 1
     ep: int = 1
     etp: int = 1
-    first: int = None        # layers on the first stage (with last)
-    last: int = None
-    stages: tuple = None     # explicit layers of every stage
+    first: Optional[int] = None   # layers on the first stage (with last)
+    last: Optional[int] = None
+    stages: Optional[Tuple[int, ...]] = None  # layers of every stage
 
     @property
     def stage_size(self):
@@ -72,7 +75,7 @@ TRAIN_KEYS = ("tp", "pp", "dp", "cp", "ep", "etp", "first", "last",
               "stages")
 
 
-def parse_train(text, what="--train"):
+def parse_train(text: str, what: str = "--train") -> Train:
     """'tp=8,pp=2,dp=4[,cp=][,ep=][,etp=][,first=,last=|,stages=a:b:..]'
     -> Train."""
     d = parse_spec(text, TRAIN_KEYS, what)  # every size defaults to 1
@@ -186,31 +189,29 @@ class MegatronSide:
             return self.t.pp - 1
         return self.stage_of[layer]
 
-    def _mesh(self, name, shape, axes, ranks):
+    def _mesh(self, name, make):
         if name not in self.meshes:
-            self.meshes[name] = DeviceMesh(shape, axes, ranks, name=name)
+            self.meshes[name] = make(name)
         return self.meshes[name]
 
     def dense_mesh(self, s):
         t = self.t
         base = self.first_rank + s * t.stage_size
         # order tp-cp-ep-dp-pp: row-major over [dp, cp, tp].
-        ranks = range(base, base + t.stage_size)
         if t.cp == 1:
-            return self._mesh(f"train_pp{s}", [t.dp, t.tp], ["dp", "tp"],
-                              ranks)
-        return self._mesh(f"train_pp{s}", [t.dp, t.cp, t.tp],
-                          ["dp", "cp", "tp"], ranks)
+            shape, names = (t.dp, t.tp), ("dp", "tp")
+        else:
+            shape, names = (t.dp, t.cp, t.tp), ("dp", "cp", "tp")
+        return self._mesh(f"train_pp{s}", lambda name: init_device_mesh(
+            shape, names, first_rank=base, name=name))
 
     def expert_mesh(self, s, g):
         t = self.t
-        name = f"train_pp{s}_ep{g}"
-        if name not in self.meshes:
-            base = self.first_rank + s * t.stage_size
-            ranks = [base + (d * t.ep + g) * t.etp + x
-                     for d in range(t.edp) for x in range(t.etp)]
-            self._mesh(name, [t.edp, t.etp], ["edp", "etp"], ranks)
-        return self.meshes[name]
+        base = self.first_rank + s * t.stage_size
+        # Expert rank: etp fastest, then ep, then edp.
+        return self._mesh(f"train_pp{s}_ep{g}", lambda name: DeviceMesh(
+            [[base + (d * t.ep + g) * t.etp + x for x in range(t.etp)]
+             for d in range(t.edp)], ("edp", "etp"), name=name))
 
     def place(self, p, m):
         """(mesh, dims) of a Param."""

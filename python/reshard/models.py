@@ -8,10 +8,14 @@ vLLM fuses checkpoint tensors into one parameter (qkv_proj, gate_up_proj,
 fused_qkv_a_proj): then the fused parameter is the tensor and its dim 0
 carries blocks (docs/Python.md "Tensor names").
 """
+from __future__ import annotations
+
 import math
 import os
 from dataclasses import dataclass, replace
+from typing import Any, List, Mapping, Optional, Tuple, Union
 
+from .dtypes import DTypeLike, dtype_name
 from .errors import ReshardError, read_json
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -46,10 +50,10 @@ class Model:
     head_dim: int            # head_dim (GQA)
     intermediate: int        # dense MLP intermediate_size
     vocab: int               # vocab_size
-    public_params: int = None   # published total, rounded as published
-    public_label: str = None
+    public_params: Optional[int] = None  # published total, as published
+    public_label: Optional[str] = None
     model_type: str = "llama"
-    dtype: str = "bf16"      # torch_dtype
+    dtype: DTypeLike = "bf16"  # torch_dtype; kept as the JSON name
     tie_embeddings: bool = False  # tie_word_embeddings: no lm_head tensor
     qkv_bias: bool = False   # q/k/v biases (Qwen2; attention_bias)
     o_bias: bool = False     # o_proj bias (attention_bias, not Qwen2)
@@ -59,8 +63,8 @@ class Model:
     moe_intermediate: int = 0
     shared_experts: int = 0
     moe_prefix: str = "mlp"  # Mixtral: block_sparse_moe
-    expert_names: tuple = ("gate_up_proj", "down_proj")  # Mixtral: w13, w2
-    dense_layers: tuple = ()  # layers with a dense MLP in an MoE model
+    expert_names: Tuple[str, str] = ("gate_up_proj", "down_proj")  # w13, w2
+    dense_layers: Tuple[int, ...] = ()  # dense MLP layers of an MoE model
     score_bias: bool = False  # router e_score_correction_bias (DeepSeek)
     mla: bool = False
     q_lora_rank: int = 0     # 0: DeepSeek-V2-Lite style q_proj
@@ -69,7 +73,10 @@ class Model:
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
 
-    def is_moe(self, layer):
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "dtype", dtype_name(self.dtype, self.name))
+
+    def is_moe(self, layer: int) -> bool:
         return self.experts > 0 and layer not in self.dense_layers
 
 
@@ -104,7 +111,8 @@ def _opt(cfg, what, key, default=0):
     return _check_int(cfg, what, key) or default
 
 
-def from_hf_config(cfg, name=None):
+def from_hf_config(cfg: Mapping[str, Any], name: Optional[str] = None
+                   ) -> Model:
     """A Hugging Face config.json (as a dict) -> Model."""
     if not isinstance(cfg, dict):
         raise ReshardError("config.json must hold a JSON object")
@@ -200,7 +208,8 @@ def from_hf_config(cfg, name=None):
     return Model(**kw)
 
 
-def load_config(path, name=None):
+def load_config(path: Union[str, os.PathLike], name: Optional[str] = None
+                ) -> Model:
     """A config.json path (or its folder) -> Model; the model's name is the
     folder's name unless given."""
     if os.path.isdir(path):
@@ -213,7 +222,7 @@ def load_config(path, name=None):
     return from_hf_config(cfg, name)
 
 
-def bundled_models():
+def bundled_models() -> List[str]:
     """Names of the configs in examples/models/."""
     if not os.path.isdir(MODELS_DIR):
         return []
@@ -222,7 +231,7 @@ def bundled_models():
                                                  "config.json")))
 
 
-def get_model(spec):
+def get_model(spec: Union[Model, str, os.PathLike]) -> Model:
     """A Model, a bundled name, or a path to a config.json (or its folder)."""
     if isinstance(spec, Model):
         return spec
@@ -245,15 +254,18 @@ def get_model(spec):
 @dataclass
 class Param:
     name: str
-    shape: list
+    shape: List[int]
     role: str
-    layer: object            # layer index, "first" (embedding) or "last"
-    blocks: list = None      # blocks of dim 0
-    expert: int = None       # routed expert index (None: not an expert)
-    dtype: str = "bf16"
+    layer: Union[int, str]   # layer index, "first" (embedding) or "last"
+    blocks: Optional[List[int]] = None  # blocks of dim 0
+    expert: Optional[int] = None  # routed expert index (None: not one)
+    dtype: DTypeLike = "bf16"     # kept as the JSON name
+
+    def __post_init__(self) -> None:
+        self.dtype = dtype_name(self.dtype, self.name)
 
 
-def model_params(m, layers=None):
+def model_params(m: Model, layers: Optional[int] = None) -> List[Param]:
     """The model's tensors in checkpoint order (first `layers` layers)."""
     layers = m.layers if layers is None else layers
     if not 0 <= layers <= m.layers:
@@ -338,7 +350,7 @@ def _mla(m, add):
     add("self_attn.o_proj.weight", [h, m.heads * m.v_head_dim], "row")
 
 
-def count_params(params):
+def count_params(params: List[Param]) -> int:
     return sum(math.prod(p.shape) for p in params)
 
 

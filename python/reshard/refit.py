@@ -3,13 +3,18 @@
 build_layout() puts every parameter of a model on both sides; SCENARIOS
 are the benchmark's bundled cases (bench/make_refit_scenario.py).
 """
+from __future__ import annotations
+
 import math
+import os
+from typing import Any, Dict, Mapping, Optional, Union
 
 from .errors import ReshardError
 from .layout import DTYPE_BYTES, Layout, Sharding
 from .megatron import MegatronSide, Train, parse_train, pipeline_split
 from .megatron import validate as validate_train
-from .models import count_params, get_model, model_params, scale_model
+from .models import (Model, count_params, get_model, model_params,
+                     scale_model)
 from .topology import get_topology
 from .vllm import Infer, VllmSide, kv_split, parse_infer
 from .vllm import validate as validate_infer
@@ -53,7 +58,7 @@ _DSV3 = dict(
 
 # The *-gb200 ones repeat the DGX layouts on the GB200 NVL72 topology, so
 # that the topology is the only difference in a pair.
-SCENARIOS = {
+SCENARIOS: Dict[str, Dict[str, str]] = {
     "llama70b-dgx": dict(_LLAMA, topology="dgx-h100"),
     "qwen235b-dgx": dict(_QWEN, topology="dgx-h100"),
     "deepseek-v3-dgx": dict(_DSV3, topology="dgx-h100"),
@@ -82,9 +87,13 @@ def _qkv_parts(p, src, dst, m):
                Sharding(smesh, sdims), Sharding(dmesh, ddims))
 
 
-def build_layout(model, train, infer, topology="dgx-h100", layers=None,
-                 scale_down=1, colocated=False, infer_first_rank=None,
-                 scenario=None):
+def build_layout(model: Union[Model, str, os.PathLike],
+                 train: Union[str, Train], infer: Union[str, Infer],
+                 topology: Union[str, Mapping[str, Any]] = "dgx-h100",
+                 layers: Optional[int] = None, scale_down: int = 1,
+                 colocated: bool = False,
+                 infer_first_rank: Optional[int] = None,
+                 scenario: Optional[str] = None) -> Layout:
     """The refit Layout (its .info holds the scenario's figures).
 
     model: a Model, a bundled name or a config.json path; train/infer:

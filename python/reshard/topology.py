@@ -1,5 +1,8 @@
-"""Cluster topology presets (DESIGN.md "Topology") and rank placement."""
+"""Cluster topology presets (docs/Layout.md) and rank placement."""
+from __future__ import annotations
+
 import math
+from typing import Any, Dict, Mapping, Union
 
 from .errors import ReshardError
 
@@ -7,7 +10,7 @@ from .errors import ReshardError
 # (50 GB/s) NIC per GPU, NVLink 4 at 450 GB/s per direction. gb200-nvl72:
 # 4 GB200 per compute tray, 72 GPUs in one NVLink domain, NVLink 5 at
 # 900 GB/s, one 400 Gb/s NIC per GPU.
-TOPOLOGIES = {
+TOPOLOGIES: Dict[str, Dict[str, float]] = {
     "dgx-h100": {"gpus_per_node": 8, "nvl_domain_size": 8,
                  "nic_GBps_per_gpu": 50, "nvlink_GBps_per_gpu": 450,
                  "nic_latency_us": 5, "nvlink_latency_us": 1},
@@ -34,7 +37,8 @@ def _check_number(key, v):
         raise ReshardError(f"topology: {key}={v!r} is not {what}")
 
 
-def get_topology(topology):
+def get_topology(topology: Union[str, Mapping[str, Any]]
+                 ) -> Dict[str, Any]:
     """A preset name or a topology dict -> a validated dict (a copy)."""
     if isinstance(topology, str):
         if topology not in TOPOLOGIES:
@@ -56,6 +60,7 @@ def get_topology(topology):
     return topo
 
 
-def nvl_domain(rank, topology):
-    """Global rank r is in NVLink domain r // nvl_domain_size (DESIGN.md)."""
+def nvl_domain(rank: int, topology: Mapping[str, Any]) -> int:
+    """Global rank r is in NVLink domain r // nvl_domain_size
+    (docs/Layout.md)."""
     return rank // topology["nvl_domain_size"]

@@ -3,10 +3,13 @@
 The conventions and the vLLM code they mirror are in docs/Python.md
 ("Inference layout: vLLM").
 """
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import Optional
 
 from .errors import ReshardError
-from .layout import DeviceMesh
+from .layout import DeviceMesh, init_device_mesh
 from .megatron import parse_spec, tp_dims
 
 
@@ -15,7 +18,7 @@ class Infer:
     tp: int = 1
     dp: int = 1              # engines (replicas), or one DP deployment
     ep: bool = False         # --enable-expert-parallel
-    spmoe: bool = None       # None: vLLM's rule (ep and tp > 1 and dp > 1)
+    spmoe: Optional[bool] = None  # None: vLLM's rule (ep, tp > 1, dp > 1)
 
     @property
     def world(self):
@@ -31,7 +34,7 @@ class Infer:
 INFER_KEYS = ("tp", "dp", "engines", "ep", "spmoe")
 
 
-def parse_infer(text, what="--infer"):
+def parse_infer(text: str, what: str = "--infer") -> Infer:
     """'tp=8,dp=4[,ep=0|1|tp*dp][,spmoe=auto|0|1]' -> Infer; engines= is
     a synonym of dp=."""
     d = parse_spec(text, INFER_KEYS, what)
@@ -100,25 +103,28 @@ class VllmSide:
     def ranks(self):
         return range(self.first_rank, self.first_rank + self.i.world)
 
-    def _mesh(self, name, shape, axes, ranks):
+    def _mesh(self, name, make):
         if name not in self.meshes:
-            self.meshes[name] = DeviceMesh(shape, axes, ranks, name=name)
+            self.meshes[name] = make(name)
         return self.meshes[name]
 
     def engine_mesh(self):
         # Engine d, TP rank t is global rank first + d*tp + t.
-        return self._mesh("infer", [self.i.dp, self.i.tp], ["dp", "tp"],
-                          self.ranks())
+        return self._mesh("infer", lambda name: init_device_mesh(
+            (self.i.dp, self.i.tp), ("dp", "tp"), self.first_rank,
+            name=name))
 
     def kv_mesh(self, kv_heads):
         # The same ranks, tp viewed as [tp_kv, tp_rep]: rank t holds KV
         # head t // (tp / num_kv_heads).
-        return self._mesh("infer_kv", [self.i.dp, kv_heads,
-                                       self.i.tp // kv_heads],
-                          ["dp", "tp_kv", "tp_rep"], self.ranks())
+        return self._mesh("infer_kv", lambda name: init_device_mesh(
+            (self.i.dp, kv_heads, self.i.tp // kv_heads),
+            ("dp", "tp_kv", "tp_rep"), self.first_rank, name=name))
 
     def ep_mesh(self, r):
-        return self._mesh(f"infer_ep{r}", [], [], [self.first_rank + r])
+        # A 0-D mesh: expert on one rank, whole.
+        return self._mesh(f"infer_ep{r}", lambda name: DeviceMesh(
+            self.first_rank + r, (), name=name))
 
     def place(self, p, m):
         """(mesh, dims) of a Param (not a KV-split qkv)."""

@@ -2,7 +2,7 @@
 and on real torch.distributed.tensor objects when torch is installed."""
 import pytest
 
-from reshard import Layout, Replicate, Shard
+from reshard import DeviceMesh, Layout, Replicate, Shard
 from reshard.dtensor import (add_dtensors, dtype_name, from_dtensor,
                              mesh_from_torch, placement_from_torch)
 from reshard.errors import ReshardError
@@ -50,7 +50,10 @@ def test_mesh_from_duck_typed_device_mesh():
     m = mesh_from_torch(FakeMesh([[4, 5, 6, 7], [0, 1, 2, 3]], ("dp", "tp")))
     assert m.shape == [2, 4] and m.axis_names == ["dp", "tp"]
     assert m.ranks == [4, 5, 6, 7, 0, 1, 2, 3]
+    assert m.mesh == [[4, 5, 6, 7], [0, 1, 2, 3]]
+    assert m.mesh_dim_names == ("dp", "tp")
     assert mesh_from_torch(FakeMesh([0, 1])).axis_names == ["dim0"]
+    assert mesh_from_torch(FakeMesh(3)).shape == []          # 0-D
     with pytest.raises(ReshardError, match="not rectangular"):
         mesh_from_torch(FakeMesh([[0, 1], [2]]))
     with pytest.raises(ReshardError, match="not a DeviceMesh"):
@@ -92,6 +95,7 @@ def test_dtype_names():
     assert dtype_name("torch.float8_e4m3fn") == "fp8e4m3"
     with pytest.raises(ReshardError, match="no reshard equivalent"):
         dtype_name("torch.complex64")
+    # More forms (torch dtype objects, numpy): test_mesh.py.
 
 
 def test_real_dtensor():
@@ -116,5 +120,9 @@ def test_real_dtensor():
     s, shape, dtype = from_dtensor(dt, blocks={0: [32, 8, 8]})
     assert shape == [48, 32] and dtype == "bf16"
     assert s.mesh.shape == [2, 4] and s.mesh.axis_names == ["dp", "tp"]
+    # torch's DeviceMesh.mesh goes to reshard's DeviceMesh as it is.
+    assert s.mesh.mesh == mesh.mesh.tolist()
+    assert s.mesh.mesh_dim_names == mesh.mesh_dim_names
+    assert DeviceMesh(mesh.mesh, mesh.mesh_dim_names).same_as(s.mesh)
     assert s.dims == [["tp"], []]
     assert s.local_shape(shape, 0) == [12, 32]

@@ -1,26 +1,28 @@
-"""DeviceMesh, placements and local shapes (DESIGN.md semantics: nested
-torch.chunk, blocks per device), the JSON and .mlir writers."""
+"""DeviceMesh, placements and local shapes (docs/Layout.md semantics:
+nested torch.chunk, blocks per device), the JSON and .mlir writers.
+Constructor, dtype and deprecation details: test_mesh.py."""
 import io
 import json
 
 import pytest
 
-from reshard import DeviceMesh, Layout, Replicate, Shard, Sharding
+from reshard import (DeviceMesh, Layout, Replicate, Shard, Sharding,
+                     init_device_mesh)
 from reshard.errors import ReshardError
 
 
 def test_mesh_coords_row_major():
-    m = DeviceMesh([2, 3], ["dp", "tp"], ranks=range(10, 16))
+    m = DeviceMesh([[10, 11, 12], [13, 14, 15]], ("dp", "tp"))
     assert m.coords(10) == (0, 0)
     assert m.coords(14) == (1, 1)
     assert m.coords(3) is None
 
 
 @pytest.mark.parametrize("args,msg", [
-    (([2], ["a", "b"]), "1 dims but 2 axis names"),
-    (([2, 2], ["a", "a"]), "duplicate axis names"),
-    (([2], ["a"], [0]), "has 2 devices but 1 ranks"),
-    (([2], ["a"], [1, 1]), "distinct"),
+    (([0, 1], ["a", "b"]), r"1-D mesh \(shape \[2\]\) but 2 mesh_dim_names"),
+    (([[0, 1], [2, 3]], ["a", "a"]), "duplicate mesh_dim_names 'a'"),
+    (([[0, 1], [2]], ["a", "b"]), "not rectangular"),
+    (([1, 1], ["a"]), "rank 1 appears twice"),
 ])
 def test_mesh_errors(args, msg):
     with pytest.raises(ReshardError, match=msg):
@@ -29,36 +31,36 @@ def test_mesh_errors(args, msg):
 
 def test_uneven_nested_chunks():
     # 10 over a (3): chunks 4, 4, 2; each over b (2): 2+2, 2+2, 1+1.
-    m = DeviceMesh([3, 2], ["a", "b"])
+    m = init_device_mesh((3, 2), ("a", "b"))
     s = Sharding(m, [["a", "b"]])
     assert [s.local_shape([10], r)[0] for r in range(6)] == [2, 2, 2, 2, 1, 1]
     # torch.chunk(5, 4): 2, 2, 1, 0.
-    s = Sharding(DeviceMesh([4], ["x"]), [["x"]])
+    s = Sharding(init_device_mesh((4,), ("x",)), [["x"]])
     assert [s.local_shape([5], r)[0] for r in range(4)] == [2, 2, 1, 0]
 
 
 def test_blocks_are_chunked_one_by_one():
-    m = DeviceMesh([2, 4], ["dp", "tp"])
+    m = init_device_mesh((2, 4), ("dp", "tp"))
     s = Sharding(m, [["tp"], []], blocks={0: [32, 8, 8]})
     assert s.local_shape([48, 32], 0) == [8 + 2 + 2, 32]
     assert s.local_shape([48, 32], 7) == [12, 32]
 
 
 def test_placements_in_dtensor_order():
-    m = DeviceMesh([2, 4], ["dp", "tp"])
+    m = init_device_mesh((2, 4), ("dp", "tp"))
     s = Sharding.from_placements(m, [Shard(0), Shard(0)], 2)
     assert s.dims == [["dp", "tp"], []]
     s = Sharding.from_placements(m, [Replicate(), Shard(-1)], 2)
     assert s.dims == [[], ["tp"]]
     with pytest.raises(ReshardError, match="2 placements for a 1-D mesh"):
-        Sharding.from_placements(DeviceMesh([2], ["x"]),
+        Sharding.from_placements(DeviceMesh([0, 1], ("x",)),
                                  [Shard(0), Shard(0)], 1)
     with pytest.raises(ReshardError, match="Shard\\(2\\) of a 2-D tensor"):
         Sharding.from_placements(m, [Shard(2), Replicate()], 2)
 
 
 def test_sharding_errors():
-    m = DeviceMesh([2], ["tp"])
+    m = DeviceMesh([0, 1], ("tp",))
     with pytest.raises(ReshardError, match="unknown mesh axis 'dp'"):
         Sharding(m, [["dp"]])
     with pytest.raises(ReshardError, match="used twice"):
@@ -66,8 +68,9 @@ def test_sharding_errors():
 
 
 def small_layout():
-    train = DeviceMesh([2, 4], ["dp", "tp"], range(8), name="train")
-    infer = DeviceMesh([2], ["tp"], [8, 9])
+    train = DeviceMesh([[0, 1, 2, 3], [4, 5, 6, 7]], ("dp", "tp"),
+                       name="train")
+    infer = DeviceMesh([8, 9], ("tp",))
     lay = Layout(topology="dgx-h100")
     blocks = {0: [32, 8, 8]}
     lay.add("model.layers.0.self_attn.qkv_proj.weight", [48, 32], "bf16",
@@ -106,15 +109,15 @@ def test_mlir_text():
 
 def test_same_name_different_meshes():
     lay = Layout()
-    a = DeviceMesh([2], ["x"], name="m")
-    b = DeviceMesh([2], ["x"], [4, 5], name="m")
+    a = DeviceMesh([0, 1], ("x",), name="m")
+    b = DeviceMesh([4, 5], ("x",), name="m")
     lay.add("t", [4], "bf16", Sharding(a, [["x"]]), Sharding(b, [["x"]]))
     with pytest.raises(ReshardError, match="two different meshes"):
         lay.to_dict()
 
 
 def test_bad_dtype():
-    m = DeviceMesh([1], ["x"])
+    m = DeviceMesh([0], ("x",))
     with pytest.raises(ReshardError, match="unknown dtype 'f32'"):
         Layout().add("t", [4], "f32", Sharding(m, [[]]), Sharding(m, [[]]))
 
@@ -122,17 +125,17 @@ def test_bad_dtype():
 def test_hand_computed_uneven_cases():
     # 10 rows over mesh axes (2, 3), DTensor [Shard(0), Shard(0)]: 5 | 5,
     # then each 5 into 2, 2, 1 (the outer mesh dim is the major split).
-    m = DeviceMesh([2, 3], ["a", "b"])
+    m = init_device_mesh((2, 3), ("a", "b"))
     s = Sharding.from_placements(m, [Shard(0), Shard(0)], 1)
     assert [s.local_shape([10], r)[0] for r in range(6)] == [2, 2, 1] * 2
     # Blocks [5, 3] over 2: 3 + 2 on rank 0, 2 + 1 on rank 1.
-    s = Sharding(DeviceMesh([2], ["x"]), [["x"]], blocks={0: [5, 3]})
+    s = Sharding(DeviceMesh([0, 1], ("x",)), [["x"]], blocks={0: [5, 3]})
     assert [s.local_shape([8], r) for r in range(2)] == [[5], [3]]
 
 
 def test_blocks_must_add_up_to_the_dim():
     # Blocks [5, 5] on a dim of 8 used to give local extent 6 silently.
-    m = DeviceMesh([2], ["x"])
+    m = DeviceMesh([0, 1], ("x",))
     bad = Sharding(m, [["x"]], blocks={0: [5, 5]})
     with pytest.raises(ReshardError, match=r"blocks \[5, 5\] of dim 0 must "
                                            r"be sizes >= 0 adding up"):
@@ -147,8 +150,8 @@ def test_unnamed_mesh_does_not_take_an_explicit_name():
     # An unnamed mesh used to become mesh0 even when another was named
     # mesh0, and the layout was refused as two meshes of one name.
     lay = Layout()
-    a = DeviceMesh([2], ["x"])
-    b = DeviceMesh([2], ["x"], [4, 5], name="mesh0")
+    a = DeviceMesh([0, 1], ("x",))
+    b = DeviceMesh([4, 5], ("x",), name="mesh0")
     lay.add("t", [4], "bf16", Sharding(a, [["x"]]), Sharding(b, [["x"]]))
     meshes = lay.to_dict()["meshes"]
     assert meshes["mesh0"]["ranks"] == [4, 5]
@@ -158,7 +161,7 @@ def test_unnamed_mesh_does_not_take_an_explicit_name():
 def test_mlir_string_escapes(tmp_path):
     # JSON's \uXXXX escapes are not MLIR's: non-ASCII and control bytes go
     # as \XX hex bytes.
-    m = DeviceMesh([2], ["t p"], name="m")
+    m = DeviceMesh([0, 1], ("t p",), name="m")
     lay = Layout()
     lay.add('é\x01"\\.w', [4], "bf16", Sharding(m, [["t p"]]),
             Sharding(m, [[]]))

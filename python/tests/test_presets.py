@@ -166,3 +166,45 @@ def test_spec_errors(fn, text, msg):
 def test_indivisible_layouts(model, train, infer, msg):
     with pytest.raises(ReshardError, match=msg):
         build_layout(model, train, infer, layers=1)
+
+
+# sha256 of the JSON that bench/make_refit_scenario.py writes for these
+# presets (`--scenario NAME`; the last with `--layers 2 --scale-down 64
+# --colocated`), recorded before the DTensor-style renaming of the Python
+# API (DeviceMesh(mesh, mesh_dim_names=), init_device_mesh,
+# Redistribution): a refactoring must leave them byte-identical. A preset
+# or format change that is meant to alter them updates them here.
+GOLDEN = {
+    ("llama70b-dgx", None): "3bc4e5c89f34f52f9791bd59dc1b99e9"
+                            "b338ee9681842bbf100b8a5617046487",
+    ("llama70b-gb200", None): "99405a4ca91aef4add8a39e84703d52d"
+                              "6aec304342fedca05df7d76066d9825d",
+    ("qwen235b-dgx", None): "d291be8a1fbe188ee4ead75cb3cb7613"
+                            "358a46120201e4717900f9142190845b",
+    ("deepseek-v3-dgx", None): "3202a33fe201379a35d05cc9543606a8"
+                               "d704150f39c348088dd4b0100e6ec3a1",
+    ("qwen235b-dgx", 2): "8774d3959fbda9f90907cd538543c5fc"
+                         "54a1b1d109776207eecc02c05a9d470e",
+}
+
+
+@pytest.mark.parametrize("name,layers", sorted(GOLDEN, key=str))
+def test_preset_json_is_unchanged(name, layers):
+    import hashlib
+    import io
+
+    from reshard.layout import write_layout_dict
+    from reshard.refit import SCENARIOS
+    s = SCENARIOS[name]
+    kw = {}
+    train = s["train"]
+    if layers is not None:          # as make_refit_scenario --layers does
+        train = ",".join(i for i in train.split(",")
+                         if i.split("=")[0] not in ("first", "last"))
+        kw = dict(layers=layers, scale_down=64, colocated=True)
+    lay = build_layout(s["model"], train, s["infer"], s["topology"],
+                       scenario=name, **kw)
+    f = io.StringIO()
+    write_layout_dict(lay.to_dict(), f)
+    digest = hashlib.sha256(f.getvalue().encode()).hexdigest()
+    assert digest == GOLDEN[name, layers]
