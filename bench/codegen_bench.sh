@@ -12,8 +12,9 @@ python3 "$root/bench/make_refit_scenario.py" --scenario "$scenario" --out "$tmp/
 echo "scenario $scenario"
 measure "import (JSON -> MLIR)" "$build/bin/reshard-translate" --import-layout-json "$tmp/layout.json" -o "$tmp/layout.mlir"
 measure "plan + lower" "$build/bin/reshard-opt" "$tmp/layout.mlir" \
-  --pass-pipeline="builtin.module(reshard-intersect,reshard-select-sources,reshard-schedule{staging-budget=268435456},convert-reshard-to-runtime)" \
-  -o "$tmp/plan.mlir"
+  --reshard-plan-pipeline=staging-budget=268435456 -o "$tmp/plan.mlir"
+measure "reshard-compile (mpi)" "$build/bin/reshard-compile" "$tmp/layout.json" \
+  --backend=mpi --staging-budget=256M -o "$tmp/plan-one-command.cpp"
 for backend in mpi nccl; do
   measure "translate to C++ ($backend)" "$build/bin/reshard-translate" --reshard-to-cpp \
     --backend=$backend "$tmp/plan.mlir" -o "$tmp/plan-$backend.cpp"

@@ -14,8 +14,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PIPELINE = ("builtin.module(reshard-intersect,reshard-select-sources,"
-            "reshard-schedule,reshard-report{per-rank=false output=%s})")
+PIPELINE = ("builtin.module(reshard-plan-pipeline{lower=false},"
+            "reshard-report{per-rank=false output=%s})")
 
 
 def run(label, cmd):

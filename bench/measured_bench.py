@@ -49,7 +49,6 @@ SCENARIOS = {
     "deepseek-v3-dgx": "deepseek-v3", "llama70b-gb200": "llama-3.1-70b",
     "qwen235b-gb200": "qwen3-235b-a22b", "deepseek-v3-gb200": "deepseek-v3",
 }
-PIPELINE = "reshard-intersect,reshard-select-sources,reshard-schedule"
 MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_btl="self,vader",
                OMPI_MCA_pml="ob1", OMPI_MCA_oob_tcp_if_include="lo",
@@ -103,20 +102,11 @@ def verify(args, layout, out_dir):
 
 def compile_plan(args, layout, work):
     """Plans, lowers and compiles the layout; returns (program, report)."""
-    mlir = os.path.join(work, "layout.mlir")
-    run([tool(args, "reshard-translate"), "--import-layout-json", layout,
-         "-o", mlir])
-    report = json.loads(run([tool(args, "reshard-opt"), mlir,
-                             "--pass-pipeline=builtin.module(%s,"
-                             "reshard-report{format=json})" % PIPELINE,
-                             "-o", os.devnull], quiet=True))
-    plan = os.path.join(work, "plan.mlir")
-    run([tool(args, "reshard-opt"), mlir, "--pass-pipeline=builtin.module("
-         "%s,convert-reshard-to-runtime{plan-name=refit})" % PIPELINE,
-         "-o", plan])
     cpp = os.path.join(work, "plan.cpp")
-    run([tool(args, "reshard-translate"), "--reshard-to-cpp", "--backend=mpi",
-         plan, "-o", cpp])
+    report = os.path.join(work, "report.json")
+    run([tool(args, "reshard-compile"), layout, "--backend=mpi",
+         "--plan-name=refit", "-o", cpp, "--report=" + report])
+    report = json.load(open(report))
     exe = os.path.join(work, "reshard_timed")
     run(["mpicxx", "-O2", "-std=c++17", "-I" + os.path.join(ROOT, "include"),
          "-I" + MEASURED, cpp, os.path.join(MEASURED, "reshard_timed.cpp"),

@@ -66,8 +66,8 @@ def main():
             t_import, _, _, _, _ = run([translate, "--import-layout-json", layout,
                                         "-o", mlir], "import")
             report = os.path.join(tmp, name + ".report.json")
-            pipeline = ("builtin.module(reshard-intersect,reshard-select-sources,"
-                        "reshard-schedule{staging-budget=%d},"
+            pipeline = ("builtin.module(reshard-plan-pipeline{lower=false "
+                        "staging-budget=%d},"
                         "reshard-report{format=json per-rank=false output=%s})"
                         % (args.staging_budget, report))
             t_plan, rss, _, timing, _ = run([opt, mlir, "--pass-pipeline=" + pipeline,

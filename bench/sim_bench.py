@@ -67,6 +67,7 @@ def simulate(sim, topo, path, name, copies):
 def bench_scenario(a, name, layers, scale_down, tmp, sim):
     opt = os.path.join(a.build, "bin", "reshard-opt")
     tr = os.path.join(a.build, "bin", "reshard-translate")
+    comp = os.path.join(a.build, "bin", "reshard-compile")
     f = lambda x: os.path.join(tmp, x)  # noqa: E731
     gen = [sys.executable, os.path.join(HERE, "make_refit_scenario.py"),
            "--scenario", name, "--out", f("layout.json")]
@@ -101,16 +102,14 @@ def bench_scenario(a, name, layers, scale_down, tmp, sim):
         stage("translate-" + be, [tr, "--reshard-to-cpp", "--backend=" + be,
                                   f("plan.mlir"), "-o", f("plan-%s.cpp" % be)])
     # The same compile in the fewest processes: import, plan + lower, translate.
-    stage("plan+lower", [opt, f("s0.mlir"), "--pass-pipeline=builtin.module("
-                         "reshard-intersect,reshard-select-sources,"
-                         "reshard-schedule{staging-budget=%d},"
-                         "convert-reshard-to-runtime{plan-name=refit})" % budget,
+    stage("plan+lower", [opt, f("s0.mlir"), "--reshard-plan-pipeline="
+                         "staging-budget=%d plan-name=refit" % budget,
                          "-o", f("plan1.mlir")])
-    # And in one command: reshard-translate plans, lowers and emits in one
-    # process when given an unplanned module (its default staging budget,
-    # 1 GiB, so a plan with fewer steps than the one simulated below).
-    stage("one-command", [tr, "--reshard-to-cpp", "--backend=" + a.backends[0],
-                          f("s0.mlir"), "-o", f("plan-1cmd.cpp")])
+    # And in one command: reshard-compile imports, plans, lowers and emits in
+    # one process (its default staging budget, 1 GiB, so a plan with fewer
+    # steps than the one simulated below).
+    stage("one-command", [comp, f("layout.json"), "--backend=" + a.backends[0],
+                          "-o", f("plan-1cmd.cpp")])
     e2e = ["import", "plan+lower", "translate-" + a.backends[0]]
     row["import_to_cpp"] = {"backend": a.backends[0],
                             "wall": sum(st[k]["wall"] for k in e2e),
@@ -137,8 +136,8 @@ def bench_scenario(a, name, layers, scale_down, tmp, sim):
     # Cost model figures of the plan and of the `direct` plan, as scheduled.
     run([opt, f("s3.mlir"), "--reshard-report=format=json per-rank=false output=%s"
          % f("report.json"), "-o", os.devnull], "report")
-    run([opt, f("s1.mlir"), "--pass-pipeline=builtin.module("
-         "reshard-select-sources{strategy=direct},reshard-schedule{staging-budget=%d},"
+    run([opt, f("s0.mlir"), "--pass-pipeline=builtin.module("
+         "reshard-plan-pipeline{strategy=direct staging-budget=%d lower=false},"
          "reshard-report{format=json per-rank=false output=%s},"
          "convert-reshard-to-runtime{plan-name=direct})" % (budget, f("report-direct.json")),
          "-o", f("direct.mlir")], "direct plan")
@@ -291,7 +290,7 @@ def main():
     if a.smoke:
         a.scenarios, a.layers, a.scale_down = SMOKE["scenario"], SMOKE["layers"], SMOKE["scale_down"]
     a.backends = a.backends.split(",")
-    for t in ("reshard-opt", "reshard-translate"):
+    for t in ("reshard-compile", "reshard-opt", "reshard-translate"):
         if not os.access(os.path.join(a.build, "bin", t), os.X_OK):
             die("%s/bin/%s not found; build first or pass --build" % (a.build, t))
     sim = build_simulator(a.build)

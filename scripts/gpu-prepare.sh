@@ -9,8 +9,7 @@ pre="${1:-$root/gpu-pre}"
 plan="$root/examples/gpu/one-rank.mlir"
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$pre" "$tmp/src" "$tmp/dst" "$tmp/gen"
-"$bin/reshard-translate" --reshard-to-cpp --backend=nccl "$plan" -o "$pre/plan.cpp"
-"$bin/reshard-translate" --reshard-to-cpp --backend=nccl --reshard-cpp-emit=header "$plan" -o "$pre/plan.h"
+"$bin/reshard-compile" "$plan" --backend=nccl -o "$pre/plan.cpp" --header="$pre/plan.h"
 cp "$root/test/gpu/one-rank.tensors" "$pre/tensors.txt"
 "$bin/reshard-run" "$plan" --make-sources "$tmp/src" --pattern=hash >/dev/null
 "$bin/reshard-run" "$plan" --src "$tmp/src" --dst "$tmp/dst" --pattern=hash >/dev/null

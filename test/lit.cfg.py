@@ -66,7 +66,8 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.reshard_tools_dir, config.llvm_tools_dir]
-tools = ["reshard-opt", "reshard-translate", "reshard-run", "reshard-proptest"]
+tools = ["reshard-compile", "reshard-opt", "reshard-translate", "reshard-run",
+         "reshard-proptest"]
 
 # The libFuzzer targets exist only in a build configured with
 # -DRESHARD_ENABLE_FUZZERS=ON (clang; scripts/fuzz.sh makes one); their short

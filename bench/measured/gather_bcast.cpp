@@ -227,11 +227,11 @@ int main(int argc, char **argv) {
   for (size_t t = 0; !bad && t < ts.size(); ++t) {
     for (const Shard &s : ts[t].src)
       if (s.rank == me) {
-        std::string path =
-            reshard_rt::shard_path(src_dir.c_str(), me, ts[t].name.c_str());
+        std::string path = reshard::engine::shard_path(src_dir.c_str(), me,
+                                                       ts[t].name.c_str());
         char msg[512];
-        if (!reshard_rt::read_exact(path, src[t], s.elements() * ts[t].elem,
-                                    msg, sizeof(msg))) {
+        if (!reshard::engine::read_exact(
+                path, src[t], s.elements() * ts[t].elem, msg, sizeof(msg))) {
           std::fprintf(stderr, "gather_bcast: rank %d: cannot read %s\n", me,
                        path.c_str());
           bad = 1;
@@ -388,10 +388,10 @@ int main(int argc, char **argv) {
   }
   int wbad = 0;
   for (size_t t = 0; t < ts.size(); ++t)
-    if (my_dst[t] &&
-        !reshard_rt::write_all(
-            reshard_rt::shard_path(dst_dir.c_str(), me, ts[t].name.c_str()),
-            dst[t]))
+    if (my_dst[t] && !reshard::engine::write_all(
+                         reshard::engine::shard_path(dst_dir.c_str(), me,
+                                                     ts[t].name.c_str()),
+                         dst[t]))
       wbad = 1;
   MPI_Finalize();
   return wbad;

@@ -41,11 +41,11 @@ int main(int argc, char **argv) {
   bool in_plan = rank < refit_num_ranks();
   for (int t = 0; !bad && in_plan && t < nt; ++t) {
     int64_t sb = refit_src_bytes(rank, t), db = refit_dst_bytes(rank, t);
-    std::string path =
-        reshard_rt::shard_path(src_dir.c_str(), rank, refit_tensor_name(t));
+    std::string path = reshard::engine::shard_path(src_dir.c_str(), rank,
+                                                   refit_tensor_name(t));
     char msg[512];
     if (sb >= 0 &&
-        !reshard_rt::read_exact(path, src[t], sb, msg, sizeof(msg))) {
+        !reshard::engine::read_exact(path, src[t], sb, msg, sizeof(msg))) {
       std::fprintf(stderr, "reshard_timed: rank %d: cannot read %s\n", rank,
                    path.c_str());
       bad = 1;
@@ -84,8 +84,9 @@ int main(int argc, char **argv) {
   int wbad = 0;
   for (int t = 0; in_plan && t < nt; ++t)
     if (refit_dst_bytes(rank, t) >= 0 &&
-        !reshard_rt::write_all(
-            reshard_rt::shard_path(dst_dir.c_str(), rank, refit_tensor_name(t)),
+        !reshard::engine::write_all(
+            reshard::engine::shard_path(dst_dir.c_str(), rank,
+                                        refit_tensor_name(t)),
             dst[t]))
       wbad = 1;
   MPI_Finalize();

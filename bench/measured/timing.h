@@ -2,11 +2,11 @@
 // gather+broadcast baseline): their options and the one way both are timed
 // (barrier, wall time of the slowest rank, median). Shard files in
 // reshard-run's format are read and written with the MPI driver's helpers
-// (reshard/Runtime/MpiDriver.h).
+// (reshard/ExecutionEngine/MpiDriver.h).
 #ifndef RESHARD_BENCH_MEASURED_TIMING_H
 #define RESHARD_BENCH_MEASURED_TIMING_H
 
-#include "reshard/Runtime/MpiDriver.h"
+#include "reshard/ExecutionEngine/MpiDriver.h"
 
 #include <mpi.h>
 

@@ -5,7 +5,9 @@
 #     BACKEND mpi | nccl
 #     [PLAN_NAME <c-identifier>]      # prefix of the C entry points; default:
 #                                     # <target> with non-identifier chars as _
-#     [STAGING_BUDGET <bytes>]        # staging bytes per rank and step (1 GiB)
+#     [STAGING_BUDGET <bytes>]        # staging bytes per rank and step: an
+#                                     # integer, or with a suffix K, M or G
+#                                     # (default 1G)
 #     [MAX_OPS_PER_STEP <n>]          # point-to-point ops per rank and step
 #     [STRATEGY balanced | direct]    # source selection (balanced)
 #     [STATIC | SHARED])              # library kind (STATIC)
@@ -19,8 +21,9 @@
 # and NCCL) on their link line. The plan is regenerated when the layout file
 # or the reshard tools change.
 #
-# The tools are RESHARD_OPT_EXECUTABLE and RESHARD_TRANSLATE_EXECUTABLE
-# (set by find_package(Reshard)), the runtime headers RESHARD_INCLUDE_DIR.
+# One command makes all four: reshard-compile (RESHARD_COMPILE_EXECUTABLE,
+# set by find_package(Reshard)), which plans with reshard-plan-pipeline. The
+# execution engine's headers are RESHARD_INCLUDE_DIR.
 include_guard(GLOBAL)
 
 function(_reshard_plan_backend_libs target backend)
@@ -64,21 +67,15 @@ function(reshard_add_plan target)
   if(ARG_STATIC AND ARG_SHARED)
     message(FATAL_ERROR "${where}: STATIC and SHARED are exclusive")
   endif()
-  foreach(tool RESHARD_OPT_EXECUTABLE RESHARD_TRANSLATE_EXECUTABLE)
-    if(NOT ${tool})
-      message(FATAL_ERROR "${where}: ${tool} is not set; use find_package(Reshard)")
-    endif()
-  endforeach()
+  if(NOT RESHARD_COMPILE_EXECUTABLE)
+    message(FATAL_ERROR "${where}: RESHARD_COMPILE_EXECUTABLE is not set; use find_package(Reshard)")
+  endif()
 
   get_filename_component(input "${ARG_INPUT}" ABSOLUTE)
   if(NOT EXISTS "${input}")
     message(FATAL_ERROR "${where}: INPUT ${input} does not exist")
   endif()
-  if(input MATCHES "\\.json$")
-    set(is_json TRUE)
-  elseif(input MATCHES "\\.mlir$")
-    set(is_json FALSE)
-  else()
+  if(NOT input MATCHES "\\.(json|mlir)$")
     message(FATAL_ERROR "${where}: INPUT must end in .json or .mlir: ${input}")
   endif()
 
@@ -89,11 +86,12 @@ function(reshard_add_plan target)
   if(NOT plan MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
     message(FATAL_ERROR "${where}: PLAN_NAME '${plan}' is not a C identifier")
   endif()
-  foreach(number STAGING_BUDGET MAX_OPS_PER_STEP)
-    if(DEFINED ARG_${number} AND NOT ARG_${number} MATCHES "^[1-9][0-9]*$")
-      message(FATAL_ERROR "${where}: ${number} must be a positive integer, got '${ARG_${number}}'")
-    endif()
-  endforeach()
+  if(DEFINED ARG_STAGING_BUDGET AND NOT ARG_STAGING_BUDGET MATCHES "^[1-9][0-9]*[KMG]?$")
+    message(FATAL_ERROR "${where}: STAGING_BUDGET must be a positive integer, optionally with a suffix K, M or G, got '${ARG_STAGING_BUDGET}'")
+  endif()
+  if(DEFINED ARG_MAX_OPS_PER_STEP AND NOT ARG_MAX_OPS_PER_STEP MATCHES "^[1-9][0-9]*$")
+    message(FATAL_ERROR "${where}: MAX_OPS_PER_STEP must be a positive integer, got '${ARG_MAX_OPS_PER_STEP}'")
+  endif()
   set(strategy "${ARG_STRATEGY}")
   if(NOT strategy)
     set(strategy balanced)
@@ -102,49 +100,22 @@ function(reshard_add_plan target)
   endif()
 
   set(out "${CMAKE_CURRENT_BINARY_DIR}/reshard/${target}")
-  # The report's path goes inside the pass pipeline, quoted (so spaces and
-  # commas are fine); MLIR's pipeline parser cannot take these characters.
-  if(out MATCHES "[\"{}]")
-    message(FATAL_ERROR "${where}: the build directory ${out} contains '\"', "
-      "'{' or '}', which a pass pipeline option cannot hold")
-  endif()
-  set(schedule "reshard-schedule")
-  set(schedule_opts "")
+  set(planning --strategy=${strategy})
   if(ARG_STAGING_BUDGET)
-    list(APPEND schedule_opts "staging-budget=${ARG_STAGING_BUDGET}")
+    list(APPEND planning --staging-budget=${ARG_STAGING_BUDGET})
   endif()
   if(ARG_MAX_OPS_PER_STEP)
-    list(APPEND schedule_opts "max-ops-per-step=${ARG_MAX_OPS_PER_STEP}")
-  endif()
-  if(schedule_opts)
-    string(REPLACE ";" " " schedule_opts "${schedule_opts}")
-    set(schedule "reshard-schedule{${schedule_opts}}")
-  endif()
-  set(pipeline "builtin.module(reshard-intersect,reshard-select-sources{strategy=${strategy}},${schedule},reshard-report{format=json output=\"${out}/${plan}.report.json\"},convert-reshard-to-runtime{plan-name=${plan}})")
-
-  set(layout "${input}")
-  set(import_cmd "")
-  set(byproducts "")
-  if(is_json)
-    set(layout "${out}/${plan}.layout.mlir")
-    set(import_cmd COMMAND "${RESHARD_TRANSLATE_EXECUTABLE}"
-      --import-layout-json "${input}" -o "${layout}")
-    set(byproducts BYPRODUCTS "${layout}")
+    list(APPEND planning --max-ops-per-step=${ARG_MAX_OPS_PER_STEP})
   endif()
   add_custom_command(
     OUTPUT "${out}/${plan}.cpp" "${out}/${plan}.h" "${out}/${plan}.mlir"
            "${out}/${plan}.report.json"
-    ${byproducts}
     COMMAND "${CMAKE_COMMAND}" -E make_directory "${out}"
-    ${import_cmd}
-    COMMAND "${RESHARD_OPT_EXECUTABLE}" "${layout}"
-      "--pass-pipeline=${pipeline}" -o "${out}/${plan}.mlir"
-    COMMAND "${RESHARD_TRANSLATE_EXECUTABLE}" --reshard-to-cpp
-      --backend=${ARG_BACKEND} "${out}/${plan}.mlir" -o "${out}/${plan}.cpp"
-    COMMAND "${RESHARD_TRANSLATE_EXECUTABLE}" --reshard-to-cpp
-      --backend=${ARG_BACKEND} --reshard-cpp-emit=header "${out}/${plan}.mlir"
-      -o "${out}/${plan}.h"
-    DEPENDS "${input}" "${RESHARD_OPT_EXECUTABLE}" "${RESHARD_TRANSLATE_EXECUTABLE}"
+    COMMAND "${RESHARD_COMPILE_EXECUTABLE}" "${input}" --backend=${ARG_BACKEND}
+      --plan-name=${plan} ${planning}
+      -o "${out}/${plan}.cpp" "--header=${out}/${plan}.h"
+      "--mlir=${out}/${plan}.mlir" "--report=${out}/${plan}.report.json"
+    DEPENDS "${input}" "${RESHARD_COMPILE_EXECUTABLE}"
     COMMENT "reshard: compiling ${ARG_INPUT} into plan ${plan} (${ARG_BACKEND})"
     VERBATIM)
 

@@ -5,7 +5,8 @@
 #include "reshard/Conversion/Passes.h"
 #include "reshard/Dialect/Reshard/IR/ReshardOps.h"
 #include "reshard/Dialect/Reshard/Transforms/Passes.h"
-#include "reshard/Dialect/Runtime/IR/Runtime.h"
+#include "reshard/Dialect/Runtime/IR/RuntimeOps.h"
+#include "reshard/Pipelines/ReshardPlanPipeline.h"
 #include "reshard/Target/Cpp/TranslateToCpp.h"
 #include "reshard/Target/LayoutJSON/ImportLayoutJSON.h"
 
@@ -17,9 +18,11 @@ inline void registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<ReshardDialect, rt::RuntimeDialect>();
 }
 
+/// Every pass and the pipeline.
 inline void registerAllPasses() {
   registerReshardPasses();
   registerConversionPasses();
+  registerReshardPlanPipeline();
 }
 
 inline void registerAllTranslations() {

@@ -1,6 +1,7 @@
-//===- Geometry.cpp - Nested torch.chunk on intervals
-//----------------------===//
+//===- Geometry.cpp - Nested torch.chunk on intervals ------------------===//
 #include "reshard/Layout/Geometry.h"
+
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace reshard;
 
@@ -8,10 +9,10 @@ using namespace reshard;
 /// clipped to n (so trailing chunks may be short or empty).
 static Interval chunkOne(int64_t n, int64_t parts, int64_t index) {
   int64_t chunk = n / parts + (n % parts != 0);
-  int64_t begin;
-  if (__builtin_mul_overflow(chunk, index, &begin) || begin >= n)
+  std::optional<int64_t> begin = llvm::checkedMul(chunk, index);
+  if (!begin || *begin >= n)
     return {n, n};
-  return {begin, begin + std::min(chunk, n - begin)};
+  return {*begin, *begin + std::min(chunk, n - *begin)};
 }
 
 Interval reshard::chunkInterval(int64_t n, llvm::ArrayRef<int64_t> sizes,

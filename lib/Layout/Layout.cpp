@@ -8,6 +8,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -23,6 +24,42 @@ static std::string fmtDouble(double v) {
   return buf;
 }
 
+char LayoutError::ID = 0;
+
+void LayoutError::log(llvm::raw_ostream &os) const {
+  if (!path.empty())
+    os << path << ": ";
+  os << message;
+}
+
+std::error_code LayoutError::convertToErrorCode() const {
+  return llvm::inconvertibleErrorCode();
+}
+
+void reshard::forEachLayoutError(
+    llvm::Error err, llvm::function_ref<void(const LayoutError &)> report) {
+  llvm::handleAllErrors(std::move(err), report);
+}
+
+namespace {
+/// Collects every problem a check finds into one llvm::Error.
+class ErrorList {
+public:
+  ~ErrorList() { llvm::consumeError(std::move(errors)); }
+  void add(const std::string &path, const std::string &msg) {
+    errors = llvm::joinErrors(std::move(errors),
+                              llvm::make_error<LayoutError>(path, msg));
+    any = true;
+  }
+  bool empty() const { return !any; }
+  llvm::Error take() { return std::move(errors); }
+
+private:
+  llvm::Error errors = llvm::Error::success();
+  bool any = false;
+};
+} // namespace
+
 static std::string at(const std::string &path, const std::string &field) {
   return path.empty() ? field : path + "." + field;
 }
@@ -33,9 +70,12 @@ static std::string at(const std::string &path, const std::string &field,
 
 int64_t MeshSpec::numDevices() const {
   int64_t n = 1;
-  for (int64_t s : shape)
-    if (s <= 0 || __builtin_mul_overflow(n, s, &n))
+  for (int64_t s : shape) {
+    std::optional<int64_t> product = llvm::checkedMul(n, s);
+    if (s <= 0 || !product)
       return -1;
+    n = *product;
+  }
   return n;
 }
 
@@ -62,12 +102,10 @@ int64_t MeshSpec::linear(llvm::ArrayRef<int64_t> c) const {
   return l;
 }
 
-bool reshard::verifyMesh(const MeshSpec &mesh, const std::string &path,
-                         LayoutDiagFn diag) {
-  bool ok = true;
+llvm::Error reshard::verifyMesh(const MeshSpec &mesh, const std::string &path) {
+  ErrorList errors;
   auto fail = [&](const std::string &where, const std::string &msg) {
-    diag(where, msg);
-    ok = false;
+    errors.add(where, msg);
   };
   if (mesh.shape.size() != mesh.axes.size())
     fail(at(path, "axes"),
@@ -96,19 +134,19 @@ bool reshard::verifyMesh(const MeshSpec &mesh, const std::string &path,
       sizesOk = false;
     }
   if (!sizesOk)
-    return false;
+    return errors.take();
   int64_t n = mesh.numDevices();
   if (n < 0 || n > kMaxMeshDevices) {
     fail(at(path, "shape"),
          formatv("the mesh has more than {0} devices", kMaxMeshDevices));
-    return false;
+    return errors.take();
   }
   if (static_cast<int64_t>(mesh.ranks.size()) != n) {
     fail(at(path, "ranks"),
          formatv("the mesh shape has {0} device(s) but {1} rank(s) are listed; "
                  "list one global rank per device in row-major order",
                  n, mesh.ranks.size()));
-    return false;
+    return errors.take();
   }
   llvm::DenseMap<int64_t, size_t> rankAt;
   for (size_t i = 0; i < mesh.ranks.size(); ++i) {
@@ -127,15 +165,14 @@ bool reshard::verifyMesh(const MeshSpec &mesh, const std::string &path,
                    "belongs to a mesh once",
                    r, it->second));
   }
-  return ok;
+  return errors.take();
 }
 
-bool reshard::verifyTopology(const TopologySpec &topo, const std::string &path,
-                             LayoutDiagFn diag) {
-  bool ok = true;
+llvm::Error reshard::verifyTopology(const TopologySpec &topo,
+                                    const std::string &path) {
+  ErrorList errors;
   auto fail = [&](const std::string &field, const std::string &msg) {
-    diag(at(path, field), msg);
-    ok = false;
+    errors.add(at(path, field), msg);
   };
   if (topo.gpusPerNode <= 0)
     fail("gpus_per_node",
@@ -163,46 +200,47 @@ bool reshard::verifyTopology(const TopologySpec &topo, const std::string &path,
   };
   nonNegative("nvlink_latency_us", topo.nvlinkLatencyUs);
   nonNegative("nic_latency_us", topo.nicLatencyUs);
-  return ok;
+  return errors.take();
 }
 
-bool reshard::verifyTensorShape(llvm::ArrayRef<int64_t> shape,
-                                int64_t elementBytes, const std::string &path,
-                                LayoutDiagFn diag) {
-  bool ok = true;
+llvm::Error reshard::verifyTensorShape(llvm::ArrayRef<int64_t> shape,
+                                       int64_t elementBytes,
+                                       const std::string &path) {
+  ErrorList errors;
   for (size_t i = 0; i < shape.size(); ++i)
-    if (shape[i] < 0) {
-      diag(at(path, "shape", i),
-           formatv("dim size {0} must be non-negative", shape[i]));
-      ok = false;
-    }
-  if (!ok)
-    return false;
+    if (shape[i] < 0)
+      errors.add(at(path, "shape", i),
+                 formatv("dim size {0} must be non-negative", shape[i]));
+  if (!errors.empty())
+    return errors.take();
   // Zero dims are skipped so that the rule does not depend on dim order:
   // every stride of the row-major layout must fit too.
-  int64_t bytes = elementBytes;
+  std::optional<int64_t> bytes = elementBytes;
   for (int64_t d : shape)
-    if (d != 0 && __builtin_mul_overflow(bytes, d, &bytes)) {
-      diag(at(path, "shape"),
-           "the tensor's byte size (product of its non-zero dims times "
-           "the element size) overflows 64 bits; it must stay below 2^63 "
-           "bytes");
-      return false;
+    if (d != 0 && !(bytes = llvm::checkedMul(*bytes, d))) {
+      errors.add(at(path, "shape"),
+                 "the tensor's byte size (product of its non-zero dims "
+                 "times the element size) overflows 64 bits; it must stay "
+                 "below 2^63 bytes");
+      break;
     }
-  return true;
+  return errors.take();
 }
 
-std::optional<Sharding> reshard::resolveSharding(
+llvm::Expected<Sharding> reshard::resolveSharding(
     const ShardingSpec &spec, llvm::ArrayRef<std::string> meshAxes,
-    llvm::ArrayRef<int64_t> shape, const std::string &path, LayoutDiagFn diag) {
+    llvm::ArrayRef<int64_t> shape, const std::string &path) {
+  ErrorList errors;
+  auto diag = [&](const std::string &where, const std::string &msg) {
+    errors.add(where, msg);
+  };
   if (spec.dims.size() != shape.size()) {
     diag(at(path, "dims"),
          formatv("the sharding has {0} dims but the tensor has rank {1}; give "
                  "one list of mesh axes per tensor dim",
                  spec.dims.size(), shape.size()));
-    return std::nullopt;
+    return errors.take();
   }
-  bool ok = true;
   Sharding out;
   llvm::DenseMap<unsigned, size_t> usedBy; // mesh axis -> tensor dim
   for (size_t d = 0; d < spec.dims.size(); ++d) {
@@ -222,7 +260,6 @@ std::optional<Sharding> reshard::resolveSharding(
         diag(formatv("{0}[{1}]", dimPath, j).str(),
              formatv("axis '{0}' is not an axis of the mesh (its axes: {1})",
                      name, known.empty() ? "none" : known));
-        ok = false;
         continue;
       }
       auto [it, inserted] = usedBy.try_emplace(*axis, d);
@@ -235,42 +272,36 @@ std::optional<Sharding> reshard::resolveSharding(
              formatv("mesh axis '{0}' is used {1}; an axis shards at most "
                      "one dim, once",
                      name, also));
-        ok = false;
         continue;
       }
       dim.axes.push_back(*axis);
     }
     if (!dimSpec.blocks.empty()) {
       std::string blocksPath = at(path, formatv("blocks.{0}", d).str());
-      int64_t sum = 0;
-      bool blocksOk = true, overflow = false;
+      std::optional<int64_t> sum = 0; // std::nullopt once it overflows
+      bool blocksOk = true;
       for (size_t b = 0; b < dimSpec.blocks.size(); ++b) {
         int64_t size = dimSpec.blocks[b];
         if (size < 0) {
           diag(formatv("{0}[{1}]", blocksPath, b).str(),
                formatv("block size {0} must be non-negative", size));
           blocksOk = false;
-        } else if (!overflow && __builtin_add_overflow(sum, size, &sum)) {
-          overflow = true;
-          sum = -1;
+        } else if (sum) {
+          sum = llvm::checkedAdd(*sum, size);
         }
       }
-      if (blocksOk && (overflow || sum != shape[d])) {
+      if (blocksOk && sum != shape[d])
         diag(blocksPath,
              formatv("blocks sum to {0} but dim {1} has size {2}; blocks "
                      "must add up to the dim",
-                     sum < 0 ? std::string("at least 2^63")
-                             : std::to_string(sum),
+                     sum ? std::to_string(*sum) : std::string("at least 2^63"),
                      d, shape[d]));
-        blocksOk = false;
-      }
-      ok &= blocksOk;
       dim.blocks = dimSpec.blocks;
     }
     out.dims.push_back(std::move(dim));
   }
-  if (!ok)
-    return std::nullopt;
+  if (!errors.empty())
+    return errors.take();
   return out;
 }
 

@@ -325,11 +325,11 @@ static std::string ratioText(double a, double b, const char *fmt) {
   return buf;
 }
 
-void reshard::printReport(const PlanReport &r, bool json, bool perRank,
-                          llvm::raw_ostream &os) {
+void reshard::printReport(const PlanReport &r, ReportFormat format,
+                          bool perRank, llvm::raw_ostream &os) {
   const PlanFigures &p = r.plan;
   int64_t busiest = std::max(p.busiestNicOutBytes, p.busiestNicInBytes);
-  if (json) {
+  if (format == ReportFormat::Json) {
     llvm::json::Object o;
     llvm::json::Object topo;
     topo["present"] = r.hasTopology;

@@ -1,14 +1,12 @@
-"""The planner's report (--reshard-report=format=json) as Python objects,
-and the one-command compile of a layout into a plan, its report and C++."""
+"""The planner's report (reshard-compile --report) as Python objects, and
+the one-command compile of a layout into a plan, its report and C++."""
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 
 from . import tools
 from .errors import ReshardError, read_json
 
-PLAN_PASSES = ("--reshard-intersect", "--reshard-select-sources")
 
 
 @dataclass
@@ -91,50 +89,29 @@ class Report:
                                f"(--reshard-report=format=json): {e!r}")
 
 
-def schedule_flag(staging_budget):
-    return f"--reshard-schedule=staging-budget={int(staging_budget)}"
-
-
-def _as_mlir(layout_path, work_dir):
-    """reshard-opt reads .mlir: a JSON layout is imported first."""
-    if not layout_path.endswith(".json"):
-        return layout_path
-    out = os.path.join(work_dir, "imported.mlir")
-    tools.import_json(layout_path, out)
-    return out
-
-
 def report(layout_path, staging_budget=1 << 30, per_rank=True):
-    """Plans a layout (.mlir or .json) and returns its Report."""
-    if layout_path.endswith(".json"):
-        with tempfile.TemporaryDirectory() as tmp:
-            return report(_as_mlir(layout_path, tmp), staging_budget,
-                          per_rank)
-    out = tools.run("reshard-opt", [
-        layout_path, *PLAN_PASSES, schedule_flag(staging_budget),
-        f"--reshard-report=format=json per-rank={int(per_rank)}",
-        "-o", os.devnull])
-    return Report.from_json(json.loads(out))
+    """Plans a layout (.json, or .mlir at any stage before lowering) with
+    reshard-compile and returns its Report."""
+    out = tools.run("reshard-compile", [
+        layout_path, f"--staging-budget={int(staging_budget)}",
+        "--report=-"])
+    d = json.loads(out)
+    if not per_rank:
+        d["plan"].pop("per_rank", None)
+    return Report.from_json(d)
 
 
 def compile_plan(layout_path, out_dir, plan_name="refit", backend="mpi",
                  staging_budget=1 << 30):
-    """Plans, reports, lowers and emits C++ into out_dir (a .json layout
-    is imported to imported.mlir there first): report.json,
-    plan.mlir (the per-rank reshard_rt programs), PLAN.cpp and PLAN.h.
-    Returns the Report."""
+    """Plans, reports, lowers and emits C++ into out_dir with one
+    reshard-compile: report.json, plan.mlir (the per-rank reshard_rt
+    programs), PLAN.cpp and PLAN.h. Returns the Report."""
     os.makedirs(out_dir, exist_ok=True)
-    layout_path = _as_mlir(layout_path, out_dir)
     rep = os.path.join(out_dir, "report.json")
-    lowered = os.path.join(out_dir, "plan.mlir")
-    tools.run("reshard-opt", [
-        layout_path, *PLAN_PASSES, schedule_flag(staging_budget),
-        f"--reshard-report=format=json per-rank=1 output={rep}",
-        f"--convert-reshard-to-runtime=plan-name={plan_name}",
-        "-o", lowered])
-    for emit, ext in (("source", "cpp"), ("header", "h")):
-        tools.run("reshard-translate", [
-            "--reshard-to-cpp", f"--backend={backend}",
-            f"--reshard-cpp-emit={emit}", lowered,
-            "-o", os.path.join(out_dir, f"{plan_name}.{ext}")])
+    tools.run("reshard-compile", [
+        layout_path, f"--backend={backend}", f"--plan-name={plan_name}",
+        f"--staging-budget={int(staging_budget)}",
+        "-o", os.path.join(out_dir, f"{plan_name}.cpp"),
+        f"--header={os.path.join(out_dir, plan_name + '.h')}",
+        f"--mlir={os.path.join(out_dir, 'plan.mlir')}", f"--report={rep}"])
     return Report.load(rep)

@@ -1,5 +1,6 @@
-"""Finds and runs the reshard tools (reshard-opt, reshard-translate,
-reshard-run); a failure becomes a ReshardError carrying the tool's message.
+"""Finds and runs the reshard tools (reshard-compile, reshard-opt,
+reshard-translate, reshard-run); a failure becomes a ReshardError carrying
+the tool's message.
 """
 import os
 import shutil

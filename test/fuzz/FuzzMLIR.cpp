@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "FuzzContext.h"
 #include "reshard/InitAll.h"
-#include "reshard/Support/InputLimits.h"
+#include "reshard/Support/InputFiles.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"

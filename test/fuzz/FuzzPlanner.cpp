@@ -13,9 +13,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "reshard/Plan/CostModel.h"
-#include "reshard/Plan/Interpreter.h"
-#include "reshard/Plan/Pieces.h"
-#include "reshard/Plan/Routing.h"
+#include "reshard/Plan/Intersection.h"
+#include "reshard/Plan/Scheduling.h"
+#include "reshard/Plan/SourceSelection.h"
+#include "reshard/Reference/CheckPattern.h"
+#include "reshard/Reference/PieceInterpreter.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -254,15 +256,23 @@ Case decode(FuzzedDataProvider &in) {
     // The layout checks the verifier runs; the decoder only makes valid
     // layouts, so a rejection is a finding too.
     std::string errors;
-    auto diag = [&](const std::string &path, const std::string &msg) {
-      errors += path + ": " + msg + "\n";
+    auto ok = [&](llvm::Error err) {
+      forEachLayoutError(std::move(err), [&](const LayoutError &e) {
+        errors += e.getPath() + ": " + e.getMessage() + "\n";
+      });
+      return errors.empty();
     };
-    std::optional<Sharding> src, dst;
-    if (!verifyMesh(c.src, "src", diag) || !verifyMesh(c.dst, "dst", diag) ||
-        (c.topology && !verifyTopology(*c.topology, "topology", diag)) ||
-        !verifyTensorShape(l.shape, l.elementBytes, l.name, diag) ||
-        !(src = resolveSharding(srcSpec, c.src.axes, l.shape, "src", diag)) ||
-        !(dst = resolveSharding(dstSpec, c.dst.axes, l.shape, "dst", diag))) {
+    llvm::Expected<Sharding> src =
+        resolveSharding(srcSpec, c.src.axes, l.shape, "src");
+    llvm::Expected<Sharding> dst =
+        resolveSharding(dstSpec, c.dst.axes, l.shape, "dst");
+    bool valid = ok(verifyMesh(c.src, "src")) & ok(verifyMesh(c.dst, "dst")) &
+                 ok(c.topology ? verifyTopology(*c.topology, "topology")
+                               : llvm::Error::success()) &
+                 ok(verifyTensorShape(l.shape, l.elementBytes, l.name));
+    valid &= ok(src.takeError());
+    valid &= ok(dst.takeError());
+    if (!valid) {
       c.tensors.push_back(l);
       fail(c, "the layout checks reject a valid layout:\n" + errors);
     }
@@ -326,10 +336,9 @@ void checkSchedule(const Case &c, llvm::ArrayRef<PlannedTensor> plan) {
 void checkTables(const Case &c, llvm::ArrayRef<PlannedTensor> plan,
                  const char *stage) {
   for (const PlannedTensor &pt : plan) {
-    std::string err = validatePieces(pt.layout, pt.table);
-    if (!err.empty())
+    if (llvm::Error err = validatePieces(pt.layout, pt.table))
       fail(c, llvm::formatv("after {0}, tensor {1}: {2}", stage, pt.layout.name,
-                            err));
+                            llvm::toString(std::move(err))));
   }
 }
 
@@ -338,9 +347,9 @@ void execute(const Case &c, const PlannedTensor &pt) {
   const TensorLayout &l = pt.layout;
   ShardBuffers src = makeCheckBuffers(l, true);
   ShardBuffers dst = makeCheckBuffers(l, false);
-  std::string err = executePieces(l, pt.table, src, dst);
-  if (!err.empty())
-    fail(c, "tensor " + l.name + ": execution: " + err);
+  if (llvm::Error err = executePieces(l, pt.table, src, dst))
+    fail(c,
+         "tensor " + l.name + ": execution: " + llvm::toString(std::move(err)));
   std::vector<Mismatch> wrong;
   if (int64_t bad = checkDestination(l, dst, wrong, 3)) {
     std::string s = llvm::formatv("tensor {0}: {1} destination elements wrong",
@@ -354,7 +363,7 @@ void execute(const Case &c, const PlannedTensor &pt) {
   std::map<int64_t, int64_t> written;
   for (size_t i = 0; i < pt.table.size(); ++i)
     written[pt.table[i].dstRank()] += pt.table[i].numElements();
-  for (auto &[rank, shape] : localShapes(l, false)) {
+  for (auto &[rank, shape] : l.localShapes(false)) {
     int64_t n = 1;
     for (int64_t e : shape)
       n *= e;
@@ -383,9 +392,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     // executePieces validates the final tables; this one shows which stage
     // broke a table.
     checkTables(c, plan, "selectSources");
-    std::string err = schedulePlan(plan, c.options);
-    if (!err.empty())
-      fail(c, "schedulePlan: " + err);
+    if (llvm::Error err = schedulePlan(plan, c.options))
+      fail(c, "schedulePlan: " + llvm::toString(std::move(err)));
     checkTables(c, plan, "schedulePlan");
     checkSchedule(c, plan);
   }

@@ -10,7 +10,7 @@
 //  3. the bandwidth of that plan against cudaMemcpy device to device of the
 //     same bytes.
 #include "plan.h"
-#include "reshard/Runtime/NcclBackend.h"
+#include "reshard/ExecutionEngine/NcclBackend.h"
 
 #include <chrono>
 #include <cstdio>
@@ -57,17 +57,17 @@ static int checkRandomBoxes(int cases) {
       desc.push_back(sizes[d]);
       desc.push_back(strides[d]);
     }
-    int64_t bytes = reshard_rt::box_bytes(desc.data());
+    int64_t bytes = reshard::engine::box_bytes(desc.data());
     std::vector<uint8_t> host(total), packedHost(bytes), packedDev(bytes);
     for (uint8_t &b : host)
       b = static_cast<uint8_t>(rng());
     void *hostPtr[1] = {host.data()};
-    reshard_rt::pack_box(desc.data(), hostPtr, hostPtr, packedHost.data());
+    reshard::engine::pack_box(desc.data(), hostPtr, hostPtr, packedHost.data());
     uint8_t *dev = nullptr, *staging = nullptr;
     CHECK_CUDA(cudaMalloc(&dev, total));
     CHECK_CUDA(cudaMalloc(&staging, bytes));
     CHECK_CUDA(cudaMemcpy(dev, host.data(), total, cudaMemcpyHostToDevice));
-    CHECK_CUDA(reshard_rt::nccl::copy_runs(
+    CHECK_CUDA(reshard::engine::nccl::copy_runs(
         staging, dev + desc[2], desc[3], desc.data() + 5, desc[4], 2, 1, 0, 0));
     CHECK_CUDA(
         cudaMemcpy(packedDev.data(), staging, bytes, cudaMemcpyDeviceToHost));
@@ -75,9 +75,9 @@ static int checkRandomBoxes(int cases) {
     // Unpack into a zeroed buffer and compare with the host loops.
     std::vector<uint8_t> unpackedHost(total, 0), unpackedDev(total);
     void *unpackPtr[1] = {unpackedHost.data()};
-    reshard_rt::unpack_box(desc.data(), unpackPtr, packedHost.data());
+    reshard::engine::unpack_box(desc.data(), unpackPtr, packedHost.data());
     CHECK_CUDA(cudaMemset(dev, 0, total));
-    CHECK_CUDA(reshard_rt::nccl::copy_runs(
+    CHECK_CUDA(reshard::engine::nccl::copy_runs(
         dev + desc[2], staging, desc[3], desc.data() + 5, desc[4], 2, 0, 1, 0));
     CHECK_CUDA(
         cudaMemcpy(unpackedDev.data(), dev, total, cudaMemcpyDeviceToHost));
@@ -105,8 +105,8 @@ static int checkLargePitch() {
     CHECK_CUDA(cudaMemcpy(big + r * stride, want.data() + r * run, run,
                           cudaMemcpyHostToDevice));
   const int64_t loops[2] = {rows, stride};
-  CHECK_CUDA(
-      reshard_rt::nccl::copy_runs(staging, big, run, loops, 1, 2, 1, 0, 0));
+  CHECK_CUDA(reshard::engine::nccl::copy_runs(staging, big, run, loops, 1, 2, 1,
+                                              0, 0));
   CHECK_CUDA(
       cudaMemcpy(got.data(), staging, got.size(), cudaMemcpyDeviceToHost));
   CHECK_CUDA(cudaFree(big));
@@ -141,20 +141,20 @@ static int checkSelfMessage(ncclComm_t comm, cudaStream_t stream,
   static const int64_t shards[] = {0, srcRows * srcCols, dstRows * dstCols};
   static const int32_t programOf[] = {0};
   static const char *const names[] = {"self"};
-  static const reshard_rt::RankProgram program = {
+  static const reshard::engine::RankProgram program = {
       0,      2 * bytes,
       shards, 1,
       0,      0,
       steps,  static_cast<int64_t>(sizeof(steps) / sizeof(steps[0]))};
-  static const reshard_rt::Plan plan = {
+  static const reshard::engine::Plan plan = {
       "self_message", 0x5e1f, 1, 1, names, &program, 1, programOf, 1};
   std::vector<uint8_t> src(srcRows * srcCols), want(dstRows * dstCols, 0xA5),
       got(want.size()), packed(bytes);
   for (size_t i = 0; i < src.size(); ++i)
     src[i] = static_cast<uint8_t>(i * 7 + 3);
   void *srcHost[1] = {src.data()}, *dstHost[1] = {want.data()};
-  reshard_rt::pack_box(steps + 7, srcHost, dstHost, packed.data());
-  reshard_rt::unpack_box(steps + 18, dstHost, packed.data());
+  reshard::engine::pack_box(steps + 7, srcHost, dstHost, packed.data());
+  reshard::engine::unpack_box(steps + 18, dstHost, packed.data());
   uint8_t *srcDev = nullptr, *dstDev = nullptr, *ws = nullptr;
   CHECK_CUDA(cudaMalloc(&srcDev, src.size()));
   CHECK_CUDA(cudaMalloc(&dstDev, got.size()));
@@ -164,8 +164,8 @@ static int checkSelfMessage(ncclComm_t comm, cudaStream_t stream,
   CHECK_CUDA(cudaMemset(dstDev, 0xA5, got.size()));
   void *srcPtr[1] = {srcDev}, *dstPtr[1] = {dstDev};
   char err[512] = "";
-  int rc = reshard_rt::nccl::run(plan, 0, srcPtr, dstPtr, comm, stream, ws,
-                                 2 * bytes, err, sizeof(err));
+  int rc = reshard::engine::nccl::run(plan, 0, srcPtr, dstPtr, comm, stream, ws,
+                                      2 * bytes, err, sizeof(err));
   CHECK_CUDA(cudaStreamSynchronize(stream));
   CHECK_CUDA(
       cudaMemcpy(got.data(), dstDev, got.size(), cudaMemcpyDeviceToHost));

@@ -1,18 +1,21 @@
 //===- reshard-opt.cpp - Parse, verify and transform reshard IR -----------===//
 //
-// mlir-opt with the reshard dialects and passes, plus: a bracket-depth check
-// before parsing (MLIR's recursive parser would overflow the stack), layout
-// JSON taken as input directly (imported first), and, when a reshard-report
+// mlir-opt with the reshard dialects, passes and reshard-plan-pipeline; it
+// runs exactly the passes it is given. Plus: a bracket-depth check before
+// parsing (MLIR's recursive parser would overflow the stack), layout JSON
+// taken as an input format (imported first), and, when a reshard-report
 // wrote to standard output and the IR would go there too (no -o FILE), the
 // report alone there.
 //
 //===----------------------------------------------------------------------===//
 #include "reshard/Dialect/Reshard/Transforms/Passes.h"
 #include "reshard/InitAll.h"
-#include "reshard/Support/InputLimits.h"
+#include "reshard/Support/InputFiles.h"
 #include "reshard/Target/LayoutJSON/ImportLayoutJSON.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassInstrumentation.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/InitLLVM.h"
@@ -42,6 +45,18 @@ importJSON(std::unique_ptr<llvm::MemoryBuffer> input,
   return llvm::MemoryBuffer::getMemBufferCopy(text, name + " (imported)");
 }
 
+namespace {
+/// Notes whether a reshard-report ran that wrote to standard output.
+struct StdoutReportWatch : public mlir::PassInstrumentation {
+  explicit StdoutReportWatch(bool &seen) : seen(seen) {}
+  void runBeforePass(mlir::Pass *pass, mlir::Operation *) override {
+    if (reshard::isReportToStdout(*pass))
+      seen = true;
+  }
+  bool &seen;
+};
+} // namespace
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::DialectRegistry registry;
@@ -52,6 +67,15 @@ int main(int argc, char **argv) {
       registry);
   mlir::MlirOptMainConfig config =
       mlir::MlirOptMainConfig::createFromCLOptions();
+  // The passes named on the command line, then a watch on what they print.
+  bool reportOnStdout = false;
+  mlir::MlirOptMainConfig named = config;
+  config.setPassPipelineSetupFn([&](mlir::PassManager &pm) {
+    if (mlir::failed(named.setupPassPipeline(pm)))
+      return mlir::failure();
+    pm.addInstrumentation(std::make_unique<StdoutReportWatch>(reportOnStdout));
+    return mlir::success();
+  });
 
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> input =
@@ -82,7 +106,7 @@ int main(int argc, char **argv) {
       toStdout ? static_cast<llvm::raw_ostream &>(bufferedOS) : output->os();
   bool ok = mlir::succeeded(
       mlir::MlirOptMain(irOS, std::move(input), registry, config));
-  if (toStdout && !reshard::reportWentToStdout())
+  if (toStdout && !reportOnStdout)
     output->os() << buffered;
   if (!ok)
     return 1; // a file named by -o is removed, as mlir-opt does

@@ -6,20 +6,23 @@
 //   reshard-run FILE --src DIR --dst DIR
 //                                       shards from/to DIR/rank<R>.<tensor>.bin
 //
-// FILE is reshard IR (at any stage with pieces, or without: they are
-// computed first) or the layout interchange JSON.
+// FILE is the layout JSON or reshard IR at any stage: a layout is planned
+// first with reshard-plan-pipeline (lower=false, default options), so that
+// --check checks the plan the compiler makes; a lowered reshard_rt plan runs
+// with --src/--dst.
 //
 //===----------------------------------------------------------------------===//
-#include "reshard/InitAll.h"
-#include "reshard/Plan/Interpreter.h"
-#include "reshard/Target/Cpp/ExecutePlan.h"
-#include "reshard/Target/LayoutJSON/ImportLayoutJSON.h"
+#include "reshard/Compile/Compile.h"
+#include "reshard/Dialect/Reshard/IR/LayoutInterop.h"
+#include "reshard/Dialect/Runtime/IR/RuntimeOps.h"
+#include "reshard/Reference/CheckPattern.h"
+#include "reshard/Reference/PieceInterpreter.h"
+#include "reshard/Reference/RuntimeInterpreter.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Verifier.h"
-#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -91,14 +94,6 @@ static std::string shardPath(StringRef dir, int64_t rank, StringRef tensor) {
   return std::string(path);
 }
 
-static int64_t shardBytes(const TensorLayout &layout,
-                          ArrayRef<int64_t> localShape) {
-  int64_t n = layout.elementBytes;
-  for (int64_t e : localShape)
-    n *= e;
-  return n;
-}
-
 static std::string fmtShape(ArrayRef<int64_t> shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i)
@@ -138,7 +133,7 @@ static bool checkShardFile(const TensorLayout &layout, StringRef dir,
                            const char *side, int64_t rank,
                            ArrayRef<int64_t> shape) {
   return checkShardFileBytes(
-      shardPath(dir, rank, layout.name), side, rank, shardBytes(layout, shape),
+      shardPath(dir, rank, layout.name), side, rank, layout.shardBytes(shape),
       llvm::formatv("'{0}' (local shape {1}, {2} bytes per element)",
                     layout.name, fmtShape(shape), layout.elementBytes));
 }
@@ -193,7 +188,7 @@ static bool checkDestinationFile(int64_t rank, StringRef tensor) {
 static bool checkDestinations(const TensorLayout &layout) {
   if (!checkDestinationDir())
     return false;
-  for (auto &[rank, shape] : localShapes(layout, /*source=*/false))
+  for (auto &[rank, shape] : layout.localShapes(/*source=*/false))
     if (!checkDestinationFile(rank, layout.name))
       return false;
   return true;
@@ -201,13 +196,26 @@ static bool checkDestinations(const TensorLayout &layout) {
 
 /// Host bytes of every shard of both sides.
 static uint64_t hostBytes(const TensorLayout &layout) {
-  uint64_t total = 0;
+  std::optional<uint64_t> total = 0;
   for (bool source : {true, false})
-    for (auto &[rank, shape] : localShapes(layout, source))
-      if (__builtin_add_overflow(
-              total, static_cast<uint64_t>(shardBytes(layout, shape)), &total))
+    for (auto &[rank, shape] : layout.localShapes(source))
+      if (!(total = llvm::checkedAddUnsigned(
+                *total, static_cast<uint64_t>(layout.shardBytes(shape)))))
         return UINT64_MAX;
-  return total;
+  return *total;
+}
+
+/// Whether every shard of `layout` fits under --max-host-bytes; says why
+/// not.
+static bool fitsHostMemory(const TensorLayout &layout) {
+  uint64_t bytes = hostBytes(layout);
+  if (bytes <= maxHostBytes)
+    return true;
+  fail(llvm::formatv("tensor '{0}' needs {1} bytes of host memory for its "
+                     "shards, more than --max-host-bytes ({2})",
+                     layout.name, bytes, maxHostBytes.getValue())
+           .str());
+  return false;
 }
 
 /// Reads every shard of one side from `dir`, checking its exact size.
@@ -231,11 +239,11 @@ static bool readShardFile(StringRef path, int64_t bytes,
 
 static bool readShards(const TensorLayout &layout, StringRef dir, bool source,
                        ShardBuffers &out) {
-  for (auto &[rank, shape] : localShapes(layout, source))
+  for (auto &[rank, shape] : layout.localShapes(source))
     if (!checkShardFile(layout, dir, source ? "source" : "destination", rank,
                         shape) ||
         !readShardFile(shardPath(dir, rank, layout.name),
-                       shardBytes(layout, shape), out[rank]))
+                       layout.shardBytes(shape), out[rank]))
       return false;
   return true;
 }
@@ -290,9 +298,9 @@ static int runLoweredPlan(rt::PlanOp plan) {
     for (size_t i = 0; i < shards.size(); i += 3) {
       int64_t t = shards[i], srcBytes = shards[i + 1], dstBytes = shards[i + 2];
       for (int64_t b : {srcBytes, dstBytes})
-        if (b > 0 &&
-            __builtin_add_overflow(host, static_cast<uint64_t>(b), &host))
-          host = UINT64_MAX;
+        if (b > 0)
+          host = llvm::checkedAddUnsigned(host, static_cast<uint64_t>(b))
+                     .value_or(UINT64_MAX);
       if (host > maxHostBytes)
         return fail(llvm::formatv("the plan's shards need more than "
                                   "--max-host-bytes ({0}) of host memory",
@@ -319,9 +327,8 @@ static int runLoweredPlan(rt::PlanOp plan) {
                          shards[i + 1], src[shards[i]][rank.getRank()]))
         return 1;
   }
-  std::string err = executeRuntimePlan(plan, src, dst);
-  if (!err.empty())
-    return fail(err);
+  if (llvm::Error err = executeRuntimePlan(plan, src, dst))
+    return fail(llvm::toString(std::move(err)));
   for (size_t t = 0; t < names.size(); ++t)
     if (!writeShards(names[t], dstDir, dst[t]))
       return 1;
@@ -346,16 +353,24 @@ load(MLIRContext &ctx, std::shared_ptr<llvm::SourceMgr> &sourceMgr,
   sm->AddNewSourceBuffer(std::move(file), SMLoc());
   sourceMgr = sm;
   diagHandler = std::make_unique<SourceMgrDiagnosticHandler>(*sm, &ctx);
-  OwningOpRef<ModuleOp> module = parseLayoutOrMLIR(sm, &ctx);
-  if (!module || failed(verify(*module)))
+  OwningOpRef<ModuleOp> module = loadInput(sm, &ctx);
+  if (!module)
     return nullptr;
-  if (!module->getOps<rt::PlanOp>().empty())
-    return module; // run as it is (runLoweredPlan)
-  // Plans that have no pieces yet get them here, so a raw layout runs too.
-  PassManager pm(&ctx);
-  pm.addPass(createReshardIntersect());
-  if (failed(pm.run(*module)))
+  FailureOr<Stage> stage = getStage(*module);
+  if (failed(stage))
     return nullptr;
+  // A layout is planned as the compiler plans it (without the lowering),
+  // once it is known to fit in host memory.
+  if (*stage == Stage::Layout) {
+    SymbolTableCollection symbols;
+    for (RedistributeOp op : module->getOps<RedistributeOp>()) {
+      FailureOr<TensorLayout> layout = getTensorLayout(op, symbols);
+      if (failed(layout) || !fitsHostMemory(*layout))
+        return nullptr;
+    }
+    if (failed(planModule(*module, ReshardPlanOptions())))
+      return nullptr;
+  }
   return module;
 }
 
@@ -375,7 +390,7 @@ int main(int argc, char **argv) {
     return fail("--src DIR and --dst DIR go together");
 
   DialectRegistry registry;
-  registerAllDialects(registry);
+  registerCompileDialects(registry);
   MLIRContext ctx(registry);
   ctx.loadAllAvailableDialects();
   ctx.printOpOnDiagnostic(false);
@@ -407,25 +422,19 @@ int main(int argc, char **argv) {
       return 1;
     PiecesOp piecesOp = piecesOf->lookup(op.getSymName());
     PieceTable table = piecesOp.toTable();
-    std::string err = validatePieces(*layout, table);
-    if (!err.empty()) {
-      piecesOp.emitError(err);
+    if (llvm::Error err = validatePieces(*layout, table)) {
+      piecesOp.emitError(llvm::toString(std::move(err)));
       return 1;
     }
-    uint64_t bytes = hostBytes(*layout);
-    if (bytes > maxHostBytes)
-      return fail(llvm::formatv("tensor '{0}' needs {1} bytes of host memory "
-                                "for its shards, more than --max-host-bytes "
-                                "({2})",
-                                layout->name, bytes, maxHostBytes.getValue())
-                      .str());
+    if (!fitsHostMemory(*layout))
+      return 1;
     if (!makeSourcesDir.empty() || !verifyDir.empty()) {
       if (!checkFileName(*layout))
         return 1;
     } else if (!checkMode) {
       if (!checkFileName(*layout) || !checkDestinations(*layout))
         return 1;
-      for (auto &[rank, shape] : localShapes(*layout, /*source=*/true))
+      for (auto &[rank, shape] : layout->localShapes(/*source=*/true))
         if (!checkSourceFile(*layout, rank, shape))
           return 1;
     }
@@ -453,11 +462,10 @@ int main(int argc, char **argv) {
     if (!checkMode && verifyDir.empty()) {
       if (!readShards(*layout, srcDir, /*source=*/true, src))
         return 1;
-      for (auto &[rank, shape] : localShapes(*layout, /*source=*/false))
-        dst[rank].assign(shardBytes(*layout, shape), 0);
-      std::string err = executePieces(*layout, table, src, dst);
-      if (!err.empty())
-        return fail(err);
+      for (auto &[rank, shape] : layout->localShapes(/*source=*/false))
+        dst[rank].assign(layout->shardBytes(shape), 0);
+      if (llvm::Error err = executePieces(*layout, table, src, dst))
+        return fail(llvm::toString(std::move(err)));
       if (!writeShards(layout->name, dstDir, dst))
         return 1;
       continue;
@@ -470,9 +478,8 @@ int main(int argc, char **argv) {
       if (checkMode) {
         src = makeCheckBuffers(*layout, /*source=*/true, pattern);
         dst = makeCheckBuffers(*layout, /*source=*/false, pattern);
-        std::string err = executePieces(*layout, table, src, dst);
-        if (!err.empty())
-          return fail(err);
+        if (llvm::Error err = executePieces(*layout, table, src, dst))
+          return fail(llvm::toString(std::move(err)));
       }
       std::vector<Mismatch> reported;
       int64_t bad =

@@ -2,7 +2,7 @@
 #ifndef RESHARD_CONVERSION_PASSES_H
 #define RESHARD_CONVERSION_PASSES_H
 
-#include "reshard/Dialect/Runtime/IR/Runtime.h"
+#include "reshard/Dialect/Runtime/IR/RuntimeOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"

@@ -1,6 +1,6 @@
 //===- Geometry.h - Which global elements a device holds --------*- C++ -*-===//
 //
-// The normative chunking of DESIGN.md: nested torch.chunk per dim, blocks
+// The normative chunking of docs/Layout.md: nested torch.chunk per dim, blocks
 // chunked one by one and concatenated locally, replication over unused axes.
 // Everything is computed per dim on intervals, never per element.
 //

@@ -1,9 +1,9 @@
 //===- Layout.h - Meshes, shardings and topologies as plain data -*- C++
 //-*-===//
 //
-// The layout model of DESIGN.md without any MLIR: the dialect's verifier, the
-// JSON importer and every later pass share these definitions and checks, so a
-// layout is judged the same way wherever it comes from.
+// The layout model of docs/Layout.md without any MLIR: the dialect's verifier,
+// the JSON importer and every later pass share these definitions and checks, so
+// a layout is judged the same way wherever it comes from.
 //
 //===----------------------------------------------------------------------===//
 #ifndef RESHARD_LAYOUT_LAYOUT_H
@@ -13,6 +13,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <optional>
@@ -20,10 +21,29 @@
 
 namespace reshard {
 
-/// Receives one layout error: where it is (a path such as `dims[1]`, relative
-/// to what the caller handed in) and what is wrong.
-using LayoutDiagFn =
-    llvm::function_ref<void(const std::string &path, const std::string &msg)>;
+/// One problem with a layout: where it is (a path such as `dims[1]`,
+/// relative to what the caller handed in) and what is wrong. The checks
+/// below report every problem they find, as LayoutErrors joined into one
+/// llvm::Error; the dialect's verifiers turn each into a diagnostic at the
+/// op, the JSON importer into one at the JSON value the path names.
+class LayoutError : public llvm::ErrorInfo<LayoutError> {
+public:
+  static char ID;
+  LayoutError(std::string path, std::string message)
+      : path(std::move(path)), message(std::move(message)) {}
+  const std::string &getPath() const { return path; }
+  const std::string &getMessage() const { return message; }
+  /// `path: message`, or the message alone without a path.
+  void log(llvm::raw_ostream &os) const override;
+  std::error_code convertToErrorCode() const override;
+
+private:
+  std::string path, message;
+};
+
+/// Calls `report` with every LayoutError in `err` and consumes it.
+void forEachLayoutError(llvm::Error err,
+                        llvm::function_ref<void(const LayoutError &)> report);
 
 /// Largest number of devices in one mesh (ranks are C `int` in NCCL and MPI).
 inline constexpr int64_t kMaxMeshDevices = INT32_MAX;
@@ -31,6 +51,12 @@ inline constexpr int64_t kMaxMeshDevices = INT32_MAX;
 /// Largest global rank: the communicator size a plan needs, the largest
 /// rank + 1, must be a C `int` too.
 inline constexpr int64_t kMaxRank = INT32_MAX - 1;
+
+/// The smallest staging budget (bytes per rank and step): one 8-byte
+/// element.
+inline constexpr int64_t kMinStagingBudget = 8;
+/// The default staging budget of the scheduler, the pipeline and the tools.
+inline constexpr int64_t kDefaultStagingBudget = int64_t(1) << 30;
 
 /// An N-D array of devices; `ranks[linear(c)]` is the global rank at mesh
 /// coordinate `c` (row-major).
@@ -80,29 +106,25 @@ struct TopologySpec {
 };
 
 /// Checks a mesh: one unique non-empty name per axis, positive sizes, one
-/// unique non-negative rank per device. Reports every problem found.
-bool verifyMesh(const MeshSpec &mesh, const std::string &path,
-                LayoutDiagFn diag);
+/// unique non-negative rank per device.
+llvm::Error verifyMesh(const MeshSpec &mesh, const std::string &path);
 
 /// Checks a topology: positive sizes, the NVLink domain a whole number of
 /// nodes, positive bandwidths, non-negative latencies.
-bool verifyTopology(const TopologySpec &topo, const std::string &path,
-                    LayoutDiagFn diag);
+llvm::Error verifyTopology(const TopologySpec &topo, const std::string &path);
 
 /// Checks a global shape: non-negative dims and a byte size (with
 /// `elementBytes` per element) that fits in int64_t.
-bool verifyTensorShape(llvm::ArrayRef<int64_t> shape, int64_t elementBytes,
-                       const std::string &path, LayoutDiagFn diag);
+llvm::Error verifyTensorShape(llvm::ArrayRef<int64_t> shape,
+                              int64_t elementBytes, const std::string &path);
 
-/// Resolves `spec` against a mesh with axes `meshAxes` for a tensor of `shape`
-/// (already checked by verifyTensorShape): one entry per dim, known axes each
-/// used at most once, blocks non-negative and summing to the dim. Returns
-/// std::nullopt after reporting through `diag` when the sharding is malformed.
-std::optional<Sharding> resolveSharding(const ShardingSpec &spec,
-                                        llvm::ArrayRef<std::string> meshAxes,
-                                        llvm::ArrayRef<int64_t> shape,
-                                        const std::string &path,
-                                        LayoutDiagFn diag);
+/// Resolves `spec` against a mesh with axes `meshAxes` for a tensor of
+/// `shape` (already checked by verifyTensorShape): one entry per dim, known
+/// axes each used at most once, blocks non-negative and summing to the dim.
+llvm::Expected<Sharding> resolveSharding(const ShardingSpec &spec,
+                                         llvm::ArrayRef<std::string> meshAxes,
+                                         llvm::ArrayRef<int64_t> shape,
+                                         const std::string &path);
 
 /// Bytes per element of a dtype name of the interchange format (`bf16`,
 /// `fp8e4m3`, `uint32`, ...), or std::nullopt for an unknown name.

@@ -8,7 +8,7 @@
 #ifndef RESHARD_PLAN_COSTMODEL_H
 #define RESHARD_PLAN_COSTMODEL_H
 
-#include "reshard/Plan/Routing.h"
+#include "reshard/Plan/PlannedTensor.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -69,8 +69,10 @@ PlanFigures evaluateTransfers(const std::vector<Transfer> &transfers,
 /// The report of a routed (or merely intersected) plan and its baselines.
 PlanReport buildReport(llvm::ArrayRef<PlannedTensor> tensors);
 
-/// Writes the report as text or as JSON.
-void printReport(const PlanReport &report, bool json, bool perRank,
+enum class ReportFormat { Text, Json };
+
+/// Writes the report as tables (Text) or as one JSON object.
+void printReport(const PlanReport &report, ReportFormat format, bool perRank,
                  llvm::raw_ostream &os);
 
 } // namespace reshard

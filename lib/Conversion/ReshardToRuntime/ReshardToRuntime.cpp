@@ -9,8 +9,6 @@
 #include "reshard/Conversion/Passes.h"
 #include "reshard/Dialect/Reshard/Transforms/PlanModule.h"
 
-#include "reshard/Plan/Interpreter.h"
-
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -217,19 +215,11 @@ void ConvertReshardToRuntimePass::runOnOperation() {
   for (auto [t, pt] : llvm::enumerate(tensors)) {
     const TensorLayout &l = pt.layout;
     int64_t eb = l.elementBytes;
-    auto srcShapes = localShapes(l, true), dstShapes = localShapes(l, false);
-    for (auto &[r, shape] : srcShapes) {
-      int64_t bytes = eb;
-      for (int64_t e : shape)
-        bytes *= e;
-      shardEntry(r, t)[1] = bytes;
-    }
-    for (auto &[r, shape] : dstShapes) {
-      int64_t bytes = eb;
-      for (int64_t e : shape)
-        bytes *= e;
-      shardEntry(r, t)[2] = bytes;
-    }
+    auto srcShapes = l.localShapes(true), dstShapes = l.localShapes(false);
+    for (auto &[r, shape] : srcShapes)
+      shardEntry(r, t)[1] = l.shardBytes(shape);
+    for (auto &[r, shape] : dstShapes)
+      shardEntry(r, t)[2] = l.shardBytes(shape);
     // Where each rank received each box: a relay packs from there.
     std::map<std::vector<int64_t>, size_t> deliveredBy;
     for (size_t i = 0; i < pt.table.size(); ++i) {
@@ -337,8 +327,8 @@ void ConvertReshardToRuntimePass::runOnOperation() {
     }
   }
   planOp.setFingerprint(static_cast<int64_t>(fp.h));
-  if (auto budget =
-          module->getAttrOfType<IntegerAttr>("reshard.staging_budget"))
+  if (auto budget = ReshardDialect::StagingBudgetAttrHelper(&getContext())
+                        .getAttr(module))
     planOp.setStagingBudget(budget.getInt());
 
   // The runtime program replaces the layout and its tables.

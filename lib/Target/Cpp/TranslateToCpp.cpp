@@ -7,13 +7,10 @@
 //===----------------------------------------------------------------------===//
 #include "reshard/Target/Cpp/TranslateToCpp.h"
 
-#include "reshard/Conversion/Passes.h"
-#include "reshard/Dialect/Reshard/Transforms/Passes.h"
-#include "reshard/InitAll.h"
-#include "reshard/Target/LayoutJSON/ImportLayoutJSON.h"
+#include "reshard/Dialect/Reshard/IR/ReshardDialect.h"
+#include "reshard/Support/InputFiles.h"
 
 #include "mlir/IR/Verifier.h"
-#include "mlir/Pass/PassManager.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -70,11 +67,12 @@ static void emitSignatures(raw_ostream &os, StringRef name, CppBackend backend,
       "int64_t {0}_src_bytes(int rank, int tensor){9}\n"
       "int64_t {0}_dst_bytes(int rank, int tensor){10}\n",
       name,
-      definitions ? " {\n  return reshard_rt::workspace_bytes(kPlan, rank);\n}"
-                  : ";",
+      definitions
+          ? " {\n  return reshard::engine::workspace_bytes(kPlan, rank);\n}"
+          : ";",
       comm, stream,
       definitions
-          ? llvm::formatv(" {{\n{1}  return reshard_rt::{0}::run(kPlan, "
+          ? llvm::formatv(" {{\n{1}  return reshard::engine::{0}::run(kPlan, "
                           "rank, src, dst, comm, {2}workspace,\n      "
                           "workspace_bytes, err, errlen);\n}",
                           backend == CppBackend::Mpi ? "mpi" : "nccl",
@@ -92,39 +90,6 @@ static void emitSignatures(raw_ostream &os, StringRef name, CppBackend backend,
                   : ";",
       definitions ? " {\n  return shardBytes(rank, tensor, true);\n}" : ";",
       definitions ? " {\n  return shardBytes(rank, tensor, false);\n}" : ";");
-}
-
-void reshard::encodeRankProgram(rt::RankOp rank,
-                                SmallVectorImpl<int64_t> &shards,
-                                SmallVectorImpl<int64_t> &copies,
-                                SmallVectorImpl<int64_t> &steps) {
-  shards.append(rank.getShards().begin(), rank.getShards().end());
-  for (Operation &op : rank.getBody().front()) {
-    if (auto copy = dyn_cast<rt::CopyOp>(op)) {
-      copies.append(copy.getCopies().begin(), copy.getCopies().end());
-      continue;
-    }
-    auto step = cast<rt::StepOp>(op);
-    SmallVector<rt::SendOp> sends(step.getBody().front().getOps<rt::SendOp>());
-    SmallVector<rt::RecvOp> recvs(step.getBody().front().getOps<rt::RecvOp>());
-    steps.append({static_cast<int64_t>(step.getIndex()),
-                  static_cast<int64_t>(sends.size()),
-                  static_cast<int64_t>(recvs.size())});
-    for (rt::SendOp s : sends) {
-      steps.append({static_cast<int64_t>(s.getPeer()),
-                    static_cast<int64_t>(s.getBytes()),
-                    static_cast<int64_t>(s.getStaging()),
-                    static_cast<int64_t>(s.getPack().size())});
-      steps.append(s.getPack().begin(), s.getPack().end());
-    }
-    for (rt::RecvOp v : recvs) {
-      steps.append({static_cast<int64_t>(v.getPeer()),
-                    static_cast<int64_t>(v.getBytes()),
-                    static_cast<int64_t>(v.getStaging()),
-                    static_cast<int64_t>(v.getUnpack().size())});
-      steps.append(v.getUnpack().begin(), v.getUnpack().end());
-    }
-  }
 }
 
 LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
@@ -165,7 +130,7 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
     os << "\n#ifdef __cplusplus\n}\n#endif\n\n#endif // " << guard << "\n";
     return success();
   }
-  os << "#include \"reshard/Runtime/"
+  os << "#include \"reshard/ExecutionEngine/"
      << (backend == CppBackend::Mpi ? "MpiBackend.h" : "NcclBackend.h")
      << "\"\n";
   os << "\nnamespace {\n\n";
@@ -174,7 +139,7 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
   for (rt::RankOp rank : ranks) {
     int64_t r = rank.getRank();
     SmallVector<int64_t> shards, copies, steps;
-    encodeRankProgram(rank, shards, copies, steps);
+    rank.encode(shards, copies, steps);
     for (rt::StepOp step : rank.getBody().front().getOps<rt::StepOp>())
       maxSteps = std::max<int64_t>(maxSteps, step.getIndex() + 1);
     os << "// rank " << r << "\n";
@@ -185,7 +150,7 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
                         "{2}, kSteps{0}Len = {3};\n\n",
                         r, shards.size() / 3, copies.size(), steps.size());
   }
-  os << "const reshard_rt::RankProgram kPrograms[] = {\n";
+  os << "const reshard::engine::RankProgram kPrograms[] = {\n";
   if (ranks.empty())
     os << "    {0, 0, 0, 0, 0, 0, 0, 0}\n";
   for (rt::RankOp rank : ranks)
@@ -208,35 +173,36 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
     os << (i ? ",\n    " : "\n    ") << cString(cast<StringAttr>(t).getValue());
   os << "};\n\n";
   os << llvm::formatv(
-      "const reshard_rt::Plan kPlan = {{{0}, {1:x}ull, {2}, {3}, "
+      "const reshard::engine::Plan kPlan = {{{0}, {1:x}ull, {2}, {3}, "
       "kTensorNames, kPrograms, {4}, kProgramOf, {5}};\n\n",
       cString(name), static_cast<uint64_t>(plan.getFingerprint()),
       plan.getNumRanks(), plan.getTensors().size(), ranks.size(), maxSteps);
   os << "int64_t shardBytes(int rank, int tensor, bool src) {\n"
-        "  return reshard_rt::shard_bytes(reshard_rt::program(kPlan, rank), "
+        "  return reshard::engine::shard_bytes(reshard::engine::program(kPlan, "
+        "rank), "
         "tensor, src);\n"
         "}\n\n} // namespace\n\nextern \"C\" {\n\n";
   emitSignatures(os, name, backend, true);
   os << "\n} // extern \"C\"\n";
   if (backend == CppBackend::Mpi)
     os << "\n#ifdef RESHARD_MPI_DRIVER\n#include "
-          "\"reshard/Runtime/MpiDriver.h\"\n"
+          "\"reshard/ExecutionEngine/MpiDriver.h\"\n"
           "int main(int argc, char **argv) {\n"
-          "  return reshard_rt::driver_main(kPlan, argc, argv);\n"
+          "  return reshard::engine::driver_main(kPlan, argc, argv);\n"
           "}\n#endif\n";
   return success();
 }
 
-static llvm::cl::opt<std::string>
-    backendOption("backend",
-                  llvm::cl::desc("--reshard-to-cpp: mpi or nccl (default mpi)"),
-                  llvm::cl::init("mpi"));
-static llvm::cl::opt<std::string>
-    emitOption("reshard-cpp-emit",
-               llvm::cl::desc("--reshard-to-cpp: source (default) or header"),
-               llvm::cl::init("source"));
-
 void reshard::registerTranslateToCpp() {
+  // Registered with the translation, so that tools linking the emitter
+  // without it (reshard-compile) keep their own --backend.
+  static llvm::cl::opt<std::string> backendOption(
+      "backend", llvm::cl::desc("--reshard-to-cpp: mpi or nccl (default mpi)"),
+      llvm::cl::init("mpi"));
+  static llvm::cl::opt<std::string> emitOption(
+      "reshard-cpp-emit",
+      llvm::cl::desc("--reshard-to-cpp: source (default) or header"),
+      llvm::cl::init("source"));
   TranslateRegistration registration(
       "reshard-to-cpp",
       "Emit a reshard plan as C++ for the MPI or NCCL backend",
@@ -255,28 +221,31 @@ void reshard::registerTranslateToCpp() {
           return emitError(UnknownLoc::get(ctx))
                  << "--reshard-cpp-emit must be source or header, not '"
                  << emitOption << "'";
-        DialectRegistry registry;
-        registerAllDialects(registry);
-        ctx->appendDialectRegistry(registry);
-        ctx->loadAllAvailableDialects();
-        OwningOpRef<ModuleOp> module = parseLayoutOrMLIR(sourceMgr, ctx);
+        const llvm::MemoryBuffer *input =
+            sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());
+        if (isLayoutJSON(input->getBufferIdentifier(), input->getBuffer()))
+          return emitError(UnknownLoc::get(ctx))
+                 << input->getBufferIdentifier()
+                 << " is a layout JSON; --reshard-to-cpp translates a "
+                    "lowered reshard_rt.plan. Compile the layout with "
+                    "reshard-compile LAYOUT --backend=mpi|nccl";
+        // The source dialect too, so that a module not lowered yet gets the
+        // advice below rather than a parse error.
+        ctx->loadDialect<rt::RuntimeDialect, ReshardDialect>();
+        OwningOpRef<ModuleOp> module = parseModuleWithLimits(sourceMgr, ctx);
         if (!module || failed(verify(*module)))
           return failure();
-        if (module->getOps<rt::PlanOp>().empty()) {
-          PassManager pm(ctx);
-          pm.addPass(createReshardIntersect());
-          pm.addPass(createReshardSelectSources());
-          pm.addPass(createReshardSchedule());
-          pm.addPass(createConvertReshardToRuntime());
-          if (failed(pm.run(*module)))
-            return failure();
-        }
-        if (!module->getOps<rt::PlanOp>().empty() &&
-            !module->getOps<RedistributeOp>().empty())
-          return emitError(
-              module->getLoc(),
-              "the module holds both a reshard_rt.plan and unlowered "
-              "reshard.redistribute ops; translate one or the other");
+        // Only a lowered plan: planning and lowering are reshard-compile's
+        // (or reshard-opt's, with the passes named).
+        for (Operation &op : module->getBody()->getOperations())
+          if (!isa<rt::PlanOp>(op))
+            return op.emitError()
+                   << "--reshard-to-cpp translates a lowered reshard_rt.plan, "
+                      "and this module also holds '"
+                   << op.getName()
+                   << "'; lower it first (reshard-compile LAYOUT "
+                      "--backend=mpi|nccl does the whole compile, or "
+                      "reshard-opt --reshard-plan-pipeline)";
         auto plans = module->getOps<rt::PlanOp>();
         if (std::distance(plans.begin(), plans.end()) != 1)
           return emitError(module->getLoc(),

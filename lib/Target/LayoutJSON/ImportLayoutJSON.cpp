@@ -9,7 +9,7 @@
 #include "JsonReader.h"
 #include "reshard/Dialect/Reshard/IR/ReshardOps.h"
 
-#include "reshard/Support/InputLimits.h"
+#include "reshard/Support/InputFiles.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
@@ -93,14 +93,10 @@ private:
                     std::string &meshName, ShardingSpec &spec);
   bool readTensor(const JValue &v, const std::string &path, TensorEntry &t);
 
-  /// Forwards the shared layout checks' findings, which carry paths that
+  /// Reports the shared layout checks' findings, which carry paths that
   /// start with `basePath` (the path of `base`), as errors at the value each
-  /// path names.
-  LayoutDiagFn diagAt(const JValue &base, const std::string &basePath) {
-    diagBase = &base;
-    diagBasePath = basePath;
-    return diagFn;
-  }
+  /// path names. Returns whether there were none.
+  bool report(llvm::Error err, const JValue &base, const std::string &basePath);
   const JValue &resolve(const JValue &base, StringRef rest);
 
   llvm::SourceMgr &sm;
@@ -108,15 +104,6 @@ private:
   StringRef text;
   std::string fileName;
   llvm::StringMap<MeshSpec> meshes;
-  const JValue *diagBase = nullptr;
-  std::string diagBasePath;
-  std::function<void(const std::string &, const std::string &)> diagFn =
-      [this](const std::string &path, const std::string &msg) {
-        StringRef rest(path);
-        if (!rest.consume_front(diagBasePath))
-          rest = "";
-        error(resolve(*diagBase, rest), path, msg);
-      };
 };
 
 } // namespace
@@ -167,6 +154,19 @@ const JValue &Importer::resolve(const JValue &base, StringRef rest) {
     cur = next;
   }
   return *cur;
+}
+
+bool Importer::report(llvm::Error err, const JValue &base,
+                      const std::string &basePath) {
+  bool ok = true;
+  forEachLayoutError(std::move(err), [&](const LayoutError &e) {
+    StringRef rest(e.getPath());
+    if (!rest.consume_front(basePath))
+      rest = "";
+    error(resolve(base, rest), e.getPath(), e.getMessage());
+    ok = false;
+  });
+  return ok;
 }
 
 const JValue *Importer::field(const JValue &obj, const std::string &path,
@@ -258,7 +258,7 @@ bool Importer::readMesh(const JValue &v, const std::string &path,
       !readStringList(*axes, keyPath(path, "axes"), mesh.axes) ||
       !readIntList(*ranks, keyPath(path, "ranks"), mesh.ranks))
     return false;
-  return verifyMesh(mesh, path, diagAt(v, path));
+  return report(verifyMesh(mesh, path), v, path);
 }
 
 bool Importer::readTopology(const JValue &v, const std::string &path,
@@ -282,7 +282,7 @@ bool Importer::readTopology(const JValue &v, const std::string &path,
       !readNumField("nvlink_latency_us", topo.nvlinkLatencyUs, false) ||
       !readNumField("nic_latency_us", topo.nicLatencyUs, false))
     return false;
-  return verifyTopology(topo, path, diagAt(v, path));
+  return report(verifyTopology(topo, path), v, path);
 }
 
 bool Importer::readSharding(const JValue &v, const std::string &path,
@@ -364,18 +364,19 @@ bool Importer::readTensor(const JValue &v, const std::string &path,
                  llvm::formatv("unknown dtype '{0}'; use one of: {1}", t.dtype,
                                llvm::join(dtypeNames(), ", "))
                      .str());
-  if (!verifyTensorShape(t.shape, *bytes, path, diagAt(v, path)))
+  if (!report(verifyTensorShape(t.shape, *bytes, path), v, path))
     return false;
   std::string srcPath = keyPath(path, "src"), dstPath = keyPath(path, "dst");
   if (!readSharding(*src, srcPath, t.shape.size(), t.srcMesh, t.src) ||
       !readSharding(*dst, dstPath, t.shape.size(), t.dstMesh, t.dst))
     return false;
-  bool ok = resolveSharding(t.src, meshes[t.srcMesh].axes, t.shape, srcPath,
-                            diagAt(*src, srcPath))
-                .has_value();
-  ok &= resolveSharding(t.dst, meshes[t.dstMesh].axes, t.shape, dstPath,
-                        diagAt(*dst, dstPath))
-            .has_value();
+  bool ok =
+      report(resolveSharding(t.src, meshes[t.srcMesh].axes, t.shape, srcPath)
+                 .takeError(),
+             *src, srcPath);
+  ok &= report(resolveSharding(t.dst, meshes[t.dstMesh].axes, t.shape, dstPath)
+                   .takeError(),
+               *dst, dstPath);
   return ok;
 }
 
@@ -502,15 +503,6 @@ OwningOpRef<ModuleOp> reshard::importLayoutJSON(llvm::SourceMgr &sourceMgr,
   return Importer(sourceMgr, context).run();
 }
 
-bool reshard::isLayoutJSON(StringRef path, StringRef contents) {
-  if (path.ends_with(".json"))
-    return true;
-  StringRef text = contents.ltrim(" \t\r\n");
-  if (text.starts_with("\xEF\xBB\xBF")) // a UTF-8 byte order mark
-    text = text.drop_front(3).ltrim(" \t\r\n");
-  return text.starts_with("{") && !text.starts_with("{-#");
-}
-
 OwningOpRef<ModuleOp>
 reshard::parseLayoutOrMLIR(const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
                            MLIRContext *context) {
@@ -518,9 +510,7 @@ reshard::parseLayoutOrMLIR(const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
       sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());
   if (isLayoutJSON(buf->getBufferIdentifier(), buf->getBuffer()))
     return importLayoutJSON(*sourceMgr, context);
-  if (failed(checkInputNesting(*buf)))
-    return nullptr;
-  return parseSourceFile<ModuleOp>(sourceMgr, context);
+  return parseModuleWithLimits(sourceMgr, context);
 }
 
 void reshard::registerImportLayoutJSONTranslation() {

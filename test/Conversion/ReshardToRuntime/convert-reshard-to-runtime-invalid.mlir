@@ -16,7 +16,7 @@
 // RUN: reshard-opt %t/relay-sub-box.mlir --convert-reshard-to-runtime -verify-diagnostics
 // RUN: reshard-opt %t/relay-inner-box.mlir --convert-reshard-to-runtime -verify-diagnostics
 // RUN: not reshard-opt %t/no-pieces.mlir --convert-reshard-to-runtime -o /dev/null 2>&1 | FileCheck %s --check-prefix=FAIL
-// FAIL: error: 'reshard.redistribute' op has no reshard.pieces table; run --reshard-intersect before --convert-reshard-to-runtime
+// FAIL: error: 'reshard.redistribute' op has no reshard.pieces table; plan the module first (--reshard-plan-pipeline=lower=false, or --reshard-intersect before --convert-reshard-to-runtime)
 // A module name that is not a C identifier is fine once plan-name is given.
 // RUN: reshard-opt %t/module-name.mlir --reshard-intersect --convert-reshard-to-runtime=plan-name=refit | FileCheck %s --check-prefix=RENAMED
 // RENAMED: module @"refit-v2" {
@@ -33,7 +33,7 @@ reshard.pieces @planned rank 1 holders [[0], [1]] [
   box [0] size [2] from 0 at [0] to 1 at [0] group 0,
   box [2] size [2] from 1 at [0] to 1 at [2] group 1
 ]
-// expected-error @+1 {{'reshard.redistribute' op has no reshard.pieces table; run --reshard-intersect before --convert-reshard-to-runtime}}
+// expected-error @+1 {{'reshard.redistribute' op has no reshard.pieces table; plan the module first (--reshard-plan-pipeline=lower=false, or --reshard-intersect before --convert-reshard-to-runtime)}}
 reshard.redistribute @unplanned from @m <[[tp]]> to @m <[[]]>
     : tensor<4xf32> -> tensor<4xf32>
 

@@ -4,8 +4,9 @@
 // plan), input nested deeper than 256 brackets (refused before parsing, so
 // the parser's recursion cannot overflow the stack), a plan whose name
 // cannot name C functions, a plan next to unlowered redistributions, and
-// unlowered input that the default pipeline cannot plan. Each fails with a
-// non-zero status and writes no output file.
+// input that is not lowered (the translation only translates: a layout,
+// JSON or MLIR, is reshard-compile's). Each fails with a non-zero status and
+// writes no output file.
 
 // RUN: rm -rf %t && split-file %s %t
 // RUN: not reshard-translate --reshard-to-cpp --backend=gloo %t/plan.mlir -o %t/out.cpp 2>&1 | FileCheck %s --check-prefix=BACKEND
@@ -51,14 +52,21 @@
 // A plan and unlowered redistributions in one module: translating the plan
 // would silently drop the redistributions.
 // RUN: not reshard-translate --reshard-to-cpp %t/mixed.mlir -o %t/out.cpp 2>&1 | FileCheck %s --check-prefix=MIXED
-// MIXED: error: the module holds both a reshard_rt.plan and unlowered reshard.redistribute ops; translate one or the other
+// MIXED: error: --reshard-to-cpp translates a lowered reshard_rt.plan, and this module also holds 'reshard.mesh'; lower it first (reshard-compile LAYOUT --backend=mpi|nccl does the whole compile, or reshard-opt --reshard-plan-pipeline)
 // RUN: not test -e %t/out.cpp
 
-// Unlowered input goes through the planning pipeline, whose errors are
-// reported as reshard-opt would report them.
-// RUN: not reshard-translate --reshard-to-cpp %t/bad-name.mlir -o %t/out.cpp 2>&1 | FileCheck %s --check-prefix=NAME
+// Unlowered input is refused, naming the driver; reshard-compile reports
+// the planning pipeline's errors as reshard-opt would.
+// RUN: not reshard-translate --reshard-to-cpp %t/bad-name.mlir -o %t/out.cpp 2>&1 | FileCheck %s --check-prefix=UNLOWERED
+// UNLOWERED: bad-name.mlir:3:3: error: --reshard-to-cpp translates a lowered reshard_rt.plan, and this module also holds 'reshard.mesh'; lower it first (reshard-compile LAYOUT --backend=mpi|nccl does the whole compile, or reshard-opt --reshard-plan-pipeline)
+// RUN: not test -e %t/out.cpp
+// RUN: not reshard-compile %t/bad-name.mlir --backend=mpi -o %t/out.cpp 2>&1 | FileCheck %s --check-prefix=NAME
 // NAME: bad-name.mlir:2:1: error: plan name 'refit-v2' is not a C identifier
 // RUN: not test -e %t/out.cpp
+// A layout JSON is refused with the same advice.
+// RUN: printf '{"meshes": {}, "tensors": []}' > %t/layout.json
+// RUN: not reshard-translate --reshard-to-cpp %t/layout.json 2>&1 | FileCheck %s --check-prefix=JSON
+// JSON: error: {{.*}}layout.json is a layout JSON; --reshard-to-cpp translates a lowered reshard_rt.plan. Compile the layout with reshard-compile LAYOUT --backend=mpi|nccl
 
 //--- plan.mlir
 reshard_rt.plan @p num_ranks = 1 tensors = [] fingerprint = 0 {

@@ -1,6 +1,6 @@
 // reshard-translate --reshard-to-cpp: a reshard_rt plan as table-driven C++
 // for the MPI and NCCL backends, and the header of its C entry points.
-// The tables follow the formats of include/reshard/Runtime/Runtime.h:
+// The tables follow the formats of include/reshard/ExecutionEngine/Engine.h:
 //   steps: per step index, #sends, #receives, then per message (sends
 //          first) peer, bytes, staging, descriptor length, descriptors;
 //   kProgramOf: per communicator rank, its index in kPrograms or -1;
@@ -23,11 +23,15 @@
 // RUN: reshard-translate --reshard-to-cpp --reshard-cpp-emit=header %t/tiny.mlir | FileCheck %s --check-prefix=HEADER
 // RUN: reshard-translate --reshard-to-cpp --reshard-cpp-emit=header --backend=nccl %t/tiny.mlir | FileCheck %s --check-prefix=NCCL-HEADER
 // RUN: reshard-translate --reshard-to-cpp %t/idle.mlir | FileCheck %s --check-prefix=IDLE
-// RUN: reshard-translate --reshard-to-cpp %t/raw.mlir -o %t/raw.cpp
-// RUN: reshard-opt %t/raw.mlir --reshard-intersect --reshard-select-sources --reshard-schedule --convert-reshard-to-runtime | reshard-translate --reshard-to-cpp -o %t/lowered.cpp
+// A layout is compiled by reshard-compile, whose C++ is the translation of
+// what reshard-plan-pipeline lowers.
+// RUN: reshard-compile %t/raw.mlir --backend=mpi -o %t/raw.cpp
+// RUN: reshard-opt %t/raw.mlir --reshard-plan-pipeline | reshard-translate --reshard-to-cpp -o %t/lowered.cpp
 // RUN: diff %t/raw.cpp %t/lowered.cpp
+// RUN: reshard-opt %t/raw.mlir --reshard-intersect --reshard-select-sources --reshard-schedule --convert-reshard-to-runtime | reshard-translate --reshard-to-cpp -o %t/passes.cpp
+// RUN: diff %t/raw.cpp %t/passes.cpp
 // RUN: FileCheck %s --check-prefix=RAW < %t/raw.cpp
-// RUN: reshard-translate --reshard-to-cpp %t/raw-unnamed.mlir | FileCheck %s --check-prefix=RAW-UNNAMED
+// RUN: reshard-compile %t/raw-unnamed.mlir --backend=mpi | FileCheck %s --check-prefix=RAW-UNNAMED
 // RUN: reshard-translate --reshard-to-cpp %t/names.mlir | FileCheck %s --check-prefix=NAMES
 // RUN: reshard-translate --reshard-to-cpp --reshard-cpp-emit=header %t/names.mlir | FileCheck %s --check-prefix=NAMES-HEADER
 
@@ -60,8 +64,8 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] fingerprint = -2 
 // CHECK-NEXT: // Do not edit. Tensors, in the order of the src/dst arrays:
 // CHECK-NEXT: //   0: "w"
 // CHECK-NEXT: //   1: "a\"b\\c"
-// MPI-NEXT:  #include "reshard/Runtime/MpiBackend.h"
-// NCCL-NEXT: #include "reshard/Runtime/NcclBackend.h"
+// MPI-NEXT:  #include "reshard/ExecutionEngine/MpiBackend.h"
+// NCCL-NEXT: #include "reshard/ExecutionEngine/NcclBackend.h"
 // CHECK-EMPTY:
 // CHECK-NEXT: namespace {
 // CHECK-EMPTY:
@@ -93,7 +97,7 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] fingerprint = -2 
 // CHECK-NEXT:     1,0,8,0,5,1,1,0,8,0};
 // CHECK-NEXT: const int64_t kShards2Len = 2, kCopies2Len = 0, kSteps2Len = 26;
 // CHECK-EMPTY:
-// CHECK-NEXT: const reshard_rt::RankProgram kPrograms[] = {
+// CHECK-NEXT: const reshard::engine::RankProgram kPrograms[] = {
 // CHECK-NEXT:     {0, 16, kShards0, kShards0Len, kCopies0, kCopies0Len, kSteps0, kSteps0Len},
 // CHECK-NEXT:     {2, 16, kShards2, kShards2Len, kCopies2, kCopies2Len, kSteps2, kSteps2Len},
 // CHECK-NEXT: };
@@ -107,10 +111,10 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] fingerprint = -2 
 // CHECK-EMPTY:
 
 // fingerprint -2 is 0xfffffffffffffffe; steps 0 and 1 -> 2.
-// CHECK-NEXT: const reshard_rt::Plan kPlan = {"tiny", 0xfffffffffffffffeull, 3, 2, kTensorNames, kPrograms, 2, kProgramOf, 2};
+// CHECK-NEXT: const reshard::engine::Plan kPlan = {"tiny", 0xfffffffffffffffeull, 3, 2, kTensorNames, kPrograms, 2, kProgramOf, 2};
 // CHECK-EMPTY:
 // CHECK-NEXT: int64_t shardBytes(int rank, int tensor, bool src) {
-// CHECK-NEXT:   return reshard_rt::shard_bytes(reshard_rt::program(kPlan, rank), tensor, src);
+// CHECK-NEXT:   return reshard::engine::shard_bytes(reshard::engine::program(kPlan, rank), tensor, src);
 // CHECK-NEXT: }
 // CHECK-EMPTY:
 // CHECK-NEXT: } // namespace
@@ -118,7 +122,7 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] fingerprint = -2 
 // CHECK-NEXT: extern "C" {
 // CHECK-EMPTY:
 // CHECK-NEXT: size_t tiny_workspace_bytes(int rank) {
-// CHECK-NEXT:   return reshard_rt::workspace_bytes(kPlan, rank);
+// CHECK-NEXT:   return reshard::engine::workspace_bytes(kPlan, rank);
 // CHECK-NEXT: }
 
 // The entry point: MPI takes an MPI_Comm and ignores the stream; NCCL takes
@@ -127,13 +131,13 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] fingerprint = -2 
 // MPI-NEXT:      void *stream, void *workspace, size_t workspace_bytes, char *err,
 // MPI-NEXT:      size_t errlen) {
 // MPI-NEXT:    (void)stream; // MPI runs on host memory
-// MPI-NEXT:    return reshard_rt::mpi::run(kPlan, rank, src, dst, comm, workspace,
+// MPI-NEXT:    return reshard::engine::mpi::run(kPlan, rank, src, dst, comm, workspace,
 // MPI-NEXT:        workspace_bytes, err, errlen);
 // MPI-NEXT:  }
 // NCCL-NEXT: int tiny_run(int rank, void *const *src, void *const *dst, ncclComm_t comm,
 // NCCL-NEXT:     cudaStream_t stream, void *workspace, size_t workspace_bytes, char *err,
 // NCCL-NEXT:     size_t errlen) {
-// NCCL-NEXT:   return reshard_rt::nccl::run(kPlan, rank, src, dst, comm, stream, workspace,
+// NCCL-NEXT:   return reshard::engine::nccl::run(kPlan, rank, src, dst, comm, stream, workspace,
 // NCCL-NEXT:       workspace_bytes, err, errlen);
 // NCCL-NEXT: }
 // CHECK-NEXT: uint64_t tiny_fingerprint(void) { return kPlan.fingerprint; }
@@ -154,9 +158,9 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] fingerprint = -2 
 // Only MPI gets a main(), behind RESHARD_MPI_DRIVER; NCCL output ends here.
 // MPI-EMPTY:
 // MPI-NEXT:  #ifdef RESHARD_MPI_DRIVER
-// MPI-NEXT:  #include "reshard/Runtime/MpiDriver.h"
+// MPI-NEXT:  #include "reshard/ExecutionEngine/MpiDriver.h"
 // MPI-NEXT:  int main(int argc, char **argv) {
-// MPI-NEXT:    return reshard_rt::driver_main(kPlan, argc, argv);
+// MPI-NEXT:    return reshard::engine::driver_main(kPlan, argc, argv);
 // MPI-NEXT:  }
 // MPI-NEXT:  #endif
 // MPI-NOT:   {{.}}
@@ -218,15 +222,15 @@ reshard_rt.plan @idle num_ranks = 2 tensors = [] fingerprint = 0 {
 }
 
 // IDLE:      // Do not edit. Tensors, in the order of the src/dst arrays:
-// IDLE-NEXT: #include "reshard/Runtime/MpiBackend.h"
+// IDLE-NEXT: #include "reshard/ExecutionEngine/MpiBackend.h"
 // IDLE-NOT:  // rank
-// IDLE:      const reshard_rt::RankProgram kPrograms[] = {
+// IDLE:      const reshard::engine::RankProgram kPrograms[] = {
 // IDLE-NEXT:     {0, 0, 0, 0, 0, 0, 0, 0}
 // IDLE-NEXT: };
 // IDLE:      const int32_t kProgramOf[] = {
 // IDLE-NEXT:     -1,-1};
 // IDLE:      const char *const kTensorNames[] = {0};
-// IDLE:      const reshard_rt::Plan kPlan = {"idle", 0x0ull, 2, 0, kTensorNames, kPrograms, 0, kProgramOf, 0};
+// IDLE:      const reshard::engine::Plan kPlan = {"idle", 0x0ull, 2, 0, kTensorNames, kPrograms, 0, kProgramOf, 0};
 // IDLE:      size_t idle_workspace_bytes(int rank) {
 
 //--- raw.mlir
@@ -241,7 +245,7 @@ module @refit {
 // RAW:      from plan @refit.
 // RAW:      const int64_t kCopies0[] = {
 // RAW-NEXT:     0,0,0,8,1,4,8,16};
-// RAW:      const reshard_rt::Plan kPlan = {"refit", 0x{{[0-9a-f]+}}ull, 2, 1,
+// RAW:      const reshard::engine::Plan kPlan = {"refit", 0x{{[0-9a-f]+}}ull, 2, 1,
 // RAW:      int refit_run(
 
 //--- raw-unnamed.mlir
@@ -249,7 +253,7 @@ reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
 reshard.redistribute @w from @m <[[], [tp]]> to @m <[[], []]>
     : tensor<4x4xf32> -> tensor<4x4xf32>
 
-// RAW-UNNAMED: const reshard_rt::Plan kPlan = {"reshard_plan",
+// RAW-UNNAMED: const reshard::engine::Plan kPlan = {"reshard_plan",
 // RAW-UNNAMED: int reshard_plan_run(
 
 //--- names.mlir
@@ -269,7 +273,7 @@ reshard_rt.plan @names num_ranks = 1 tensors = ["new\nline", "tab\there", "tri??
 // NAMES-NEXT: //   4: "n7\0127"
 // NAMES-NEXT: //   5: "del\177"
 // NAMES-NEXT: //   6: "back\\"
-// NAMES-NEXT: #include "reshard/Runtime/MpiBackend.h"
+// NAMES-NEXT: #include "reshard/ExecutionEngine/MpiBackend.h"
 // NAMES:      const char *const kTensorNames[] = {
 // NAMES-NEXT:     "new\012line",
 // NAMES-NEXT:     "tab\011here",

@@ -14,11 +14,13 @@
 //   reshard-proptest --seed N --cases 1 --dump  replay one case, print its IR
 //
 //===----------------------------------------------------------------------===//
+#include "reshard/Dialect/Reshard/IR/LayoutInterop.h"
 #include "reshard/InitAll.h"
-#include "reshard/Layout/Reference.h"
 #include "reshard/Plan/CostModel.h"
-#include "reshard/Plan/Interpreter.h"
-#include "reshard/Target/Cpp/ExecutePlan.h"
+#include "reshard/Reference/CheckPattern.h"
+#include "reshard/Reference/LayoutOracle.h"
+#include "reshard/Reference/PieceInterpreter.h"
+#include "reshard/Reference/RuntimeInterpreter.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -264,28 +266,41 @@ std::string randomPipeline(uint64_t seed) {
 
 /// Applies the --inject fault to the first piece it fits.
 void corrupt(PieceTable &table) {
-  size_t width = PieceTable::rowWidth(table.rank());
+  // The faults rewrite one piece; the table is rebuilt around it.
+  auto rewrite = [&](size_t at, int64_t srcRank, int64_t sizeDelta,
+                     int64_t srcOffsetDelta) {
+    PieceTable out(table.rank());
+    out.holderOffsets = table.holderOffsets;
+    out.holderRanks = table.holderRanks;
+    for (size_t i = 0; i < table.size(); ++i) {
+      PieceTable::Piece p = table[i];
+      llvm::SmallVector<int64_t> sizes(p.sizes()), srcOffset(p.srcOffset());
+      if (i == at && table.rank()) {
+        sizes.back() += sizeDelta;
+        srcOffset.back() += srcOffsetDelta;
+      }
+      out.addPiece(p.dstRank(), i == at ? srcRank : p.srcRank(),
+                   p.holderGroup(), p.globalOffset(), sizes, p.dstOffset(),
+                   srcOffset, p.via(), p.step());
+    }
+    table = std::move(out);
+  };
   if (inject == "drop-piece" && table.size()) {
-    table.rows.resize(table.rows.size() - width);
+    table.rows.resize(table.rows.size() - PieceTable::rowWidth(table.rank()));
     return;
   }
   for (size_t i = 0; i < table.size(); ++i) {
-    int64_t *row = table.rows.data() + i * width;
     PieceTable::Piece p = table[i];
     if (inject == "shift-source" && table.rank() && p.sizes().back() > 1) {
       // Read one element further along the last dim of the source box.
-      unsigned r = table.rank(), base = PieceTable::kFixedColumns;
-      row[base + 4 * r - 1] += 1; // last source offset
-      row[base + 2 * r - 1] -= 1; // last size
-      return;
+      return rewrite(i, p.srcRank(), -1, +1);
     }
     llvm::ArrayRef<int64_t> holders = table.holders(p.holderGroup());
     if (inject == "remote-copy" && p.srcRank() == p.dstRank() &&
-        holders.size() > 1) {
-      row[1] =
-          holders.front() == p.dstRank() ? holders.back() : holders.front();
-      return;
-    }
+        holders.size() > 1)
+      return rewrite(
+          i, holders.front() == p.dstRank() ? holders.back() : holders.front(),
+          0, 0);
   }
 }
 
@@ -325,9 +340,8 @@ std::string runCase(MLIRContext &ctx, const std::string &ir,
 
   ShardBuffers src = makeCheckBuffers(*layout, true);
   ShardBuffers dst = makeCheckBuffers(*layout, false);
-  std::string err = executePieces(*layout, table, src, dst);
-  if (!err.empty())
-    return "execution: " + err;
+  if (llvm::Error err = executePieces(*layout, table, src, dst))
+    return "execution: " + llvm::toString(std::move(err));
   std::vector<Mismatch> mismatches;
   if (int64_t bad = checkDestination(*layout, dst, mismatches, 3)) {
     std::string s = llvm::formatv("{0} destination elements wrong", bad);
@@ -371,9 +385,8 @@ std::string runCase(MLIRContext &ctx, const std::string &ir,
       return "the lowering produced no reshard_rt.plan";
     std::vector<ShardBuffers> srcs = {makeCheckBuffers(*layout, true)};
     std::vector<ShardBuffers> dsts = {makeCheckBuffers(*layout, false)};
-    std::string err = executeRuntimePlan(*plans.begin(), srcs, dsts);
-    if (!err.empty())
-      return "lowered execution: " + err;
+    if (llvm::Error err = executeRuntimePlan(*plans.begin(), srcs, dsts))
+      return "lowered execution: " + llvm::toString(std::move(err));
     std::vector<Mismatch> wrong;
     if (int64_t bad = checkDestination(*layout, dsts[0], wrong, 1))
       return llvm::formatv("the lowered plan leaves {0} destination elements "
@@ -385,7 +398,7 @@ std::string runCase(MLIRContext &ctx, const std::string &ir,
   std::map<int64_t, int64_t> written;
   for (size_t i = 0; i < table.size(); ++i)
     written[table[i].dstRank()] += table[i].numElements();
-  for (auto &[rank, shape] : localShapes(*layout, false)) {
+  for (auto &[rank, shape] : layout->localShapes(false)) {
     int64_t n = 1;
     for (int64_t e : shape)
       n *= e;

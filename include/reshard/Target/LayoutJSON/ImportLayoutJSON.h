@@ -23,14 +23,9 @@ namespace reshard {
 mlir::OwningOpRef<mlir::ModuleOp> importLayoutJSON(llvm::SourceMgr &sourceMgr,
                                                    mlir::MLIRContext *context);
 
-/// Whether an input is the interchange JSON rather than MLIR: a `.json`
-/// name, or text whose first non-blank character is `{` (MLIR never starts
-/// so, save `{-#` metadata). Lets every tool take either.
-bool isLayoutJSON(llvm::StringRef path, llvm::StringRef contents);
-
 /// The main buffer of `sourceMgr` as a module: imported when it is the
-/// layout JSON (isLayoutJSON), else parsed as MLIR after the nesting check
-/// of reshard/Support/InputLimits.h. Null after reporting an error.
+/// layout JSON (reshard::isLayoutJSON), else parsed as MLIR after the nesting
+/// check of reshard/Support/InputFiles.h. Null after reporting an error.
 mlir::OwningOpRef<mlir::ModuleOp>
 parseLayoutOrMLIR(const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
                   mlir::MLIRContext *context);

@@ -1,11 +1,10 @@
-//===- ReshardAttrs.cpp - Sharding attribute syntax
-//------------------------===//
+//===- ReshardAttrs.cpp - Sharding attribute syntax ------------------===//
 //
 // `#reshard.sharding<[[tp] blocks [8, 2, 2], []]>`: one bracketed list of
 // axes per tensor dim, each optionally followed by its blocks.
 //
 //===----------------------------------------------------------------------===//
-#include "reshard/Dialect/Reshard/IR/ReshardOps.h"
+#include "reshard/Dialect/Reshard/IR/ReshardAttrs.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"

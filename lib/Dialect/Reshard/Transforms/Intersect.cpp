@@ -1,9 +1,10 @@
 //===- Intersect.cpp - The reshard-intersect pass -------------------------===//
+#include "reshard/Dialect/Reshard/IR/LayoutInterop.h"
 #include "reshard/Dialect/Reshard/Transforms/Passes.h"
+#include "reshard/Plan/Intersection.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Threading.h"
-#include "llvm/ADT/StringSet.h"
 
 namespace reshard {
 #define GEN_PASS_DEF_RESHARDINTERSECT

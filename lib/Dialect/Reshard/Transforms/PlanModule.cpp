@@ -1,5 +1,6 @@
 //===- PlanModule.cpp - Load and store a module's piece tables ------------===//
 #include "reshard/Dialect/Reshard/Transforms/PlanModule.h"
+#include "reshard/Dialect/Reshard/IR/LayoutInterop.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -15,9 +16,11 @@ FailureOr<PlanModule> PlanModule::load(ModuleOp module, StringRef passName) {
   for (RedistributeOp op : module.getOps<RedistributeOp>()) {
     PiecesOp pieces = tables->lookup(op.getSymName());
     if (!pieces)
-      return op.emitOpError() << "has no reshard.pieces table; run "
-                                 "--reshard-intersect before --"
-                              << passName;
+      return op.emitOpError()
+             << "has no reshard.pieces table; plan the module first "
+                "(--reshard-plan-pipeline=lower=false, or --reshard-intersect "
+                "before --"
+             << passName << ")";
     FailureOr<TensorLayout> layout = getTensorLayout(op, symbols);
     if (failed(layout))
       return failure();

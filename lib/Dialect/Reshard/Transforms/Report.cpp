@@ -1,15 +1,17 @@
 //===- Report.cpp - The reshard-report pass -------------------------------===//
+//
+// The report reads a planned module and writes to the stream it was given
+// or to its `output` file. A pass and its clones (one per nested module run
+// in parallel) share one sink, so each report is written whole.
+//
+//===----------------------------------------------------------------------===//
 #include "reshard/Dialect/Reshard/Transforms/Passes.h"
 #include "reshard/Dialect/Reshard/Transforms/PlanModule.h"
-#include "reshard/Plan/CostModel.h"
+#include "reshard/Dialect/Runtime/IR/RuntimeOps.h"
 
-#include "reshard/Dialect/Runtime/IR/Runtime.h"
-
-#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/ToolOutputFile.h"
 
-#include <atomic>
 #include <mutex>
 
 namespace reshard {
@@ -21,20 +23,54 @@ using namespace mlir;
 using namespace reshard;
 
 namespace {
+
+/// Where the reports of one pass and its clones go.
+struct ReportSink {
+  std::mutex lock;
+  llvm::raw_ostream *stream = nullptr; // given by the creator, else a file
+  std::unique_ptr<llvm::ToolOutputFile> file;
+};
+
+/// One model of the links for the whole plan: tensors must agree.
+LogicalResult checkOneTopology(PlanModule &plan) {
+  const PlannedTensor &first = plan.tensors.front();
+  for (auto [op, pt] : llvm::zip(plan.ops, plan.tensors)) {
+    const std::optional<TopologySpec> &a = pt.topology, &b = first.topology;
+    bool same =
+        a.has_value() == b.has_value() &&
+        (!a || (a->gpusPerNode == b->gpusPerNode &&
+                a->nvlDomainSize == b->nvlDomainSize &&
+                a->nicGBps == b->nicGBps && a->nvlinkGBps == b->nvlinkGBps &&
+                a->nicLatencyUs == b->nicLatencyUs &&
+                a->nvlinkLatencyUs == b->nvlinkLatencyUs));
+    if (!same)
+      return op.emitError() << "reshard-report: this tensor's topology differs "
+                               "from that of the first tensor; the report "
+                               "models one topology for the whole plan";
+  }
+  return success();
+}
+
 struct ReportPass : public reshard::impl::ReshardReportBase<ReportPass> {
   using Base::Base;
+  ReportPass(const ReshardReportOptions &options, llvm::raw_ostream &os)
+      : Base(options) {
+    sink->stream = &os;
+  }
+
+  /// `--reshard-report=json` and `=text` name the format alone.
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    StringRef trimmed = options.trim();
+    if (trimmed == "json" || trimmed == "text")
+      return Pass::initializeOptions(("format=" + trimmed).str(), errorHandler);
+    return Pass::initializeOptions(options, errorHandler);
+  }
+
+  bool writesToStdout() const { return !sink->stream && output == "-"; }
+
   void runOnOperation() override {
-    if (format != "text" && format != "json") {
-      emitError(getOperation().getLoc()) << "reshard-report: unknown format '"
-                                         << format << "'; use text or json";
-      return signalPassFailure();
-    }
-    if (json && text) {
-      emitError(getOperation().getLoc())
-          << "reshard-report: json and text exclude each other";
-      return signalPassFailure();
-    }
-    bool asJson = json || (format == "json" && !text);
     ModuleOp module = getOperation();
     if (!module.getOps<rt::PlanOp>().empty()) {
       emitError(module.getLoc())
@@ -43,67 +79,52 @@ struct ReportPass : public reshard::impl::ReshardReportBase<ReportPass> {
              "before convert-reshard-to-runtime";
       return signalPassFailure();
     }
-    // Nothing planned yet: report the default plan, made on a copy.
-    OwningOpRef<ModuleOp> planned;
     if (!module.getOps<RedistributeOp>().empty() &&
         module.getOps<PiecesOp>().empty()) {
-      planned = module.clone();
-      PassManager pm(module.getContext());
-      pm.addPass(createReshardIntersect());
-      pm.addPass(createReshardSelectSources());
-      ReshardScheduleOptions schedule;
-      schedule.stagingBudget = stagingBudget;
-      pm.addPass(createReshardSchedule(schedule));
-      if (failed(pm.run(*planned)))
-        return signalPassFailure();
-      module = *planned;
+      emitError(module.getLoc())
+          << "reshard-report: the module is not planned yet (no "
+             "reshard.pieces); run --reshard-plan-pipeline=lower=false (or "
+             "the planning passes) before --reshard-report, or use "
+             "reshard-compile --report=FILE";
+      return signalPassFailure();
     }
     FailureOr<PlanModule> plan = PlanModule::load(module, getArgument());
-    if (failed(plan))
+    if (failed(plan) ||
+        (!plan->tensors.empty() && failed(checkOneTopology(*plan))))
       return signalPassFailure();
-    // One model of the links for the whole plan: tensors must agree.
-    for (auto [op, pt] : llvm::zip(plan->ops, plan->tensors)) {
-      const PlannedTensor &first = plan->tensors.front();
-      bool same =
-          pt.topology.has_value() == first.topology.has_value() &&
-          (!pt.topology ||
-           (pt.topology->gpusPerNode == first.topology->gpusPerNode &&
-            pt.topology->nvlDomainSize == first.topology->nvlDomainSize &&
-            pt.topology->nicGBps == first.topology->nicGBps &&
-            pt.topology->nvlinkGBps == first.topology->nvlinkGBps &&
-            pt.topology->nicLatencyUs == first.topology->nicLatencyUs &&
-            pt.topology->nvlinkLatencyUs == first.topology->nvlinkLatencyUs));
-      if (!same) {
-        op.emitError() << "reshard-report: this tensor's topology differs "
-                          "from that of the first tensor; the report models "
-                          "one topology for the whole plan";
-        return signalPassFailure();
-      }
-    }
-    // Reports of nested modules run in parallel: each is written whole,
-    // one at a time.
     std::string text;
     llvm::raw_string_ostream os(text);
-    printReport(buildReport(plan->tensors), asJson, perRank, os);
-    std::lock_guard<std::mutex> guard(outputLock);
-    std::string error;
-    std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(output, &error);
-    if (!file) {
-      emitError(getOperation().getLoc()) << "reshard-report: " << error;
-      return signalPassFailure();
+    printReport(buildReport(plan->tensors), format, perRank, os);
+
+    std::lock_guard<std::mutex> guard(sink->lock);
+    if (!sink->stream) {
+      std::string error;
+      sink->file = openOutputFile(output, &error);
+      if (!sink->file) {
+        emitError(module.getLoc()) << "reshard-report: " << error;
+        return signalPassFailure();
+      }
+      sink->file->keep();
+      sink->stream = &sink->file->os();
     }
-    file->os() << text;
-    file->keep();
-    if (output == "-")
-      wroteToStdout = true;
+    *sink->stream << text;
+    sink->stream->flush();
     markAllAnalysesPreserved();
   }
 
-  static std::mutex outputLock;
-  static std::atomic<bool> wroteToStdout;
+  /// Shared with the clones (copies) of this pass.
+  std::shared_ptr<ReportSink> sink = std::make_shared<ReportSink>();
 };
-std::mutex ReportPass::outputLock;
-std::atomic<bool> ReportPass::wroteToStdout{false};
 } // namespace
 
-bool reshard::reportWentToStdout() { return ReportPass::wroteToStdout; }
+std::unique_ptr<Pass>
+reshard::createReshardReportPass(const ReshardReportOptions &options,
+                                 llvm::raw_ostream &os) {
+  return std::make_unique<ReportPass>(options, os);
+}
+
+bool reshard::isReportToStdout(const Pass &pass) {
+  if (pass.getTypeID() != TypeID::get<ReportPass>())
+    return false;
+  return static_cast<const ReportPass &>(pass).writesToStdout();
+}

@@ -1,6 +1,7 @@
 //===- Schedule.cpp - The reshard-schedule pass ---------------------------===//
 #include "reshard/Dialect/Reshard/Transforms/Passes.h"
 #include "reshard/Dialect/Reshard/Transforms/PlanModule.h"
+#include "reshard/Plan/Scheduling.h"
 
 namespace reshard {
 #define GEN_PASS_DEF_RESHARDSCHEDULE
@@ -18,17 +19,18 @@ struct SchedulePass : public reshard::impl::ReshardScheduleBase<SchedulePass> {
         PlanModule::load(getOperation(), getArgument());
     if (failed(plan))
       return signalPassFailure();
-    std::string err =
-        schedulePlan(plan->tensors, {stagingBudget, maxOpsPerStep});
-    if (!err.empty()) {
-      emitError(getOperation().getLoc()) << "reshard-schedule: " << err;
+    if (llvm::Error err =
+            schedulePlan(plan->tensors, {stagingBudget, maxOpsPerStep})) {
+      emitError(getOperation().getLoc())
+          << "reshard-schedule: " << llvm::toString(std::move(err));
       return signalPassFailure();
     }
     plan->store();
     // The lowering hands the budget to the runtime program's verifier.
-    getOperation()->setAttr(
-        "reshard.staging_budget",
-        IntegerAttr::get(IntegerType::get(&getContext(), 64), stagingBudget));
+    ReshardDialect::StagingBudgetAttrHelper(&getContext())
+        .setAttr(getOperation(),
+                 IntegerAttr::get(IntegerType::get(&getContext(), 64),
+                                  stagingBudget));
   }
 };
 } // namespace

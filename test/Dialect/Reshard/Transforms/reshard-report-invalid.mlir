@@ -1,36 +1,30 @@
-// reshard-report errors: an unknown format (named, with the valid ones),
-// json and text together, an output file that cannot be opened, a module
-// intersected only in part (one with no pieces at all gets the default plan,
-// see reshard-report.mlir), a lowered plan, and a tensor with two piece
-// tables. Option errors are reported at the module,
-// so those cases spell out `module`.
+// reshard-report errors: an unknown format (a typed option: refused by the
+// option parser), two formats at once, an output file that cannot be
+// opened, a module not planned at all (refused, naming
+// reshard-plan-pipeline), one planned only in part, a lowered plan, and a
+// tensor with two piece tables.
 
 // RUN: rm -rf %t && split-file %s %t
-// RUN: reshard-opt %t/unknown-format.mlir --reshard-intersect --reshard-report=format=xml -verify-diagnostics
-// RUN: reshard-opt %t/json-and-text.mlir --reshard-report="json text" -verify-diagnostics
+// RUN: reshard-opt %t/unplanned.mlir --reshard-report -verify-diagnostics
 // RUN: reshard-opt %t/lowered.mlir --reshard-report=json -verify-diagnostics
 // RUN: reshard-opt %t/tables.mlir -split-input-file --reshard-report -verify-diagnostics
 // RUN: reshard-opt %t/tables.mlir -split-input-file --reshard-report=format=json -verify-diagnostics
-// The pass fails: a non-zero exit status without -verify-diagnostics, and
-// nothing is printed.
-// RUN: not reshard-opt %t/unknown-format.mlir --reshard-intersect --reshard-report=format=xml -o /dev/null 2>&1 | FileCheck %s --check-prefix=FORMAT
-// FORMAT: error: reshard-report: unknown format 'xml'; use text or json
+// The option errors stop reshard-opt before any pass runs; nothing is
+// printed.
+// RUN: not reshard-opt %t/unplanned.mlir --reshard-intersect --reshard-report=format=xml -o /dev/null 2>&1 | FileCheck %s --check-prefix=FORMAT
+// FORMAT: for the --format option: Cannot find option named 'xml'!
 // FORMAT-NOT: reshard report
+// RUN: not reshard-opt %t/unplanned.mlir --reshard-intersect --reshard-report=xml -o /dev/null 2>&1 | FileCheck %s --check-prefix=SHORT
+// SHORT: no such option xml
+// RUN: not reshard-opt %t/unplanned.mlir --reshard-intersect --reshard-report="json text" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BOTH
+// BOTH: no such option json
 // The output path names a missing directory; the message names the file.
-// RUN: not reshard-opt %t/unknown-format.mlir --reshard-intersect --reshard-report=output=%t/missing/report.txt -o /dev/null 2>&1 | FileCheck %s --check-prefix=OUTPUT
+// RUN: not reshard-opt %t/unplanned.mlir --reshard-intersect --reshard-report=output=%t/missing/report.txt -o /dev/null 2>&1 | FileCheck %s --check-prefix=OUTPUT
 // OUTPUT: error: reshard-report: cannot open output file '{{.*}}missing/report.txt'
 // OUTPUT-NOT: reshard report
 
-//--- unknown-format.mlir
-// expected-error @+1 {{reshard-report: unknown format 'xml'; use text or json}}
-module {
-  reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
-  reshard.redistribute @w from @m <[[tp]]> to @m <[[]]>
-      : tensor<4xf32> -> tensor<4xf32>
-}
-
-//--- json-and-text.mlir
-// expected-error @+1 {{reshard-report: json and text exclude each other}}
+//--- unplanned.mlir
+// expected-error @+1 {{reshard-report: the module is not planned yet (no reshard.pieces); run --reshard-plan-pipeline=lower=false (or the planning passes) before --reshard-report, or use reshard-compile --report=FILE}}
 module {
   reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
   reshard.redistribute @w from @m <[[tp]]> to @m <[[]]>
@@ -47,7 +41,7 @@ module {
 //--- tables.mlir
 // Intersected in part: one tensor has its table, the other none.
 reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
-// expected-error @+1 {{'reshard.redistribute' op has no reshard.pieces table; run --reshard-intersect before --reshard-report}}
+// expected-error @+1 {{'reshard.redistribute' op has no reshard.pieces table; plan the module first (--reshard-plan-pipeline=lower=false, or --reshard-intersect before --reshard-report)}}
 reshard.redistribute @not_intersected from @m <[[tp]]> to @m <[[]]>
     : tensor<4xf32> -> tensor<4xf32>
 reshard.redistribute @intersected from @m <[[tp]]> to @m <[[]]>

@@ -31,38 +31,42 @@
 
 // The short forms, as issue #4 spells them: --reshard-report=json|text. With
 // the report on standard output and no -o, standard output is the report
-// alone; a module without pieces is reported as the default pipeline plans
-// it (the same figures as planning it first), and the IR is not changed.
-// RUN: reshard-opt %t/refit.mlir --reshard-report=json > %t/auto.json
+// alone. reshard-plan-pipeline (lower=false) plans as the three passes do.
+// RUN: reshard-opt %t/refit.mlir --reshard-plan-pipeline=lower=false --reshard-report=json > %t/auto.json
 // RUN: %python -c "import json; d = json.load(open('%t/auto.json')); print(d['network_bytes'], d['lower_bound_network_bytes'])" | FileCheck %s --check-prefix=AUTO
 // AUTO: 8000 8000
 // RUN: reshard-opt %t/refit.mlir --reshard-intersect --reshard-select-sources --reshard-schedule --reshard-report=format=json -o /dev/null > %t/explicit.json
 // RUN: diff %t/auto.json %t/explicit.json
-// RUN: reshard-opt %t/refit.mlir --reshard-report=text | FileCheck %s --check-prefixes=TEXT,TEXT-RANKS
-// The report's own plan takes a staging budget, as reshard-schedule does.
-// RUN: reshard-opt %t/refit.mlir --reshard-report="json staging-budget=1024" > %t/auto-1k.json
+// RUN: reshard-opt %t/refit.mlir --reshard-plan-pipeline=lower=false --reshard-report=text | FileCheck %s --check-prefixes=TEXT,TEXT-RANKS
+// The pipeline's staging budget is reshard-schedule's.
+// RUN: reshard-opt %t/refit.mlir --reshard-plan-pipeline="lower=false staging-budget=1024" --reshard-report=json > %t/auto-1k.json
 // RUN: reshard-opt %t/refit.mlir --reshard-intersect --reshard-select-sources --reshard-schedule=staging-budget=1024 --reshard-report=json -o /dev/null > %t/explicit-1k.json
 // RUN: diff %t/auto-1k.json %t/explicit-1k.json
 // RUN: not diff %t/auto.json %t/auto-1k.json > /dev/null
+// reshard-compile writes the same report.
+// RUN: reshard-compile %t/refit.mlir --report=%t/compiled.json --emit=none
+// RUN: diff %t/auto.json %t/compiled.json
+// RUN: reshard-compile %t/refit.mlir --report=- > %t/compiled-stdout.json
+// RUN: diff %t/auto.json %t/compiled-stdout.json
 // The decision is made on what the passes printed, not on the command line:
 // -o in a response file keeps the IR; an option that merely names the pass
 // (or a report into a file) leaves the IR on standard output.
 // RUN: echo "-o %t/rsp.mlir" > %t/args.rsp
-// RUN: reshard-opt %t/refit.mlir --reshard-report=json @%t/args.rsp > %t/rsp.json
+// RUN: reshard-opt %t/refit.mlir --reshard-plan-pipeline=lower=false --reshard-report=json @%t/args.rsp > %t/rsp.json
 // RUN: diff %t/auto.json %t/rsp.json
-// RUN: reshard-opt %t/refit.mlir -o %t/ir-plain.mlir
+// RUN: reshard-opt %t/refit.mlir --reshard-plan-pipeline=lower=false -o %t/ir-plain.mlir
 // RUN: diff %t/rsp.mlir %t/ir-plain.mlir
 // RUN: reshard-opt %t/refit.mlir --reshard-intersect --mlir-print-ir-before=reshard-report --reshard-report=output=%t/to-file.txt 2>/dev/null | FileCheck %s --check-prefix=IR-KEPT
 // IR-KEPT: reshard.pieces
 // Reports of nested modules (run in parallel) come out whole, one each.
-// RUN: reshard-opt %t/nested.mlir '--pass-pipeline=builtin.module(builtin.module(reshard-report{per-rank=false}))' | FileCheck %s --check-prefix=NESTED
+// RUN: reshard-opt %t/nested.mlir '--pass-pipeline=builtin.module(builtin.module(reshard-plan-pipeline{lower=false},reshard-report{per-rank=false}))' | FileCheck %s --check-prefix=NESTED
 // NESTED-COUNT-2: reshard report: 1 tensors
 // NESTED-NOT: reshard report
 
 // With -o, the IR goes there and the report still to standard output.
-// RUN: reshard-opt %t/refit.mlir --reshard-report=json -o %t/ir.mlir > %t/with-o.json
+// RUN: reshard-opt %t/refit.mlir --reshard-plan-pipeline=lower=false --reshard-report=json -o %t/ir.mlir > %t/with-o.json
 // RUN: diff %t/auto.json %t/with-o.json
-// RUN: reshard-opt %t/refit.mlir -o %t/ir-without.mlir
+// RUN: reshard-opt %t/refit.mlir --reshard-plan-pipeline=lower=false -o %t/ir-without.mlir
 // RUN: diff %t/ir.mlir %t/ir-without.mlir
 
 // Local copies, and a plan without a topology.

@@ -63,7 +63,7 @@ module {
 //--- tables.mlir
 // Not intersected yet.
 reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
-// expected-error @+1 {{'reshard.redistribute' op has no reshard.pieces table; run --reshard-intersect before --reshard-schedule}}
+// expected-error @+1 {{'reshard.redistribute' op has no reshard.pieces table; plan the module first (--reshard-plan-pipeline=lower=false, or --reshard-intersect before --reshard-schedule)}}
 reshard.redistribute @not_intersected from @m <[[tp]]> to @m <[[]]>
     : tensor<4xf32> -> tensor<4xf32>
 

@@ -15,11 +15,18 @@ def Reshard_Dialect : Dialect {
     names its global shape and element type, a source mesh and sharding, and a
     destination mesh and sharding. A module may hold every tensor of a model.
 
-    The layout semantics are those of DESIGN.md: a dim sharded over mesh axes
-    `(a1, ..., am)` is split as nested `torch.chunk` (chunks of
+    The layout semantics are those of docs/Layout.md: a dim sharded over
+    mesh axes `(a1, ..., am)` is split as nested `torch.chunk` (chunks of
     `ceil(n / |a|)`, the last ones short or empty), blocks are chunked one by
     one and concatenated per device, and axes that shard no dim replicate.
+
+    `reshard.staging_budget` (an `i64` on the module, at least 8) records
+    the staging bytes per rank and step that `reshard-schedule` planned
+    for; the lowering carries it into the `reshard_rt.plan`, whose verifier
+    holds every step to it.
   }];
+  let discardableAttrs = (ins "::mlir::IntegerAttr":$staging_budget);
+  let hasOperationAttrVerify = 1;
   let useDefaultAttributePrinterParser = 1;
   let extraClassDeclaration = [{
     void registerAttributes();

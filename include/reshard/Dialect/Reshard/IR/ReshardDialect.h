@@ -1,17 +1,12 @@
-//===- ReshardDialect.h - The reshard dialect and its attributes -*- C++
-//-*-===//
+//===- ReshardDialect.h - The reshard dialect -------------------*- C++ -*-===//
 #ifndef RESHARD_DIALECT_RESHARD_IR_RESHARDDIALECT_H
 #define RESHARD_DIALECT_RESHARD_IR_RESHARDDIALECT_H
 
-#include "reshard/Layout/Layout.h"
-
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"
+#include "mlir/IR/Operation.h"
 
 #include "reshard/Dialect/Reshard/IR/ReshardDialect.h.inc"
-
-#define GET_ATTRDEF_CLASSES
-#include "reshard/Dialect/Reshard/IR/ReshardAttrs.h.inc"
 
 namespace reshard {
 

@@ -3,6 +3,8 @@
 #define RESHARD_DIALECT_RESHARD_TRANSFORMS_PASSES_H
 
 #include "reshard/Dialect/Reshard/IR/ReshardOps.h"
+#include "reshard/Plan/CostModel.h"
+#include "reshard/Plan/SourceSelection.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -12,13 +14,17 @@ namespace reshard {
 #define GEN_PASS_DECL
 #include "reshard/Dialect/Reshard/Transforms/Passes.h.inc"
 
+/// A reshard-report that writes to `os` (which must outlive the pass and
+/// its clones) instead of its `output` option.
+std::unique_ptr<mlir::Pass>
+createReshardReportPass(const ReshardReportOptions &options,
+                        llvm::raw_ostream &os);
+
+/// Whether `pass` is a reshard-report that writes to standard output.
+bool isReportToStdout(const mlir::Pass &pass);
+
 #define GEN_PASS_REGISTRATION
 #include "reshard/Dialect/Reshard/Transforms/Passes.h.inc"
-
-/// Whether a reshard-report pass of this process has written its report to
-/// standard output: reshard-opt then prints the report alone there (the IR
-/// only with -o FILE).
-bool reportWentToStdout();
 
 } // namespace reshard
 

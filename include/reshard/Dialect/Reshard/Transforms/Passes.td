@@ -60,7 +60,8 @@ def ReshardSelectSources : Pass<"reshard-select-sources", "mlir::ModuleOp"> {
     no balancing and no relay: the `direct` baseline.
 
     The plan stays executable: direct sends in step 0, forwards in step 1
-    (`reshard-schedule` refines this).
+    (`reshard-schedule` refines this). The `gather-broadcast` baseline is
+    not a strategy: `reshard-report` prints its figures beside the plan's.
 
     Example: rank 2 and 3 (one domain of 4) need the same box held only by
     ranks 8 and 9 (another domain); after selection one crossing from 8 into
@@ -71,9 +72,16 @@ def ReshardSelectSources : Pass<"reshard-select-sources", "mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"strategy", "strategy", "std::string", /*default=*/"\"balanced\"",
-           "balanced (default) or direct (the baseline: lowest holder, no "
-           "relay)">
+    Option<"strategy", "strategy", "::reshard::SourceStrategy",
+           /*default=*/"::reshard::SourceStrategy::Balanced",
+           "How senders are chosen",
+           [{::llvm::cl::values(
+               clEnumValN(::reshard::SourceStrategy::Balanced, "balanced",
+                          "local, then NVLink, then one network crossing "
+                          "per NVLink domain from the least loaded NIC "
+                          "(default)"),
+               clEnumValN(::reshard::SourceStrategy::Direct, "direct",
+                          "the baseline: lowest holder, no relay"))}]>
   ];
   let dependentDialects = ["::reshard::ReshardDialect"];
 }
@@ -93,8 +101,9 @@ def ReshardSchedule : Pass<"reshard-schedule", "mlir::ModuleOp"> {
     Transfers are placed first fit, largest first. Messages are formed
     later, one per (step, sender, receiver) across all tensors, so many
     small tensors cost one message per peer and step. The budget is recorded
-    on the module as `reshard.staging_budget`, and the lowering carries it
-    into the runtime program, whose verifier holds every step to it.
+    on the module as the dialect attribute `reshard.staging_budget`, and the
+    lowering carries it into the runtime program, whose verifier holds every
+    step to it.
 
     ```mlir
     // staging-budget=64 on a 32 x f32 piece: two pieces of 16 elements.
@@ -104,7 +113,7 @@ def ReshardSchedule : Pass<"reshard-schedule", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"stagingBudget", "staging-budget", "int64_t",
-           /*default=*/"int64_t(1) << 30",
+           /*default=*/"::reshard::kDefaultStagingBudget",
            "Staging bytes per rank and step (sends plus receives); default 1 GiB">,
     Option<"maxOpsPerStep", "max-ops-per-step", "int64_t", /*default=*/"1024",
            "Point-to-point operations per rank and step (one NCCL group)">
@@ -123,35 +132,37 @@ def ReshardReport : Pass<"reshard-report", "mlir::ModuleOp"> {
     the same figures for the `gather-broadcast` and `direct` baselines,
     computed from the same pieces, with the ratios. The IR is unchanged.
 
-    A module without pieces yet is reported as the default pipeline
-    (reshard-intersect, reshard-select-sources, reshard-schedule with this
-    pass's `staging-budget`) would plan it, on a copy. A lowered plan
-    (reshard_rt) has no pieces left and is refused. `json` and `text` are
-    short for `format=json` and `format=text`. When a report went to
-    standard output and the IR would go there too (no `-o FILE`),
-    reshard-opt prints the report alone.
+    The module must be planned (every redistribution has its
+    `reshard.pieces`): plan it first with `reshard-plan-pipeline` (with
+    `lower=false`) or the individual passes. A lowered plan (`reshard_rt`)
+    has no pieces left and is refused too. `--reshard-report=json` and
+    `--reshard-report=text` are short for `format=json` and `format=text`.
+
+    The report goes to `output` (a file, `-` for standard output), or to
+    the stream the pass was created with (`createReshardReportPass`).
+    Reports of nested modules are written whole, one after the other. When
+    a report went to standard output and the IR would go there too (no
+    `-o FILE`), reshard-opt prints the report alone.
 
     ```
-    reshard-opt layout.mlir --reshard-report=json > report.json
+    reshard-opt layout.json --reshard-plan-pipeline=lower=false \
+        --reshard-report=json -o /dev/null > report.json
     reshard-opt plan.mlir --reshard-intersect --reshard-select-sources \
         --reshard-schedule --reshard-report=format=json -o /dev/null
     ```
   }];
   let options = [
-    Option<"format", "format", "std::string", /*default=*/"\"text\"",
-           "text (default) or json">,
-    Option<"json", "json", "bool", /*default=*/"false",
-           "Short for format=json">,
-    Option<"text", "text", "bool", /*default=*/"false",
-           "Short for format=text">,
+    Option<"format", "format", "::reshard::ReportFormat",
+           /*default=*/"::reshard::ReportFormat::Text", "Report format",
+           [{::llvm::cl::values(
+               clEnumValN(::reshard::ReportFormat::Text, "text",
+                          "tables for people (default)"),
+               clEnumValN(::reshard::ReportFormat::Json, "json",
+                          "one JSON object (docs/CostModel.md)"))}]>,
     Option<"output", "output", "std::string", /*default=*/"\"-\"",
            "File to write the report to ('-': standard output)">,
     Option<"perRank", "per-rank", "bool", /*default=*/"true",
-           "Include the per-rank table">,
-    Option<"stagingBudget", "staging-budget", "int64_t",
-           /*default=*/"int64_t(1) << 30",
-           "For a module without pieces: the staging budget of the plan the "
-           "report makes (reshard-schedule's; default 1 GiB)">
+           "Include the per-rank table">
   ];
   let dependentDialects = ["::reshard::ReshardDialect"];
 }

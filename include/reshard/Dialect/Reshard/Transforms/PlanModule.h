@@ -9,7 +9,7 @@
 #define RESHARD_DIALECT_RESHARD_TRANSFORMS_PLANMODULE_H
 
 #include "reshard/Dialect/Reshard/IR/ReshardOps.h"
-#include "reshard/Plan/Routing.h"
+#include "reshard/Plan/PlannedTensor.h"
 
 namespace reshard {
 
@@ -19,7 +19,7 @@ struct PlanModule {
   std::vector<PlannedTensor> tensors;
 
   /// Reads every redistribution with its table and topology; fails with a
-  /// diagnostic when a tensor has no table (reshard-intersect comes first).
+  /// diagnostic when a tensor has no table (it is not planned yet).
   static mlir::FailureOr<PlanModule> load(mlir::ModuleOp module,
                                           llvm::StringRef passName);
   /// Writes the (possibly changed) tables back into the pieces ops.

@@ -1,0 +1,34 @@
+//===- LayoutInterop.h - From the dialect's ops to plain layout data -*- C++ -*-===//
+//
+// The planner and the reference executors work on plain data
+// (reshard/Layout); these functions build it from the ops, and report the
+// shared layout checks' findings as diagnostics at the ops.
+//
+//===----------------------------------------------------------------------===//
+#ifndef RESHARD_DIALECT_RESHARD_IR_LAYOUTINTEROP_H
+#define RESHARD_DIALECT_RESHARD_IR_LAYOUTINTEROP_H
+
+#include "reshard/Dialect/Reshard/IR/ReshardOps.h"
+#include "reshard/Layout/TensorLayout.h"
+
+#include "llvm/ADT/StringMap.h"
+
+namespace reshard {
+
+/// Reports every LayoutError of `err` as an error of `op`
+/// (`path: message`). Succeeds when there was none.
+mlir::LogicalResult emitLayoutErrors(mlir::Operation *op, llvm::Error err);
+
+/// The plain-data layout of `op` (its meshes resolved through `symbols`),
+/// for the planner and the interpreter. Fails with a diagnostic at `op`
+/// when a mesh is missing or the op does not verify.
+mlir::FailureOr<TensorLayout>
+getTensorLayout(RedistributeOp op, mlir::SymbolTableCollection &symbols);
+
+/// The reshard.pieces op of every planned tensor, by tensor name. A tensor
+/// with two tables is an error, reported at the second.
+mlir::FailureOr<llvm::StringMap<PiecesOp>> collectPieces(mlir::ModuleOp module);
+
+} // namespace reshard
+
+#endif // RESHARD_DIALECT_RESHARD_IR_LAYOUTINTEROP_H

@@ -1,0 +1,25 @@
+//===- RuntimeOps.h - Ops of the reshard_rt dialect -------------*- C++ -*-===//
+#ifndef RESHARD_DIALECT_RUNTIME_IR_RUNTIMEOPS_H
+#define RESHARD_DIALECT_RUNTIME_IR_RUNTIMEOPS_H
+
+#include "reshard/Dialect/Runtime/IR/RuntimeDialect.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+
+#define GET_OP_CLASSES
+#include "reshard/Dialect/Runtime/IR/RuntimeOps.h.inc"
+
+namespace reshard::rt {
+
+/// Length in integers of the box descriptor starting at `d`, or 0 if the
+/// table ends before it does.
+size_t boxDescriptorLength(llvm::ArrayRef<int64_t> d);
+/// Length in integers of the copy descriptor starting at `d`, or 0.
+size_t copyDescriptorLength(llvm::ArrayRef<int64_t> d);
+
+} // namespace reshard::rt
+
+#endif // RESHARD_DIALECT_RUNTIME_IR_RUNTIMEOPS_H

@@ -1,0 +1,31 @@
+/*===- ErrorCodes.h - What generated reshard plans return --------*- C -*-===*
+ *
+ * C-compatible: the generated plan headers include it, so C and C++ callers
+ * of <plan>_run see the same names. The message written to `err` says more.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef RESHARD_EXECUTIONENGINE_ERRORCODES_H
+#define RESHARD_EXECUTIONENGINE_ERRORCODES_H
+
+enum {
+  /* Success. */
+  RESHARD_OK = 0,
+  /* Rank outside the plan's communicator, or the communicator is smaller
+   * than the plan. */
+  RESHARD_ERR_RANK = 1,
+  /* A shard pointer (or the array of them) the rank needs is null. */
+  RESHARD_ERR_NULL = 2,
+  /* Workspace null or smaller than <plan>_workspace_bytes(rank). */
+  RESHARD_ERR_WORKSPACE = 3,
+  /* Ranks run different plans (fingerprints differ), or another rank
+   * rejected its arguments; detected before any byte moves. */
+  RESHARD_ERR_MISMATCH = 4,
+  /* The MPI or NCCL library reported an error. */
+  RESHARD_ERR_COMM = 5,
+  /* A peer did not answer within the deadline. */
+  RESHARD_ERR_TIMEOUT = 6,
+  /* A CUDA call failed. */
+  RESHARD_ERR_CUDA = 7
+};
+
+#endif /* RESHARD_EXECUTIONENGINE_ERRORCODES_H */

@@ -1,0 +1,184 @@
+/*===- MpiBackend.h - Run a reshard plan with MPI on host memory -*- C++ -*-===*
+ *
+ * Nonblocking point-to-point per step (receives posted first), packing and
+ * unpacking through the workspace with the loops of Engine.h. Before any
+ * byte moves, every rank agrees on the plan fingerprint and learns whether
+ * any rank rejected its arguments, so all ranks fail together or not at
+ * all. Waits poll with MPI_Testall against a deadline: RESHARD_TIMEOUT_SECONDS
+ * in the environment (default: wait forever) turns a dead or stalled peer
+ * into RESHARD_ERR_TIMEOUT. After a timeout the communicator is unusable and
+ * the workspace must stay allocated (a send still pending may read it):
+ * abort the job (MPI_Abort) or at least leave the communicator alone.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef RESHARD_EXECUTIONENGINE_MPIBACKEND_H
+#define RESHARD_EXECUTIONENGINE_MPIBACKEND_H
+
+#include "reshard/ExecutionEngine/Engine.h"
+
+#include <mpi.h>
+
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <vector>
+
+namespace reshard {
+namespace engine {
+namespace mpi {
+
+/* Messages above this many bytes travel as several MPI messages (MPI counts
+ * are ints); MPI keeps their order between one pair of ranks and one tag. */
+const int64_t kMaxChunk = int64_t(1) << 30;
+
+inline double timeout_seconds() {
+  const char *s = std::getenv("RESHARD_TIMEOUT_SECONDS");
+  return s ? std::atof(s) : 0.0;
+}
+
+/* Waits for `reqs`, the first `nrecv` of them receives. On the deadline,
+ * receives are cancelled and completed (so nothing lands in the caller's
+ * buffers later) and sends are cancelled and released. */
+inline int wait_all(const Plan &plan, int rank, std::vector<MPI_Request> &reqs,
+                    size_t nrecv, int64_t step, char *err, size_t errlen) {
+  double limit = timeout_seconds();
+  auto start = std::chrono::steady_clock::now();
+  while (true) {
+    int done = 0;
+    if (MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done,
+                    MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+      return fail(err, errlen, RESHARD_ERR_COMM,
+                  "%s: rank %d: MPI failed in step %lld", plan.name, rank,
+                  static_cast<long long>(step));
+    if (done)
+      return RESHARD_OK;
+    std::chrono::duration<double> waited =
+        std::chrono::steady_clock::now() - start;
+    if (limit > 0 && waited.count() > limit) {
+      /* Point-to-point requests can be cancelled; a collective cannot. A
+       * cancelled receive completes locally; a send may not (Open MPI does
+       * not cancel sends), so it is released instead of waited for. */
+      for (size_t i = 0; step >= 0 && i < reqs.size(); ++i)
+        if (reqs[i] != MPI_REQUEST_NULL) {
+          MPI_Cancel(&reqs[i]);
+          if (i < nrecv)
+            MPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
+          else
+            MPI_Request_free(&reqs[i]);
+        }
+      if (step < 0)
+        return fail(err, errlen, RESHARD_ERR_TIMEOUT,
+                    "%s: rank %d: not every rank joined the plan agreement "
+                    "within %g s (a peer died or stalled)",
+                    plan.name, rank, limit);
+      return fail(err, errlen, RESHARD_ERR_TIMEOUT,
+                  "%s: rank %d: step %lld did not complete within %g s (a "
+                  "peer died or stalled)",
+                  plan.name, rank, static_cast<long long>(step), limit);
+    }
+  }
+}
+
+/* Every rank learns whether all run the same plan and all accepted their
+ * arguments; `status` is this rank's own verdict. */
+inline int agree(const Plan &plan, int rank, int status, MPI_Comm comm,
+                 char *err, size_t errlen) {
+  /* On the heap: a collective cannot be cancelled, so after a timeout MPI
+   * may still write the result when the late rank arrives. Those 48 bytes
+   * are then left allocated on purpose. */
+  unsigned long long *words = new unsigned long long[6];
+  unsigned long long *in = words, *out = words + 3;
+  agreement_words(plan, status, in);
+  std::vector<MPI_Request> req(1, MPI_REQUEST_NULL);
+  if (MPI_Iallreduce(in, out, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm,
+                     &req[0]) != MPI_SUCCESS) {
+    delete[] words;
+    return fail(err, errlen, RESHARD_ERR_COMM,
+                "%s: rank %d: MPI_Iallreduce of the plan fingerprint failed",
+                plan.name, rank);
+  }
+  /* A rank that never arrives is a timeout, not a hang. */
+  int waited = wait_all(plan, rank, req, 0, -1, err, errlen);
+  if (waited)
+    return waited;
+  int verdict = agreement_verdict(plan, rank, status, out, err, errlen);
+  delete[] words;
+  return verdict;
+}
+
+inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
+               MPI_Comm comm, void *workspace, size_t workspace_size, char *err,
+               size_t errlen) {
+  if (err && errlen)
+    err[0] = '\0';
+  int size = 0, me = -1;
+  if (MPI_Comm_size(comm, &size) != MPI_SUCCESS ||
+      MPI_Comm_rank(comm, &me) != MPI_SUCCESS)
+    return fail(err, errlen, RESHARD_ERR_COMM,
+                "%s: cannot query the communicator", plan.name);
+  int status = RESHARD_OK;
+  if (int rc = check_call(plan, rank, me, size, src, dst, workspace,
+                          workspace_size, err, errlen, &status))
+    return rc;
+  int rc = agree(plan, me, status, comm, err, errlen);
+  if (rc)
+    return rc;
+  const RankProgram *p = program(plan, rank);
+  if (!p)
+    return RESHARD_OK;
+  copy_boxes(*p, src, dst);
+  uint8_t *ws = static_cast<uint8_t *>(workspace);
+  std::vector<Message> scratch(max_messages(*p) + 1);
+  std::vector<MPI_Request> reqs;
+  return for_each_step(
+      *p, scratch.data(),
+      [&](int64_t index, Message *sends, int64_t nsend, Message *recvs,
+          int64_t nrecv) -> int {
+        reqs.clear();
+        int tag = static_cast<int>(index % 32768);
+        for (int64_t m = 0; m < nrecv; ++m)
+          for (int64_t at = 0; at < recvs[m].bytes; at += kMaxChunk) {
+            int64_t n = recvs[m].bytes - at < kMaxChunk ? recvs[m].bytes - at
+                                                        : kMaxChunk;
+            reqs.push_back(MPI_REQUEST_NULL);
+            if (MPI_Irecv(ws + recvs[m].staging + at, static_cast<int>(n),
+                          MPI_BYTE, static_cast<int>(recvs[m].peer), tag, comm,
+                          &reqs.back()) != MPI_SUCCESS)
+              return fail(err, errlen, RESHARD_ERR_COMM,
+                          "%s: rank %d: MPI_Irecv failed", plan.name, rank);
+          }
+        size_t nrecv_reqs = reqs.size();
+        for (int64_t m = 0; m < nsend; ++m) {
+          uint8_t *out = ws + sends[m].staging;
+          for (int64_t i = 0; i < sends[m].desc_len;
+               i += box_length(sends[m].desc + i))
+            out += pack_box(sends[m].desc + i, src, dst, out);
+          for (int64_t at = 0; at < sends[m].bytes; at += kMaxChunk) {
+            int64_t n = sends[m].bytes - at < kMaxChunk ? sends[m].bytes - at
+                                                        : kMaxChunk;
+            reqs.push_back(MPI_REQUEST_NULL);
+            if (MPI_Isend(ws + sends[m].staging + at, static_cast<int>(n),
+                          MPI_BYTE, static_cast<int>(sends[m].peer), tag, comm,
+                          &reqs.back()) != MPI_SUCCESS)
+              return fail(err, errlen, RESHARD_ERR_COMM,
+                          "%s: rank %d: MPI_Isend failed", plan.name, rank);
+          }
+        }
+        int waited = wait_all(plan, rank, reqs, nrecv_reqs, index, err, errlen);
+        if (waited)
+          return waited;
+        for (int64_t m = 0; m < nrecv; ++m) {
+          const uint8_t *in = ws + recvs[m].staging;
+          for (int64_t i = 0; i < recvs[m].desc_len;
+               i += box_length(recvs[m].desc + i))
+            in += unpack_box(recvs[m].desc + i, dst, in);
+        }
+        return RESHARD_OK;
+      });
+}
+
+} // namespace mpi
+} // namespace engine
+} // namespace reshard
+
+#endif /* RESHARD_EXECUTIONENGINE_MPIBACKEND_H */

@@ -1,0 +1,357 @@
+/*===- NcclBackend.h - Run a reshard plan with NCCL and CUDA ----*- C++ -*-===*
+ *
+ * Everything is enqueued on the caller's stream: local copies and packing
+ * as cudaMemcpy2DAsync of strided boxes into the (device) workspace, one
+ * ncclGroupStart/End per step with its ncclSend/ncclRecv (bytes as
+ * ncclUint8, so bf16 and fp8 move unchanged), then unpacking. Within a step,
+ * operations are issued in the same order on every rank: ascending peer,
+ * starting after the rank's own number, so that senders do not all start
+ * with the same receiver.
+ *
+ * The one synchronisation: before any byte moves, a 3-word ncclAllReduce
+ * (plan fingerprint, its complement, "my arguments are bad") and a wait on
+ * the stream, so that a rank running another plan, or a rank with bad
+ * arguments, makes every rank return an error instead of hanging.
+ *
+ * Faults: waits watch ncclCommGetAsyncError and abort the communicator
+ * (ncclCommAbort) on an asynchronous error. With RESHARD_TIMEOUT_SECONDS set,
+ * every step is also waited for against that deadline (which makes steps
+ * synchronous: the price of a deadline); without it, steps stay
+ * asynchronous. Communicators created nonblocking (config.blocking = 0) are
+ * supported: ncclInProgress is polled until the operations are enqueued. A
+ * blocking communicator may block inside NCCL (connection setup) before any
+ * deadline is looked at: make it nonblocking where the deadline must hold.
+ * After return code 6, or 5 from an asynchronous error, the communicator has
+ * been aborted: neither use nor destroy it. Do not call the plan inside an
+ * ncclGroupStart/End of your own or while a CUDA graph is being captured.
+ *
+ * The call runs on the communicator's device (ncclCommCuDevice), whatever
+ * the calling thread's current device, and restores the latter. Copies of
+ * rows further apart than cudaDevAttrMaxPitch go row by row.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef RESHARD_EXECUTIONENGINE_NCCLBACKEND_H
+#define RESHARD_EXECUTIONENGINE_NCCLBACKEND_H
+
+#include "reshard/ExecutionEngine/Engine.h"
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+namespace reshard {
+namespace engine {
+namespace nccl {
+
+inline int cuda_failed(const Plan &plan, int rank, cudaError_t e,
+                       const char *what, char *err, size_t errlen) {
+  return fail(err, errlen, RESHARD_ERR_CUDA, "%s: rank %d: %s: %s", plan.name,
+              rank, what, cudaGetErrorString(e));
+}
+
+inline int nccl_failed(const Plan &plan, int rank, ncclResult_t r,
+                       const char *what, char *err, size_t errlen) {
+  return fail(err, errlen, RESHARD_ERR_COMM, "%s: rank %d: %s: %s", plan.name,
+              rank, what, ncclGetErrorString(r));
+}
+
+inline double timeout_seconds() {
+  const char *s = std::getenv("RESHARD_TIMEOUT_SECONDS");
+  return s ? std::atof(s) : 0.0;
+}
+
+/* Waits for `stream` while watching the communicator: an asynchronous NCCL
+ * error, or (with RESHARD_TIMEOUT_SECONDS) a deadline, aborts the
+ * communicator (ncclCommAbort) and returns an error instead of hanging. */
+inline int wait_stream(const Plan &plan, int rank, ncclComm_t comm,
+                       cudaStream_t stream, const char *what, char *err,
+                       size_t errlen) {
+  double limit = timeout_seconds();
+  auto start = std::chrono::steady_clock::now();
+  while (true) {
+    ncclResult_t async = ncclSuccess;
+    ncclResult_t r = ncclCommGetAsyncError(comm, &async);
+    if (r != ncclSuccess)
+      return nccl_failed(plan, rank, r, "ncclCommGetAsyncError", err, errlen);
+    if (async != ncclSuccess && async != ncclInProgress) {
+      ncclCommAbort(comm);
+      return nccl_failed(plan, rank, async, what, err, errlen);
+    }
+    cudaError_t q = cudaStreamQuery(stream);
+    if (q == cudaSuccess && async == ncclSuccess)
+      return RESHARD_OK;
+    if (q != cudaSuccess && q != cudaErrorNotReady)
+      return cuda_failed(plan, rank, q, what, err, errlen);
+    std::chrono::duration<double> waited =
+        std::chrono::steady_clock::now() - start;
+    if (limit > 0 && waited.count() > limit) {
+      ncclCommAbort(comm);
+      return fail(err, errlen, RESHARD_ERR_TIMEOUT,
+                  "%s: rank %d: %s did not complete within %g s (a peer died "
+                  "or stalled); the communicator was aborted",
+                  plan.name, rank, what, limit);
+    }
+    std::this_thread::yield();
+  }
+}
+
+/* Polls a nonblocking communicator until the operations it accepted with
+ * ncclInProgress have been enqueued on their streams (or failed). Nothing
+ * may be enqueued after them on the stream before this returns. */
+inline ncclResult_t settle(ncclComm_t comm, ncclResult_t r) {
+  while (r == ncclInProgress) {
+    ncclResult_t q = ncclCommGetAsyncError(comm, &r);
+    if (q != ncclSuccess)
+      return q;
+  }
+  return r;
+}
+
+/* Makes the communicator's device current for the duration of a call. */
+struct DeviceGuard {
+  int previous = -1;
+  cudaError_t set(ncclComm_t comm, int *device) {
+    if (ncclCommCuDevice(comm, device) != ncclSuccess)
+      return cudaErrorInvalidDevice;
+    cudaError_t e = cudaGetDevice(&previous);
+    if (e != cudaSuccess)
+      return e;
+    return previous == *device ? cudaSuccess : cudaSetDevice(*device);
+  }
+  ~DeviceGuard() {
+    int now = -1;
+    if (previous >= 0 && cudaGetDevice(&now) == cudaSuccess && now != previous)
+      cudaSetDevice(previous);
+  }
+};
+
+/* The agreement's 3 words, on the device and in pinned host memory, one
+ * pair per thread and device: agree() waits before it returns, so calls
+ * from one thread never overlap, and calls from several threads (other
+ * communicators, other streams) never share words. Pinned, so that the
+ * copy back is asynchronous and the wait can watch the deadline. Left
+ * allocated at exit, like the MPI backend's (a collective cannot be
+ * cancelled, and freeing would synchronise the device). */
+struct AgreementWords {
+  unsigned long long *device = nullptr, *host = nullptr;
+};
+inline cudaError_t agreement_buffer(int device, AgreementWords *out) {
+  static thread_local AgreementWords words[64];
+  if (device < 0 || device >= 64)
+    return cudaErrorInvalidDevice;
+  AgreementWords &w = words[device];
+  if (!w.host) {
+    cudaError_t e = cudaMallocHost(reinterpret_cast<void **>(&w.host),
+                                   3 * sizeof(unsigned long long));
+    if (e != cudaSuccess)
+      return e;
+  }
+  if (!w.device) {
+    cudaError_t e = cudaMalloc(reinterpret_cast<void **>(&w.device),
+                               3 * sizeof(unsigned long long));
+    if (e != cudaSuccess)
+      return e;
+  }
+  *out = w;
+  return cudaSuccess;
+}
+
+/* cudaDevAttrMaxPitch of the current device (2^31 - 1 on Hopper). */
+inline size_t max_pitch() {
+  static thread_local int cached_device = -1;
+  static thread_local size_t cached = 0;
+  int device = 0, pitch = 0;
+  if (cudaGetDevice(&device) != cudaSuccess)
+    return 0;
+  if (device != cached_device) {
+    cached = cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, device) ==
+                     cudaSuccess
+                 ? static_cast<size_t>(pitch)
+                 : 0;
+    cached_device = device;
+  }
+  return cached;
+}
+
+/* Enqueues a strided copy: `loops` are (count, stride_a, stride_b) triples
+ * when `width` is 3, or (count, stride) pairs with the other side packed
+ * contiguously when `width` is 2 (`packed` says which side). */
+inline cudaError_t copy_runs(uint8_t *to, const uint8_t *from, int64_t run,
+                             const int64_t *loops, int64_t n, int width,
+                             int64_t from_stride_at, int64_t to_stride_at,
+                             cudaStream_t stream) {
+  if (run == 0)
+    return cudaSuccess;
+  if (n == 0)
+    return cudaMemcpyAsync(to, from, run, cudaMemcpyDeviceToDevice, stream);
+  if (n == 1) {
+    int64_t count = loops[0];
+    int64_t spitch = from_stride_at ? loops[from_stride_at] : run;
+    int64_t dpitch = to_stride_at ? loops[to_stride_at] : run;
+    if (count <= 0)
+      return cudaSuccess;
+    if (count == 1 || (spitch == run && dpitch == run)) /* contiguous */
+      return cudaMemcpyAsync(to, from, run * count, cudaMemcpyDeviceToDevice,
+                             stream);
+    size_t limit = max_pitch();
+    if (static_cast<size_t>(spitch) <= limit &&
+        static_cast<size_t>(dpitch) <= limit)
+      return cudaMemcpy2DAsync(to, dpitch, from, spitch, run, count,
+                               cudaMemcpyDeviceToDevice, stream);
+    for (int64_t i = 0; i < count; ++i) { /* rows over the pitch limit */
+      cudaError_t e = cudaMemcpyAsync(to + i * dpitch, from + i * spitch, run,
+                                      cudaMemcpyDeviceToDevice, stream);
+      if (e != cudaSuccess)
+        return e;
+    }
+    return cudaSuccess;
+  }
+  /* More loops: iterate the outer ones on the host. */
+  int64_t inner = run;
+  for (int64_t i = 1; i < n; ++i)
+    inner *= loops[i * width];
+  for (int64_t i = 0; i < loops[0]; ++i) {
+    const uint8_t *f =
+        from + i * (from_stride_at ? loops[from_stride_at] : inner);
+    uint8_t *t = to + i * (to_stride_at ? loops[to_stride_at] : inner);
+    cudaError_t e = copy_runs(t, f, run, loops + width, n - 1, width,
+                              from_stride_at, to_stride_at, stream);
+    if (e != cudaSuccess)
+      return e;
+  }
+  return cudaSuccess;
+}
+
+inline int agree(const Plan &plan, int rank, int status, int device,
+                 ncclComm_t comm, cudaStream_t stream, char *err,
+                 size_t errlen) {
+  AgreementWords w;
+  cudaError_t e = agreement_buffer(device, &w);
+  if (e != cudaSuccess)
+    return cuda_failed(plan, rank, e, "agreement buffer", err, errlen);
+  agreement_words(plan, status, w.host);
+  if ((e = cudaMemcpyAsync(w.device, w.host, 3 * sizeof(*w.host),
+                           cudaMemcpyHostToDevice, stream)) != cudaSuccess)
+    return cuda_failed(plan, rank, e, "cudaMemcpyAsync", err, errlen);
+  ncclResult_t r = settle(comm, ncclAllReduce(w.device, w.device, 3, ncclUint64,
+                                              ncclMax, comm, stream));
+  if (r != ncclSuccess)
+    return nccl_failed(plan, rank, r, "ncclAllReduce (plan agreement)", err,
+                       errlen);
+  if ((e = cudaMemcpyAsync(w.host, w.device, 3 * sizeof(*w.host),
+                           cudaMemcpyDeviceToHost, stream)) != cudaSuccess)
+    return cuda_failed(plan, rank, e, "plan agreement", err, errlen);
+  int waited =
+      wait_stream(plan, rank, comm, stream, "the plan agreement", err, errlen);
+  if (waited)
+    return waited;
+  unsigned long long reduced[3] = {w.host[0], w.host[1], w.host[2]};
+  return agreement_verdict(plan, rank, status, reduced, err, errlen);
+}
+
+inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
+               ncclComm_t comm, cudaStream_t stream, void *workspace,
+               size_t workspace_size, char *err, size_t errlen) {
+  if (err && errlen)
+    err[0] = '\0';
+  int count = 0, me = -1;
+  ncclResult_t r;
+  if ((r = ncclCommCount(comm, &count)) != ncclSuccess ||
+      (r = ncclCommUserRank(comm, &me)) != ncclSuccess)
+    return nccl_failed(plan, rank, r, "querying the communicator", err, errlen);
+  int device = -1;
+  DeviceGuard guard;
+  if (cudaError_t de = guard.set(comm, &device))
+    return cuda_failed(plan, rank, de, "selecting the communicator's device",
+                       err, errlen);
+  int status = RESHARD_OK;
+  if (int rc = check_call(plan, rank, me, count, src, dst, workspace,
+                          workspace_size, err, errlen, &status))
+    return rc;
+  int rc = agree(plan, me, status, device, comm, stream, err, errlen);
+  if (rc)
+    return rc;
+  const RankProgram *p = program(plan, rank);
+  if (!p)
+    return RESHARD_OK;
+  cudaError_t e;
+  for (int64_t i = 0; i < p->copies_len; i += copy_length(p->copies + i)) {
+    const int64_t *d = p->copies + i;
+    e = copy_runs(static_cast<uint8_t *>(dst[d[0]]) + d[2],
+                  static_cast<const uint8_t *>(src[d[0]]) + d[1], d[3], d + 5,
+                  d[4], 3, 1, 2, stream);
+    if (e != cudaSuccess)
+      return cuda_failed(plan, rank, e, "local copy", err, errlen);
+  }
+  uint8_t *ws = static_cast<uint8_t *>(workspace);
+  std::vector<Message> scratch(max_messages(*p) + 1);
+  return for_each_step(
+      *p, scratch.data(),
+      [&](int64_t, Message *sends, int64_t nsend, Message *recvs,
+          int64_t nrecv) -> int {
+        for (int64_t m = 0; m < nsend; ++m) {
+          uint8_t *out = ws + sends[m].staging;
+          for (int64_t i = 0; i < sends[m].desc_len;
+               i += box_length(sends[m].desc + i)) {
+            const int64_t *d = sends[m].desc + i;
+            e = copy_runs(out, buffer(d, src, dst) + d[2], d[3], d + 5, d[4], 2,
+                          1, 0, stream);
+            if (e != cudaSuccess)
+              return cuda_failed(plan, rank, e, "pack", err, errlen);
+            out += box_bytes(d);
+          }
+        }
+        if ((r = ncclGroupStart()) != ncclSuccess)
+          return nccl_failed(plan, rank, r, "ncclGroupStart", err, errlen);
+        /* Same order on every rank: peers after this rank first. */
+        for (int pass = 0; pass < 2 && r == ncclSuccess; ++pass) {
+          for (int64_t m = 0; r == ncclSuccess && m < nrecv; ++m)
+            if ((recvs[m].peer > rank) == (pass == 0) &&
+                (r = ncclRecv(ws + recvs[m].staging, recvs[m].bytes, ncclUint8,
+                              static_cast<int>(recvs[m].peer), comm, stream)) !=
+                    ncclSuccess)
+              break;
+          for (int64_t m = 0; r == ncclSuccess && m < nsend; ++m)
+            if ((sends[m].peer > rank) == (pass == 0) &&
+                (r = ncclSend(ws + sends[m].staging, sends[m].bytes, ncclUint8,
+                              static_cast<int>(sends[m].peer), comm, stream)) !=
+                    ncclSuccess)
+              break;
+        }
+        ncclResult_t end = ncclGroupEnd();
+        /* A nonblocking communicator answers ncclInProgress; the deadline
+         * (if any) and asynchronous errors are watched below. */
+        if (r != ncclSuccess || (end != ncclSuccess && end != ncclInProgress))
+          return nccl_failed(plan, rank, r != ncclSuccess ? r : end,
+                             "ncclSend/ncclRecv", err, errlen);
+        if (end == ncclInProgress || timeout_seconds() > 0) {
+          int waited =
+              wait_stream(plan, rank, comm, stream, "a step", err, errlen);
+          if (waited)
+            return waited;
+        }
+        for (int64_t m = 0; m < nrecv; ++m) {
+          const uint8_t *in = ws + recvs[m].staging;
+          for (int64_t i = 0; i < recvs[m].desc_len;
+               i += box_length(recvs[m].desc + i)) {
+            const int64_t *d = recvs[m].desc + i;
+            e = copy_runs(static_cast<uint8_t *>(dst[d[0]]) + d[2], in, d[3],
+                          d + 5, d[4], 2, 0, 1, stream);
+            if (e != cudaSuccess)
+              return cuda_failed(plan, rank, e, "unpack", err, errlen);
+            in += box_bytes(d);
+          }
+        }
+        return RESHARD_OK;
+      });
+}
+
+} // namespace nccl
+} // namespace engine
+} // namespace reshard
+
+#endif /* RESHARD_EXECUTIONENGINE_NCCLBACKEND_H */

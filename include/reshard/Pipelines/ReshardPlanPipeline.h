@@ -1,0 +1,63 @@
+//===- ReshardPlanPipeline.h - Layout to runtime program, one pipeline -*- C++ -*-===//
+//
+// The one statement of the pass sequence that turns a layout into a plan:
+// every tool, the CMake rule, the Python front end and the benchmarks build
+// it from here (or name it: `--reshard-plan-pipeline`).
+//
+//===----------------------------------------------------------------------===//
+#ifndef RESHARD_PIPELINES_RESHARDPLANPIPELINE_H
+#define RESHARD_PIPELINES_RESHARDPLANPIPELINE_H
+
+#include "reshard/Layout/Layout.h"
+#include "reshard/Plan/SourceSelection.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace reshard {
+
+struct ReshardPlanOptions : public mlir::PassPipelineOptions<ReshardPlanOptions> {
+  PassOptions::Option<int64_t> stagingBudget{
+      *this, "staging-budget",
+      llvm::cl::desc("Staging bytes per rank and step (sends plus "
+                     "receives); default 1 GiB"),
+      llvm::cl::init(kDefaultStagingBudget)};
+  PassOptions::Option<int64_t> maxOpsPerStep{
+      *this, "max-ops-per-step",
+      llvm::cl::desc("Point-to-point operations per rank and step (one NCCL "
+                     "group); default 1024"),
+      llvm::cl::init(1024)};
+  PassOptions::Option<SourceStrategy> strategy{
+      *this, "strategy", llvm::cl::desc("How senders are chosen"),
+      llvm::cl::init(SourceStrategy::Balanced),
+      llvm::cl::values(
+          clEnumValN(SourceStrategy::Balanced, "balanced",
+                     "local, then NVLink, then one network crossing per "
+                     "NVLink domain from the least loaded NIC (default)"),
+          clEnumValN(SourceStrategy::Direct, "direct",
+                     "the baseline: lowest holder, no relay"))};
+  PassOptions::Option<std::string> planName{
+      *this, "plan-name",
+      llvm::cl::desc("Name of the plan (a C identifier: the C functions are "
+                     "<name>_run etc.); default: the module's name, else "
+                     "reshard_plan"),
+      llvm::cl::init("")};
+  PassOptions::Option<bool> lower{
+      *this, "lower",
+      llvm::cl::desc("End with convert-reshard-to-runtime (default); false "
+                     "stops at the planned reshard module, for the report "
+                     "and reshard-run --check"),
+      llvm::cl::init(true)};
+};
+
+/// reshard-intersect, reshard-select-sources, reshard-schedule and, unless
+/// `lower` is false, convert-reshard-to-runtime, on the module.
+void buildReshardPlanPipeline(mlir::OpPassManager &pm,
+                              const ReshardPlanOptions &options);
+
+/// Registers `--reshard-plan-pipeline`.
+void registerReshardPlanPipeline();
+
+} // namespace reshard
+
+#endif // RESHARD_PIPELINES_RESHARDPLANPIPELINE_H

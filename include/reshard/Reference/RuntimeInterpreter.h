@@ -1,0 +1,28 @@
+//===- RuntimeInterpreter.h - Run a reshard_rt plan in one process -*- C++
+//-*-===//
+//
+// Every rank's program of a lowered plan, run in one process with the host
+// loops of the execution engine (include/reshard/ExecutionEngine/Engine.h,
+// the code the generated MPI backend runs), messages passed in memory step
+// by step. This is how the suite checks the lowering and the engine's loops
+// without MPI.
+//
+//===----------------------------------------------------------------------===//
+#ifndef RESHARD_REFERENCE_RUNTIMEINTERPRETER_H
+#define RESHARD_REFERENCE_RUNTIMEINTERPRETER_H
+
+#include "reshard/Dialect/Runtime/IR/RuntimeOps.h"
+#include "reshard/Reference/ShardBuffers.h"
+
+#include "llvm/Support/Error.h"
+
+namespace reshard {
+
+/// `src[t]` / `dst[t]` hold tensor t's shards by rank (at the sizes the
+/// plan states).
+llvm::Error executeRuntimePlan(rt::PlanOp plan, std::vector<ShardBuffers> &src,
+                               std::vector<ShardBuffers> &dst);
+
+} // namespace reshard
+
+#endif // RESHARD_REFERENCE_RUNTIMEINTERPRETER_H

@@ -1,0 +1,113 @@
+//===- Compile.cpp - The stages of reshard-compile ------------------------===//
+#include "reshard/Compile/Compile.h"
+
+#include "reshard/Conversion/Passes.h"
+#include "reshard/Dialect/Reshard/Transforms/Passes.h"
+#include "reshard/Dialect/Runtime/IR/RuntimeOps.h"
+#include "reshard/Target/LayoutJSON/ImportLayoutJSON.h"
+
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringSet.h"
+#include "mlir/Pass/PassManager.h"
+
+using namespace mlir;
+using namespace reshard;
+
+void reshard::registerCompileDialects(DialectRegistry &registry) {
+  registry.insert<ReshardDialect, rt::RuntimeDialect>();
+}
+
+OwningOpRef<ModuleOp>
+reshard::loadInput(const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+                   MLIRContext *context) {
+  OwningOpRef<ModuleOp> module = parseLayoutOrMLIR(sourceMgr, context);
+  if (!module || failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
+FailureOr<Stage> reshard::getStage(ModuleOp module) {
+  size_t redistributions = 0, tables = 0, plans = 0;
+  for (Operation &op : module.getBody()->getOperations()) {
+    redistributions += isa<RedistributeOp>(op);
+    tables += isa<PiecesOp>(op);
+    plans += isa<rt::PlanOp>(op);
+  }
+  if (plans) {
+    if (plans > 1 || redistributions || tables)
+      return module.emitError()
+             << "the module holds " << plans << " reshard_rt.plan(s) and "
+             << redistributions
+             << " reshard.redistribute op(s); a lowered module holds one "
+                "plan and nothing else";
+    return Stage::Lowered;
+  }
+  if (!tables)
+    return Stage::Layout;
+  if (tables < redistributions) {
+    llvm::StringSet<> planned;
+    for (PiecesOp op : module.getOps<PiecesOp>())
+      planned.insert(op.getTensor());
+    for (RedistributeOp op : module.getOps<RedistributeOp>())
+      if (!planned.contains(op.getSymName()))
+        return op.emitError()
+               << "has no reshard.pieces table, but " << tables << " of the "
+               << "module's " << redistributions
+               << " redistributions have one; a module is planned as a "
+                  "whole (give every tensor its table, or none)";
+  }
+  return Stage::Planned;
+}
+
+static LogicalResult runPasses(PassManager &pm, ModuleOp module,
+                               PassManagerSetup setup) {
+  if (setup && failed(setup(pm)))
+    return failure();
+  return pm.run(module);
+}
+
+LogicalResult reshard::planModule(ModuleOp module,
+                                  const ReshardPlanOptions &options,
+                                  llvm::raw_ostream *report,
+                                  PassManagerSetup setup) {
+  PassManager pm(module.getContext());
+  ReshardPlanOptions planning;
+  planning.stagingBudget = options.stagingBudget;
+  planning.maxOpsPerStep = options.maxOpsPerStep;
+  planning.strategy = options.strategy;
+  planning.lower = false;
+  buildReshardPlanPipeline(pm, planning);
+  if (report) {
+    ReshardReportOptions json;
+    json.format = ReportFormat::Json;
+    pm.addPass(createReshardReportPass(json, *report));
+  }
+  return runPasses(pm, module, setup);
+}
+
+LogicalResult reshard::reportModule(ModuleOp module, llvm::raw_ostream &os,
+                                   PassManagerSetup setup) {
+  PassManager pm(module.getContext());
+  ReshardReportOptions json;
+  json.format = ReportFormat::Json;
+  pm.addPass(createReshardReportPass(json, os));
+  return runPasses(pm, module, setup);
+}
+
+LogicalResult reshard::lowerModule(ModuleOp module, StringRef planName,
+                                  PassManagerSetup setup) {
+  PassManager pm(module.getContext());
+  ConvertReshardToRuntimeOptions lowering;
+  lowering.planName = planName.str();
+  pm.addPass(createConvertReshardToRuntime(lowering));
+  return runPasses(pm, module, setup);
+}
+
+LogicalResult reshard::emitCpp(ModuleOp module, CppBackend backend,
+                               bool header, llvm::raw_ostream &os) {
+  auto plans = module.getOps<rt::PlanOp>();
+  if (plans.empty() || std::next(plans.begin()) != plans.end())
+    return module.emitError("C++ is emitted from a module holding exactly "
+                            "one reshard_rt.plan");
+  return translatePlanToCpp(*plans.begin(), backend, header, os);
+}

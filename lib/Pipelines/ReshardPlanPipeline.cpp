@@ -1,0 +1,35 @@
+//===- ReshardPlanPipeline.cpp - The plan pipeline ------------------------===//
+#include "reshard/Pipelines/ReshardPlanPipeline.h"
+
+#include "reshard/Conversion/Passes.h"
+#include "reshard/Dialect/Reshard/Transforms/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace reshard;
+
+void reshard::buildReshardPlanPipeline(OpPassManager &pm,
+                                       const ReshardPlanOptions &options) {
+  pm.addPass(createReshardIntersect());
+  ReshardSelectSourcesOptions select;
+  select.strategy = options.strategy;
+  pm.addPass(createReshardSelectSources(select));
+  ReshardScheduleOptions schedule;
+  schedule.stagingBudget = options.stagingBudget;
+  schedule.maxOpsPerStep = options.maxOpsPerStep;
+  pm.addPass(createReshardSchedule(schedule));
+  if (!options.lower)
+    return;
+  ConvertReshardToRuntimeOptions lowering;
+  lowering.planName = options.planName;
+  pm.addPass(createConvertReshardToRuntime(lowering));
+}
+
+void reshard::registerReshardPlanPipeline() {
+  PassPipelineRegistration<ReshardPlanOptions>(
+      "reshard-plan-pipeline",
+      "Plan every redistribution (intersect, select sources, schedule) and "
+      "lower the module to a reshard_rt plan",
+      buildReshardPlanPipeline);
+}

@@ -1,0 +1,250 @@
+//===- reshard-compile.cpp - Layout to plan C++ in one command ------------===//
+//
+//   reshard-compile LAYOUT --backend=mpi|nccl -o PLAN.cpp
+//       [--header=PLAN.h] [--mlir=PLAN.mlir] [--report=REPORT.json]
+//       [--emit=cpp|mlir|none] [--staging-budget=BYTES]
+//       [--max-ops-per-step=K] [--strategy=balanced|direct] [--plan-name=NAME]
+//
+// The stages are library calls (reshard/Compile/Compile.h); the pass
+// sequence is reshard-plan-pipeline's.
+//
+//===----------------------------------------------------------------------===//
+#include "reshard/Compile/Compile.h"
+#include "reshard/Plan/CostModel.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <set>
+
+using namespace mlir;
+using namespace reshard;
+namespace cl = llvm::cl;
+
+namespace {
+enum class Emit { Cpp, Mlir, None };
+enum class Backend { None, Mpi, Nccl };
+
+cl::OptionCategory category("reshard-compile options");
+
+cl::opt<std::string> input(cl::Positional, cl::Required,
+                           cl::desc("<LAYOUT: layout .json (or text starting "
+                                    "with '{') or .mlir at any stage>"),
+                           cl::cat(category));
+cl::opt<Backend> backend(
+    "backend", cl::desc("Code generator; required when C++ is emitted"),
+    cl::values(clEnumValN(Backend::Mpi, "mpi", "MPI on host memory"),
+               clEnumValN(Backend::Nccl, "nccl", "NCCL and CUDA")),
+    cl::init(Backend::None), cl::cat(category));
+cl::opt<std::string>
+    output("o", cl::desc("Main output ('-' or absent: standard output)"),
+           cl::value_desc("FILE"), cl::init("-"), cl::cat(category));
+cl::opt<Emit> emit(
+    "emit", cl::desc("What -o receives"),
+    cl::values(clEnumValN(Emit::Cpp, "cpp", "the plan's C++ (default)"),
+               clEnumValN(Emit::Mlir, "mlir",
+                          "the lowered reshard_rt program"),
+               clEnumValN(Emit::None, "none", "nothing")),
+    cl::init(Emit::Cpp), cl::cat(category));
+cl::opt<std::string> headerFile("header",
+                                cl::desc("Also write the plan's C header"),
+                                cl::value_desc("FILE"), cl::cat(category));
+cl::opt<std::string>
+    mlirFile("mlir", cl::desc("Also write the lowered reshard_rt program"),
+             cl::value_desc("FILE"), cl::cat(category));
+cl::opt<std::string> reportFile(
+    "report",
+    cl::desc("Also write the plan's JSON report ('-': standard output, which "
+             "then holds the report alone)"),
+    cl::value_desc("FILE"), cl::cat(category));
+cl::opt<std::string> stagingBudget(
+    "staging-budget",
+    cl::desc("Staging bytes per rank and step: an integer, or with a binary "
+             "suffix K, M or G (default 1G)"),
+    cl::value_desc("BYTES"), cl::cat(category));
+cl::opt<int64_t> maxOpsPerStep(
+    "max-ops-per-step",
+    cl::desc("Point-to-point operations per rank and step (default 1024)"),
+    cl::value_desc("K"), cl::init(1024), cl::cat(category));
+cl::opt<SourceStrategy> strategy(
+    "strategy", cl::desc("Source selection"),
+    cl::values(clEnumValN(SourceStrategy::Balanced, "balanced",
+                          "one network crossing per NVLink domain, NIC load "
+                          "balanced (default)"),
+               clEnumValN(SourceStrategy::Direct, "direct",
+                          "the baseline: lowest holder, no relay")),
+    cl::init(SourceStrategy::Balanced), cl::cat(category));
+cl::opt<std::string> planName(
+    "plan-name",
+    cl::desc("Prefix of the C entry points (<NAME>_run, ...): a C "
+             "identifier; default: the module's name, else reshard_plan"),
+    cl::value_desc("NAME"), cl::cat(category));
+
+int fail(const Twine &msg) {
+  llvm::errs() << "reshard-compile: error: " << msg << "\n";
+  return 1;
+}
+
+/// BYTES: digits with an optional binary suffix K, M or G.
+std::optional<int64_t> parseBytes(StringRef text) {
+  StringRef digits = text;
+  unsigned shift = 0;
+  if (digits.consume_back("K") || digits.consume_back("k"))
+    shift = 10;
+  else if (digits.consume_back("M") || digits.consume_back("m"))
+    shift = 20;
+  else if (digits.consume_back("G") || digits.consume_back("g"))
+    shift = 30;
+  uint64_t value;
+  if (digits.empty() || !llvm::all_of(digits, llvm::isDigit) ||
+      digits.getAsInteger(10, value) || value > (uint64_t(INT64_MAX) >> shift))
+    return std::nullopt;
+  return static_cast<int64_t>(value << shift);
+}
+
+/// The outputs, opened before anything runs and kept only on success.
+struct Outputs {
+  std::vector<std::unique_ptr<llvm::ToolOutputFile>> files;
+  llvm::raw_ostream *open(StringRef path) {
+    std::string error;
+    files.push_back(openOutputFile(path, &error));
+    if (!files.back()) {
+      fail(error);
+      return nullptr;
+    }
+    return &files.back()->os();
+  }
+  void keep() {
+    for (auto &f : files)
+      f->keep();
+  }
+};
+
+int compile() {
+  bool planningOptions = stagingBudget.getNumOccurrences() ||
+                         maxOpsPerStep.getNumOccurrences() ||
+                         strategy.getNumOccurrences();
+  ReshardPlanOptions options;
+  if (stagingBudget.getNumOccurrences()) {
+    std::optional<int64_t> bytes = parseBytes(stagingBudget);
+    if (!bytes)
+      return fail("--staging-budget='" + stagingBudget +
+                  "' is not a byte count (an integer, or with a suffix K, M "
+                  "or G, below 2^63)");
+    options.stagingBudget = *bytes;
+  }
+  options.maxOpsPerStep = maxOpsPerStep;
+  options.strategy = strategy;
+
+  // With --report=-, standard output holds the report alone.
+  bool reportToStdout = reportFile == "-";
+  Emit mainEmit = emit;
+  if (reportToStdout && !output.getNumOccurrences() &&
+      !emit.getNumOccurrences())
+    mainEmit = Emit::None;
+  if (reportToStdout && mainEmit != Emit::None && output == "-")
+    return fail("--report=- puts the report on standard output, and so "
+                "would -o; give -o FILE or --emit=none");
+  bool emitsCpp = mainEmit == Emit::Cpp || !headerFile.empty();
+  if (emitsCpp && backend == Backend::None)
+    return fail("--backend=mpi or --backend=nccl is required to emit C++");
+  std::set<std::string> paths;
+  for (const std::string *path : {&output, &headerFile, &mlirFile, &reportFile})
+    if (!path->empty() && *path != "-" &&
+        (path != &output || mainEmit != Emit::None) &&
+        !paths.insert(*path).second)
+      return fail("'" + *path + "' is named for two outputs");
+
+  DialectRegistry registry;
+  registerCompileDialects(registry);
+  MLIRContext ctx(registry);
+  ctx.loadAllAvailableDialects();
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(input, &error);
+  if (!file)
+    return fail(error);
+  auto sourceMgr = std::make_shared<llvm::SourceMgr>();
+  sourceMgr->AddNewSourceBuffer(std::move(file), SMLoc());
+  SourceMgrDiagnosticHandler handler(*sourceMgr, &ctx);
+  OwningOpRef<ModuleOp> module = loadInput(sourceMgr, &ctx);
+  if (!module)
+    return 1;
+  FailureOr<Stage> stage = getStage(*module);
+  if (failed(stage))
+    return 1;
+  if (*stage == Stage::Lowered &&
+      (planningOptions || planName.getNumOccurrences()))
+    return fail(input + " is already lowered (a reshard_rt.plan): planning "
+                        "options (--staging-budget, --max-ops-per-step, "
+                        "--strategy, --plan-name) do not apply to it");
+  if (*stage == Stage::Planned && planningOptions)
+    return fail(input + " is already planned (it has reshard.pieces): "
+                        "--staging-budget, --max-ops-per-step and "
+                        "--strategy apply to layouts");
+  if (*stage == Stage::Lowered && !reportFile.empty())
+    return fail(input + " is already lowered: the report needs the planned "
+                        "module; give the layout");
+
+  Outputs outputs;
+  llvm::raw_ostream *mainOS = nullptr, *headerOS = nullptr, *mlirOS = nullptr,
+                    *reportOS = nullptr;
+  if ((mainEmit != Emit::None && !(mainOS = outputs.open(output))) ||
+      (!headerFile.empty() && !(headerOS = outputs.open(headerFile))) ||
+      (!mlirFile.empty() && !(mlirOS = outputs.open(mlirFile))) ||
+      (!reportFile.empty() && !(reportOS = outputs.open(reportFile))))
+    return 1;
+
+  auto setup = [](PassManager &pm) { return applyPassManagerCLOptions(pm); };
+  if (*stage == Stage::Layout &&
+      failed(planModule(*module, options, reportOS, setup)))
+    return 1;
+  if (*stage == Stage::Planned && reportOS &&
+      failed(reportModule(*module, *reportOS, setup)))
+    return 1;
+  if (*stage != Stage::Lowered &&
+      failed(lowerModule(*module, planName, setup)))
+    return 1;
+
+  CppBackend cpp = backend == Backend::Nccl ? CppBackend::Nccl : CppBackend::Mpi;
+  if (mainOS && mainEmit == Emit::Cpp &&
+      failed(emitCpp(*module, cpp, /*header=*/false, *mainOS)))
+    return 1;
+  if (headerOS && failed(emitCpp(*module, cpp, /*header=*/true, *headerOS)))
+    return 1;
+  for (llvm::raw_ostream *os : {mainEmit == Emit::Mlir ? mainOS : nullptr,
+                                mlirOS})
+    if (os) { // as reshard-opt prints it
+      module->print(*os);
+      *os << "\n";
+    }
+  outputs.keep();
+  return 0;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  registerAsmPrinterCLOptions();
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "reshard-compile: import, plan, lower and emit a redistribution plan\n\n"
+      "  reshard-compile LAYOUT --backend=mpi|nccl -o PLAN.cpp\n\n"
+      "LAYOUT is a layout JSON (a .json name or a leading '{') or reshard\n"
+      "IR at any stage. A layout is planned with reshard-plan-pipeline's\n"
+      "options below; a planned module (with reshard.pieces) is lowered as\n"
+      "it is; a lowered module (a reshard_rt.plan) is only emitted, and\n"
+      "planning options are then an error. Outputs are written only when\n"
+      "every stage succeeded.\n");
+  return compile();
+}
