@@ -8,6 +8,7 @@
 #   report.json    the plan's report (the text form is printed)
 #   plan.mlir      the per-rank reshard_rt programs
 #   example_{nccl,mpi}.{cpp,h}   the C++ of both backends (reshard-compile)
+# docs/Walkthrough.md follows one tensor through these files.
 #   scripts/run-example.sh [LAYOUT] [OUT]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,20 +17,4 @@ input="${1:-$root/examples/tp4-to-tp2.mlir}"
 out="${2:-$build/example}"
 
 "$root/scripts/build.sh" reshard-compile reshard-opt reshard-run >/dev/null
-bin="$build/bin"
-mkdir -p "$out"
-
-"$bin/reshard-opt" "$input" -o "$out/layout.mlir"
-echo "== $input: verified"
-"$bin/reshard-opt" "$out/layout.mlir" --reshard-plan-pipeline=lower=false \
-  --reshard-report -o "$out/planned.mlir"
-echo "== planned: $out/planned.mlir"
-"$bin/reshard-run" "$out/planned.mlir" --check
-for backend in nccl mpi; do
-  "$bin/reshard-compile" "$out/layout.mlir" --backend=$backend --plan-name=example \
-    -o "$out/example_$backend.cpp" --header="$out/example_$backend.h" \
-    --mlir="$out/plan.mlir" --report="$out/report.json"
-done
-echo "== report: $out/report.json"
-echo "== runtime program: $out/plan.mlir"
-echo "== C++: $out/example_nccl.{cpp,h} (NCCL + CUDA), $out/example_mpi.{cpp,h} (MPI)"
+bash "$root/scripts/lib/example-steps.sh" "$build/bin" "$input" "$out"

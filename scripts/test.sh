@@ -7,11 +7,21 @@
 # property cases again under ASan + UBSan (build-asan/, scripts/sanitize.sh;
 # RESHARD_SANITIZE_IN_SUITE=0), then the Python front end's pytest suite
 # (python/tests).
+#   scripts/test.sh            the whole suite (what CI runs)
+#   scripts/test.sh --quick    dialect, pass, conversion, translation and tool
+#                              tests plus unit tests (check-reshard-quick)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${RESHARD_BUILD:-$root/build}"
+case "${1:-}" in
+  "" | --quick) ;;
+  *) echo "usage: scripts/test.sh [--quick]" >&2; exit 2 ;;
+esac
 
-"$root/scripts/build.sh" reshard-opt reshard-translate reshard-run reshard-proptest ReshardUnitTests >/dev/null
+"$root/scripts/build.sh" reshard-compile reshard-opt reshard-translate reshard-run reshard-proptest ReshardUnitTests >/dev/null
+if [ "${1:-}" = --quick ]; then
+  exec ninja -C "$build" check-reshard-quick
+fi
 
 # PyTorch (CPU wheel from PyPI, ~3 GB with its CUDA dependencies, ~2 min)
 # in build/bench-venv, for the DTensor interop and benchmark tests; without

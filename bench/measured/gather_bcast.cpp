@@ -12,7 +12,7 @@
 //   mpirun -n N ./gather_bcast TABLE --src DIR --dst DIR [--reps R]
 //
 // TABLE comes from bench/measured/gather_table.py (the layout JSON's
-// geometry: nested torch.chunk per dim and blocks, DESIGN.md); shards are
+// geometry: nested torch.chunk per dim and blocks, docs/Layout.md); shards are
 // files DIR/rank<R>.<tensor>.bin as reshard-run writes and verifies them,
 // read and written outside the timed region. Rank 0 also prints the bytes
 // delivered between ranks (gather bytes from other ranks plus bucket bytes

@@ -6,7 +6,7 @@ per-dim segment lists, and the buckets with their gather roots.
 
   gather_table.py LAYOUT.json --out TABLE [--bucket-bytes N]
 
-Geometry: reshard.layout.shard_segments, as DESIGN.md defines it: a dim
+Geometry: reshard.layout.shard_segments, as docs/Layout.md defines it: a dim
 sharded over axes (a1..am) is split by nested torch.chunk (chunks of ceil(n/|a|), the last ones shorter or
 empty), each block of a blocked dim on its own, a rank's local extent the
 concatenation of its piece of every block. The program's output is checked
@@ -15,7 +15,7 @@ by `reshard-run --verify`, independently of this code.
 Buckets: consecutive tensors with the same destination ranks are packed up
 to --bucket-bytes of full tensors (0: one tensor per bucket). A bucket is
 broadcast to its tensors' destination ranks; with --broadcast-all, to every
-rank of any destination mesh (the classic path as DESIGN.md describes it:
+rank of any destination mesh (the classic path of the refit literature:
 every inference rank receives every whole tensor and keeps its shard). Each bucket's
 root rotates over its destination ranks; a shard held by several ranks
 (replicas) is sent by the root when it holds it, else by a replica chosen

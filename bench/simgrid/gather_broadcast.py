@@ -40,7 +40,7 @@ Two orders of the tensors:
 A root that is also a destination keeps its own shard (a local copy, not a
 flow).
 
-Shard geometry: reshard.layout.shard_segments (DESIGN.md: nested torch.chunk
+Shard geometry: reshard.layout.shard_segments (docs/Layout.md: nested torch.chunk
 per dim over its axes, major to minor, each block chunked on its own).
 """
 import itertools

@@ -7,8 +7,8 @@
 #include "reshard/Target/LayoutJSON/ImportLayoutJSON.h"
 
 #include "mlir/IR/Verifier.h"
-#include "llvm/ADT/StringSet.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace reshard;
@@ -86,7 +86,7 @@ LogicalResult reshard::planModule(ModuleOp module,
 }
 
 LogicalResult reshard::reportModule(ModuleOp module, llvm::raw_ostream &os,
-                                   PassManagerSetup setup) {
+                                    PassManagerSetup setup) {
   PassManager pm(module.getContext());
   ReshardReportOptions json;
   json.format = ReportFormat::Json;
@@ -95,7 +95,7 @@ LogicalResult reshard::reportModule(ModuleOp module, llvm::raw_ostream &os,
 }
 
 LogicalResult reshard::lowerModule(ModuleOp module, StringRef planName,
-                                  PassManagerSetup setup) {
+                                   PassManagerSetup setup) {
   PassManager pm(module.getContext());
   ConvertReshardToRuntimeOptions lowering;
   lowering.planName = planName.str();
@@ -103,8 +103,8 @@ LogicalResult reshard::lowerModule(ModuleOp module, StringRef planName,
   return runPasses(pm, module, setup);
 }
 
-LogicalResult reshard::emitCpp(ModuleOp module, CppBackend backend,
-                               bool header, llvm::raw_ostream &os) {
+LogicalResult reshard::emitCpp(ModuleOp module, CppBackend backend, bool header,
+                               llvm::raw_ostream &os) {
   auto plans = module.getOps<rt::PlanOp>();
   if (plans.empty() || std::next(plans.begin()) != plans.end())
     return module.emitError("C++ is emitted from a module holding exactly "

@@ -1,5 +1,4 @@
-//===- FuzzContext.h - The MLIR context the fuzz targets share ---*- C++
-//-*-===//
+//===- FuzzContext.h - The MLIR context the fuzz targets share -*- C++ -*-===//
 #ifndef RESHARD_TEST_FUZZ_FUZZCONTEXT_H
 #define RESHARD_TEST_FUZZ_FUZZCONTEXT_H
 

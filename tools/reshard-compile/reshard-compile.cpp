@@ -39,19 +39,18 @@ cl::opt<std::string> input(cl::Positional, cl::Required,
                            cl::desc("<LAYOUT: layout .json (or text starting "
                                     "with '{') or .mlir at any stage>"),
                            cl::cat(category));
-cl::opt<Backend> backend(
-    "backend", cl::desc("Code generator; required when C++ is emitted"),
-    cl::values(clEnumValN(Backend::Mpi, "mpi", "MPI on host memory"),
-               clEnumValN(Backend::Nccl, "nccl", "NCCL and CUDA")),
-    cl::init(Backend::None), cl::cat(category));
+cl::opt<Backend>
+    backend("backend", cl::desc("Code generator; required when C++ is emitted"),
+            cl::values(clEnumValN(Backend::Mpi, "mpi", "MPI on host memory"),
+                       clEnumValN(Backend::Nccl, "nccl", "NCCL and CUDA")),
+            cl::init(Backend::None), cl::cat(category));
 cl::opt<std::string>
     output("o", cl::desc("Main output ('-' or absent: standard output)"),
            cl::value_desc("FILE"), cl::init("-"), cl::cat(category));
 cl::opt<Emit> emit(
     "emit", cl::desc("What -o receives"),
     cl::values(clEnumValN(Emit::Cpp, "cpp", "the plan's C++ (default)"),
-               clEnumValN(Emit::Mlir, "mlir",
-                          "the lowered reshard_rt program"),
+               clEnumValN(Emit::Mlir, "mlir", "the lowered reshard_rt program"),
                clEnumValN(Emit::None, "none", "nothing")),
     cl::init(Emit::Cpp), cl::cat(category));
 cl::opt<std::string> headerFile("header",
@@ -209,18 +208,18 @@ int compile() {
   if (*stage == Stage::Planned && reportOS &&
       failed(reportModule(*module, *reportOS, setup)))
     return 1;
-  if (*stage != Stage::Lowered &&
-      failed(lowerModule(*module, planName, setup)))
+  if (*stage != Stage::Lowered && failed(lowerModule(*module, planName, setup)))
     return 1;
 
-  CppBackend cpp = backend == Backend::Nccl ? CppBackend::Nccl : CppBackend::Mpi;
+  CppBackend cpp =
+      backend == Backend::Nccl ? CppBackend::Nccl : CppBackend::Mpi;
   if (mainOS && mainEmit == Emit::Cpp &&
       failed(emitCpp(*module, cpp, /*header=*/false, *mainOS)))
     return 1;
   if (headerOS && failed(emitCpp(*module, cpp, /*header=*/true, *headerOS)))
     return 1;
-  for (llvm::raw_ostream *os : {mainEmit == Emit::Mlir ? mainOS : nullptr,
-                                mlirOS})
+  for (llvm::raw_ostream *os :
+       {mainEmit == Emit::Mlir ? mainOS : nullptr, mlirOS})
     if (os) { // as reshard-opt prints it
       module->print(*os);
       *os << "\n";

@@ -1,4 +1,4 @@
-//===- GeometryTest.cpp - Hand-computed shards per DESIGN.md --------------===//
+//===- GeometryTest.cpp - Hand-computed shards per docs/Layout.md ---------===//
 //
 // Each expectation below was worked out by hand from nested torch.chunk:
 // chunks of ceil(n / parts), the last ones short or empty.

@@ -1,4 +1,4 @@
-//===- Compile.h - The stages of reshard-compile as library calls -*- C++ -*-===//
+//===- Compile.h - reshard-compile's stages as library calls ----*- C++ -*-===//
 //
 // Import, plan, report, lower and emit, each a function over one module, so
 // that reshard-compile, reshard-run and embedders run the same stages in the
@@ -32,7 +32,8 @@ enum class Stage {
 
 /// Called on every pass manager a stage builds, before it runs: tools apply
 /// their command line's pass manager options (timing, crash reproducers).
-using PassManagerSetup = llvm::function_ref<mlir::LogicalResult(mlir::PassManager &)>;
+using PassManagerSetup =
+    llvm::function_ref<mlir::LogicalResult(mlir::PassManager &)>;
 
 /// Registers the dialects every stage needs.
 void registerCompileDialects(mlir::DialectRegistry &registry);
@@ -62,8 +63,7 @@ mlir::LogicalResult reportModule(mlir::ModuleOp module,
 
 /// Lowers a Planned module in place to a reshard_rt plan named `planName`
 /// (empty: the module's name, else reshard_plan).
-mlir::LogicalResult lowerModule(mlir::ModuleOp module,
-                                llvm::StringRef planName,
+mlir::LogicalResult lowerModule(mlir::ModuleOp module, llvm::StringRef planName,
                                 PassManagerSetup setup = {});
 
 /// Emits the C++ source (or, with `header`, the C header) of a Lowered

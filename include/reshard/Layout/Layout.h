@@ -1,5 +1,4 @@
-//===- Layout.h - Meshes, shardings and topologies as plain data -*- C++
-//-*-===//
+//===- Layout.h - Meshes, shardings, topologies as data ---------*- C++ -*-===//
 //
 // The layout model of docs/Layout.md without any MLIR: the dialect's verifier,
 // the JSON importer and every later pass share these definitions and checks, so

@@ -1,5 +1,4 @@
-//===- PieceTable.h - The pieces of one redistribution as data ---*- C++
-//-*-===//
+//===- PieceTable.h - The pieces of one redistribution as data -*- C++ -*-===//
 //
 // A redistribution is a set of pieces: a box of the global index space, the
 // destination rank that needs it and where it lands in that rank's buffer,

@@ -1,4 +1,4 @@
-//===- TensorLayout.h - Both sides of one tensor's redistribution -*- C++ -*-===//
+//===- TensorLayout.h - Both sides of a redistribution ----------*- C++ -*-===//
 //
 // Plain data shared by the dialect (which builds it from its ops), the
 // planner and the reference executors.

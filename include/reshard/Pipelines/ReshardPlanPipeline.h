@@ -1,4 +1,4 @@
-//===- ReshardPlanPipeline.h - Layout to runtime program, one pipeline -*- C++ -*-===//
+//===- ReshardPlanPipeline.h - The plan pipeline ----------------*- C++ -*-===//
 //
 // The one statement of the pass sequence that turns a layout into a plan:
 // every tool, the CMake rule, the Python front end and the benchmarks build
@@ -16,7 +16,8 @@
 
 namespace reshard {
 
-struct ReshardPlanOptions : public mlir::PassPipelineOptions<ReshardPlanOptions> {
+struct ReshardPlanOptions
+    : public mlir::PassPipelineOptions<ReshardPlanOptions> {
   PassOptions::Option<int64_t> stagingBudget{
       *this, "staging-budget",
       llvm::cl::desc("Staging bytes per rank and step (sends plus "

@@ -1,5 +1,4 @@
-//===- PlannedTensor.h - One tensor of a plan, as the planner sees it -*- C++
-//-*-===//
+//===- PlannedTensor.h - One tensor as the planner sees it ------*- C++ -*-===//
 //
 // Whole-plan decisions (source selection, scheduling, the cost model) take
 // the layouts and piece tables of every tensor at once, so that NIC load is

@@ -1,5 +1,4 @@
-//===- RuntimeInterpreter.h - Run a reshard_rt plan in one process -*- C++
-//-*-===//
+//===- RuntimeInterpreter.h - Run reshard_rt in one process -----*- C++ -*-===//
 //
 // Every rank's program of a lowered plan, run in one process with the host
 // loops of the execution engine (include/reshard/ExecutionEngine/Engine.h,

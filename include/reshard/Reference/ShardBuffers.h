@@ -1,4 +1,4 @@
-//===- ShardBuffers.h - Every rank's shard of a tensor on the host -*- C++ -*-===//
+//===- ShardBuffers.h - Every rank's shard on the host ----------*- C++ -*-===//
 #ifndef RESHARD_REFERENCE_SHARDBUFFERS_H
 #define RESHARD_REFERENCE_SHARDBUFFERS_H
 

@@ -1,5 +1,4 @@
-//===- ImportLayoutJSON.h - Layout interchange JSON to the dialect -*- C++
-//-*-===//
+//===- ImportLayoutJSON.h - Layout JSON to the dialect ----------*- C++ -*-===//
 #ifndef RESHARD_TARGET_LAYOUTJSON_IMPORTLAYOUTJSON_H
 #define RESHARD_TARGET_LAYOUTJSON_IMPORTLAYOUTJSON_H
 

@@ -382,7 +382,7 @@ LogicalResult PiecesOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (!tensor)
     return emitOpError() << "tensor " << getTensorAttr()
                          << " is not a reshard.redistribute in this module";
-  if (tensor.getSrcTensorType().getRank() != getRank())
+  if (tensor.getSrcTensorType().getRank() != static_cast<int64_t>(getRank()))
     return emitOpError() << "rank " << getRank() << " differs from the rank "
                          << tensor.getSrcTensorType().getRank() << " of tensor "
                          << getTensorAttr();

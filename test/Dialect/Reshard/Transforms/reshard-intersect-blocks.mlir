@@ -5,7 +5,7 @@
 // reshard-intersect, case (d): a fused q/k/v weight declared as blocks
 // [8, 2, 2], TP2 -> TP4. Each block is chunked on its own and a device's
 // rows are its q, k, v chunks concatenated; the small k and v blocks leave
-// some TP4 devices empty-handed. Worked out by hand from DESIGN.md,
+// some TP4 devices empty-handed. Worked out by hand from docs/Layout.md,
 // then executed and checked.
 //
 // [12, 2], dim 0 = q [0, 8) ++ k [8, 10) ++ v [10, 12).

@@ -6,7 +6,7 @@
 // differ only on the unused dp axis need the same boxes, and each gets its
 // own pieces (later passes decide whether one copy is forwarded). Pieces
 // are grouped by destination rank, each rank's in global order. Worked out
-// by hand from DESIGN.md, then executed and checked.
+// by hand from docs/Layout.md, then executed and checked.
 //
 // [4, 4]. Source tp = 2 on ranks 0-1, rows in chunks of 2.
 // Destination mesh [2, 2] (dp, tp) on ranks 2-5, columns over tp in chunks

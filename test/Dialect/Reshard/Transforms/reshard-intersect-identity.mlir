@@ -5,7 +5,7 @@
 // reshard-intersect, case (f): the same layout on the same ranks. Every
 // destination rank already holds its whole shard, so every piece is a local
 // copy (source == destination), including on the dp replicas, which must
-// not read from the lowest holder. Worked out by hand from DESIGN.md,
+// not read from the lowest holder. Worked out by hand from docs/Layout.md,
 // then executed and checked.
 //
 // [4, 4], mesh [2, 2] (dp, tp) on ranks 0-3, rows over tp in chunks of 2,

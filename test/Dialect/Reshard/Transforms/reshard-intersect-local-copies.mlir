@@ -6,7 +6,7 @@
 // rank that holds its whole box as a source replica copies it locally even
 // though a lower rank holds it too; the others receive from the lowest
 // holder, including a rank that is in the source mesh but holds other rows.
-// Worked out by hand from DESIGN.md, then executed and checked.
+// Worked out by hand from docs/Layout.md, then executed and checked.
 //
 // [8, 2]. Source mesh [2, 2] (dp, tp) on ranks 0-3, rows over tp in chunks
 // of 4, dp replicating: tp0 rows [0, 4) on {0, 2}, tp1 rows [4, 8) on

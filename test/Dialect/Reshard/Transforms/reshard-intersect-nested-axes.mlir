@@ -6,7 +6,7 @@
 // [dp, tp] major to minor. The split is nested (chunk by dp, then chunk each
 // dp chunk by tp), which with 10 rows differs from a flat split over 4
 // devices ([0, 3) [3, 6) [6, 9) [9, 10)) and from [tp, dp]. Worked out by hand
-// from DESIGN.md, then executed and checked.
+// from docs/Layout.md, then executed and checked.
 //
 // [10, 2]. Source tp = 3 on ranks 0-2, chunks of ceil(10/3) = 4:
 //   rank 0 [0, 4), rank 1 [4, 8), rank 2 [8, 10).

@@ -4,7 +4,7 @@
 
 // reshard-intersect, case (b): row-sharded -> column-sharded, so every
 // destination shard is cut by every source shard. Worked out by hand from
-// DESIGN.md, then executed and checked element by element.
+// docs/Layout.md, then executed and checked element by element.
 //
 // [4, 6]. Source tp = 2 on ranks 0-1, rows in chunks of ceil(4/2) = 2:
 // rank 0 rows [0, 2), rank 1 rows [2, 4); local shape [2, 6].

@@ -6,7 +6,7 @@
 // devices that differ only on the replicating dp axis form one holder group
 // (ascending), and a destination outside the source sends from the lowest
 // holder, not the first in mesh order: the mesh lists its ranks out of
-// order to tell the two apart. Worked out by hand from DESIGN.md, then
+// order to tell the two apart. Worked out by hand from docs/Layout.md, then
 // executed and checked.
 //
 // [4, 4]. Source mesh [2, 2] (dp, tp), ranks [6, 2, 1, 7] in row-major

@@ -4,7 +4,7 @@
 
 // reshard-intersect, case (a): TP4 -> TP2 on disjoint rank sets, the
 // trainer-to-inference refit in its simplest form. The expected pieces were
-// worked out by hand from the layout semantics of DESIGN.md; the plan is
+// worked out by hand from the layout semantics of docs/Layout.md; the plan is
 // then executed and every destination element checked.
 //
 // [8, 4] rows. Source tp = 4 on ranks 0-3: chunks of ceil(8/4) = 2 rows,

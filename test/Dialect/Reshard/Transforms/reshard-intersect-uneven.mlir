@@ -4,7 +4,7 @@
 
 // reshard-intersect, case (c): uneven sizes on both sides, so the source and
 // destination chunk boundaries cross and pieces start inside source shards.
-// Worked out by hand from DESIGN.md, then executed and checked.
+// Worked out by hand from docs/Layout.md, then executed and checked.
 //
 // [10, 2] rows. Source tp = 4 on ranks 0-3, chunks of ceil(10/4) = 3:
 //   rank 0 [0, 3), rank 1 [3, 6), rank 2 [6, 9), rank 3 [9, 10) (short).

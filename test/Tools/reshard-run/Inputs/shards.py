@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Shard files for reshard-run, computed independently of the C++ code.
 
-Reads a layout in the JSON interchange format and applies DESIGN.md's layout
-semantics itself (nested torch.chunk with ceil(n/k) chunks, blocks chunked
+Reads a layout in the JSON interchange format and applies the layout semantics
+of docs/Layout.md itself (nested torch.chunk with ceil(n/k) chunks, blocks chunked
 separately and concatenated, replication over unused mesh axes, row-major
 local buffers, mesh coordinates from the row-major `ranks` list). Element
 values are random (a fixed seed per tensor, all distinct where the element

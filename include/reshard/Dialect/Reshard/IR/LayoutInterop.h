@@ -1,4 +1,4 @@
-//===- LayoutInterop.h - From the dialect's ops to plain layout data -*- C++ -*-===//
+//===- LayoutInterop.h - Plain layout data from the ops ---------*- C++ -*-===//
 //
 // The planner and the reference executors work on plain data
 // (reshard/Layout); these functions build it from the ops, and report the

@@ -149,7 +149,9 @@ def Reshard_PiecesOp : Reshard_Op<"pieces",
     is its destination is a local copy.
 
     Pieces are stored as dense integer arrays (`rows`, one row of
-    `3 + 4 * rank` integers per piece: destination, source, holder group,
+    `5 + 4 * rank` integers per piece in the schema that
+    `reshard::PieceTable` (include/reshard/Layout/PieceTable.h) owns:
+    destination, source, holder group, relay, step,
     global offset, sizes, destination offset, source offset; holder groups
     in CSR form), so a model with millions of pieces stays compact; the
     text form prints one piece per line.
