@@ -256,22 +256,23 @@ Case decode(FuzzedDataProvider &in) {
     // The layout checks the verifier runs; the decoder only makes valid
     // layouts, so a rejection is a finding too.
     std::string errors;
-    auto ok = [&](llvm::Error err) {
+    auto collect = [&](llvm::Error err) {
       forEachLayoutError(std::move(err), [&](const LayoutError &e) {
         errors += e.getPath() + ": " + e.getMessage() + "\n";
       });
-      return errors.empty();
     };
     llvm::Expected<Sharding> src =
         resolveSharding(srcSpec, c.src.axes, l.shape, "src");
     llvm::Expected<Sharding> dst =
         resolveSharding(dstSpec, c.dst.axes, l.shape, "dst");
-    bool valid = ok(verifyMesh(c.src, "src")) & ok(verifyMesh(c.dst, "dst")) &
-                 ok(c.topology ? verifyTopology(*c.topology, "topology")
-                               : llvm::Error::success()) &
-                 ok(verifyTensorShape(l.shape, l.elementBytes, l.name));
-    valid &= ok(src.takeError());
-    valid &= ok(dst.takeError());
+    collect(verifyMesh(c.src, "src"));
+    collect(verifyMesh(c.dst, "dst"));
+    if (c.topology)
+      collect(verifyTopology(*c.topology, "topology"));
+    collect(verifyTensorShape(l.shape, l.elementBytes, l.name));
+    collect(src.takeError());
+    collect(dst.takeError());
+    bool valid = errors.empty();
     if (!valid) {
       c.tensors.push_back(l);
       fail(c, "the layout checks reject a valid layout:\n" + errors);
