@@ -9,15 +9,17 @@
 #   bench/run-all.sh [--smoke]     --smoke: one small scenario per table (~1 min)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-"$root/scripts/build.sh" reshard-opt reshard-translate reshard-run >/dev/null
+"$root/scripts/build.sh" reshard-compile reshard-opt reshard-translate reshard-run >/dev/null
 "$root/bench/setup-bench.sh" >&2 || echo "run-all: no torch; the DTensor table is skipped" >&2
 
 if [ "${1:-}" = --smoke ]; then
   python3 "$root/bench/refit_bench.py" --scenarios llama70b-dgx
+  python3 "$root/bench/compile_bench.py" --smoke --repeat 1
   python3 "$root/bench/sim_bench.py" --smoke
   python3 "$root/bench/measured_bench.py" --smoke
 else
   python3 "$root/bench/refit_bench.py"
+  python3 "$root/bench/compile_bench.py"
   python3 "$root/bench/sim_bench.py"
   python3 "$root/bench/measured_bench.py"
 fi

@@ -33,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "simgrid"))
 import gather_broadcast  # noqa: E402
-from timing import die, pass_times, run  # noqa: E402
+from timing import die, make_scenario, pass_times, run  # noqa: E402
 
 SCENARIOS = ["llama70b-dgx", "qwen235b-dgx", "deepseek-v3-dgx",
              "llama70b-gb200", "qwen235b-gb200", "deepseek-v3-gb200"]
@@ -69,13 +69,7 @@ def bench_scenario(a, name, layers, scale_down, tmp, sim):
     tr = os.path.join(a.build, "bin", "reshard-translate")
     comp = os.path.join(a.build, "bin", "reshard-compile")
     f = lambda x: os.path.join(tmp, x)  # noqa: E731
-    gen = [sys.executable, os.path.join(HERE, "make_refit_scenario.py"),
-           "--scenario", name, "--out", f("layout.json")]
-    if layers is not None:
-        gen += ["--layers", str(layers)]
-    if scale_down is not None:
-        gen += ["--scale-down", str(scale_down)]
-    run(gen, "make_refit_scenario")
+    make_scenario(name, layers, scale_down, f("layout.json"))
     budget = a.staging_budget
     row = {"scenario": name, "layers": layers, "scale_down": scale_down,
            "staging_budget": budget, "stages": {}}
@@ -141,6 +135,10 @@ def bench_scenario(a, name, layers, scale_down, tmp, sim):
          "reshard-report{format=json per-rank=false output=%s},"
          "convert-reshard-to-runtime{plan-name=direct})" % (budget, f("report-direct.json")),
          "-o", f("direct.mlir")], "direct plan")
+    # The messages the engine sends, for the simulator.
+    for plan in ("plan", "direct"):
+        run([tr, "--reshard-to-flows", f(plan + ".mlir"), "-o", f(plan + ".flows")],
+            "flows of " + plan)
     rep = json.load(open(f("report.json")))
     rep_direct = json.load(open(f("report-direct.json")))
     topo = rep["topology"]
@@ -164,8 +162,8 @@ def bench_scenario(a, name, layers, scale_down, tmp, sim):
         gather_broadcast.write_flows(f("layout.json"), model, f("gb-%s.flows" % model))
     row["gb_flows_seconds"] = time.perf_counter() - t0
     row["sim"] = {
-        "reshard": simulate(sim, topo, f("plan.mlir"), "reshard", a.copies),
-        "direct": simulate(sim, topo, f("direct.mlir"), "direct", a.copies),
+        "reshard": simulate(sim, topo, f("plan.flows"), "reshard", a.copies),
+        "direct": simulate(sim, topo, f("direct.flows"), "direct", a.copies),
         "gb-ring": simulate(sim, topo, f("gb-ring.flows"), "gb-ring", a.copies),
         "gb-ring-seq": simulate(sim, topo, f("gb-ring-seq.flows"), "gb-ring-seq", a.copies),
         "gb-p2p": simulate(sim, topo, f("gb-p2p.flows"), "gb-p2p", a.copies),

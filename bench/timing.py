@@ -1,5 +1,6 @@
 """Shared by the benchmark scripts: running a tool with its wall time, CPU
-time and peak memory (GNU time), and the pass times of -mlir-timing."""
+time and peak memory (GNU time), the pass times of -mlir-timing, and writing
+a refit scenario's layout."""
 import os
 import re
 import shutil
@@ -43,3 +44,15 @@ def pass_times(timing_text):
     for m in re.finditer(r"^\s*([0-9.]+) \(\s*[0-9.]+%\)\s+(\S.*?)\s*$", timing_text, re.M):
         out[m.group(2)] = out.get(m.group(2), 0) + float(m.group(1))
     return out
+
+
+def make_scenario(name, layers, scale_down, out):
+    """Writes scenario `name` (make_refit_scenario.py) as layout JSON."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    gen = [sys.executable, os.path.join(here, "make_refit_scenario.py"),
+           "--scenario", name, "--out", out]
+    if layers is not None:
+        gen += ["--layers", str(layers)]
+    if scale_down is not None:
+        gen += ["--scale-down", str(scale_down)]
+    run(gen, "make_refit_scenario")

@@ -6,11 +6,11 @@
 //   refit_sim --topology GPN,DOMAIN,NIC_GBPS,NVL_GBPS,NIC_LAT_US,NVL_LAT_US
 //             [--name NAME] [--copies ignore|nvlink] FILE
 //
-// FILE is either a lowered plan (`reshard-opt --convert-reshard-to-runtime`
-// output: the `reshard_rt.rank` / `step` / `send` / `recv` / `copy` lines are
-// read, the descriptor tables only for the byte counts of copies) or a flow
-// list, one `STEP SRC DST BYTES` per line (`#` comments), which is how
-// sim_bench.py hands over the gather-broadcast baseline.
+// FILE is a flow list, one `STEP SRC DST BYTES` per line (`#` comments; SRC
+// = DST is a rank's local copies): `reshard-translate --reshard-to-flows`
+// writes one from a lowered plan, with the messages the execution engine
+// sends (one per peer and direction each step), and sim_bench.py writes the
+// gather-broadcast baselines the same way.
 //
 // Semantics replayed (docs/Runtime.md): one actor per rank; the rank's local
 // copies first, then its steps in order; all sends and receives of a step are
@@ -87,47 +87,6 @@ struct RankProgram {
   std::exit(2);
 }
 
-/// The integer after `key` in `line` (e.g. "bytes ").
-int64_t intAfter(const std::string &line, const char *key) {
-  size_t p = line.find(key);
-  if (p == std::string::npos)
-    die("malformed line (no '" + std::string(key) +
-        "'): " + line.substr(0, 120));
-  return std::strtoll(line.c_str() + p + std::strlen(key), nullptr, 10);
-}
-
-/// Bytes moved by a table of copy descriptors
-/// [tensor, src_offset, dst_offset, run, n, (count, src_stride, dst_stride) x
-/// n]...
-int64_t copyTableBytes(const std::string &line) {
-  size_t open = line.find('['), close = line.rfind(']');
-  if (open == std::string::npos || close == std::string::npos)
-    die("malformed copy: " + line.substr(0, 120));
-  std::vector<int64_t> v;
-  const char *p = line.c_str() + open + 1, *end = line.c_str() + close;
-  while (p < end) {
-    char *next;
-    long long x = std::strtoll(p, &next, 10);
-    if (next == p) {
-      ++p;
-      continue;
-    }
-    v.push_back(x);
-    p = next;
-  }
-  int64_t total = 0;
-  for (size_t i = 0; i + 5 <= v.size();) {
-    int64_t bytes = v[i + 3], n = v[i + 4];
-    if (i + 5 + 3 * n > v.size())
-      die("truncated copy descriptor");
-    for (int64_t k = 0; k < n; ++k)
-      bytes *= v[i + 5 + 3 * k];
-    total += bytes;
-    i += 5 + 3 * n;
-  }
-  return total;
-}
-
 Step &stepOf(RankProgram &r, long index) {
   if (r.steps.empty() || r.steps.back().index != index) {
     if (!r.steps.empty() && r.steps.back().index > index) {
@@ -146,64 +105,19 @@ Step &stepOf(RankProgram &r, long index) {
   return r.steps.back();
 }
 
-/// Reads a lowered plan or a flow list into per-rank programs; checks that
-/// every send has a receive of the same size in the same step.
+/// Reads a flow list into per-rank programs.
 std::map<long, RankProgram> readPrograms(const std::string &path) {
   std::ifstream in(path);
   if (!in)
     die("cannot open " + path);
   std::map<long, RankProgram> ranks;
-  std::multiset<std::tuple<long, long, long, int64_t>> unmatched;
   std::string line;
-  long rank = -1, step = -1;
-  bool mlir = false;
   while (std::getline(in, line)) {
     size_t p = line.find_first_not_of(" \t");
-    if (p == std::string::npos || line[p] == '#' || line[p] == '}')
+    if (p == std::string::npos || line[p] == '#')
       continue;
     const char *s = line.c_str() + p;
-    if (!std::strncmp(s, "reshard_rt.", 11)) {
-      mlir = true;
-      s += 11;
-      if (!std::strncmp(s, "rank ", 5)) {
-        rank = std::strtol(s + 5, nullptr, 10);
-        if (rank < 0)
-          die("malformed rank: " + line.substr(0, 120));
-        ranks[rank];
-        step = -1;
-      } else if (!std::strncmp(s, "step ", 5)) {
-        step = std::strtol(s + 5, nullptr, 10);
-      } else if (!std::strncmp(s, "send ", 5) || !std::strncmp(s, "recv ", 5)) {
-        bool send = s[0] == 's';
-        long peer = intAfter(line, send ? "to " : "from ");
-        int64_t bytes = intAfter(line, "bytes ");
-        if (rank < 0 || step < 0)
-          die("message outside a rank's step");
-        if (peer < 0 || bytes < 0)
-          die("malformed message: " + line.substr(0, 120));
-        Step &st = stepOf(ranks[rank], step);
-        (send ? st.sends : st.recvs).push_back({peer, bytes});
-        auto key = send ? std::make_tuple(step, rank, peer, bytes)
-                        : std::make_tuple(step, peer, rank, bytes);
-        auto it = unmatched.find(key);
-        if (it != unmatched.end())
-          unmatched.erase(it);
-        else
-          unmatched.insert(key);
-      } else if (!std::strncmp(s, "copy ", 5)) {
-        if (rank < 0)
-          die("copy outside a rank");
-        ranks[rank].copyBytes += copyTableBytes(line);
-      }
-      continue;
-    }
-    if (mlir)
-      continue; // attributes and other lines of a lowered plan
-    if (!std::strncmp(s, "module", 6)) {
-      mlir = true; // a lowered plan's header
-      continue;
-    }
-    // A flow list: anything else is an error, not silently skipped (a
+    // Anything else than a flow is an error, not silently skipped (a
     // skipped file would simulate in 0 s).
     long st, src, dst;
     long long bytes;
@@ -217,13 +131,6 @@ std::map<long, RankProgram> readPrograms(const std::string &path) {
     }
     stepOf(ranks[src], st).sends.push_back({dst, bytes});
     stepOf(ranks[dst], st).recvs.push_back({src, bytes});
-  }
-  if (!unmatched.empty()) {
-    auto [st, src, dst, bytes] = *unmatched.begin();
-    die(std::to_string(unmatched.size()) +
-        " sends/receives without a partner, e.g. step " + std::to_string(st) +
-        " " + std::to_string(src) + " -> " + std::to_string(dst) + " " +
-        std::to_string(bytes) + " B");
   }
   return ranks;
 }

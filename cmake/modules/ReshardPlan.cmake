@@ -16,8 +16,9 @@
 #   <plan>.mlir        the per-rank runtime program (reshard_rt dialect)
 #   <plan>.report.json the plan's report (bytes per link class, bounds, time)
 #   <plan>.cpp, <plan>.h  the generated code and its C header
-# and a library <target> whose users get the header's directory on their
-# include path and the backend's libraries (MPI::MPI_CXX, or the CUDA runtime
+# and a library <target> whose users get the header's directory and the
+# engine's (for ErrorCodes.h, which the header includes) on their include
+# path and the backend's libraries (MPI::MPI_CXX, or the CUDA runtime
 # and NCCL) on their link line. The plan is regenerated when the layout file
 # or the reshard tools change.
 #
@@ -126,8 +127,9 @@ function(reshard_add_plan target)
   add_library(${target} ${kind} "${out}/${plan}.cpp" "${out}/${plan}.h")
   target_compile_features(${target} PUBLIC cxx_std_17)
   set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  # Public both: the plan's header includes the engine's ErrorCodes.h.
   target_include_directories(${target}
-    PUBLIC "${out}" PRIVATE "${RESHARD_INCLUDE_DIR}")
+    PUBLIC "${out}" "${RESHARD_INCLUDE_DIR}")
   _reshard_plan_backend_libs(${target} ${ARG_BACKEND})
   set_property(TARGET ${target} PROPERTY RESHARD_PLAN_NAME "${plan}")
   set_property(TARGET ${target} PROPERTY RESHARD_PLAN_DIR "${out}")

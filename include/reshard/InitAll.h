@@ -8,6 +8,7 @@
 #include "reshard/Dialect/Runtime/IR/RuntimeOps.h"
 #include "reshard/Pipelines/ReshardPlanPipeline.h"
 #include "reshard/Target/Cpp/TranslateToCpp.h"
+#include "reshard/Target/Flows/TranslateToFlows.h"
 #include "reshard/Target/LayoutJSON/ImportLayoutJSON.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -29,6 +30,7 @@ inline void registerAllTranslations() {
   static bool once = [] {
     registerImportLayoutJSONTranslation();
     registerTranslateToCpp();
+    registerTranslateToFlows();
     return true;
   }();
   (void)once;

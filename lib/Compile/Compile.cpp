@@ -27,14 +27,15 @@ reshard::loadInput(const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
 }
 
 FailureOr<Stage> reshard::getStage(ModuleOp module) {
-  size_t redistributions = 0, tables = 0, plans = 0;
+  size_t redistributions = 0, tables = 0, plans = 0, groups = 0;
   for (Operation &op : module.getBody()->getOperations()) {
     redistributions += isa<RedistributeOp>(op);
     tables += isa<PiecesOp>(op);
     plans += isa<rt::PlanOp>(op);
+    groups += isa<GroupOp, ClassOp, ScheduleOp>(op);
   }
   if (plans) {
-    if (plans > 1 || redistributions || tables)
+    if (plans > 1 || redistributions || tables || groups)
       return module.emitError()
              << "the module holds " << plans << " reshard_rt.plan(s) and "
              << redistributions
@@ -42,6 +43,13 @@ FailureOr<Stage> reshard::getStage(ModuleOp module) {
                 "plan and nothing else";
     return Stage::Lowered;
   }
+  if (tables && groups)
+    return module.emitError()
+           << "the module holds both reshard.pieces (the explicit form) and "
+              "classes or groups (the planned form); reshard-expand replaces "
+              "the one by the other";
+  if (groups)
+    return Stage::Planned;
   if (!tables)
     return Stage::Layout;
   if (tables < redistributions) {
@@ -53,10 +61,10 @@ FailureOr<Stage> reshard::getStage(ModuleOp module) {
         return op.emitError()
                << "has no reshard.pieces table, but " << tables << " of the "
                << "module's " << redistributions
-               << " redistributions have one; a module is planned as a "
-                  "whole (give every tensor its table, or none)";
+               << " redistributions have one; the explicit form lists every "
+                  "tensor's pieces";
   }
-  return Stage::Planned;
+  return Stage::Explicit;
 }
 
 static LogicalResult runPasses(PassManager &pm, ModuleOp module,

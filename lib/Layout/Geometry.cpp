@@ -103,3 +103,23 @@ ShardGeometry::heldBoxes(llvm::ArrayRef<int64_t> coords) const {
   }
   return boxes;
 }
+
+bool ShardGeometry::holdsBox(llvm::ArrayRef<int64_t> coords,
+                             llvm::ArrayRef<int64_t> offset,
+                             llvm::ArrayRef<int64_t> sizes,
+                             llvm::ArrayRef<int64_t> local) const {
+  for (unsigned d = 0; d < rank(); ++d) {
+    bool found = false;
+    for (const DimSegment &seg : segments(d, coords)) {
+      if (offset[d] < seg.globalBegin ||
+          offset[d] >= seg.globalBegin + seg.size)
+        continue;
+      found = offset[d] + sizes[d] <= seg.globalBegin + seg.size &&
+              local[d] == seg.localBegin + (offset[d] - seg.globalBegin);
+      break;
+    }
+    if (!found)
+      return false;
+  }
+  return true;
+}

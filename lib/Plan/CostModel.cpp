@@ -1,6 +1,8 @@
 //===- CostModel.cpp - Bytes per link, bounds, estimated time -------------===//
 #include "reshard/Plan/CostModel.h"
 
+#include "reshard/Plan/Scheduling.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -8,6 +10,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <set>
 
@@ -19,7 +22,7 @@ namespace {
 struct Links {
   std::optional<TopologySpec> topo;
   TopologySpec spec;
-  explicit Links(const PlannedTensor &pt) : topo(pt.topology) {
+  explicit Links(const std::optional<TopologySpec> &topology) : topo(topology) {
     if (topo)
       spec = *topo;
   }
@@ -40,54 +43,111 @@ double seconds(int64_t bytes, double gbps, double latencyUs) {
 }
 } // namespace
 
-PlanFigures reshard::evaluateTransfers(const std::vector<Transfer> &transfers,
-                                       const PlannedTensor &anyTensor) {
-  Links links(anyTensor);
-  PlanFigures f;
-  // Per step and rank: bytes on each link direction.
-  struct StepRank {
-    int64_t nicOut = 0, nicIn = 0, nvlOut = 0, nvlIn = 0, local = 0;
+namespace {
+/// The links of a rank: NIC out, NIC in, NVLink out, NVLink in, local.
+enum RankLink { kNicOut, kNicIn, kNvlOut, kNvlIn, kCopy, kNumRankLinks };
+
+/// A change of one rank-link's bytes per step from `step` on.
+struct LoadChange {
+  int64_t step, rank;
+  int link;
+  int64_t delta;
+};
+} // namespace
+
+// Loads are piecewise constant over steps (a stream moves its quota every
+// step), so they are kept as changes and swept once: the cost does not
+// grow with streams times steps.
+struct FigureBuilder::State {
+  explicit State(const std::optional<TopologySpec> &topology)
+      : links(topology) {}
+  Links links;
+  PlanFigures figures;
+  std::vector<LoadChange> changes;
+};
+
+FigureBuilder::FigureBuilder(const std::optional<TopologySpec> &topology)
+    : state(std::make_unique<State>(topology)) {}
+FigureBuilder::~FigureBuilder() = default;
+
+void FigureBuilder::addSteps(int64_t begin, int64_t end, int64_t from,
+                             int64_t to, int64_t perStep, int64_t last,
+                             int64_t messages) {
+  if (end <= begin)
+    return;
+  PlanFigures &f = state->figures;
+  LinkClass c = state->links.classOf(from, to);
+  int64_t bytes = perStep * (end - begin - 1) + last;
+  f.bytes[c] += bytes;
+  f.messages[c] += messages;
+  RankFigures &out = f.perRank[from];
+  out.bytesOut[c] += bytes;
+  out.messagesOut[c] += messages;
+  auto change = [&](int64_t rank, int link) {
+    state->changes.push_back({begin, rank, link, perStep});
+    state->changes.push_back({end - 1, rank, link, last - perStep});
+    state->changes.push_back({end, rank, link, -last});
   };
-  std::map<int64_t, std::map<int64_t, StepRank>> perStep;
-  std::set<std::tuple<int64_t, int64_t, int64_t>> messages;
-  for (const Transfer &t : transfers) {
-    LinkClass c = links.classOf(t.from, t.to);
-    f.bytes[c] += t.bytes;
-    RankFigures &out = f.perRank[t.from], &in = f.perRank[t.to];
-    if (c == kLocal) {
-      out.bytesOut[c] += t.bytes;
-      ++out.messagesOut[c];
-      ++f.messages[c];
-      perStep[t.step][t.from].local += t.bytes;
-      continue;
-    }
-    out.bytesOut[c] += t.bytes;
-    in.bytesIn[c] += t.bytes;
-    // Everything one rank sends another in one step is one message.
-    if (messages.insert({t.step, t.from, t.to}).second) {
-      ++out.messagesOut[c];
-      ++in.messagesIn[c];
-      ++f.messages[c];
-    }
-    StepRank &s = perStep[t.step][t.from], &r = perStep[t.step][t.to];
-    (c == kNetwork ? s.nicOut : s.nvlOut) += t.bytes;
-    (c == kNetwork ? r.nicIn : r.nvlIn) += t.bytes;
+  if (c == kLocal) {
+    change(from, kCopy);
+    return;
   }
-  const TopologySpec &spec = links.spec;
-  for (auto &[step, ranks] : perStep) {
-    double stepSeconds = 0;
-    for (auto &[rank, s] : ranks) {
-      double t =
-          std::max({seconds(s.nicOut, spec.nicGBps, spec.nicLatencyUs),
-                    seconds(s.nicIn, spec.nicGBps, spec.nicLatencyUs),
-                    seconds(s.nvlOut, spec.nvlinkGBps, spec.nvlinkLatencyUs),
-                    seconds(s.nvlIn, spec.nvlinkGBps, spec.nvlinkLatencyUs),
-                    seconds(s.local, spec.nvlinkGBps, 0)});
-      stepSeconds = std::max(stepSeconds, t);
+  RankFigures &in = f.perRank[to];
+  in.bytesIn[c] += bytes;
+  in.messagesIn[c] += messages;
+  change(from, c == kNetwork ? kNicOut : kNvlOut);
+  change(to, c == kNetwork ? kNicIn : kNvlIn);
+}
+
+void FigureBuilder::reserve(size_t additions) {
+  state->changes.reserve(6 * additions);
+}
+
+PlanFigures FigureBuilder::finish() {
+  PlanFigures &f = state->figures;
+  const TopologySpec &spec = state->links.spec;
+  std::vector<LoadChange> &changes = state->changes;
+  std::sort(
+      changes.begin(), changes.end(),
+      [](const LoadChange &a, const LoadChange &b) { return a.step < b.step; });
+  // Sweep the steps: each rank's time in a step is its slowest link; a
+  // step lasts as long as its slowest rank.
+  llvm::DenseMap<int64_t, std::array<int64_t, kNumRankLinks>> load;
+  llvm::DenseMap<int64_t, double> rankTime;
+  std::multiset<double> times;
+  std::vector<int64_t> touched;
+  auto timeOf = [&](const std::array<int64_t, kNumRankLinks> &l) {
+    return std::max({seconds(l[kNicOut], spec.nicGBps, spec.nicLatencyUs),
+                     seconds(l[kNicIn], spec.nicGBps, spec.nicLatencyUs),
+                     seconds(l[kNvlOut], spec.nvlinkGBps, spec.nvlinkLatencyUs),
+                     seconds(l[kNvlIn], spec.nvlinkGBps, spec.nvlinkLatencyUs),
+                     seconds(l[kCopy], spec.nvlinkGBps, 0)});
+  };
+  for (size_t i = 0; i < changes.size();) {
+    int64_t step = changes[i].step;
+    touched.clear();
+    for (; i < changes.size() && changes[i].step == step; ++i) {
+      load[changes[i].rank][changes[i].link] += changes[i].delta;
+      touched.push_back(changes[i].rank);
     }
-    f.estimatedSeconds += stepSeconds;
+    llvm::sort(touched);
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    for (int64_t rank : touched) {
+      auto [it, fresh] = rankTime.try_emplace(rank, 0.0);
+      if (!fresh)
+        times.erase(times.find(it->second));
+      it->second = timeOf(load[rank]);
+      times.insert(it->second);
+    }
+    if (i == changes.size())
+      break;
+    double slowest = times.empty() ? 0 : *times.rbegin();
+    if (slowest > 0) {
+      int64_t steps = changes[i].step - step;
+      f.estimatedSeconds += slowest * steps;
+      f.steps += steps;
+    }
   }
-  f.steps = perStep.size();
   for (auto &[rank, r] : f.perRank) {
     if (r.bytesOut[kNetwork] > f.busiestNicOutBytes) {
       f.busiestNicOutBytes = r.bytesOut[kNetwork];
@@ -98,34 +158,82 @@ PlanFigures reshard::evaluateTransfers(const std::vector<Transfer> &transfers,
       f.busiestNicInRank = rank;
     }
   }
-  return f;
+  return std::move(f);
 }
 
-/// The plan's own transfers: a relayed piece is sent by its relay.
-static std::vector<Transfer> planTransfers(llvm::ArrayRef<PlannedTensor> ts) {
-  std::vector<Transfer> out;
-  for (const PlannedTensor &pt : ts)
-    for (size_t i = 0; i < pt.table.size(); ++i) {
-      PieceTable::Piece p = pt.table[i];
-      int64_t from = p.via() == -1 ? p.srcRank() : p.via();
-      out.push_back({p.step(), from, p.dstRank(), pt.pieceBytes(i)});
-    }
-  return out;
+/// The plan's own traffic: its local copies in step 0, then every stream's
+/// slice in each step it runs, one message per step and peer (the engine
+/// sends a pair's two phases in one message where they overlap).
+static PlanFigures planFigures(const PlanModel &model,
+                               const std::vector<TransferGroup> &transfers,
+                               const std::vector<StreamContent> &streams,
+                               const PlanSchedule &schedule) {
+  FigureBuilder b(model.topology);
+  b.reserve(transfers.size() + streams.size());
+  for (const TransferGroup &t : transfers)
+    if (t.kind == TransferKind::Copy)
+      b.add(0, t.sender, t.sender,
+            t.memberCount * model.pieceBytes(t.group, t.piece), t.memberCount);
+  // `streams` is sorted by (sender, receiver, phase): a pair's phase-1
+  // stream follows its phase-0 one.
+  int64_t lastSender = -1, lastReceiver = -1, lastStart = 0, lastEnd = 0;
+  for (const StreamContent &s : streams) {
+    const PlanStream *p = schedule.find(s.sender, s.receiver, s.phase);
+    int64_t quota = p ? p->quota : s.bytes, start = p ? p->start : s.phase;
+    int64_t steps = streamSteps(s.bytes, quota), end = start + steps;
+    bool samePair = s.sender == lastSender && s.receiver == lastReceiver;
+    int64_t shared = samePair
+                         ? std::max<int64_t>(0, std::min(end, lastEnd) -
+                                                    std::max(start, lastStart))
+                         : 0;
+    if (steps)
+      b.addSteps(start, end, s.sender, s.receiver, quota,
+                 s.bytes - quota * (steps - 1), steps - shared);
+    lastSender = s.sender;
+    lastReceiver = s.receiver;
+    lastStart = start;
+    lastEnd = end;
+  }
+  return b.finish();
 }
+
+/// Adds traffic with one message per (step, sender, receiver) however
+/// many pieces it carries; `pieces` counts local copies.
+class PairMessages {
+public:
+  explicit PairMessages(FigureBuilder &b) : b(b) {}
+  void add(int64_t step, int64_t from, int64_t to, int64_t bytes,
+           int64_t pieces) {
+    if (from == to) {
+      b.add(step, from, to, bytes, pieces);
+      return;
+    }
+    bool first = seen.insert({step, from, to}).second;
+    b.add(step, from, to, bytes, first ? 1 : 0);
+  }
+
+private:
+  FigureBuilder &b;
+  std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
+};
 
 /// The `direct` baseline: a local copy or the lowest holder, one step.
-static std::vector<Transfer> directTransfers(llvm::ArrayRef<PlannedTensor> ts) {
-  std::vector<Transfer> out;
-  for (const PlannedTensor &pt : ts)
-    for (size_t i = 0; i < pt.table.size(); ++i) {
-      PieceTable::Piece p = pt.table[i];
-      llvm::ArrayRef<int64_t> holders = pt.table.holders(p.holderGroup());
-      bool local =
-          std::binary_search(holders.begin(), holders.end(), p.dstRank());
-      out.push_back({0, local ? p.dstRank() : holders.front(), p.dstRank(),
-                     pt.pieceBytes(i)});
+static PlanFigures directFigures(const PlanModel &model) {
+  FigureBuilder b(model.topology);
+  PairMessages out(b);
+  for (size_t g = 0; g < model.groups.size(); ++g) {
+    int64_t members = model.groups[g].numMembers();
+    const ClassPattern &pattern = model.classes[model.groups[g].cls].pattern;
+    for (size_t j = 0; j < pattern.size(); ++j) {
+      PieceDeliveries d = deliveriesOf(model, g, j);
+      int64_t bytes = model.pieceBytes(g, j) * members;
+      for (const PieceDeliveries::Replica &r : d.replicas) {
+        bool local = r.kind == PieceDeliveries::Kind::Local;
+        out.add(0, local ? r.rank : d.holders.front(), r.rank, bytes, members);
+      }
     }
-  return out;
+  }
+  return b.finish();
 }
 
 /// Which runs a source device holds: devices with equal signatures hold
@@ -142,12 +250,14 @@ static std::vector<int64_t> shardSignature(const ShardGeometry &geom,
 /// The `gather-broadcast` baseline: per tensor, the lowest source rank
 /// gathers the full tensor (step 0: every distinct shard it lacks, from the
 /// lowest rank holding it) and sends all of it to every other destination
-/// rank (step 1), which keeps its shard.
-static std::vector<Transfer>
-gatherBroadcastTransfers(llvm::ArrayRef<PlannedTensor> ts) {
-  std::vector<Transfer> out;
-  for (const PlannedTensor &pt : ts) {
-    const TensorLayout &l = pt.layout;
+/// rank (step 1), which keeps its shard. The tensors of a group do the
+/// same, so each group is worked out once.
+static PlanFigures gatherBroadcastFigures(const PlanModel &model) {
+  FigureBuilder b(model.topology);
+  PairMessages out(b);
+  for (size_t g = 0; g < model.groups.size(); ++g) {
+    int64_t members = model.groups[g].numMembers();
+    TensorLayout l = model.layoutOf(model.groups[g].members.front());
     int64_t full = l.elementBytes;
     for (int64_t d : l.shape)
       full *= d;
@@ -166,54 +276,51 @@ gatherBroadcastTransfers(llvm::ArrayRef<PlannedTensor> ts) {
       if (!gathered.insert(shardSignature(src, coords)).second ||
           rank == root || bytes == 0)
         continue;
-      out.push_back({0, rank, root, bytes});
+      out.add(0, rank, root, bytes * members, members);
     }
     ShardGeometry dst = l.dstGeometry();
     for (size_t i = 0; i < l.dst.mesh.ranks.size(); ++i) {
       int64_t rank = l.dst.mesh.ranks[i];
-      out.push_back({1, root, rank,
-                     rank == root ? dst.localNumElements(l.dst.mesh.coords(i)) *
-                                        l.elementBytes
-                                  : full});
+      int64_t bytes =
+          rank == root
+              ? dst.localNumElements(l.dst.mesh.coords(i)) * l.elementBytes
+              : full;
+      out.add(1, root, rank, bytes * members, members);
     }
   }
-  return out;
+  return b.finish();
 }
 
 /// Lower bounds from the pieces, whoever sends them.
-static PlanBounds computeBounds(llvm::ArrayRef<PlannedTensor> ts,
-                                const Links &links) {
+static PlanBounds computeBounds(const PlanModel &model, const Links &links) {
   PlanBounds b;
   llvm::DenseMap<int64_t, int64_t> ingress, egress, nonLocalIn;
   llvm::DenseMap<int64_t, llvm::DenseSet<int64_t>> receivers, senders;
   llvm::DenseSet<int64_t> networkHolders; // ranks holding network-bound data
-  for (const PlannedTensor &pt : ts) {
-    std::set<std::vector<int64_t>> counted; // (domain, group, box offset)
-    for (size_t i = 0; i < pt.table.size(); ++i) {
-      PieceTable::Piece p = pt.table[i];
-      llvm::ArrayRef<int64_t> holders = pt.table.holders(p.holderGroup());
-      int64_t domain = links.domainOf(p.dstRank());
-      int64_t bytes = pt.pieceBytes(i);
-      receivers[domain].insert(p.dstRank());
-      for (int64_t h : holders)
+  for (size_t g = 0; g < model.groups.size(); ++g) {
+    int64_t members = model.groups[g].numMembers();
+    const ClassPattern &pattern = model.classes[model.groups[g].cls].pattern;
+    for (size_t j = 0; j < pattern.size(); ++j) {
+      PieceDeliveries d = deliveriesOf(model, g, j);
+      int64_t bytes = model.pieceBytes(g, j) * members;
+      for (int64_t h : d.holders)
         senders[links.domainOf(h)].insert(h);
-      if (!std::binary_search(holders.begin(), holders.end(), p.dstRank()))
-        nonLocalIn[p.dstRank()] += bytes;
-      if (llvm::any_of(holders,
-                       [&](int64_t h) { return links.domainOf(h) == domain; }))
-        continue;
-      std::vector<int64_t> key = {domain, p.holderGroup()};
-      key.insert(key.end(), p.globalOffset().begin(), p.globalOffset().end());
-      if (!counted.insert(key).second)
-        continue;
-      b.networkBytes += bytes;
-      networkHolders.insert(holders.begin(), holders.end());
-      ingress[domain] += bytes;
-      int64_t holderDomain = links.domainOf(holders.front());
-      if (llvm::all_of(holders, [&](int64_t h) {
-            return links.domainOf(h) == holderDomain;
-          }))
-        egress[holderDomain] += bytes;
+      for (const PieceDeliveries::Replica &r : d.replicas) {
+        receivers[links.domainOf(r.rank)].insert(r.rank);
+        if (r.kind != PieceDeliveries::Kind::Local)
+          nonLocalIn[r.rank] += bytes;
+      }
+      int64_t holderDomain = links.domainOf(d.holders.front());
+      bool oneDomain = llvm::all_of(d.holders, [&](int64_t h) {
+        return links.domainOf(h) == holderDomain;
+      });
+      for (const PieceDeliveries::Domain &dom : d.networkDomains) {
+        b.networkBytes += bytes;
+        networkHolders.insert(d.holders.begin(), d.holders.end());
+        ingress[dom.domain] += bytes;
+        if (oneDomain)
+          egress[holderDomain] += bytes;
+      }
     }
   }
   auto spread = [](int64_t bytes, size_t nics) {
@@ -242,27 +349,28 @@ static PlanBounds computeBounds(llvm::ArrayRef<PlannedTensor> ts,
   return b;
 }
 
-PlanReport reshard::buildReport(llvm::ArrayRef<PlannedTensor> tensors) {
+PlanReport reshard::buildReport(const PlanModel &model) {
   PlanReport r;
-  if (tensors.empty())
-    return r;
-  const PlannedTensor *withTopo = &tensors.front();
-  for (const PlannedTensor &pt : tensors)
-    if (pt.topology) {
-      withTopo = &pt;
-      break;
-    }
-  Links links(*withTopo);
+  Links links(model.topology);
   r.hasTopology = links.topo.has_value();
   r.topology = links.spec;
-  r.tensors = tensors.size();
-  for (const PlannedTensor &pt : tensors)
-    r.pieces += pt.table.size();
-  r.plan = evaluateTransfers(planTransfers(tensors), *withTopo);
-  r.direct = evaluateTransfers(directTransfers(tensors), *withTopo);
-  r.gatherBroadcast =
-      evaluateTransfers(gatherBroadcastTransfers(tensors), *withTopo);
-  r.bounds = computeBounds(tensors, links);
+  r.tensors = model.numTensors();
+  r.classes = model.classes.size();
+  r.groups = model.groups.size();
+  if (model.groups.empty())
+    return r;
+  for (const PlanGroup &g : model.groups) {
+    MeshAxisSplit dst(model.classes[g.cls].exemplar.dst.mesh.shape,
+                      model.classes[g.cls].exemplar.dst.sharding);
+    r.pieces += static_cast<int64_t>(model.classes[g.cls].pattern.size()) *
+                dst.numReplicas() * g.numMembers();
+  }
+  std::vector<TransferGroup> transfers = enumerateTransfers(model);
+  std::vector<StreamContent> streams = collectStreams(model, transfers);
+  r.plan = planFigures(model, transfers, streams, scheduleOf(model, streams));
+  r.direct = directFigures(model);
+  r.gatherBroadcast = gatherBroadcastFigures(model);
+  r.bounds = computeBounds(model, links);
   return r;
 }
 
@@ -341,6 +449,8 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
     topo["nvlink_latency_us"] = r.topology.nvlinkLatencyUs;
     o["topology"] = std::move(topo);
     o["tensors"] = r.tensors;
+    o["classes"] = r.classes;
+    o["groups"] = r.groups;
     o["pieces"] = r.pieces;
     o["plan"] = figuresJson(p, perRank);
     o["network_bytes"] = p.bytes[kNetwork];
@@ -368,8 +478,9 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
     os << formatv("{0:2}", llvm::json::Value(std::move(o))) << "\n";
     return;
   }
-  os << formatv("reshard report: {0} tensors, {1} pieces\n", r.tensors,
-                r.pieces);
+  os << formatv("reshard report: {0} tensors, {1} pieces ({2} classes, {3} "
+                "groups)\n",
+                r.tensors, r.pieces, r.classes, r.groups);
   if (r.hasTopology)
     os << formatv("topology: {0} GPUs/node, NVLink domains of {1}, NIC {2} "
                   "GB/s, NVLink {3} GB/s per GPU\n",

@@ -1,16 +1,13 @@
-//===- Intersection.cpp - Pieces from per-dim interval intersections ------===//
+//===- Intersection.cpp - Class patterns from per-dim overlaps ------------===//
 //
-// Per dim, the source segments of all source coordinates partition [0, n);
+// Per dim, the source segments of all source combos partition [0, n);
 // sorted once, each destination segment finds its overlapping source
-// segments by binary search. A destination shard's pieces are the product
-// of its per-dim overlaps. Destination devices that differ only on
-// replicated axes share the computation; source devices that differ only on
-// replicated axes form one holder group.
+// segments by binary search. A destination combo's pieces are the product
+// of its per-dim overlaps, so only the per-dim tables are computed; the
+// product is the pattern's rows.
 //
 //===----------------------------------------------------------------------===//
 #include "reshard/Plan/Intersection.h"
-
-#include "llvm/ADT/DenseMap.h"
 
 #include <algorithm>
 
@@ -29,8 +26,8 @@ struct Overlap {
   int64_t globalBegin, size, dstLocal, srcLocal, owner;
 };
 
-/// Mixed-radix enumeration of the coordinates of a subset of mesh axes.
-struct AxisOdometer {
+/// Coordinates of a subset of mesh axes, linearised row-major.
+struct AxisSubset {
   llvm::SmallVector<unsigned> axes;
   llvm::ArrayRef<int64_t> meshShape;
 
@@ -40,18 +37,11 @@ struct AxisOdometer {
       n *= meshShape[a];
     return n;
   }
-  /// Writes the coordinates of combination `index` into `coords`.
   void decode(int64_t index, llvm::MutableArrayRef<int64_t> coords) const {
     for (int i = static_cast<int>(axes.size()) - 1; i >= 0; --i) {
       coords[axes[i]] = index % meshShape[axes[i]];
       index /= meshShape[axes[i]];
     }
-  }
-  int64_t encode(llvm::ArrayRef<int64_t> coords) const {
-    int64_t index = 0;
-    for (unsigned a : axes)
-      index = index * meshShape[a] + coords[a];
-    return index;
   }
 };
 
@@ -59,26 +49,24 @@ class Intersector {
 public:
   explicit Intersector(const TensorLayout &layout)
       : layout(layout), src(layout.srcGeometry()), dst(layout.dstGeometry()),
-        table(layout.shape.size()) {}
+        srcSplit(layout.src.mesh.shape, layout.src.sharding),
+        dstSplit(layout.dst.mesh.shape, layout.dst.sharding),
+        pattern(layout.shape.size()) {}
 
-  PieceTable run();
+  ClassPattern run();
 
 private:
+  unsigned rank() const { return layout.shape.size(); }
   void buildSourcePartition();
-  int64_t holderGroupFor(llvm::ArrayRef<int64_t> srcCoords);
-  void emitDstGroup(llvm::ArrayRef<int64_t> dstCoords,
-                    llvm::ArrayRef<int64_t> dstRanks);
+  void emitCombo(int64_t dstCombo);
 
   const TensorLayout &layout;
   ShardGeometry src, dst;
-  PieceTable table;
-  unsigned rank() const { return layout.shape.size(); }
-
-  // Per dim: the sorted source partition and its axes.
+  MeshAxisSplit srcSplit, dstSplit;
+  ClassPattern pattern;
+  // Per dim: the sorted source partition and the source axes of the dim.
   std::vector<std::vector<SrcRun>> partition;
-  std::vector<AxisOdometer> srcDimAxes;
-  AxisOdometer srcSharded, srcReplicated;
-  llvm::DenseMap<int64_t, int64_t> groupOf; // src sharded combo -> group
+  std::vector<AxisSubset> srcDimAxes;
 };
 
 } // namespace
@@ -87,10 +75,10 @@ void Intersector::buildSourcePartition() {
   llvm::ArrayRef<int64_t> meshShape = layout.src.mesh.shape;
   llvm::SmallVector<int64_t> coords(meshShape.size(), 0);
   for (unsigned d = 0; d < rank(); ++d) {
-    AxisOdometer od{layout.src.sharding.dims[d].axes, meshShape};
+    AxisSubset axes{layout.src.sharding.dims[d].axes, meshShape};
     std::vector<SrcRun> runs;
-    for (int64_t c = 0, e = od.count(); c < e; ++c) {
-      od.decode(c, coords);
+    for (int64_t c = 0, e = axes.count(); c < e; ++c) {
+      axes.decode(c, coords);
       for (const DimSegment &s : src.segments(d, coords))
         runs.push_back({s.globalBegin, s.size, s.localBegin, c});
     }
@@ -98,30 +86,13 @@ void Intersector::buildSourcePartition() {
       return a.globalBegin < b.globalBegin;
     });
     partition.push_back(std::move(runs));
-    srcDimAxes.push_back(od);
+    srcDimAxes.push_back(axes);
   }
 }
 
-int64_t Intersector::holderGroupFor(llvm::ArrayRef<int64_t> srcCoords) {
-  int64_t key = srcSharded.encode(srcCoords);
-  auto [it, inserted] = groupOf.try_emplace(key, 0);
-  if (!inserted)
-    return it->second;
-  // Every device that agrees on the sharded axes holds the same data.
-  llvm::SmallVector<int64_t> coords(srcCoords.begin(), srcCoords.end());
-  llvm::SmallVector<int64_t> ranks;
-  for (int64_t r = 0, e = srcReplicated.count(); r < e; ++r) {
-    srcReplicated.decode(r, coords);
-    ranks.push_back(layout.src.mesh.ranks[layout.src.mesh.linear(coords)]);
-  }
-  llvm::sort(ranks);
-  it->second = table.addHolderGroup(ranks);
-  return it->second;
-}
-
-void Intersector::emitDstGroup(llvm::ArrayRef<int64_t> dstCoords,
-                               llvm::ArrayRef<int64_t> dstRanks) {
-  // Per dim, the overlaps of this shard's runs with the source partition.
+void Intersector::emitCombo(int64_t dstCombo) {
+  llvm::SmallVector<int64_t> dstCoords = dstSplit.coordsOf(dstCombo);
+  // Per dim, the overlaps of this combo's runs with the source partition.
   std::vector<std::vector<Overlap>> perDim(rank());
   for (unsigned d = 0; d < rank(); ++d) {
     const std::vector<SrcRun> &runs = partition[d];
@@ -143,7 +114,7 @@ void Intersector::emitDstGroup(llvm::ArrayRef<int64_t> dstCoords,
       }
     }
     if (perDim[d].empty())
-      return; // this shard holds nothing
+      return; // this combo holds nothing
   }
 
   llvm::SmallVector<int64_t> srcCoords(layout.src.mesh.shape.size(), 0);
@@ -159,60 +130,40 @@ void Intersector::emitDstGroup(llvm::ArrayRef<int64_t> dstCoords,
       sOff[d] = o.srcLocal;
       srcDimAxes[d].decode(o.owner, srcCoords);
     }
-    int64_t group = holderGroupFor(srcCoords);
-    llvm::ArrayRef<int64_t> holders = table.holders(group);
-    for (int64_t dstRank : dstRanks) {
-      bool local = std::binary_search(holders.begin(), holders.end(), dstRank);
-      table.addPiece(dstRank, local ? dstRank : holders.front(), group, gOff,
-                     sizes, dOff, sOff);
-    }
+    pattern.addPiece(dstCombo, srcSplit.comboOfCoords(srcCoords), gOff, sizes,
+                     dOff, sOff);
     if (!nextIndex(idx, [&](unsigned d) { return perDim[d].size(); }))
       break;
   }
 }
 
-PieceTable Intersector::run() {
+ClassPattern Intersector::run() {
   for (int64_t d : layout.shape)
     if (d == 0)
-      return std::move(table);
+      return std::move(pattern);
   buildSourcePartition();
-
-  // Source axes that shard some dim vs those that replicate.
-  const MeshSpec &srcMesh = layout.src.mesh;
-  llvm::SmallVector<bool> srcUsed(srcMesh.shape.size(), false);
-  for (const DimSharding &ds : layout.src.sharding.dims)
-    for (unsigned a : ds.axes)
-      srcUsed[a] = true;
-  srcSharded.meshShape = srcReplicated.meshShape = srcMesh.shape;
-  for (unsigned a = 0; a < srcMesh.shape.size(); ++a)
-    (srcUsed[a] ? srcSharded : srcReplicated).axes.push_back(a);
-
-  // Destination devices that differ only on replicated axes need the same
-  // boxes: compute once per combination of the sharded axes.
-  const MeshSpec &dstMesh = layout.dst.mesh;
-  llvm::SmallVector<bool> dstUsed(dstMesh.shape.size(), false);
-  for (const DimSharding &ds : layout.dst.sharding.dims)
-    for (unsigned a : ds.axes)
-      dstUsed[a] = true;
-  AxisOdometer dstSharded{{}, dstMesh.shape}, dstReplicated{{}, dstMesh.shape};
-  for (unsigned a = 0; a < dstMesh.shape.size(); ++a)
-    (dstUsed[a] ? dstSharded : dstReplicated).axes.push_back(a);
-
-  llvm::SmallVector<int64_t> coords(dstMesh.shape.size(), 0);
-  llvm::SmallVector<int64_t> ranks;
-  for (int64_t s = 0, se = dstSharded.count(); s < se; ++s) {
-    dstSharded.decode(s, coords);
-    ranks.clear();
-    for (int64_t r = 0, re = dstReplicated.count(); r < re; ++r) {
-      dstReplicated.decode(r, coords);
-      ranks.push_back(dstMesh.ranks[dstMesh.linear(coords)]);
-    }
-    emitDstGroup(coords, ranks);
-  }
-  table.sortByDestination();
-  return std::move(table);
+  for (int64_t c = 0, e = dstSplit.numCombos(); c < e; ++c)
+    emitCombo(c);
+  return std::move(pattern);
 }
 
-PieceTable reshard::computePieces(const TensorLayout &layout) {
+ClassPattern reshard::computeClassPattern(const TensorLayout &layout) {
   return Intersector(layout).run();
+}
+
+static bool sameSharding(const Sharding &a, const Sharding &b) {
+  if (a.dims.size() != b.dims.size())
+    return false;
+  for (auto [x, y] : llvm::zip(a.dims, b.dims))
+    if (x.axes != y.axes || x.blocks != y.blocks)
+      return false;
+  return true;
+}
+
+bool reshard::sameClass(const TensorLayout &a, const TensorLayout &b) {
+  return a.shape == b.shape && a.elementBytes == b.elementBytes &&
+         a.src.mesh.shape == b.src.mesh.shape &&
+         a.dst.mesh.shape == b.dst.mesh.shape &&
+         sameSharding(a.src.sharding, b.src.sharding) &&
+         sameSharding(a.dst.sharding, b.dst.sharding);
 }

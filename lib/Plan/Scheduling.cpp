@@ -1,193 +1,137 @@
-//===- Scheduling.cpp - Steps within a staging budget ---------------------===//
-//
-// Every transfer between two ranks is packed into the sender's staging
-// memory and received into the receiver's, so a step may use at most the
-// staging budget on each rank (sends plus receives) and at most a bounded
-// number of point-to-point operations per rank (one NCCL group per step).
-// Pieces larger than the budget are first split along their outer dims.
-// Transfers are then placed first-fit, largest first, in the earliest step
-// where both ends have room; a relay forward goes after the step in which
-// its entry rank received the box.
-//
-//===----------------------------------------------------------------------===//
+//===- Scheduling.cpp - Streams placed within a staging budget ------------===//
 #include "reshard/Plan/Scheduling.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/DenseSet.h"
-#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
-#include <climits>
 #include <map>
+#include <optional>
 
 using namespace reshard;
 
+std::vector<StreamContent>
+reshard::collectStreams(const PlanModel &model,
+                        const std::vector<TransferGroup> &transfers) {
+  std::map<std::tuple<int64_t, int64_t, int64_t>, size_t> at;
+  std::vector<StreamContent> streams;
+  for (size_t i = 0; i < transfers.size(); ++i) {
+    const TransferGroup &t = transfers[i];
+    if (t.kind == TransferKind::Copy)
+      continue;
+    auto [it, inserted] = at.try_emplace(
+        std::make_tuple(t.sender, t.receiver, t.phase()), streams.size());
+    if (inserted)
+      streams.push_back({t.sender, t.receiver, t.phase(), 0, {}});
+    StreamContent &s = streams[it->second];
+    s.bytes += t.memberCount * model.pieceBytes(t.group, t.piece);
+    s.transfers.push_back(i);
+  }
+  std::sort(streams.begin(), streams.end(),
+            [](const StreamContent &a, const StreamContent &b) {
+              return std::tie(a.sender, a.receiver, a.phase) <
+                     std::tie(b.sender, b.receiver, b.phase);
+            });
+  return streams;
+}
+
+PlanSchedule
+reshard::trivialSchedule(const std::vector<StreamContent> &streams) {
+  PlanSchedule s;
+  s.stagingBudget = 0; // none
+  for (const StreamContent &c : streams)
+    s.streams.push_back({c.sender, c.receiver, c.phase, c.phase,
+                         std::max<int64_t>(c.bytes, 1)});
+  return s;
+}
+
+PlanSchedule reshard::scheduleOf(const PlanModel &model,
+                                 const std::vector<StreamContent> &streams) {
+  return model.schedule ? *model.schedule : trivialSchedule(streams);
+}
+
 namespace {
-
-/// Most pieces a scheduled plan may have (about 6 GiB of piece rows).
-constexpr int64_t kMaxScheduledPieces = int64_t(1) << 26;
-
-/// Sub-boxes of a box (offsets relative to it, and sizes) of at most
-/// `budget` bytes each: whole slabs of the outermost dim that fit, else one
-/// slab at a time split along the next dim.
-void splitBox(llvm::ArrayRef<int64_t> sizes, int64_t elementBytes,
-              int64_t budget, unsigned dim, llvm::SmallVector<int64_t> &offset,
-              std::vector<std::pair<llvm::SmallVector<int64_t>,
-                                    llvm::SmallVector<int64_t>>> &out) {
-  int64_t inner = elementBytes;
-  for (size_t d = dim + 1; d < sizes.size(); ++d)
-    inner *= sizes[d];
-  if (dim == sizes.size() || inner * sizes[dim] <= budget) {
-    llvm::SmallVector<int64_t> sub(sizes.begin(), sizes.end());
-    for (unsigned d = 0; d < dim; ++d)
-      sub[d] = 1;
-    out.push_back({offset, sub});
-    return;
-  }
-  if (inner <= budget) {
-    int64_t per = budget / inner;
-    for (int64_t k = 0; k < sizes[dim]; k += per) {
-      llvm::SmallVector<int64_t> sub(sizes.begin(), sizes.end());
-      for (unsigned d = 0; d < dim; ++d)
-        sub[d] = 1;
-      sub[dim] = std::min(per, sizes[dim] - k);
-      offset[dim] = k;
-      out.push_back({offset, sub});
-    }
-    offset[dim] = 0;
-    return;
-  }
-  for (int64_t k = 0; k < sizes[dim]; ++k) {
-    offset[dim] = k;
-    splitBox(sizes, elementBytes, budget, dim + 1, offset, out);
-  }
-  offset[dim] = 0;
-}
-
-/// How many sub-boxes splitBox makes (saturating at INT64_MAX).
-int64_t countSplit(llvm::ArrayRef<int64_t> sizes, int64_t elementBytes,
-                   int64_t budget, unsigned dim) {
-  int64_t inner = elementBytes;
-  for (size_t d = dim + 1; d < sizes.size(); ++d)
-    inner *= sizes[d];
-  if (dim == sizes.size() || inner * sizes[dim] <= budget)
-    return 1;
-  if (inner <= budget) {
-    int64_t per = budget / inner;
-    return sizes[dim] / per + (sizes[dim] % per != 0);
-  }
-  std::optional<int64_t> total = llvm::checkedMul(
-      sizes[dim], countSplit(sizes, elementBytes, budget, dim + 1));
-  return total ? *total : INT64_MAX;
-}
-
-/// Replaces every piece of more than `budget` bytes by its sub-boxes.
-void splitLargePieces(PlannedTensor &pt, int64_t budget) {
-  const PieceTable &table = pt.table;
-  auto tooLarge = [&](size_t i) {
-    return pt.pieceBytes(i) > budget &&
-           table[i].srcRank() != table[i].dstRank();
-  };
-  bool any = false;
-  for (size_t i = 0; i < table.size() && !any; ++i)
-    any = tooLarge(i);
-  if (!any)
-    return;
-  unsigned rank = table.rank();
-  PieceTable split(rank);
-  split.holderOffsets = table.holderOffsets;
-  split.holderRanks = table.holderRanks;
-  split.rows.reserve(table.rows.size());
-  llvm::SmallVector<int64_t> gOff(rank), dOff(rank), sOff(rank);
-  for (size_t i = 0; i < table.size(); ++i) {
-    PieceTable::Piece p = table[i];
-    std::vector<
-        std::pair<llvm::SmallVector<int64_t>, llvm::SmallVector<int64_t>>>
-        subs;
-    llvm::SmallVector<int64_t> zero(rank, 0);
-    if (tooLarge(i))
-      splitBox(p.sizes(), pt.layout.elementBytes, budget, 0, zero, subs);
-    else
-      subs.push_back({zero, llvm::SmallVector<int64_t>(p.sizes())});
-    for (auto &[delta, sizes] : subs) {
-      for (unsigned d = 0; d < rank; ++d) {
-        gOff[d] = p.globalOffset()[d] + delta[d];
-        dOff[d] = p.dstOffset()[d] + delta[d];
-        sOff[d] = p.srcOffset()[d] + delta[d];
-      }
-      split.addPiece(p.dstRank(), p.srcRank(), p.holderGroup(), gOff, sizes,
-                     dOff, sOff, p.via(), p.step());
-    }
-  }
-  pt.table = std::move(split);
-}
-
-/// Per-rank, per-step staging bytes and peers.
-class StepLoads {
+/// How many streams each rank runs in each step.
+class Occupancy {
 public:
-  StepLoads(const ScheduleOptions &o) : options(o) {}
-
-  bool fits(int64_t from, int64_t to, int64_t bytes, int64_t step) {
-    State &s = at(from, step), &r = at(to, step);
-    if (s.staging + bytes > options.stagingBudget ||
-        r.staging + bytes > options.stagingBudget)
-      return false;
-    bool newSend = !s.sendPeers.count(to), newRecv = !r.recvPeers.count(from);
-    return s.ops() + newSend <= options.maxOpsPerStep &&
-           r.ops() + newRecv <= options.maxOpsPerStep;
+  explicit Occupancy(const llvm::DenseMap<int64_t, int64_t> &capacity)
+      : capacity(capacity) {}
+  /// The first step in [start, start + steps) where `rank` is full, or -1.
+  int64_t firstFull(int64_t rank, int64_t start, int64_t steps) {
+    std::vector<int64_t> &v = perRank[rank];
+    int64_t cap = capacity.lookup(rank);
+    for (int64_t s = start, e = std::min<int64_t>(start + steps, v.size());
+         s < e; ++s)
+      if (v[s] >= cap)
+        return s;
+    return -1;
   }
-  void add(int64_t from, int64_t to, int64_t bytes, int64_t step) {
-    State &s = at(from, step), &r = at(to, step);
-    s.staging += bytes;
-    r.staging += bytes;
-    s.sendPeers.insert(to);
-    r.recvPeers.insert(from);
-    advance(from);
-    advance(to);
+  void add(int64_t rank, int64_t start, int64_t steps) {
+    std::vector<int64_t> &v = perRank[rank];
+    if (static_cast<int64_t>(v.size()) < start + steps)
+      v.resize(start + steps, 0);
+    for (int64_t s = start; s < start + steps; ++s)
+      ++v[s];
   }
-  /// The first step in which `rank` can still take a new peer and a byte:
-  /// no transfer to a new peer fits before it, so placement starts there
-  /// (a transfer to a peer it already has might have fitted earlier; that
-  /// only costs optimality, and keeps placement near linear).
-  int64_t firstOpen(int64_t rank) { return hint.lookup(rank); }
 
 private:
-  struct State {
-    int64_t staging = 0;
-    llvm::SmallDenseSet<int64_t, 8> sendPeers, recvPeers;
-    int64_t ops() const { return sendPeers.size() + recvPeers.size(); }
-  };
-  void advance(int64_t rank) {
-    int64_t &h = hint[rank];
-    while (true) {
-      State &st = at(rank, h);
-      if (st.staging < options.stagingBudget &&
-          st.ops() < options.maxOpsPerStep)
-        break;
-      ++h;
-    }
-  }
-  State &at(int64_t rank, int64_t step) {
-    std::vector<State> &steps = perRank[rank];
-    if (steps.size() <= static_cast<size_t>(step))
-      steps.resize(step + 1);
-    return steps[step];
-  }
-  const ScheduleOptions &options;
-  llvm::DenseMap<int64_t, std::vector<State>> perRank;
-  llvm::DenseMap<int64_t, int64_t> hint;
+  const llvm::DenseMap<int64_t, int64_t> &capacity;
+  llvm::DenseMap<int64_t, std::vector<int64_t>> perRank;
 };
-
-struct Transfer {
-  size_t tensor, row;
-  int64_t bytes;
-};
-
 } // namespace
 
-llvm::Error reshard::schedulePlan(llvm::MutableArrayRef<PlannedTensor> tensors,
-                                  const ScheduleOptions &options) {
+namespace {
+/// Every stream at once, each with a share of the budget proportional to
+/// its bytes: stream i between s and r moves floor(B * b_i / max(T_s, T_r))
+/// bytes a step, where T_x is all the bytes of rank x's streams. A rank's
+/// quotas then add up to at most B whatever overlaps, and its streams end
+/// together, after about max(T_s, T_r) / B steps: the steps follow the
+/// busiest ranks' bytes, not the largest stream times the stream count.
+/// Phase 0 starts at step 0, a relay's streams after its last phase-0
+/// receive. None when a rank has more streams than operations per step, or
+/// when rounding tiny streams up to 1 byte a step would break the budget.
+std::optional<PlanSchedule>
+proportionalSchedule(const std::vector<StreamContent> &streams,
+                     const ScheduleOptions &options,
+                     const llvm::DenseMap<int64_t, int64_t> &streamsAt,
+                     const llvm::DenseMap<int64_t, int64_t> &bytesAt) {
+  for (auto &[rank, n] : streamsAt)
+    if (n > options.maxOpsPerStep)
+      return std::nullopt;
+  PlanSchedule schedule;
+  schedule.stagingBudget = options.stagingBudget;
+  schedule.maxOpsPerStep = options.maxOpsPerStep;
+  llvm::DenseMap<int64_t, int64_t> used, lastReceive;
+  std::vector<int64_t> steps(streams.size());
+  for (size_t i = 0; i < streams.size(); ++i) {
+    const StreamContent &s = streams[i];
+    int64_t most =
+        std::max(bytesAt.lookup(s.sender), bytesAt.lookup(s.receiver));
+    __int128 share = static_cast<__int128>(options.stagingBudget) * s.bytes;
+    int64_t quota = most ? static_cast<int64_t>(share / most) : 1;
+    quota = std::max<int64_t>(quota, 1);
+    if ((used[s.sender] += quota) > options.stagingBudget ||
+        (used[s.receiver] += quota) > options.stagingBudget)
+      return std::nullopt;
+    steps[i] = streamSteps(s.bytes, quota);
+    schedule.streams.push_back({s.sender, s.receiver, s.phase, 0, quota});
+    if (s.phase == 0 && steps[i] > 0) {
+      int64_t &last = lastReceive.try_emplace(s.receiver, -1).first->second;
+      last = std::max(last, steps[i] - 1);
+    }
+  }
+  for (size_t i = 0; i < streams.size(); ++i)
+    if (streams[i].phase == 1) {
+      auto it = lastReceive.find(streams[i].sender);
+      schedule.streams[i].start = it == lastReceive.end() ? 0 : it->second + 1;
+    }
+  return schedule;
+}
+} // namespace
+
+llvm::Expected<PlanSchedule>
+reshard::schedulePlan(const std::vector<StreamContent> &streams,
+                      const ScheduleOptions &options) {
   auto error = [](const llvm::Twine &msg) {
     return llvm::createStringError(msg);
   };
@@ -198,84 +142,66 @@ llvm::Error reshard::schedulePlan(llvm::MutableArrayRef<PlannedTensor> tensors,
   if (options.maxOpsPerStep < 2)
     return error("a step needs room for at least 2 operations (a send and a "
                  "receive)");
-  // Refuse budgets that would shatter the plan into more pieces than it can
-  // hold, before splitting anything.
-  std::optional<int64_t> afterSplit = 0;
-  for (PlannedTensor &pt : tensors)
-    for (size_t i = 0; i < pt.table.size(); ++i) {
-      PieceTable::Piece p = pt.table[i];
-      int64_t parts = pt.pieceBytes(i) <= options.stagingBudget ||
-                              p.srcRank() == p.dstRank()
-                          ? 1
-                          : countSplit(p.sizes(), pt.layout.elementBytes,
-                                       options.stagingBudget, 0);
-      afterSplit = llvm::checkedAdd(*afterSplit, parts);
-      if (!afterSplit || *afterSplit > kMaxScheduledPieces)
-        return error(llvm::formatv("fitting the pieces into a staging budget "
-                                   "of {0} bytes would make more than {1} "
-                                   "pieces (tensor '{2}' alone needs {3}); "
-                                   "raise staging-budget",
-                                   options.stagingBudget, kMaxScheduledPieces,
-                                   pt.layout.name, parts));
-    }
-  for (PlannedTensor &pt : tensors)
-    splitLargePieces(pt, options.stagingBudget);
-
-  std::vector<Transfer> direct, forwards;
-  for (size_t t = 0; t < tensors.size(); ++t) {
-    PieceTable &table = tensors[t].table;
-    for (size_t i = 0; i < table.size(); ++i) {
-      PieceTable::MutablePiece p = table[i];
-      p.setStep(0);
-      if (p.isLocalCopy())
-        continue; // no staging, step 0
-      (p.via() == -1 ? direct : forwards)
-          .push_back({t, i, tensors[t].pieceBytes(i)});
-    }
+  llvm::DenseMap<int64_t, int64_t> streamsAt, capacity, bytesAt;
+  for (const StreamContent &s : streams) {
+    ++streamsAt[s.sender];
+    ++streamsAt[s.receiver];
+    bytesAt[s.sender] += s.bytes;
+    bytesAt[s.receiver] += s.bytes;
   }
-  auto bySize = [](const Transfer &a, const Transfer &b) {
-    return a.bytes > b.bytes;
-  };
-  std::stable_sort(direct.begin(), direct.end(), bySize);
-  std::stable_sort(forwards.begin(), forwards.end(), bySize);
-
-  StepLoads loads(options);
-  auto place = [&](const Transfer &x, int64_t from, int64_t firstStep) {
-    int64_t to = tensors[x.tensor].table[x.row].dstRank();
-    int64_t step =
-        std::max({firstStep, loads.firstOpen(from), loads.firstOpen(to)});
-    while (!loads.fits(from, to, x.bytes, step))
-      ++step;
-    loads.add(from, to, x.bytes, step);
-    tensors[x.tensor].table[x.row].setStep(step);
-  };
-  for (const Transfer &x : direct)
-    place(x, tensors[x.tensor].table[x.row].srcRank(), 0);
-
-  // A forward follows the step in which its entry rank received the box.
-  std::vector<std::map<std::vector<int64_t>, int64_t>> receivedAt(
-      tensors.size());
-  for (size_t t = 0; t < tensors.size(); ++t) {
-    const PieceTable &table = tensors[t].table;
-    for (size_t i = 0; i < table.size(); ++i) {
-      PieceTable::Piece p = table[i];
-      if (p.via() != -1)
-        continue;
-      std::vector<int64_t> key = {p.dstRank()};
-      key.insert(key.end(), p.globalOffset().begin(), p.globalOffset().end());
-      receivedAt[t][key] = p.step();
+  if (std::optional<PlanSchedule> shared =
+          proportionalSchedule(streams, options, streamsAt, bytesAt))
+    return std::move(*shared);
+  // Streams a rank may run at once, and so each stream's quota.
+  for (auto &[rank, n] : streamsAt)
+    capacity[rank] =
+        std::min({n, options.maxOpsPerStep, options.stagingBudget});
+  PlanSchedule schedule;
+  schedule.stagingBudget = options.stagingBudget;
+  schedule.maxOpsPerStep = options.maxOpsPerStep;
+  schedule.streams.resize(streams.size());
+  std::vector<int64_t> steps(streams.size());
+  for (size_t i = 0; i < streams.size(); ++i) {
+    const StreamContent &s = streams[i];
+    int64_t quota = options.stagingBudget /
+                    std::max(capacity[s.sender], capacity[s.receiver]);
+    schedule.streams[i] = {s.sender, s.receiver, s.phase, 0, quota};
+    steps[i] = streamSteps(s.bytes, quota);
+  }
+  // Longest first, phase 0 before the relays that wait for it; ties in
+  // (sender, receiver) order, so the result does not depend on containers.
+  std::vector<size_t> order(streams.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (streams[a].phase != streams[b].phase)
+      return streams[a].phase < streams[b].phase;
+    return steps[a] > steps[b];
+  });
+  Occupancy busy(capacity);
+  llvm::DenseMap<int64_t, int64_t> lastReceive; // rank -> last phase-0 step
+  for (size_t i : order) {
+    const StreamContent &s = streams[i];
+    int64_t start = 0;
+    if (s.phase == 1) {
+      auto it = lastReceive.find(s.sender);
+      start = it == lastReceive.end() ? 0 : it->second + 1;
+    }
+    while (true) {
+      int64_t a = busy.firstFull(s.sender, start, steps[i]);
+      int64_t b = busy.firstFull(s.receiver, start, steps[i]);
+      if (a < 0 && b < 0)
+        break;
+      start = std::max(a, b) + 1;
+    }
+    busy.add(s.sender, start, steps[i]);
+    busy.add(s.receiver, start, steps[i]);
+    schedule.streams[i].start = start;
+    if (s.phase == 0 && steps[i] > 0) {
+      int64_t &last = lastReceive.try_emplace(s.receiver, -1).first->second;
+      last = std::max(last, start + steps[i] - 1);
     }
   }
-  for (const Transfer &x : forwards) {
-    PieceTable::Piece p = tensors[x.tensor].table[x.row];
-    std::vector<int64_t> key = {p.via()};
-    key.insert(key.end(), p.globalOffset().begin(), p.globalOffset().end());
-    auto it = receivedAt[x.tensor].find(key);
-    if (it == receivedAt[x.tensor].end())
-      return error(llvm::formatv("tensor '{0}': rank {1} relays a box it "
-                                 "does not receive",
-                                 tensors[x.tensor].layout.name, p.via()));
-    place(x, p.via(), it->second + 1);
-  }
-  return llvm::Error::success();
+  std::sort(schedule.streams.begin(), schedule.streams.end());
+  return schedule;
 }

@@ -1,10 +1,12 @@
 //===- SourceSelection.cpp - Who sends each piece, and through whom -------===//
 //
 // Greedy balancing in decreasing size (longest processing time first): each
-// network transfer goes to the holder whose NIC has sent least so far and
+// network crossing goes to the holder whose NIC has sent least so far and
 // enters the destination's NVLink domain at the destination rank whose NIC
-// has received least. Destinations of one domain that need the same box
-// share one network crossing; the entry rank forwards it over NVLink.
+// has received least. Destinations of one domain that need the same piece
+// share one crossing; the entry rank forwards it over NVLink. The unit of a
+// decision is a group piece, its members rotating from the chosen candidate
+// on, so the work grows with groups and pieces, not with members.
 //
 //===----------------------------------------------------------------------===//
 #include "reshard/Plan/SourceSelection.h"
@@ -18,121 +20,128 @@ using namespace reshard;
 
 namespace {
 
-/// Bytes sent or received so far per rank and link.
-struct Loads {
-  llvm::DenseMap<int64_t, int64_t> nicOut, nicIn, nvlOut;
-};
+using Loads = llvm::DenseMap<int64_t, int64_t>;
 
-/// The holder with the least load (lowest rank on ties).
-int64_t leastLoaded(llvm::ArrayRef<int64_t> ranks,
-                    const llvm::DenseMap<int64_t, int64_t> &load) {
-  int64_t best = ranks.front(), bestLoad = load.lookup(best);
-  for (int64_t r : ranks.drop_front()) {
-    int64_t l = load.lookup(r);
+/// The index of the candidate with the least load (the first on ties).
+int64_t leastLoaded(llvm::ArrayRef<int64_t> ranks, const Loads &load) {
+  int64_t best = 0, bestLoad = load.lookup(ranks.front());
+  for (size_t i = 1; i < ranks.size(); ++i) {
+    int64_t l = load.lookup(ranks[i]);
     if (l < bestLoad) {
-      best = r;
+      best = i;
       bestLoad = l;
     }
   }
   return best;
 }
 
-/// Destinations of one tensor in one domain that need the same box.
-struct NetworkGroup {
-  size_t tensor;
-  std::vector<size_t> rows; // ascending
-  int64_t bytes;
+/// Adds `bytes` for every member to the candidate it rotates onto.
+void addRotated(Loads &load, llvm::ArrayRef<int64_t> ranks, int64_t base,
+                int64_t members, int64_t bytes) {
+  int64_t n = ranks.size();
+  for (int64_t c = 0; c < n; ++c) {
+    int64_t start = ((c - base) % n + n) % n;
+    if (start < members)
+      load[ranks[c]] += ((members - 1 - start) / n + 1) * bytes;
+  }
+}
+
+/// One decision to make: an NVLink replica or a network domain of a piece.
+struct Unit {
+  int64_t group, piece;
+  RouteKind kind;
+  int64_t key;
+  int64_t weight;
+  llvm::SmallVector<int64_t, 4> holders, entries; // candidates, ascending
 };
 
 } // namespace
 
-void reshard::selectSources(llvm::MutableArrayRef<PlannedTensor> tensors,
-                            SourceStrategy strategy) {
-  struct NvlinkRow {
-    size_t tensor, row;
-    int64_t bytes;
-  };
-  std::vector<NvlinkRow> nvlinkRows;
-  std::vector<NetworkGroup> groups;
-
-  for (size_t t = 0; t < tensors.size(); ++t) {
-    PlannedTensor &pt = tensors[t];
-    PieceTable &table = pt.table;
-    // (domain, holder group, box) -> network group index
-    std::map<std::vector<int64_t>, size_t> groupOf;
-    for (size_t i = 0; i < table.size(); ++i) {
-      PieceTable::MutablePiece p = table[i];
-      llvm::ArrayRef<int64_t> holders = table.holders(p.holderGroup());
-      p.setVia(-1);
-      p.setStep(0);
-      if (std::binary_search(holders.begin(), holders.end(), p.dstRank())) {
-        p.setSrcRank(p.dstRank());
+void reshard::selectSources(PlanModel &model, SourceStrategy strategy) {
+  std::vector<Unit> nvlink, network;
+  for (size_t g = 0; g < model.groups.size(); ++g) {
+    PlanGroup &group = model.groups[g];
+    group.routes.clear();
+    if (strategy == SourceStrategy::Direct) {
+      group.routing = GroupRouting::Direct;
+      continue;
+    }
+    group.routing = GroupRouting::Balanced;
+    const ClassPattern &pattern = model.classes[group.cls].pattern;
+    // Decisions are met in the order of the group's pieces sorted by
+    // destination rank (stable), as a single tensor's table reads.
+    struct Entry {
+      int64_t rank, piece, replica;
+    };
+    std::vector<PieceDeliveries> deliveries;
+    std::vector<Entry> entries;
+    for (size_t j = 0; j < pattern.size(); ++j) {
+      deliveries.push_back(deliveriesOf(model, g, j));
+      for (size_t r = 0; r < deliveries.back().replicas.size(); ++r)
+        entries.push_back({deliveries.back().replicas[r].rank,
+                           static_cast<int64_t>(j), static_cast<int64_t>(r)});
+    }
+    std::stable_sort(
+        entries.begin(), entries.end(),
+        [](const Entry &a, const Entry &b) { return a.rank < b.rank; });
+    std::map<std::pair<int64_t, int64_t>, bool> seen; // (piece, domain)
+    for (const Entry &e : entries) {
+      const PieceDeliveries &d = deliveries[e.piece];
+      const PieceDeliveries::Replica &rep = d.replicas[e.replica];
+      int64_t weight = model.pieceBytes(g, e.piece) * group.numMembers();
+      if (rep.kind == PieceDeliveries::Kind::NVLink) {
+        nvlink.push_back({static_cast<int64_t>(g),
+                          e.piece,
+                          RouteKind::NVLink,
+                          rep.linear,
+                          weight,
+                          rep.domainHolders,
+                          {}});
         continue;
       }
-      if (strategy == SourceStrategy::Direct) {
-        p.setSrcRank(holders.front());
+      if (rep.kind != PieceDeliveries::Kind::Network)
         continue;
-      }
-      int64_t domain = pt.domainOf(p.dstRank());
-      bool inDomain = llvm::any_of(
-          holders, [&](int64_t h) { return pt.domainOf(h) == domain; });
-      if (inDomain) {
-        nvlinkRows.push_back({t, i, pt.pieceBytes(i)});
+      int64_t domain = model.domainOf(rep.rank);
+      if (!seen.try_emplace({e.piece, domain}, true).second)
         continue;
-      }
-      std::vector<int64_t> key = {domain, p.holderGroup()};
-      key.insert(key.end(), p.globalOffset().begin(), p.globalOffset().end());
-      auto [it, inserted] = groupOf.try_emplace(key, groups.size());
-      if (inserted)
-        groups.push_back({t, {}, pt.pieceBytes(i)});
-      groups[it->second].rows.push_back(i);
+      const PieceDeliveries::Domain *dom = nullptr;
+      for (const PieceDeliveries::Domain &x : d.networkDomains)
+        if (x.domain == domain)
+          dom = &x;
+      network.push_back({static_cast<int64_t>(g), e.piece, RouteKind::Network,
+                         domain, weight, d.holders, dom->ranks});
     }
   }
   if (strategy == SourceStrategy::Direct)
     return;
 
-  Loads loads;
-  // Largest first, then by position, so the result does not depend on
-  // container order.
-  std::stable_sort(
-      nvlinkRows.begin(), nvlinkRows.end(),
-      [](const NvlinkRow &a, const NvlinkRow &b) { return a.bytes > b.bytes; });
-  for (const NvlinkRow &r : nvlinkRows) {
-    PlannedTensor &pt = tensors[r.tensor];
-    PieceTable::MutablePiece p = pt.table[r.row];
-    int64_t domain = pt.domainOf(p.dstRank());
-    llvm::SmallVector<int64_t> local;
-    for (int64_t h : pt.table.holders(p.holderGroup()))
-      if (pt.domainOf(h) == domain)
-        local.push_back(h);
-    int64_t src = leastLoaded(local, loads.nvlOut);
-    loads.nvlOut[src] += r.bytes;
-    p.setSrcRank(src);
+  auto heavierFirst = [](const Unit &a, const Unit &b) {
+    return a.weight > b.weight;
+  };
+  Loads nicOut, nicIn, nvlOut;
+  std::stable_sort(nvlink.begin(), nvlink.end(), heavierFirst);
+  for (const Unit &u : nvlink) {
+    PlanGroup &group = model.groups[u.group];
+    int64_t base = leastLoaded(u.holders, nvlOut);
+    addRotated(nvlOut, u.holders, base, group.numMembers(),
+               model.pieceBytes(u.group, u.piece));
+    if (base)
+      group.routes.push_back({u.piece, u.kind, u.key, base, 0});
   }
-
-  std::stable_sort(groups.begin(), groups.end(),
-                   [](const NetworkGroup &a, const NetworkGroup &b) {
-                     return a.bytes > b.bytes;
-                   });
-  for (const NetworkGroup &g : groups) {
-    PieceTable &table = tensors[g.tensor].table;
-    llvm::SmallVector<int64_t> dsts;
-    for (size_t i : g.rows)
-      dsts.push_back(table[i].dstRank());
-    llvm::sort(dsts); // ties go to the lowest rank, whatever the row order
-    int64_t entry = leastLoaded(dsts, loads.nicIn);
-    int64_t src = leastLoaded(
-        table.holders(table[g.rows.front()].holderGroup()), loads.nicOut);
-    loads.nicIn[entry] += g.bytes;
-    loads.nicOut[src] += g.bytes;
-    for (size_t i : g.rows) {
-      PieceTable::MutablePiece p = table[i];
-      p.setSrcRank(src);
-      if (p.dstRank() == entry)
-        continue;
-      p.setVia(entry);
-      p.setStep(1);
-      loads.nvlOut[entry] += g.bytes;
-    }
+  std::stable_sort(network.begin(), network.end(), heavierFirst);
+  for (const Unit &u : network) {
+    PlanGroup &group = model.groups[u.group];
+    int64_t bytes = model.pieceBytes(u.group, u.piece);
+    int64_t members = group.numMembers();
+    int64_t entry = leastLoaded(u.entries, nicIn);
+    int64_t holder = leastLoaded(u.holders, nicOut);
+    addRotated(nicIn, u.entries, entry, members, bytes);
+    addRotated(nicOut, u.holders, holder, members, bytes);
+    addRotated(nvlOut, u.entries, entry, members,
+               bytes * static_cast<int64_t>(u.entries.size() - 1));
+    if (holder || entry)
+      group.routes.push_back({u.piece, u.kind, u.key, holder, entry});
   }
+  for (PlanGroup &group : model.groups)
+    llvm::sort(group.routes);
 }

@@ -51,28 +51,6 @@ std::vector<int64_t> deliveryKey(int64_t rank, const PieceTable::Piece &p) {
 }
 } // namespace
 
-/// Whether the global box [offset, offset + sizes) lies within one run of
-/// the device at `coords` per dim, at local offset `local`.
-static bool boxMapsTo(const ShardGeometry &geom, llvm::ArrayRef<int64_t> coords,
-                      llvm::ArrayRef<int64_t> offset,
-                      llvm::ArrayRef<int64_t> sizes,
-                      llvm::ArrayRef<int64_t> local) {
-  for (unsigned d = 0; d < geom.rank(); ++d) {
-    bool found = false;
-    for (const DimSegment &seg : geom.segments(d, coords)) {
-      if (offset[d] < seg.globalBegin ||
-          offset[d] >= seg.globalBegin + seg.size)
-        continue;
-      found = offset[d] + sizes[d] <= seg.globalBegin + seg.size &&
-              local[d] == seg.localBegin + (offset[d] - seg.globalBegin);
-      break;
-    }
-    if (!found)
-      return false;
-  }
-  return true;
-}
-
 llvm::Error reshard::validatePieces(const TensorLayout &layout,
                                     const PieceTable &table) {
   if (table.rank() != layout.shape.size())
@@ -147,14 +125,14 @@ llvm::Error reshard::validatePieces(const TensorLayout &layout,
       return fail(where() + "box at " + fmtList(p.globalOffset()) +
                   " of size " + fmtList(p.sizes()) +
                   " leaves the global shape " + fmtList(layout.shape));
-    if (!boxMapsTo(dstGeom, dstIt->second, p.globalOffset(), p.sizes(),
-                   p.dstOffset()))
+    if (!dstGeom.holdsBox(dstIt->second, p.globalOffset(), p.sizes(),
+                          p.dstOffset()))
       return fail(
           where() + "box at " + fmtList(p.globalOffset()) + " of size " +
           fmtList(p.sizes()) + " is not stored at " + fmtList(p.dstOffset()) +
           " in the shard of destination rank " + std::to_string(p.dstRank()));
-    if (!boxMapsTo(srcGeom, srcCoords[p.srcRank()], p.globalOffset(), p.sizes(),
-                   p.srcOffset()))
+    if (!srcGeom.holdsBox(srcCoords[p.srcRank()], p.globalOffset(), p.sizes(),
+                          p.srcOffset()))
       return fail(where() + "box at " + fmtList(p.globalOffset()) +
                   " of size " + fmtList(p.sizes()) + " is not stored at " +
                   fmtList(p.srcOffset()) + " in the shard of source rank " +

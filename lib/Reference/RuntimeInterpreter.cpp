@@ -1,7 +1,13 @@
 //===- RuntimeInterpreter.cpp - Run a reshard_rt plan in one process ------===//
+//
+// Every rank runs engine::ProgramRunner with the host mover, the code the
+// MPI backend runs; messages go from the sender's staging to the
+// receiver's, step by step, checked to match in size.
+//
+//===----------------------------------------------------------------------===//
 #include "reshard/Reference/RuntimeInterpreter.h"
 
-#include "reshard/ExecutionEngine/Engine.h"
+#include "reshard/Dialect/Runtime/IR/PlanEncoding.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -13,106 +19,72 @@ using namespace reshard;
 llvm::Error reshard::executeRuntimePlan(rt::PlanOp plan,
                                         std::vector<ShardBuffers> &src,
                                         std::vector<ShardBuffers> &dst) {
-  size_t numTensors = plan.getTensors().size();
+  std::unique_ptr<rt::EncodedPlan> encoded = rt::EncodedPlan::encode(plan);
+  if (!encoded)
+    return llvm::createStringError("the plan does not encode");
+  const engine::Plan &p = encoded->view();
+  size_t numTensors = p.num_tensors;
   if (src.size() != numTensors || dst.size() != numTensors)
     return llvm::createStringError(
         "one source and one destination buffer set per tensor is needed");
-  struct Program {
-    int64_t rank;
-    SmallVector<int64_t> shards, copies, steps;
+  engine::HostMover mover;
+  struct Rank {
     std::vector<void *> srcPtrs, dstPtrs;
-    engine::RankProgram program;
+    std::vector<uint8_t> staging;
+    std::unique_ptr<engine::ProgramRunner<engine::HostMover>> runner;
   };
-  std::vector<Program> programs;
-  for (rt::RankOp rank : plan.getBody().front().getOps<rt::RankOp>()) {
-    Program p;
-    p.rank = rank.getRank();
-    rank.encode(p.shards, p.copies, p.steps);
-    for (size_t t = 0; t < numTensors; ++t) {
-      auto bufferOf = [&](ShardBuffers &side, int64_t bytes) -> void * {
-        if (bytes < 0)
-          return nullptr;
-        auto it = side.find(p.rank);
-        if (it == side.end() ||
-            static_cast<int64_t>(it->second.size()) != bytes)
-          return nullptr;
-        return it->second.data();
-      };
-      int64_t srcBytes = rank.getShardBytes(t, true),
-              dstBytes = rank.getShardBytes(t, false);
-      p.srcPtrs.push_back(bufferOf(src[t], srcBytes));
-      p.dstPtrs.push_back(bufferOf(dst[t], dstBytes));
-      if ((srcBytes > 0 && !p.srcPtrs.back()) ||
-          (dstBytes > 0 && !p.dstPtrs.back()))
-        return llvm::createStringError(
-            llvm::formatv("rank {0}: a shard of tensor {1} is missing or "
-                          "has the wrong size",
-                          p.rank, t));
-    }
-    programs.push_back(std::move(p));
-  }
-  // Decode every rank's steps, then run them step by step: all sends of a
-  // step are packed before any receive of it is unpacked, as on real ranks.
-  struct Decoded {
-    std::vector<engine::Message> sends, recvs;
-  };
-  std::map<int64_t, std::map<int64_t, Decoded>> byStep; // step, rank
-  for (Program &p : programs) {
-    p.program = {p.rank,          0,
-                 p.shards.data(), static_cast<int64_t>(p.shards.size() / 3),
-                 p.copies.data(), static_cast<int64_t>(p.copies.size()),
-                 p.steps.data(),  static_cast<int64_t>(p.steps.size())};
-    engine::copy_boxes(p.program, p.srcPtrs.data(), p.dstPtrs.data());
-    std::vector<engine::Message> scratch(engine::max_messages(p.program) + 1);
-    engine::for_each_step(p.program, scratch.data(),
-                          [&](int64_t index, engine::Message *sends,
-                              int64_t nsend, engine::Message *recvs,
-                              int64_t nrecv) {
-                            Decoded &d = byStep[index][p.rank];
-                            d.sends.assign(sends, sends + nsend);
-                            d.recvs.assign(recvs, recvs + nrecv);
-                            return 0;
-                          });
-  }
-  std::map<int64_t, Program *> byRank;
-  for (Program &p : programs)
-    byRank[p.rank] = &p;
-  for (auto &[step, ranks] : byStep) {
-    std::map<std::pair<int64_t, int64_t>, std::vector<uint8_t>> messages;
-    for (auto &[rank, d] : ranks) {
-      Program &p = *byRank[rank];
-      for (const engine::Message &m : d.sends) {
-        std::vector<uint8_t> &bytes = messages[{rank, m.peer}];
-        bytes.resize(m.bytes);
-        int64_t at = 0;
-        for (int64_t i = 0; i < m.desc_len; i += engine::box_length(m.desc + i))
-          at += engine::pack_box(m.desc + i, p.srcPtrs.data(), p.dstPtrs.data(),
-                                 bytes.data() + at);
-        if (at != m.bytes)
-          return llvm::createStringError(
-              llvm::formatv("step {0}: rank {1} packs {2} bytes for rank "
-                            "{3}, its message has {4}",
-                            step, rank, at, m.peer, m.bytes));
-      }
-    }
-    for (auto &[rank, d] : ranks) {
-      Program &p = *byRank[rank];
-      for (const engine::Message &m : d.recvs) {
-        auto it = messages.find({m.peer, rank});
-        if (it == messages.end() ||
-            static_cast<int64_t>(it->second.size()) != m.bytes)
+  std::vector<Rank> ranks(p.num_programs);
+  std::vector<int64_t> bytes(numTensors);
+  for (int64_t i = 0; i < p.num_programs; ++i) {
+    const engine::RankProgram &prog = p.programs[i];
+    Rank &r = ranks[i];
+    for (bool isSrc : {true, false}) {
+      engine::shard_table(p, prog.rank, isSrc, bytes.data());
+      std::vector<ShardBuffers> &side = isSrc ? src : dst;
+      std::vector<void *> &ptrs = isSrc ? r.srcPtrs : r.dstPtrs;
+      for (size_t t = 0; t < numTensors; ++t) {
+        auto it = side[t].find(prog.rank);
+        void *ptr = nullptr;
+        if (bytes[t] >= 0 && it != side[t].end() &&
+            static_cast<int64_t>(it->second.size()) == bytes[t])
+          ptr = it->second.data();
+        if (bytes[t] > 0 && !ptr)
           return llvm::createStringError(llvm::formatv(
-              "step {0}: rank {1} expects {2} bytes from "
-              "rank {3}, which sends {4}",
-              step, rank, m.bytes, m.peer,
-              it == messages.end() ? int64_t(0)
-                                   : static_cast<int64_t>(it->second.size())));
-        int64_t at = 0;
-        for (int64_t i = 0; i < m.desc_len; i += engine::box_length(m.desc + i))
-          at += engine::unpack_box(m.desc + i, p.dstPtrs.data(),
-                                   it->second.data() + at);
+              "rank {0}: the {1} shard of tensor {2} is missing "
+              "or is not {3} bytes",
+              prog.rank, isSrc ? "source" : "destination", t, bytes[t]));
+        ptrs.push_back(ptr);
       }
     }
+    r.staging.assign(prog.workspace, 0);
+    r.runner = std::make_unique<engine::ProgramRunner<engine::HostMover>>(
+        p, prog, r.srcPtrs.data(), r.dstPtrs.data(), r.staging.data(), mover);
+    r.runner->copies();
+  }
+  for (int64_t step = 0; step < p.max_steps; ++step) {
+    for (Rank &r : ranks)
+      r.runner->pack(step);
+    // Each receive takes its peer's send to this rank in this step.
+    for (int64_t i = 0; i < p.num_programs; ++i) {
+      int64_t me = p.programs[i].rank;
+      for (const engine::Message &m : ranks[i].runner->recvs) {
+        const engine::Message *sent = nullptr;
+        int32_t peer = m.peer < p.num_ranks ? p.program_of_rank[m.peer] : -1;
+        if (peer >= 0)
+          for (const engine::Message &s : ranks[peer].runner->sends)
+            if (s.peer == me)
+              sent = &s;
+        if (!sent || sent->bytes != m.bytes)
+          return llvm::createStringError(llvm::formatv(
+              "step {0}: rank {1} expects {2} bytes from rank {3}, which "
+              "sends {4}",
+              step, me, m.bytes, m.peer, sent ? sent->bytes : 0));
+        std::memcpy(ranks[i].staging.data() + m.staging,
+                    ranks[peer].staging.data() + sent->staging, m.bytes);
+      }
+    }
+    for (Rank &r : ranks)
+      r.runner->unpack(step);
   }
   return llvm::Error::success();
 }

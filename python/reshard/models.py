@@ -2,8 +2,8 @@
 
 Supported model_type values: llama, mistral, qwen2, qwen3 (dense),
 qwen3_moe, mixtral (block_sparse_moe: router and 8 experts per layer),
-deepseek_v3 / deepseek_v2 (MLA, dense first layers, shared and routed
-experts, router). Names are the HF checkpoint names, except where
+deepseek_v3 / deepseek_v2 / kimi_k2 (MLA, dense first layers, shared and
+routed experts, router). Names are the HF checkpoint names, except where
 vLLM fuses checkpoint tensors into one parameter (qkv_proj, gate_up_proj,
 fused_qkv_a_proj): then the fused parameter is the tensor and its dim 0
 carries blocks (docs/Python.md "Tensor names").
@@ -31,12 +31,16 @@ PUBLIC = {
                     "671.03B (no MTP)"),
     "mixtral-8x7b": ("mistralai/Mixtral-8x7B-v0.1", 46_700_000_000,
                      "46.7B"),
+    # The Hub's count for moonshotai/Kimi-K2-Instruct (the model card says
+    # "1T total"); the DeepSeek-V3 architecture with 384 routed experts.
+    "kimi-k2": ("moonshotai/Kimi-K2-Instruct", 1_030_000_000_000, "1.03T"),
 }
 
 _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 DENSE_TYPES = ("llama", "mistral", "qwen2", "qwen3")
-MOE_TYPES = ("qwen3_moe", "mixtral", "deepseek_v3", "deepseek_v2")
-MLA_TYPES = ("deepseek_v3", "deepseek_v2")
+MOE_TYPES = ("qwen3_moe", "mixtral", "deepseek_v3", "deepseek_v2",
+             "kimi_k2")
+MLA_TYPES = ("deepseek_v3", "deepseek_v2", "kimi_k2")
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,18 @@
 """The traffic of a lowered plan: a source x destination byte matrix and
 per-NIC load against the busiest-NIC lower bound, drawn with matplotlib.
 
-Bytes come from the lowered runtime program (plan.mlir): every
-`reshard_rt.send to P bytes N` inside `reshard_rt.rank R` is N bytes from R
-to P; local copies (the diagonal) come from the report's per-rank table.
+Bytes come from the lowered runtime program (plan.mlir): every stream
+`reshard_rt.send to P phase H start S quota Q bytes N ...` inside
+`reshard_rt.rank R` is N bytes from R to P; local copies (the diagonal) come
+from the report's per-rank table.
 """
 import re
 
 from .topology import nvl_domain
 
 _RANK = re.compile(r"\s*reshard_rt\.rank (\d+) ")
-_SEND = re.compile(r"\s*reshard_rt\.send to (\d+) bytes (\d+)")
+_SEND = re.compile(r"\s*reshard_rt\.send to (\d+) phase \d+ start \d+ "
+                   r"quota \d+ bytes (\d+)")
 _PLAN = re.compile(r"\s*reshard_rt\.plan .*num_ranks = (\d+)")
 
 

@@ -56,6 +56,27 @@ _DSV3 = dict(
     train="tp=2,pp=8,ep=32,etp=1,dp=16,first=7,last=6",
     infer="tp=8,dp=8,ep=1")
 
+# Layouts peers publish times for, verbatim. NeMo RL's nccl_reshard refit
+# of DeepSeek-V3: Megatron TP1 PP16 EP16 DP16 (first stage 3 layers, last
+# 2) on 256 H100 into 8 vLLM engines of TP32 without expert parallelism.
+_DSV3_NEMO = dict(model="deepseek-v3",
+                  train="tp=1,pp=16,ep=16,dp=16,first=3,last=2",
+                  infer="tp=32,engines=8")
+# NCCL M2N's GB200 benchmarks (64 of each 72-GPU rack): DeepSeek-V3 on 128
+# trainer GPUs into 16 engines of TP8, Qwen3-235B-A22B on 64 into 8.
+_DSV3_M2N = dict(model="deepseek-v3",
+                 train="tp=1,pp=4,ep=16,dp=32,stages=16:15:15:15",
+                 infer="tp=8,engines=16")
+_QWEN_M2N = dict(model="qwen3-235b-a22b",
+                 train="tp=2,cp=2,pp=4,ep=16,dp=4,stages=24:23:24:23",
+                 infer="tp=8,engines=8")
+# A Kimi-K2-class model (1.03 T parameters, 61 layers x 384 experts,
+# 46,813 tensors): Megatron TP1 PP16 EP24 DP24 (first 3, last 2) on 384 H100
+# into 12 vLLM engines of TP32, the NeMo RL pattern one size up.
+_KIMI = dict(model="kimi-k2",
+             train="tp=1,pp=16,ep=24,dp=24,first=3,last=2",
+             infer="tp=32,engines=12")
+
 # The *-gb200 ones repeat the DGX layouts on the GB200 NVL72 topology, so
 # that the topology is the only difference in a pair.
 SCENARIOS: Dict[str, Dict[str, str]] = {
@@ -65,6 +86,10 @@ SCENARIOS: Dict[str, Dict[str, str]] = {
     "llama70b-gb200": dict(_LLAMA, topology="gb200-nvl72"),
     "qwen235b-gb200": dict(_QWEN, topology="gb200-nvl72"),
     "deepseek-v3-gb200": dict(_DSV3, topology="gb200-nvl72"),
+    "deepseek-v3-nemo-rl": dict(_DSV3_NEMO, topology="dgx-h100"),
+    "deepseek-v3-m2n-gb200": dict(_DSV3_M2N, topology="gb200-nvl64"),
+    "qwen235b-m2n-gb200": dict(_QWEN_M2N, topology="gb200-nvl64"),
+    "kimi-k2-dgx": dict(_KIMI, topology="dgx-h100"),
 }
 
 

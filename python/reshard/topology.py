@@ -9,12 +9,17 @@ from .errors import ReshardError
 # Per-GPU figures. dgx-h100: 8 H100 per node and NVLink domain, one 400 Gb/s
 # (50 GB/s) NIC per GPU, NVLink 4 at 450 GB/s per direction. gb200-nvl72:
 # 4 GB200 per compute tray, 72 GPUs in one NVLink domain, NVLink 5 at
-# 900 GB/s, one 400 Gb/s NIC per GPU.
+# 900 GB/s, one 400 Gb/s NIC per GPU. gb200-nvl64: the same racks with 64
+# of each 72 GPUs in use (NCCL M2N's benchmark setup), so that power-of-two
+# layouts fill whole domains.
 TOPOLOGIES: Dict[str, Dict[str, float]] = {
     "dgx-h100": {"gpus_per_node": 8, "nvl_domain_size": 8,
                  "nic_GBps_per_gpu": 50, "nvlink_GBps_per_gpu": 450,
                  "nic_latency_us": 5, "nvlink_latency_us": 1},
     "gb200-nvl72": {"gpus_per_node": 4, "nvl_domain_size": 72,
+                    "nic_GBps_per_gpu": 50, "nvlink_GBps_per_gpu": 900,
+                    "nic_latency_us": 5, "nvlink_latency_us": 1},
+    "gb200-nvl64": {"gpus_per_node": 4, "nvl_domain_size": 64,
                     "nic_GBps_per_gpu": 50, "nvlink_GBps_per_gpu": 900,
                     "nic_latency_us": 5, "nvlink_latency_us": 1},
 }

@@ -17,14 +17,25 @@ def shapes(model, layers=None):
     ("qwen3-235b-a22b", 235_093_634_560),
     ("deepseek-v3", 671_026_419_200),
     ("mixtral-8x7b", 46_702_792_704),
+    ("kimi-k2", 1_026_408_232_448),
 ])
 def test_bundled_totals_match_public_counts(name, total):
     m = get_model(name)
     n = count_params(model_params(m))
     assert n == total
-    # Published as 70.55B, 235.09B, 671.03B (no MTP layer) and 46.7B.
-    digits = 1 if name == "mixtral-8x7b" else 2
+    # Published as 70.55B, 235.09B, 671.03B (no MTP layer), 46.7B and
+    # 1.03T (Kimi-K2, 61 layers x 384 routed experts).
+    digits = {"mixtral-8x7b": 1, "kimi-k2": -1}.get(name, 2)
     assert round(n / 1e9, digits) * 1e9 == m.public_params
+
+
+def test_kimi_k2_tensors():
+    # 60 MoE layers (the first is dense) x 384 routed experts x 2 weights
+    # (vLLM's fused gate_up_proj, and down_proj) make most of its ~47k.
+    ps = list(model_params(get_model("kimi-k2")))
+    assert len(ps) == 46_813
+    experts = [p for p in ps if ".mlp.experts." in p.name]
+    assert len(experts) == 60 * 384 * 2
 
 
 def test_mixtral_shapes():

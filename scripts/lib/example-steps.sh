@@ -10,7 +10,10 @@ echo "== $input: verified"
 "$bin/reshard-opt" "$out/layout.mlir" --reshard-plan-pipeline=lower=false \
   --reshard-report -o "$out/planned.mlir"
 echo "== planned: $out/planned.mlir"
+"$bin/reshard-opt" "$out/planned.mlir" --reshard-expand -o "$out/explicit.mlir"
+echo "== explicit pieces: $out/explicit.mlir"
 "$bin/reshard-run" "$out/planned.mlir" --check
+"$bin/reshard-run" "$out/planned.mlir" --check --engine
 for backend in nccl mpi; do
   "$bin/reshard-compile" "$out/layout.mlir" --backend=$backend --plan-name=example \
     -o "$out/example_$backend.cpp" --header="$out/example_$backend.h" \

@@ -5,14 +5,15 @@
 // between two meshes (up to 4-D, up to 16 devices, ranks identical,
 // overlapping or disjoint, sometimes near INT32_MAX) with an optional
 // topology. Every decoded layout is valid, so the planner must succeed:
-// computePieces, selectSources (balanced or direct), schedulePlan with a
-// small staging budget and operation bound; then every tensor's pieces run
-// on host buffers as `reshard-run --check` does. Any error string, wrong or
-// unwritten element, broken schedule bound, or (balanced routing) network
-// bytes above the lower bound aborts.
+// buildPlanModel (classes and groups), selectSources (balanced or direct),
+// schedulePlan with a small staging budget and operation bound; then every
+// tensor's expanded pieces run on host buffers as `reshard-run --check`
+// does. Any error string, wrong or unwritten element, broken schedule
+// bound, or (balanced routing) network bytes above the lower bound aborts.
 //
 //===----------------------------------------------------------------------===//
 #include "reshard/Plan/CostModel.h"
+#include "reshard/Plan/Expansion.h"
 #include "reshard/Plan/Intersection.h"
 #include "reshard/Plan/Scheduling.h"
 #include "reshard/Plan/SourceSelection.h"
@@ -297,29 +298,45 @@ Case decode(FuzzedDataProvider &in) {
 
 /// Holds the schedule to its promises: per rank and step, staging bytes
 /// (sends plus receives) within the budget and distinct peers within the
-/// operation bound.
-void checkSchedule(const Case &c, llvm::ArrayRef<PlannedTensor> plan) {
+/// operation bound; a relay's streams after its phase-0 receives.
+void checkSchedule(const Case &c, const PlanSchedule &schedule,
+                   const std::vector<StreamContent> &streams) {
   struct Load {
     int64_t staging = 0;
     std::set<int64_t> sendPeers, recvPeers;
   };
   std::map<std::pair<int64_t, int64_t>, Load> loads; // (rank, step)
-  for (const PlannedTensor &pt : plan)
-    for (size_t i = 0; i < pt.table.size(); ++i) {
-      PieceTable::Piece p = pt.table[i];
-      if (p.step() < 0)
-        fail(c, llvm::formatv("tensor {0} piece {1}: negative step {2}",
-                              pt.layout.name, i, p.step()));
-      int64_t from = p.via() == -1 ? p.srcRank() : p.via();
-      if (from == p.dstRank())
-        continue; // a local copy stages nothing
-      int64_t bytes = pt.pieceBytes(i);
-      Load &s = loads[{from, p.step()}], &r = loads[{p.dstRank(), p.step()}];
+  std::map<int64_t, int64_t> received;               // rank -> end of phase 0
+  if (schedule.streams.size() != streams.size())
+    fail(c, "the schedule does not have one row per stream");
+  for (size_t i = 0; i < streams.size(); ++i) {
+    const StreamContent &sc = streams[i];
+    const PlanStream &row = schedule.streams[i];
+    if (row.start < 0 || row.quota < 1)
+      fail(c, llvm::formatv("stream {0} -> {1}: start {2}, quota {3}",
+                            sc.sender, sc.receiver, row.start, row.quota));
+    int64_t steps = streamSteps(sc.bytes, row.quota);
+    for (int64_t k = 0; k < steps; ++k) {
+      int64_t bytes = std::min(row.quota, sc.bytes - k * row.quota);
+      Load &s = loads[{sc.sender, row.start + k}],
+           &r = loads[{sc.receiver, row.start + k}];
       s.staging += bytes;
       r.staging += bytes;
-      s.sendPeers.insert(p.dstRank());
-      r.recvPeers.insert(from);
+      s.sendPeers.insert(sc.receiver);
+      r.recvPeers.insert(sc.sender);
     }
+    if (sc.phase == 0) {
+      int64_t &end = received[sc.receiver];
+      end = std::max(end, row.start + steps);
+    }
+  }
+  for (size_t i = 0; i < streams.size(); ++i)
+    if (streams[i].phase == 1 &&
+        schedule.streams[i].start < received[streams[i].sender])
+      fail(c, llvm::formatv("rank {0} relays from step {1}, before its "
+                            "phase-0 receives end (step {2})",
+                            streams[i].sender, schedule.streams[i].start,
+                            received[streams[i].sender]));
   for (auto &[at, load] : loads) {
     if (load.staging > c.options.stagingBudget)
       fail(c, llvm::formatv("rank {0} stages {1} bytes in step {2}, over the "
@@ -334,21 +351,15 @@ void checkSchedule(const Case &c, llvm::ArrayRef<PlannedTensor> plan) {
   }
 }
 
-void checkTables(const Case &c, llvm::ArrayRef<PlannedTensor> plan,
-                 const char *stage) {
-  for (const PlannedTensor &pt : plan) {
-    if (llvm::Error err = validatePieces(pt.layout, pt.table))
-      fail(c, llvm::formatv("after {0}, tensor {1}: {2}", stage, pt.layout.name,
-                            llvm::toString(std::move(err))));
-  }
-}
-
-/// Runs every tensor's pieces on check buffers and compares the result.
-void execute(const Case &c, const PlannedTensor &pt) {
-  const TensorLayout &l = pt.layout;
+/// Runs one tensor's explicit pieces on check buffers and compares the
+/// result.
+void execute(const Case &c, const TensorLayout &l, const PieceTable &table) {
+  if (llvm::Error err = validatePieces(l, table))
+    fail(c, llvm::formatv("tensor {0}: {1}", l.name,
+                          llvm::toString(std::move(err))));
   ShardBuffers src = makeCheckBuffers(l, true);
   ShardBuffers dst = makeCheckBuffers(l, false);
-  if (llvm::Error err = executePieces(l, pt.table, src, dst))
+  if (llvm::Error err = executePieces(l, table, src, dst))
     fail(c,
          "tensor " + l.name + ": execution: " + llvm::toString(std::move(err)));
   std::vector<Mismatch> wrong;
@@ -362,8 +373,8 @@ void execute(const Case &c, const PlannedTensor &pt) {
   }
   // Exactly once: each destination rank's pieces add up to its shard.
   std::map<int64_t, int64_t> written;
-  for (size_t i = 0; i < pt.table.size(); ++i)
-    written[pt.table[i].dstRank()] += pt.table[i].numElements();
+  for (size_t i = 0; i < table.size(); ++i)
+    written[table[i].dstRank()] += table[i].numElements();
   for (auto &[rank, shape] : l.localShapes(false)) {
     int64_t n = 1;
     for (int64_t e : shape)
@@ -385,24 +396,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (dump)
     std::fprintf(stderr, "%s", describe(c).c_str());
 
-  std::vector<PlannedTensor> plan;
-  for (const TensorLayout &l : c.tensors)
-    plan.push_back({l, computePieces(l), c.topology});
-  selectSources(plan, c.strategy);
+  PlanModel model = buildPlanModel(c.tensors, c.topology);
+  selectSources(model, c.strategy);
   if (c.schedule) {
-    // executePieces validates the final tables; this one shows which stage
-    // broke a table.
-    checkTables(c, plan, "selectSources");
-    if (llvm::Error err = schedulePlan(plan, c.options))
-      fail(c, "schedulePlan: " + llvm::toString(std::move(err)));
-    checkTables(c, plan, "schedulePlan");
-    checkSchedule(c, plan);
+    std::vector<StreamContent> streams =
+        collectStreams(model, enumerateTransfers(model));
+    llvm::Expected<PlanSchedule> schedule = schedulePlan(streams, c.options);
+    if (!schedule)
+      fail(c, "schedulePlan: " + llvm::toString(schedule.takeError()));
+    checkSchedule(c, *schedule, streams);
+    model.schedule = std::move(*schedule);
   }
-  for (const PlannedTensor &pt : plan)
-    execute(c, pt);
+  // The enumerating reference: every tensor's pieces as routed.
+  for (size_t t = 0; t < model.numTensors(); ++t)
+    execute(c, model.layoutOf(t), expandPieces(model, t));
 
   if (c.strategy == SourceStrategy::Balanced) {
-    PlanReport report = buildReport(plan);
+    PlanReport report = buildReport(model);
     if (report.plan.bytes[kNetwork] != report.bounds.networkBytes)
       fail(c, llvm::formatv("balanced routing sends {0} network bytes, the "
                             "lower bound is {1}",

@@ -1,9 +1,10 @@
 // GPU checks for the NCCL backend, for a machine with one NVIDIA GPU (run by
 // scripts/gpu-check.sh; compiled, not run, by the suite):
-//  1. the CUDA pack and unpack of the runtime (cudaMemcpy2DAsync of strided
-//     boxes) against the host loops of Runtime.h on random boxes and on
-//     rows further apart than the maximum pitch; a step that messages the
-//     rank itself (pack, ncclSend/ncclRecv, unpack);
+//  1. the CUDA pack and unpack of the execution engine (cudaMemcpy2DAsync
+//     of strided boxes, cut at random byte ranges as step quotas cut them)
+//     against the host loops of Engine.h on random boxes and on rows
+//     further apart than the maximum pitch; a stream that messages the
+//     rank itself in three steps (pack, ncclSend/ncclRecv, unpack);
 //  2. a one-rank plan (examples/gpu/one-rank.mlir) through NCCL: source
 //     shards from SRC, destination shards to DST, in the format of
 //     reshard-run (which then verifies them);
@@ -28,9 +29,20 @@
     }                                                                          \
   } while (0)
 
+// A plan with nothing in it, for the movers' error messages.
+static reshard::engine::Plan namedPlan(const char *name) {
+  reshard::engine::Plan plan = {};
+  plan.name = name;
+  return plan;
+}
+
 static int checkRandomBoxes(int cases) {
   std::mt19937_64 rng(7);
   auto below = [&](int64_t n) { return static_cast<int64_t>(rng() % n); };
+  reshard::engine::Plan plan = namedPlan("random_boxes");
+  char err[256] = "";
+  reshard::engine::nccl::DeviceMover device(plan, 0, 0, err, sizeof(err));
+  reshard::engine::HostMover host;
   int bad = 0;
   for (int c = 0; c < cases; ++c) {
     int rank = 1 + below(4);
@@ -50,42 +62,47 @@ static int checkRandomBoxes(int cases) {
       strides[d] = s;
       s *= shape[d];
     }
-    std::vector<int64_t> desc = {0, 0, 0, sizes[rank - 1] * eb, rank - 1};
+    std::vector<int64_t> desc = {0, sizes[rank - 1] * eb, rank - 1};
     for (int d = 0; d < rank; ++d)
-      desc[2] += offset[d] * strides[d];
+      desc[0] += offset[d] * strides[d];
     for (int d = 0; d < rank - 1; ++d) {
       desc.push_back(sizes[d]);
       desc.push_back(strides[d]);
     }
+    // A byte range of the box, as a step's quota cuts it: partial runs and
+    // rows at both ends.
     int64_t bytes = reshard::engine::box_bytes(desc.data());
-    std::vector<uint8_t> host(total), packedHost(bytes), packedDev(bytes);
-    for (uint8_t &b : host)
+    int64_t lo = below(bytes), hi = lo + 1 + below(bytes - lo);
+    std::vector<uint8_t> src(total), packedHost(hi - lo), packedDev(hi - lo);
+    for (uint8_t &b : src)
       b = static_cast<uint8_t>(rng());
-    void *hostPtr[1] = {host.data()};
-    reshard::engine::pack_box(desc.data(), hostPtr, hostPtr, packedHost.data());
+    host.pack(desc.data(), src.data(), lo, hi, packedHost.data());
     uint8_t *dev = nullptr, *staging = nullptr;
     CHECK_CUDA(cudaMalloc(&dev, total));
-    CHECK_CUDA(cudaMalloc(&staging, bytes));
-    CHECK_CUDA(cudaMemcpy(dev, host.data(), total, cudaMemcpyHostToDevice));
-    CHECK_CUDA(reshard::engine::nccl::copy_runs(
-        staging, dev + desc[2], desc[3], desc.data() + 5, desc[4], 2, 1, 0, 0));
+    CHECK_CUDA(cudaMalloc(&staging, hi - lo));
+    CHECK_CUDA(cudaMemcpy(dev, src.data(), total, cudaMemcpyHostToDevice));
+    if (device.pack(desc.data(), dev, lo, hi, staging)) {
+      std::fprintf(stderr, "pack: %s\n", err);
+      return 1;
+    }
     CHECK_CUDA(
-        cudaMemcpy(packedDev.data(), staging, bytes, cudaMemcpyDeviceToHost));
+        cudaMemcpy(packedDev.data(), staging, hi - lo, cudaMemcpyDeviceToHost));
     bad += packedDev != packedHost;
     // Unpack into a zeroed buffer and compare with the host loops.
     std::vector<uint8_t> unpackedHost(total, 0), unpackedDev(total);
-    void *unpackPtr[1] = {unpackedHost.data()};
-    reshard::engine::unpack_box(desc.data(), unpackPtr, packedHost.data());
+    host.unpack(desc.data(), unpackedHost.data(), lo, hi, packedHost.data());
     CHECK_CUDA(cudaMemset(dev, 0, total));
-    CHECK_CUDA(reshard::engine::nccl::copy_runs(
-        dev + desc[2], staging, desc[3], desc.data() + 5, desc[4], 2, 0, 1, 0));
+    if (device.unpack(desc.data(), dev, lo, hi, staging)) {
+      std::fprintf(stderr, "unpack: %s\n", err);
+      return 1;
+    }
     CHECK_CUDA(
         cudaMemcpy(unpackedDev.data(), dev, total, cudaMemcpyDeviceToHost));
     bad += unpackedDev != unpackedHost;
     CHECK_CUDA(cudaFree(dev));
     CHECK_CUDA(cudaFree(staging));
   }
-  std::printf("random boxes: %d cases, %d wrong\n", cases, bad);
+  std::printf("random boxes and byte ranges: %d cases, %d wrong\n", cases, bad);
   return bad ? 1 : 0;
 }
 
@@ -118,61 +135,103 @@ static int checkLargePitch() {
 }
 
 // The step path (pack, ncclSend/ncclRecv in a group, unpack) on one GPU: a
-// hand-made one-rank plan whose only step sends a strided box of tensor 0's
-// source to the rank itself and unpacks it into another box of the
-// destination. Generated plans never message themselves (local copies do
-// that), but NCCL accepts a send to self, and it is the only way one GPU
-// runs this path. Checked against the host loops of Runtime.h.
+// hand-made one-rank plan whose only stream sends a strided box of tensor
+// 0's source to the rank itself and unpacks it into another box of the
+// destination, in three steps whose quota cuts rows in the middle.
+// Generated plans never message themselves (local copies do that), but
+// NCCL accepts a send to self, and it is the only way one GPU runs this
+// path. Checked against the host loops of Engine.h.
 static int checkSelfMessage(ncclComm_t comm, cudaStream_t stream,
                             const char *label) {
+  using namespace reshard::engine;
   const int64_t srcRows = 64, srcCols = 100, dstRows = 32, dstCols = 70;
   const int64_t run = 50, rows = 32, bytes = run * rows;
-  static const int64_t steps[] = {
-      0,       1,     1, // step 0: 1 send, 1 receive
-      0,       bytes, 0,
-      7, // send to 0, staging 0
-      0,       0,     8 * srcCols + 10,
-      run,     1,     rows,
-      srcCols, 0,     bytes,
-      bytes,   7, // receive from 0
-      0,       1,     5,
-      run,     1,     rows,
-      dstCols};
-  static const int64_t shards[] = {0, srcRows * srcCols, dstRows * dstCols};
-  static const int32_t programOf[] = {0};
+  const int64_t quota = bytes / 3 + 1; // 534, 534, 532: partial rows
+  // The word pool: mesh [0], combo maps [0], shard bytes, descriptors,
+  // members [0], the receive list [stream 0].
+  static const int64_t words[] = {0, // 0: ranks, combos, members
+                                  srcRows * srcCols, // 1: source shard bytes
+                                  dstRows * dstCols, // 2: destination bytes
+                                  8 * srcCols + 10,
+                                  run,
+                                  1,
+                                  rows,
+                                  srcCols, // 3: pack
+                                  5,
+                                  run,
+                                  1,
+                                  rows,
+                                  dstCols, // 8: unpack
+                                  8 * srcCols + 10,
+                                  5,
+                                  run,
+                                  1,
+                                  rows,
+                                  srcCols,
+                                  dstCols, // 13: copy
+                                  0};      // 20: receive list
   static const char *const names[] = {"self"};
-  static const reshard::engine::RankProgram program = {
-      0,      2 * bytes,
-      shards, 1,
-      0,      0,
-      steps,  static_cast<int64_t>(sizeof(steps) / sizeof(steps[0]))};
-  static const reshard::engine::Plan plan = {
-      "self_message", 0x5e1f, 1, 1, names, &program, 1, programOf, 1};
+  static const int64_t tensorGroup[] = {0};
+  static const Mesh meshes[] = {{1, 0}};
+  static const Class classes[] = {{0, 1, 1, 0, 1, 1, 1, 0, 1, 2}};
+  static const Piece pieces[] = {{0, 0, bytes, 3, 8, 13}};
+  static const Group groups[] = {{0, 0, 0, 0, 1}};
+  static const Item items[] = {{0, 0, 0, 1, 1}};
+  static const Stream streams[] = {{0, 0, 0, 1, 0, quota, bytes, 0}};
+  static const int32_t programOf[] = {0};
+  static RankProgram program = {0, 0, 0, 0, 0, 1, 20, 1, 3};
+  static Plan plan = {"self_message",
+                      0x5e1f,
+                      1,
+                      1,
+                      names,
+                      tensorGroup,
+                      meshes,
+                      1,
+                      classes,
+                      1,
+                      pieces,
+                      1,
+                      groups,
+                      1,
+                      items,
+                      1,
+                      streams,
+                      1,
+                      &program,
+                      1,
+                      programOf,
+                      words,
+                      static_cast<int64_t>(sizeof(words) / sizeof(words[0])),
+                      0,
+                      0,
+                      3};
+  program.workspace = rank_workspace(plan, program);
   std::vector<uint8_t> src(srcRows * srcCols), want(dstRows * dstCols, 0xA5),
       got(want.size()), packed(bytes);
   for (size_t i = 0; i < src.size(); ++i)
     src[i] = static_cast<uint8_t>(i * 7 + 3);
-  void *srcHost[1] = {src.data()}, *dstHost[1] = {want.data()};
-  reshard::engine::pack_box(steps + 7, srcHost, dstHost, packed.data());
-  reshard::engine::unpack_box(steps + 18, dstHost, packed.data());
+  pack_range(words + 3, src.data(), 0, bytes, packed.data());
+  unpack_range(words + 8, want.data(), 0, bytes, packed.data());
   uint8_t *srcDev = nullptr, *dstDev = nullptr, *ws = nullptr;
   CHECK_CUDA(cudaMalloc(&srcDev, src.size()));
   CHECK_CUDA(cudaMalloc(&dstDev, got.size()));
-  CHECK_CUDA(cudaMalloc(&ws, 2 * bytes));
+  CHECK_CUDA(cudaMalloc(&ws, program.workspace));
   CHECK_CUDA(
       cudaMemcpy(srcDev, src.data(), src.size(), cudaMemcpyHostToDevice));
   CHECK_CUDA(cudaMemset(dstDev, 0xA5, got.size()));
   void *srcPtr[1] = {srcDev}, *dstPtr[1] = {dstDev};
   char err[512] = "";
-  int rc = reshard::engine::nccl::run(plan, 0, srcPtr, dstPtr, comm, stream, ws,
-                                      2 * bytes, err, sizeof(err));
+  int rc = nccl::run(plan, 0, srcPtr, dstPtr, comm, stream, ws,
+                     program.workspace, err, sizeof(err));
   CHECK_CUDA(cudaStreamSynchronize(stream));
   CHECK_CUDA(
       cudaMemcpy(got.data(), dstDev, got.size(), cudaMemcpyDeviceToHost));
   CHECK_CUDA(cudaFree(srcDev));
   CHECK_CUDA(cudaFree(dstDev));
   CHECK_CUDA(cudaFree(ws));
-  std::printf("self message (pack, ncclSend/ncclRecv, unpack), %s: %s%s\n",
+  std::printf("self message in 3 steps (pack, ncclSend/ncclRecv, unpack), "
+              "%s: %s%s\n",
               label, rc ? "error: " : (got == want ? "ok" : "WRONG"),
               rc ? err : "");
   return rc || got != want ? 1 : 0;

@@ -53,6 +53,10 @@ cl::opt<Emit> emit(
                clEnumValN(Emit::Mlir, "mlir", "the lowered reshard_rt program"),
                clEnumValN(Emit::None, "none", "nothing")),
     cl::init(Emit::Cpp), cl::cat(category));
+cl::opt<bool> timing(
+    "timing",
+    cl::desc("Print the wall time of every stage and pass to standard error"),
+    cl::cat(category));
 cl::opt<std::string> headerFile("header",
                                 cl::desc("Also write the plan's C header"),
                                 cl::value_desc("FILE"), cl::cat(category));
@@ -162,6 +166,11 @@ int compile() {
         !paths.insert(*path).second)
       return fail("'" + *path + "' is named for two outputs");
 
+  // Stages are timers of one tree, passes nested in their stage.
+  DefaultTimingManager timer;
+  timer.setEnabled(timing);
+  TimingScope root = timer.getRootScope();
+  TimingScope stageTimer = root.nest("import or parse");
   DialectRegistry registry;
   registerCompileDialects(registry);
   MLIRContext ctx(registry);
@@ -176,6 +185,7 @@ int compile() {
   OwningOpRef<ModuleOp> module = loadInput(sourceMgr, &ctx);
   if (!module)
     return 1;
+  stageTimer.stop();
   FailureOr<Stage> stage = getStage(*module);
   if (failed(stage))
     return 1;
@@ -184,8 +194,13 @@ int compile() {
     return fail(input + " is already lowered (a reshard_rt.plan): planning "
                         "options (--staging-budget, --max-ops-per-step, "
                         "--strategy, --plan-name) do not apply to it");
+  if (*stage == Stage::Explicit)
+    return fail(input + " is the explicit reference form (reshard.pieces, "
+                        "as reshard-expand writes it), which is for reading "
+                        "and reshard-run; compile the layout or the planned "
+                        "module (classes and groups)");
   if (*stage == Stage::Planned && planningOptions)
-    return fail(input + " is already planned (it has reshard.pieces): "
+    return fail(input + " is already planned (it has reshard.group ops): "
                         "--staging-budget, --max-ops-per-step and "
                         "--strategy apply to layouts");
   if (*stage == Stage::Lowered && !reportFile.empty())
@@ -201,15 +216,26 @@ int compile() {
       (!reportFile.empty() && !(reportOS = outputs.open(reportFile))))
     return 1;
 
-  auto setup = [](PassManager &pm) { return applyPassManagerCLOptions(pm); };
+  auto setup = [&](PassManager &pm) {
+    if (timing)
+      pm.enableTiming(stageTimer);
+    return applyPassManagerCLOptions(pm);
+  };
+  auto nextStage = [&](StringRef name) {
+    stageTimer.stop();
+    stageTimer = root.nest(name);
+  };
+  nextStage("plan and report");
   if (*stage == Stage::Layout &&
       failed(planModule(*module, options, reportOS, setup)))
     return 1;
   if (*stage == Stage::Planned && reportOS &&
       failed(reportModule(*module, *reportOS, setup)))
     return 1;
+  nextStage("lower");
   if (*stage != Stage::Lowered && failed(lowerModule(*module, planName, setup)))
     return 1;
+  nextStage("emit");
 
   CppBackend cpp =
       backend == Backend::Nccl ? CppBackend::Nccl : CppBackend::Mpi;
@@ -225,6 +251,7 @@ int compile() {
       *os << "\n";
     }
   outputs.keep();
+  stageTimer.stop();
   return 0;
 }
 } // namespace

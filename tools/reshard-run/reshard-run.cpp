@@ -14,7 +14,9 @@
 //===----------------------------------------------------------------------===//
 #include "reshard/Compile/Compile.h"
 #include "reshard/Dialect/Reshard/IR/LayoutInterop.h"
-#include "reshard/Dialect/Runtime/IR/RuntimeOps.h"
+#include "reshard/Dialect/Reshard/Transforms/PlanModule.h"
+#include "reshard/Dialect/Runtime/IR/PlanEncoding.h"
+#include "reshard/Plan/Expansion.h"
 #include "reshard/Reference/CheckPattern.h"
 #include "reshard/Reference/PieceInterpreter.h"
 #include "reshard/Reference/RuntimeInterpreter.h"
@@ -31,6 +33,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <set>
 
 using namespace mlir;
 using namespace reshard;
@@ -77,6 +81,11 @@ static cl::opt<uint64_t> maxHostBytes(
     cl::desc("Refuse a tensor whose shards (all ranks, both sides) need more "
              "host memory than this (default 16 GiB)"),
     cl::init(uint64_t(16) << 30));
+static cl::opt<bool> engineMode(
+    "engine",
+    cl::desc("Lower the plan and run every rank's reshard_rt program with the "
+             "execution engine (the MPI backend's code) instead of the "
+             "reference piece interpreter"));
 static cl::opt<unsigned>
     maxMismatches("max-mismatches",
                   cl::desc("Mismatches printed per tensor (default 10)"),
@@ -292,12 +301,22 @@ static int runLoweredPlan(rt::PlanOp plan) {
     if (!checkFileName(name))
       return 1;
   std::vector<ShardBuffers> src(names.size()), dst(names.size());
+  std::unique_ptr<rt::EncodedPlan> encoded = rt::EncodedPlan::encode(plan);
+  if (!encoded)
+    return 1;
+  const engine::Plan &view = encoded->view();
+  // Every rank of a mesh has shards, with work to do or not.
+  std::set<int64_t> ranks;
+  for (int64_t m = 0; m < view.num_meshes; ++m)
+    for (int64_t i = 0; i < view.meshes[m].num_ranks; ++i)
+      ranks.insert(view.words[view.meshes[m].ranks + i]);
   uint64_t host = 0;
-  for (rt::RankOp rank : plan.getBody().front().getOps<rt::RankOp>()) {
-    ArrayRef<int64_t> shards = rank.getShards();
-    for (size_t i = 0; i < shards.size(); i += 3) {
-      int64_t t = shards[i], srcBytes = shards[i + 1], dstBytes = shards[i + 2];
-      for (int64_t b : {srcBytes, dstBytes})
+  std::vector<int64_t> srcBytes(names.size()), dstBytes(names.size());
+  for (int64_t rank : ranks) {
+    engine::shard_table(view, rank, true, srcBytes.data());
+    engine::shard_table(view, rank, false, dstBytes.data());
+    for (size_t t = 0; t < names.size(); ++t) {
+      for (int64_t b : {srcBytes[t], dstBytes[t]})
         if (b > 0)
           host = llvm::checkedAddUnsigned(host, static_cast<uint64_t>(b))
                      .value_or(UINT64_MAX);
@@ -306,25 +325,23 @@ static int runLoweredPlan(rt::PlanOp plan) {
                                   "--max-host-bytes ({0}) of host memory",
                                   maxHostBytes.getValue())
                         .str());
-      if (srcBytes >= 0 &&
-          !checkShardFileBytes(shardPath(srcDir, rank.getRank(), names[t]),
-                               "source", rank.getRank(), srcBytes,
-                               "'" + names[t] + "'"))
+      if (srcBytes[t] >= 0 &&
+          !checkShardFileBytes(shardPath(srcDir, rank, names[t]), "source",
+                               rank, srcBytes[t], "'" + names[t] + "'"))
         return 1;
-      if (dstBytes < 0)
+      if (dstBytes[t] < 0)
         continue;
-      if (!checkDestinationFile(rank.getRank(), names[t]))
+      if (!checkDestinationFile(rank, names[t]))
         return 1;
-      dst[t][rank.getRank()].assign(dstBytes, 0);
+      dst[t][rank].assign(dstBytes[t], 0);
     }
   }
   // Everything checked: now read.
-  for (rt::RankOp rank : plan.getBody().front().getOps<rt::RankOp>()) {
-    ArrayRef<int64_t> shards = rank.getShards();
-    for (size_t i = 0; i < shards.size(); i += 3)
-      if (shards[i + 1] >= 0 &&
-          !readShardFile(shardPath(srcDir, rank.getRank(), names[shards[i]]),
-                         shards[i + 1], src[shards[i]][rank.getRank()]))
+  for (int64_t rank : ranks) {
+    engine::shard_table(view, rank, true, srcBytes.data());
+    for (size_t t = 0; t < names.size(); ++t)
+      if (srcBytes[t] >= 0 && !readShardFile(shardPath(srcDir, rank, names[t]),
+                                             srcBytes[t], src[t][rank]))
         return 1;
   }
   if (llvm::Error err = executeRuntimePlan(plan, src, dst))
@@ -409,25 +426,53 @@ int main(int argc, char **argv) {
     return runLoweredPlan(*lowered.begin());
   }
 
-  FailureOr<llvm::StringMap<PiecesOp>> piecesOf = collectPieces(*module);
-  if (failed(piecesOf))
+  // The explicit pieces of each tensor: written in the module (the
+  // reference form), or expanded one tensor at a time from its group.
+  FailureOr<Stage> stage = getStage(*module);
+  if (failed(stage))
     return 1;
+  llvm::StringMap<PiecesOp> piecesOf;
+  std::optional<PlanModule> planned;
+  if (*stage == Stage::Explicit) {
+    FailureOr<llvm::StringMap<PiecesOp>> found = collectPieces(*module);
+    if (failed(found))
+      return 1;
+    piecesOf = std::move(*found);
+  } else {
+    FailureOr<PlanModule> loaded = PlanModule::load(*module, "reshard-run");
+    if (failed(loaded))
+      return 1;
+    planned = std::move(*loaded);
+  }
+  auto tableOf = [&](size_t t, RedistributeOp op) -> PieceTable {
+    if (planned)
+      return expandPieces(planned->model, t);
+    return piecesOf.lookup(op.getSymName()).toTable();
+  };
 
   // Everything that can be checked is checked before any file is written.
   SymbolTableCollection symbols;
-  std::vector<std::pair<TensorLayout, PieceTable>> plans;
-  for (RedistributeOp op : module->getOps<RedistributeOp>()) {
+  std::vector<TensorLayout> layouts;
+  SmallVector<RedistributeOp> ops(module->getOps<RedistributeOp>());
+  uint64_t allHostBytes = 0;
+  for (auto [t, op] : llvm::enumerate(ops)) {
     FailureOr<TensorLayout> layout = getTensorLayout(op, symbols);
     if (failed(layout))
       return 1;
-    PiecesOp piecesOp = piecesOf->lookup(op.getSymName());
-    PieceTable table = piecesOp.toTable();
-    if (llvm::Error err = validatePieces(*layout, table)) {
-      piecesOp.emitError(llvm::toString(std::move(err)));
-      return 1;
+    if (!engineMode) {
+      PieceTable table = tableOf(t, op);
+      if (llvm::Error err = validatePieces(*layout, table)) {
+        Operation *at = planned
+                            ? op.getOperation()
+                            : piecesOf.lookup(op.getSymName()).getOperation();
+        at->emitError(llvm::toString(std::move(err)));
+        return 1;
+      }
     }
     if (!fitsHostMemory(*layout))
       return 1;
+    allHostBytes = llvm::checkedAddUnsigned(allHostBytes, hostBytes(*layout))
+                       .value_or(UINT64_MAX);
     if (!makeSourcesDir.empty() || !verifyDir.empty()) {
       if (!checkFileName(*layout))
         return 1;
@@ -438,8 +483,35 @@ int main(int argc, char **argv) {
         if (!checkSourceFile(*layout, rank, shape))
           return 1;
     }
-    plans.push_back({std::move(*layout), std::move(table)});
+    layouts.push_back(std::move(*layout));
   }
+  // The engine runs every tensor at once: all shards are in memory.
+  if (engineMode && allHostBytes > maxHostBytes)
+    return fail(llvm::formatv("--engine holds every shard of every tensor; "
+                              "they need {0} bytes of host memory, more than "
+                              "--max-host-bytes ({1})",
+                              allHostBytes, maxHostBytes.getValue())
+                    .str());
+  // The lowered plan, for --engine: the module's own lowering, run by the
+  // execution engine's loops (the code the MPI backend runs).
+  OwningOpRef<ModuleOp> loweredCopy;
+  if (engineMode) {
+    if (*stage == Stage::Explicit)
+      return fail("--engine lowers the plan, and the explicit reference form "
+                  "(reshard.pieces) does not lower; give the planned module");
+    loweredCopy = module->clone();
+    if (failed(lowerModule(*loweredCopy, "")))
+      return 1;
+  }
+  // One tensor by its pieces, or (with --engine) every tensor at once.
+  auto execute = [&](std::vector<ShardBuffers> &src,
+                     std::vector<ShardBuffers> &dst, size_t only,
+                     const PieceTable *table) -> llvm::Error {
+    if (!engineMode)
+      return executePieces(layouts[only], *table, src[only], dst[only]);
+    return executeRuntimePlan(*loweredCopy->getOps<rt::PlanOp>().begin(), src,
+                              dst);
+  };
 
   // --check runs both patterns unless one is named: the index as issue
   // readers expect it, the hash for elements moved by 2^8 or 2^16 places.
@@ -447,10 +519,44 @@ int main(int argc, char **argv) {
   if (checkMode && !patternOption.getNumOccurrences())
     patterns = {CheckPattern::Index, CheckPattern::Hash};
   int64_t tensors = 0, pieces = 0, elements = 0, badTensors = 0;
-  for (auto &[plannedLayout, table] : plans) {
-    const TensorLayout *layout = &plannedLayout;
-    ShardBuffers src, dst;
+  size_t n = layouts.size();
+  // Per tensor with the piece interpreter; all at once with the engine.
+  std::vector<ShardBuffers> src(n), dst(n);
+  auto fill = [&](bool source, CheckPattern pattern) {
+    for (size_t t = 0; t < n; ++t)
+      (source ? src : dst)[t] = makeCheckBuffers(layouts[t], source, pattern);
+  };
+  auto forget = [&](size_t t) {
+    if (!engineMode) {
+      src[t].clear();
+      dst[t].clear();
+    }
+  };
+  // The engine moves every tensor in one run per pattern: run them first.
+  std::vector<std::vector<ShardBuffers>> engineResults;
+  if (engineMode && checkMode)
+    for (CheckPattern pattern : patterns) {
+      fill(true, pattern);
+      fill(false, pattern);
+      if (llvm::Error err = execute(src, dst, 0, nullptr))
+        return fail(llvm::toString(std::move(err)));
+      engineResults.push_back(std::move(dst));
+      dst.assign(n, {});
+    }
+  if (engineMode && !checkMode && makeSourcesDir.empty() && verifyDir.empty()) {
+    for (size_t t = 0; t < n; ++t) {
+      if (!readShards(layouts[t], srcDir, /*source=*/true, src[t]))
+        return 1;
+      for (auto &[rank, shape] : layouts[t].localShapes(/*source=*/false))
+        dst[t][rank].assign(layouts[t].shardBytes(shape), 0);
+    }
+    if (llvm::Error err = execute(src, dst, 0, nullptr))
+      return fail(llvm::toString(std::move(err)));
+  }
+  for (size_t t = 0; t < n; ++t) {
+    const TensorLayout *layout = &layouts[t];
     ++tensors;
+    PieceTable table = tableOf(t, ops[t]);
     pieces += table.size();
     if (!makeSourcesDir.empty()) {
       if (!writeShards(
@@ -460,30 +566,35 @@ int main(int argc, char **argv) {
       continue;
     }
     if (!checkMode && verifyDir.empty()) {
-      if (!readShards(*layout, srcDir, /*source=*/true, src))
+      if (!engineMode) {
+        if (!readShards(*layout, srcDir, /*source=*/true, src[t]))
+          return 1;
+        for (auto &[rank, shape] : layout->localShapes(/*source=*/false))
+          dst[t][rank].assign(layout->shardBytes(shape), 0);
+        if (llvm::Error err = execute(src, dst, t, &table))
+          return fail(llvm::toString(std::move(err)));
+      }
+      if (!writeShards(layout->name, dstDir, dst[t]))
         return 1;
-      for (auto &[rank, shape] : layout->localShapes(/*source=*/false))
-        dst[rank].assign(layout->shardBytes(shape), 0);
-      if (llvm::Error err = executePieces(*layout, table, src, dst))
-        return fail(llvm::toString(std::move(err)));
-      if (!writeShards(layout->name, dstDir, dst))
-        return 1;
+      forget(t);
       continue;
     }
     if (!verifyDir.empty() &&
-        !readShards(*layout, verifyDir, /*source=*/false, dst))
+        !readShards(*layout, verifyDir, /*source=*/false, dst[t]))
       return 1;
     bool wrong = false;
-    for (CheckPattern pattern : patterns) {
-      if (checkMode) {
-        src = makeCheckBuffers(*layout, /*source=*/true, pattern);
-        dst = makeCheckBuffers(*layout, /*source=*/false, pattern);
-        if (llvm::Error err = executePieces(*layout, table, src, dst))
+    for (auto [k, pattern] : llvm::enumerate(patterns)) {
+      if (checkMode && engineMode) {
+        dst[t] = std::move(engineResults[k][t]);
+      } else if (checkMode) {
+        src[t] = makeCheckBuffers(*layout, /*source=*/true, pattern);
+        dst[t] = makeCheckBuffers(*layout, /*source=*/false, pattern);
+        if (llvm::Error err = execute(src, dst, t, &table))
           return fail(llvm::toString(std::move(err)));
       }
       std::vector<Mismatch> reported;
       int64_t bad =
-          checkDestination(*layout, dst, reported, maxMismatches, pattern);
+          checkDestination(*layout, dst[t], reported, maxMismatches, pattern);
       if (!bad)
         continue;
       wrong = true;
@@ -499,9 +610,10 @@ int main(int argc, char **argv) {
             m.expected, m.actual);
       break;
     }
-    for (auto &[rank, bytes] : dst)
+    for (auto &[rank, bytes] : dst[t])
       elements += bytes.size() / layout->elementBytes;
     badTensors += wrong;
+    forget(t);
   }
   if (!makeSourcesDir.empty()) {
     llvm::outs() << llvm::formatv("wrote the source shards of {0} tensors to "

@@ -25,9 +25,11 @@ namespace reshard {
 
 /// How far a module has come.
 enum class Stage {
-  Layout,  ///< reshard ops without pieces: to be planned
-  Planned, ///< every redistribution has its reshard.pieces
-  Lowered, ///< one reshard_rt.plan and nothing else
+  Layout,   ///< reshard ops, no classes or groups yet: to be planned
+  Planned,  ///< classes and groups (routed and scheduled, or not yet)
+  Explicit, ///< every redistribution has its reshard.pieces: the reference
+            ///< form (reshard-expand), for reading and reshard-run only
+  Lowered,  ///< one reshard_rt.plan and nothing else
 };
 
 /// Called on every pass manager a stage builds, before it runs: tools apply
@@ -46,7 +48,8 @@ loadInput(const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
           mlir::MLIRContext *context);
 
 /// The stage of `module`; fails with a diagnostic for a mixture (a plan
-/// beside reshard ops, or pieces for some tensors only).
+/// beside reshard ops, pieces beside groups, or pieces for some tensors
+/// only).
 mlir::FailureOr<Stage> getStage(mlir::ModuleOp module);
 
 /// Plans a Layout module in place with reshard-plan-pipeline (without the

@@ -1,12 +1,21 @@
 /*===- Engine.h - What generated reshard plans run on ----------*- C++ -*-===*
  *
- * Header-only, C++11, no dependencies: the plan tables that
- * reshard-translate emits, the descriptor loops that pack, unpack and copy
- * strided boxes, and argument checks. The MPI and NCCL backends
- * (MpiBackend.h, NcclBackend.h) build on it; the in-process executor that
- * reshard-proptest runs on every random case
- * (lib/Reference/RuntimeInterpreter.cpp) uses the same loops, so the suite
- * checks the code that ships. Error codes: ErrorCodes.h.
+ * Header-only, C++11, no dependencies beyond the standard library: the plan
+ * tables that reshard-compile emits (the one owner of their schema: the
+ * reshard_rt verifier, the encoder, the C++ emitter, the in-process
+ * executor and both backends read these structs), the step walker that
+ * turns streams into the messages of each step, the loops that pack,
+ * unpack and copy strided boxes, and argument checks. The MPI and NCCL
+ * backends (MpiBackend.h, NcclBackend.h) build on it; reshard-proptest runs
+ * the same code in one process on every random case
+ * (lib/Reference/RuntimeInterpreter.cpp). Error codes: ErrorCodes.h.
+ *
+ * A plan does not list pieces. Tensors of one class (shape, element size,
+ * both shardings, both mesh shapes) share one list of pieces in mesh
+ * coordinates; a group is the tensors of one class between two meshes; an
+ * item names one piece of an arithmetic progression of a group's members;
+ * a stream is everything one rank sends another in one phase, as a list of
+ * items, cut into steps of `quota` bytes from step `start`.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef RESHARD_EXECUTIONENGINE_ENGINE_H
@@ -17,32 +26,78 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include "reshard/ExecutionEngine/ErrorCodes.h"
 
 namespace reshard {
 namespace engine {
 
-/* One rank's program. `steps` is a flat table: per step
- *   index, number of sends, number of receives, then per message
- *   peer, bytes, staging offset, descriptor length, descriptors...
- * (sends first). Box descriptors: tensor, buffer (0 src, 1 dst), offset,
- * run, n, (count, stride) x n. Copy descriptors: tensor, src offset, dst
- * offset, run, n, (count, src stride, dst stride) x n.
- * `shards` holds (tensor, source bytes, destination bytes) for each tensor
- * whose source or destination mesh holds the rank, ascending by tensor;
- * -1 means not in that mesh. It is sparse because a pipeline stage's rank
- * is in few tensors' meshes: dense per-tensor rows made 90% of a
- * whole-model plan's object. */
+/* Variable-length lists live in the plan's `words` pool and are named by
+ * their first index there. Box descriptors (in `words`):
+ *   pack and unpack: offset, run, n, (count, stride) x n
+ *   copy:            src offset, dst offset, run, n,
+ *                    (count, src stride, dst stride) x n
+ * in bytes, loops outermost first; a box's bytes in packed order are its
+ * runs in loop order. */
+
+/* The ranks of a mesh, by row-major linear index. */
+struct Mesh {
+  int64_t num_ranks;
+  int64_t ranks; /* words */
+};
+
+/* One piece of a class: the box every destination device of combo
+ * `dst_combo` needs, held by every source device of combo `src_combo`. A
+ * combo is the row-major index of a device's coordinates on the mesh axes
+ * the sharding uses. */
+struct Piece {
+  int64_t src_combo, dst_combo;
+  int64_t bytes;
+  int64_t pack;   /* words: the box in the source shard */
+  int64_t unpack; /* words: the box in the destination shard */
+  int64_t copy;   /* words: both, for a local copy */
+};
+
+struct Class {
+  int64_t first_piece, num_pieces;     /* pieces, ordered by dst_combo */
+  int64_t src_devices, src_combo_of;   /* words: combo of each device */
+  int64_t src_combos, src_shard_bytes; /* words: bytes of each combo */
+  int64_t dst_devices, dst_combo_of;
+  int64_t dst_combos, dst_shard_bytes;
+};
+
+/* The tensors of one class moving between two meshes; member k is tensor
+ * words[first_member + k]. */
+struct Group {
+  int64_t cls, src_mesh, dst_mesh;
+  int64_t first_member, num_members;
+};
+
+/* Piece `piece` of members start + i * stride, i < count, of `group`. */
+struct Item {
+  int32_t group, piece, start, stride, count;
+};
+
+/* What `sender` sends `receiver` in one phase (0: from its source shards;
+ * 1: a relay forwarding from its destination shards what it received in
+ * phase 0), the items in order: `quota` bytes a step from step `start`. */
+struct Stream {
+  int32_t sender, receiver, phase, num_items;
+  int64_t start, quota, bytes;
+  int64_t first_item; /* items */
+};
+
+/* One rank's program: its sends are streams [first_send, +num_sends)
+ * (sorted by receiver, then phase), its receives the streams named at
+ * words[recvs .. +num_recvs) (sorted by sender, then phase), its local
+ * copies items [first_copy, +num_copies), run before the first step. */
 struct RankProgram {
-  int64_t rank;
-  int64_t workspace;
-  const int64_t *shards;
-  int64_t shards_len; /* entries of 3 words */
-  const int64_t *copies;
-  int64_t copies_len;
-  const int64_t *steps;
-  int64_t steps_len;
+  int64_t rank, workspace;
+  int64_t first_copy, num_copies;
+  int64_t first_send, num_sends;
+  int64_t recvs, num_recvs;
+  int64_t steps; /* 1 + its last step */
 };
 
 struct Plan {
@@ -51,11 +106,42 @@ struct Plan {
   int num_ranks;
   int num_tensors;
   const char *const *tensor_names;
+  const int64_t *tensor_group; /* num_tensors entries */
+  const Mesh *meshes;
+  int64_t num_meshes;
+  const Class *classes;
+  int64_t num_classes;
+  const Piece *pieces;
+  int64_t num_pieces;
+  const Group *groups;
+  int64_t num_groups;
+  const Item *items;
+  int64_t num_items;
+  const Stream *streams; /* sorted by sender, receiver, phase */
+  int64_t num_streams;
   const RankProgram *programs;
-  int num_programs;
+  int64_t num_programs;
   const int32_t *program_of_rank; /* num_ranks entries; -1: nothing to do */
-  int64_t max_steps;              /* 1 + the largest step index */
+  const int64_t *words;
+  int64_t num_words;
+  int64_t staging_budget; /* 0: none stated */
+  int64_t max_ops_per_step;
+  int64_t max_steps; /* over all ranks */
 };
+
+/* Staging is laid out per step: sends, then receives, each message at a
+ * multiple of this. */
+const int64_t kStagingAlign = 16;
+/* Tensor ranks, hence descriptor loops, stay below this. */
+const int kMaxLoops = 64;
+
+inline int64_t align_up(int64_t x) {
+  return (x + kStagingAlign - 1) / kStagingAlign * kStagingAlign;
+}
+
+inline int64_t stream_steps(const Stream &s) {
+  return s.bytes <= 0 ? 0 : s.bytes / s.quota + (s.bytes % s.quota != 0);
+}
 
 inline const RankProgram *program(const Plan &plan, int rank) {
   if (rank < 0 || rank >= plan.num_ranks)
@@ -64,29 +150,57 @@ inline const RankProgram *program(const Plan &plan, int rank) {
   return p < 0 ? 0 : &plan.programs[p];
 }
 
-/* Bytes of the source (or destination) shard of `tensor` in a `shards`
- * table of `len` (tensor, source bytes, destination bytes) entries sorted by
- * tensor; -1 when the tensor is not listed. The reshard_rt.rank op answers
- * from the same table. */
-inline int64_t find_shard_bytes(const int64_t *shards, int64_t len,
-                                int64_t tensor, bool src) {
-  int64_t lo = 0, hi = len;
-  while (lo < hi) {
-    int64_t mid = lo + (hi - lo) / 2;
-    if (shards[3 * mid] < tensor)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  if (lo == len || shards[3 * lo] != tensor)
-    return -1;
-  return shards[3 * lo + (src ? 1 : 2)];
+inline const Stream &recv_stream(const Plan &plan, const RankProgram &p,
+                                 int64_t i) {
+  return plan.streams[plan.words[p.recvs + i]];
 }
 
-/* Bytes of the rank's source (or destination) shard of `tensor`; -1 when
- * the rank is not in that mesh, or has no program. */
-inline int64_t shard_bytes(const RankProgram *p, int64_t tensor, bool src) {
-  return p ? find_shard_bytes(p->shards, p->shards_len, tensor, src) : -1;
+inline int64_t member_tensor(const Plan &plan, const Group &g, int64_t k) {
+  return plan.words[g.first_member + k];
+}
+
+/* The linear index of `rank` in `mesh`, or -1. */
+inline int64_t linear_of(const Plan &plan, const Mesh &mesh, int64_t rank) {
+  for (int64_t i = 0; i < mesh.num_ranks; ++i)
+    if (plan.words[mesh.ranks + i] == rank)
+      return i;
+  return -1;
+}
+
+/* Bytes of `rank`'s source (or destination) shard of every tensor into
+ * `bytes` (num_tensors entries): -1 where the rank is not in that side's
+ * mesh. */
+inline void shard_table(const Plan &plan, int64_t rank, bool src,
+                        int64_t *bytes) {
+  for (int t = 0; t < plan.num_tensors; ++t)
+    bytes[t] = -1;
+  for (int64_t gi = 0; gi < plan.num_groups; ++gi) {
+    const Group &g = plan.groups[gi];
+    const Class &c = plan.classes[g.cls];
+    int64_t l =
+        linear_of(plan, plan.meshes[src ? g.src_mesh : g.dst_mesh], rank);
+    if (l < 0)
+      continue;
+    int64_t combo = plan.words[(src ? c.src_combo_of : c.dst_combo_of) + l];
+    int64_t b =
+        plan.words[(src ? c.src_shard_bytes : c.dst_shard_bytes) + combo];
+    for (int64_t k = 0; k < g.num_members; ++k)
+      bytes[member_tensor(plan, g, k)] = b;
+  }
+}
+
+/* Bytes of one shard, as shard_table says. */
+inline int64_t shard_bytes(const Plan &plan, int64_t rank, int64_t tensor,
+                           bool src) {
+  if (tensor < 0 || tensor >= plan.num_tensors)
+    return -1;
+  const Group &g = plan.groups[plan.tensor_group[tensor]];
+  const Class &c = plan.classes[g.cls];
+  int64_t l = linear_of(plan, plan.meshes[src ? g.src_mesh : g.dst_mesh], rank);
+  if (l < 0)
+    return -1;
+  int64_t combo = plan.words[(src ? c.src_combo_of : c.dst_combo_of) + l];
+  return plan.words[(src ? c.src_shard_bytes : c.dst_shard_bytes) + combo];
 }
 
 inline int fail(char *err, size_t errlen, int code, const char *fmt, ...) {
@@ -115,21 +229,18 @@ inline int check_arguments(const Plan &plan, int rank, void *const *src,
   const RankProgram *p = program(plan, rank);
   if (!p)
     return RESHARD_OK;
-  for (int64_t i = 0; i < p->shards_len; ++i) {
-    const int64_t *e = p->shards + 3 * i;
-    int t = static_cast<int>(e[0]);
-    if (e[1] > 0 && (!src || !src[t]))
-      return fail(err, errlen, RESHARD_ERR_NULL,
-                  "%s: rank %d needs the source shard of tensor %d ('%s', "
-                  "%lld bytes) but its pointer is null",
-                  plan.name, rank, t, plan.tensor_names[t],
-                  static_cast<long long>(e[1]));
-    if (e[2] > 0 && (!dst || !dst[t]))
-      return fail(err, errlen, RESHARD_ERR_NULL,
-                  "%s: rank %d needs the destination shard of tensor %d "
-                  "('%s', %lld bytes) but its pointer is null",
-                  plan.name, rank, t, plan.tensor_names[t],
-                  static_cast<long long>(e[2]));
+  std::vector<int64_t> bytes(plan.num_tensors);
+  for (int side = 0; side < 2; ++side) {
+    bool is_src = side == 0;
+    void *const *ptrs = is_src ? src : dst;
+    shard_table(plan, rank, is_src, bytes.data());
+    for (int t = 0; t < plan.num_tensors; ++t)
+      if (bytes[t] > 0 && (!ptrs || !ptrs[t]))
+        return fail(err, errlen, RESHARD_ERR_NULL,
+                    "%s: rank %d needs the %s shard of tensor %d ('%s', "
+                    "%lld bytes) but its pointer is null",
+                    plan.name, rank, is_src ? "source" : "destination", t,
+                    plan.tensor_names[t], static_cast<long long>(bytes[t]));
   }
   if (p->workspace > 0 &&
       (!workspace || workspace_size < static_cast<size_t>(p->workspace)))
@@ -194,13 +305,12 @@ inline int agreement_verdict(const Plan &plan, int rank, int status,
   return RESHARD_OK;
 }
 
-inline int64_t box_length(const int64_t *d) { return 5 + 2 * d[4]; }
-inline int64_t copy_length(const int64_t *d) { return 5 + 3 * d[4]; }
+/*===-- Boxes -------------------------------------------------------------===*/
 
 inline int64_t box_bytes(const int64_t *d) {
-  int64_t n = d[3];
-  for (int64_t i = 0; i < d[4]; ++i)
-    n *= d[5 + 2 * i];
+  int64_t n = d[1];
+  for (int64_t i = 0; i < d[2]; ++i)
+    n *= d[3 + 2 * i];
   return n;
 }
 
@@ -219,86 +329,359 @@ inline void for_each_run(const int64_t *loops, int64_t n, int width, int sa,
                  sb ? b + i * loops[sb] : b, f);
 }
 
-inline uint8_t *buffer(const int64_t *d, void *const *src, void *const *dst) {
-  return static_cast<uint8_t *>(d[1] == 0 ? src[d[0]] : dst[d[0]]);
-}
-
-/* Host loops: pack one box into `out`, returning the bytes written. */
-inline int64_t pack_box(const int64_t *d, void *const *src, void *const *dst,
-                        uint8_t *out) {
-  const uint8_t *base = buffer(d, src, dst);
-  int64_t run = d[3], at = 0;
-  for_each_run(d + 5, d[4], 2, 1, 0, d[2], 0, [&](int64_t off, int64_t) {
-    std::memcpy(out + at, base + off, run);
-    at += run;
-  });
-  return at;
-}
-
-inline int64_t unpack_box(const int64_t *d, void *const *dst,
-                          const uint8_t *in) {
-  uint8_t *base = static_cast<uint8_t *>(dst[d[0]]);
-  int64_t run = d[3], at = 0;
-  for_each_run(d + 5, d[4], 2, 1, 0, d[2], 0, [&](int64_t off, int64_t) {
-    std::memcpy(base + off, in + at, run);
-    at += run;
-  });
-  return at;
-}
-
-inline void copy_boxes(const RankProgram &p, void *const *src,
-                       void *const *dst) {
-  for (int64_t i = 0; i < p.copies_len; i += copy_length(p.copies + i)) {
-    const int64_t *d = p.copies + i;
-    const uint8_t *s = static_cast<const uint8_t *>(src[d[0]]);
-    uint8_t *t = static_cast<uint8_t *>(dst[d[0]]);
-    int64_t run = d[3];
-    for_each_run(d + 5, d[4], 3, 1, 2, d[1], d[2],
-                 [&](int64_t a, int64_t b) { std::memcpy(t + b, s + a, run); });
+/* Bytes [lo, hi) of a box (pack/unpack descriptor `d`) in packed order, as
+ * at most 2n + 1 regular sub-boxes: calls f(offset, run, loops, n') with
+ * (count, stride) pairs, whose packed bytes follow each other in order. */
+template <class F>
+inline void for_each_subbox_at(const int64_t *d, int level, int64_t base,
+                               int64_t lo, int64_t hi, F &f) {
+  if (lo >= hi)
+    return;
+  const int64_t run = d[1], n = d[2];
+  const int64_t *loops = d + 3;
+  if (level == n) {
+    f(base + lo, hi - lo, loops, int64_t(0));
+    return;
   }
+  int64_t inner = run;
+  for (int64_t j = level + 1; j < n; ++j)
+    inner *= loops[2 * j];
+  const int64_t stride = loops[2 * level + 1];
+  int64_t first = lo / inner, last = (hi - 1) / inner;
+  if (first == last) {
+    for_each_subbox_at(d, level + 1, base + first * stride, lo - first * inner,
+                       hi - first * inner, f);
+    return;
+  }
+  if (lo % inner) {
+    for_each_subbox_at(d, level + 1, base + first * stride, lo % inner, inner,
+                       f);
+    ++first;
+  }
+  int64_t end = hi / inner;
+  if (end > first) {
+    /* Indices [first, end) of this loop, whole: this loop with a smaller
+     * count, then the inner loops as they are. */
+    int64_t tmp[2 * kMaxLoops];
+    int64_t m = n - level;
+    tmp[0] = end - first;
+    tmp[1] = stride;
+    for (int64_t j = 1; j < m; ++j) {
+      tmp[2 * j] = loops[2 * (level + j)];
+      tmp[2 * j + 1] = loops[2 * (level + j) + 1];
+    }
+    if (level == n - 1 && stride == run) { /* contiguous rows: one run */
+      f(base + first * stride, run * (end - first), tmp, int64_t(0));
+    } else {
+      f(base + first * stride, run, tmp, m);
+    }
+  }
+  if (hi % inner)
+    for_each_subbox_at(d, level + 1, base + end * stride, 0, hi % inner, f);
 }
 
-/* A message of a step, decoded from the flat table. */
-struct Message {
-  int64_t peer, bytes, staging, desc_len;
-  const int64_t *desc;
+template <class F>
+inline void for_each_subbox(const int64_t *d, int64_t lo, int64_t hi, F &&f) {
+  for_each_subbox_at(d, 0, d[0], lo, hi, f);
+}
+
+/* Host loops: bytes [lo, hi) of the box in packed order, from `base` into
+ * `out` (pack) or from `in` into `base` (unpack). */
+inline void pack_range(const int64_t *d, const uint8_t *base, int64_t lo,
+                       int64_t hi, uint8_t *out) {
+  int64_t at = 0;
+  for_each_subbox(
+      d, lo, hi,
+      [&](int64_t off, int64_t run, const int64_t *loops, int64_t n) {
+        for_each_run(loops, n, 2, 1, 0, off, 0, [&](int64_t o, int64_t) {
+          std::memcpy(out + at, base + o, run);
+          at += run;
+        });
+      });
+}
+
+inline void unpack_range(const int64_t *d, uint8_t *base, int64_t lo,
+                         int64_t hi, const uint8_t *in) {
+  int64_t at = 0;
+  for_each_subbox(
+      d, lo, hi,
+      [&](int64_t off, int64_t run, const int64_t *loops, int64_t n) {
+        for_each_run(loops, n, 2, 1, 0, off, 0, [&](int64_t o, int64_t) {
+          std::memcpy(base + o, in + at, run);
+          at += run;
+        });
+      });
+}
+
+/* A local copy (copy descriptor `d`) from one shard to another. */
+inline void copy_box(const int64_t *d, const uint8_t *src, uint8_t *dst) {
+  int64_t run = d[2];
+  for_each_run(d + 4, d[3], 3, 1, 2, d[0], d[1], [&](int64_t a, int64_t b) {
+    std::memcpy(dst + b, src + a, run);
+  });
+}
+
+/*===-- Items and streams -------------------------------------------------===*/
+
+/* Calls f(tensor, piece) for every (member tensor, piece) of an item, in
+ * order. */
+template <class F>
+inline void for_each_member(const Plan &plan, const Item &it, F &&f) {
+  const Group &g = plan.groups[it.group];
+  const Piece &piece = plan.pieces[plan.classes[g.cls].first_piece + it.piece];
+  for (int64_t i = 0; i < it.count; ++i)
+    f(member_tensor(plan, g, it.start + i * int64_t(it.stride)), piece);
+}
+
+/* Where a stream's next byte is: item, member of the item, byte of that
+ * member's box. Streams are walked front to back, one step at a time. */
+struct Cursor {
+  int64_t item, member, offset;
+  Cursor() : item(0), member(0), offset(0) {}
 };
 
-/* Walks a rank's steps: for each, calls on_step(index, sends, nsend, recvs,
- * nrecv) with the messages decoded into `scratch` (sized by the caller to
- * hold the most messages of any step). Returns the first non-zero code. */
+/* The next `bytes` bytes of stream `s` from `c`, as f(tensor, piece, lo,
+ * hi): bytes [lo, hi) of that tensor's box of that piece. */
 template <class F>
-inline int for_each_step(const RankProgram &p, Message *scratch, F &&on_step) {
-  const int64_t *at = p.steps, *end = p.steps + p.steps_len;
-  while (at < end) {
-    int64_t index = at[0], nsend = at[1], nrecv = at[2];
-    at += 3;
-    for (int64_t m = 0; m < nsend + nrecv; ++m) {
-      scratch[m].peer = at[0];
-      scratch[m].bytes = at[1];
-      scratch[m].staging = at[2];
-      scratch[m].desc_len = at[3];
-      scratch[m].desc = at + 4;
-      at += 4 + at[3];
+inline void for_each_segment(const Plan &plan, const Stream &s, Cursor &c,
+                             int64_t bytes, F &&f) {
+  while (bytes > 0 && c.item < s.num_items) {
+    const Item &it = plan.items[s.first_item + c.item];
+    const Group &g = plan.groups[it.group];
+    const Piece &piece =
+        plan.pieces[plan.classes[g.cls].first_piece + it.piece];
+    int64_t take = piece.bytes - c.offset;
+    take = take < bytes ? take : bytes;
+    f(member_tensor(plan, g, it.start + c.member * int64_t(it.stride)), piece,
+      c.offset, c.offset + take);
+    bytes -= take;
+    c.offset += take;
+    if (c.offset == piece.bytes) {
+      c.offset = 0;
+      if (++c.member == it.count) {
+        c.member = 0;
+        ++c.item;
+      }
     }
-    int rc = on_step(index, scratch, nsend, scratch + nsend, nrecv);
-    if (rc)
-      return rc;
   }
-  return RESHARD_OK;
 }
 
-inline int64_t max_messages(const RankProgram &p) {
+/* One message of a step: the active streams [first, first + count) of one
+ * direction (indices into the rank's send or receive list), all with one
+ * peer, sliced for this step. */
+struct Message {
+  int64_t peer, bytes, staging;
+  int64_t first, count;
+};
+
+/* A stream's bytes in step `step`: [*lo, *hi) of its bytes (empty when it
+ * is not active). */
+inline void stream_slice(const Stream &s, int64_t step, int64_t *lo,
+                         int64_t *hi) {
+  *lo = *hi = 0;
+  if (step < s.start || step >= s.start + stream_steps(s))
+    return;
+  *lo = (step - s.start) * s.quota;
+  *hi = *lo + s.quota < s.bytes ? *lo + s.quota : s.bytes;
+}
+
+/* The messages of one rank in one step: sends then receives, one per peer
+ * and direction (its active streams to that peer, phase 0 first), staged
+ * in that order at aligned offsets. Returns the staging bytes used. */
+inline int64_t step_messages(const Plan &plan, const RankProgram &p,
+                             int64_t step, std::vector<Message> &sends,
+                             std::vector<Message> &recvs) {
+  sends.clear();
+  recvs.clear();
+  int64_t at = 0;
+  for (int dir = 0; dir < 2; ++dir) {
+    std::vector<Message> &out = dir == 0 ? sends : recvs;
+    int64_t n = dir == 0 ? p.num_sends : p.num_recvs;
+    for (int64_t i = 0; i < n; ++i) {
+      const Stream &s =
+          dir == 0 ? plan.streams[p.first_send + i] : recv_stream(plan, p, i);
+      int64_t lo, hi;
+      stream_slice(s, step, &lo, &hi);
+      if (hi <= lo)
+        continue;
+      int64_t peer = dir == 0 ? s.receiver : s.sender;
+      if (!out.empty() && out.back().peer == peer &&
+          out.back().first + out.back().count == i) {
+        out.back().bytes += hi - lo;
+        ++out.back().count;
+        continue;
+      }
+      if (!out.empty())
+        at = align_up(at + out.back().bytes);
+      Message m = {peer, hi - lo, at, i, 1};
+      out.push_back(m);
+    }
+    if (!out.empty())
+      at = align_up(at + out.back().bytes);
+  }
+  return at;
+}
+
+/* The workspace a rank needs: its largest step's staging. */
+inline int64_t rank_workspace(const Plan &plan, const RankProgram &p) {
+  std::vector<Message> sends, recvs;
   int64_t most = 0;
-  const int64_t *at = p.steps, *end = p.steps + p.steps_len;
-  while (at < end) {
-    int64_t n = at[1] + at[2];
-    most = n > most ? n : most;
-    at += 3;
-    for (int64_t m = 0; m < n; ++m)
-      at += 4 + at[3];
+  for (int64_t s = 0; s < p.steps; ++s) {
+    int64_t used = step_messages(plan, p, s, sends, recvs);
+    most = used > most ? used : most;
   }
   return most;
+}
+
+/* 1 + the last step of any of a rank's streams (0: none). */
+inline int64_t rank_steps(const Plan &plan, const RankProgram &p) {
+  int64_t last = 0;
+  for (int64_t i = 0; i < p.num_sends + p.num_recvs; ++i) {
+    const Stream &s = i < p.num_sends ? plan.streams[p.first_send + i]
+                                      : recv_stream(plan, p, i - p.num_sends);
+    int64_t end = s.start + stream_steps(s);
+    last = end > last ? end : last;
+  }
+  return last;
+}
+
+/* Moves bytes on host memory with memcpy: the MPI backend's mover and the
+ * in-process executor's. A mover answers 0 or an error code. */
+struct HostMover {
+  int copy(const int64_t *d, const void *src, void *dst) {
+    copy_box(d, static_cast<const uint8_t *>(src), static_cast<uint8_t *>(dst));
+    return 0;
+  }
+  int pack(const int64_t *d, const void *base, int64_t lo, int64_t hi,
+           uint8_t *out) {
+    pack_range(d, static_cast<const uint8_t *>(base), lo, hi, out);
+    return 0;
+  }
+  int unpack(const int64_t *d, void *base, int64_t lo, int64_t hi,
+             const uint8_t *in) {
+    unpack_range(d, static_cast<uint8_t *>(base), lo, hi, in);
+    return 0;
+  }
+};
+
+/* One rank's program, a step at a time: the local copies, then per step
+ * pack() every send of the step into `staging` (the workspace), let the
+ * transport move the messages, and unpack() every receive. The workspace
+ * holds exactly one step at a time. A mover (HostMover, or the NCCL
+ * backend's) does the byte moves and answers 0 or an error code. */
+template <class Mover> class ProgramRunner {
+public:
+  ProgramRunner(const Plan &plan, const RankProgram &p, void *const *src,
+                void *const *dst, uint8_t *staging, Mover &mover)
+      : plan(plan), p(p), src(src), dst(dst), staging(staging), mover(mover),
+        cursors(p.num_sends + p.num_recvs) {}
+
+  int copies() {
+    int rc = RESHARD_OK;
+    for (int64_t i = 0; rc == RESHARD_OK && i < p.num_copies; ++i) {
+      const Item &it = plan.items[p.first_copy + i];
+      const Group &g = plan.groups[it.group];
+      const Piece &piece =
+          plan.pieces[plan.classes[g.cls].first_piece + it.piece];
+      for (int64_t k = 0; rc == RESHARD_OK && k < it.count; ++k) {
+        int64_t t = member_tensor(plan, g, it.start + k * int64_t(it.stride));
+        rc = mover.copy(plan.words + piece.copy, src[t], dst[t]);
+      }
+    }
+    return rc;
+  }
+
+  /* The messages of `step` (in `sends` and `recvs`), the sends packed. */
+  int pack(int64_t step) {
+    step_messages(plan, p, step, sends, recvs);
+    int rc = RESHARD_OK;
+    for (size_t m = 0; rc == RESHARD_OK && m < sends.size(); ++m) {
+      uint8_t *out = staging + sends[m].staging;
+      for (int64_t i = sends[m].first; i < sends[m].first + sends[m].count;
+           ++i) {
+        const Stream &s = plan.streams[p.first_send + i];
+        int64_t lo, hi;
+        stream_slice(s, step, &lo, &hi);
+        /* A relay forwards from its destination shard, where the box
+         * sits as it unpacked it. */
+        Segments<true> seg = {
+            this, s.phase == 0 ? src : dst, out, 0, &rc, s.phase == 0};
+        for_each_segment(plan, s, cursors[i], hi - lo, seg);
+        out = seg.out;
+      }
+    }
+    return rc;
+  }
+
+  /* Unpacks the receives of the step last packed. */
+  int unpack(int64_t step) {
+    int rc = RESHARD_OK;
+    for (size_t m = 0; rc == RESHARD_OK && m < recvs.size(); ++m) {
+      const uint8_t *in = staging + recvs[m].staging;
+      for (int64_t i = recvs[m].first; i < recvs[m].first + recvs[m].count;
+           ++i) {
+        const Stream &s = recv_stream(plan, p, i);
+        int64_t lo, hi;
+        stream_slice(s, step, &lo, &hi);
+        Segments<false> seg = {this, dst, 0, in, &rc, false};
+        for_each_segment(plan, s, cursors[p.num_sends + i], hi - lo, seg);
+        in = seg.in;
+      }
+    }
+    return rc;
+  }
+
+  std::vector<Message> sends, recvs;
+
+private:
+  /* The callback of for_each_segment (C++11 has no generic lambdas). */
+  template <bool Pack> struct Segments {
+    ProgramRunner *self;
+    void *const *buffers;
+    uint8_t *out;
+    const uint8_t *in;
+    int *rc;
+    bool fromSource;
+    void operator()(int64_t t, const Piece &piece, int64_t a, int64_t b) {
+      const int64_t *box =
+          self->plan.words + (fromSource ? piece.pack : piece.unpack);
+      if (*rc == RESHARD_OK)
+        *rc = Pack ? self->mover.pack(box, buffers[t], a, b, out)
+                   : self->mover.unpack(box, buffers[t], a, b, in);
+      if (Pack)
+        out += b - a;
+      else
+        in += b - a;
+    }
+  };
+
+  const Plan &plan;
+  const RankProgram &p;
+  void *const *src, *const *dst;
+  uint8_t *staging;
+  Mover &mover;
+  std::vector<Cursor> cursors;
+};
+
+/* Runs one rank's program with exchange(step, sends, recvs) as the
+ * transport (post and complete every message of the step; 0 or an error
+ * code). */
+template <class Mover, class Exchange>
+inline int run_program(const Plan &plan, const RankProgram &p, void *const *src,
+                       void *const *dst, uint8_t *staging, Mover &mover,
+                       Exchange &&exchange) {
+  ProgramRunner<Mover> runner(plan, p, src, dst, staging, mover);
+  int rc = runner.copies();
+  for (int64_t step = 0; rc == RESHARD_OK && step < p.steps; ++step) {
+    if ((rc = runner.pack(step)))
+      break;
+    if (runner.sends.empty() && runner.recvs.empty())
+      continue;
+    if ((rc = exchange(step, runner.sends, runner.recvs)))
+      break;
+    rc = runner.unpack(step);
+  }
+  return rc;
 }
 
 } // namespace engine

@@ -1,7 +1,8 @@
 /*===- MpiBackend.h - Run a reshard plan with MPI on host memory -*- C++ -*-===*
  *
- * Nonblocking point-to-point per step (receives posted first), packing and
- * unpacking through the workspace with the loops of Engine.h. Before any
+ * Nonblocking point-to-point per step (receives posted first), one message
+ * per peer and direction, packed and unpacked through the workspace by
+ * Engine.h's run_program. Before any
  * byte moves, every rank agrees on the plan fingerprint and learns whether
  * any rank rejected its arguments, so all ranks fail together or not at
  * all. Waits poll with MPI_Testall against a deadline: RESHARD_TIMEOUT_SECONDS
@@ -126,54 +127,39 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
   const RankProgram *p = program(plan, rank);
   if (!p)
     return RESHARD_OK;
-  copy_boxes(*p, src, dst);
   uint8_t *ws = static_cast<uint8_t *>(workspace);
-  std::vector<Message> scratch(max_messages(*p) + 1);
   std::vector<MPI_Request> reqs;
-  return for_each_step(
-      *p, scratch.data(),
-      [&](int64_t index, Message *sends, int64_t nsend, Message *recvs,
-          int64_t nrecv) -> int {
+  size_t nrecv_reqs = 0;
+  HostMover mover;
+  return run_program(
+      plan, *p, src, dst, ws, mover,
+      [&](int64_t step, const std::vector<Message> &sends,
+          const std::vector<Message> &recvs) -> int {
         reqs.clear();
-        int tag = static_cast<int>(index % 32768);
-        for (int64_t m = 0; m < nrecv; ++m)
-          for (int64_t at = 0; at < recvs[m].bytes; at += kMaxChunk) {
-            int64_t n = recvs[m].bytes - at < kMaxChunk ? recvs[m].bytes - at
-                                                        : kMaxChunk;
-            reqs.push_back(MPI_REQUEST_NULL);
-            if (MPI_Irecv(ws + recvs[m].staging + at, static_cast<int>(n),
-                          MPI_BYTE, static_cast<int>(recvs[m].peer), tag, comm,
-                          &reqs.back()) != MPI_SUCCESS)
-              return fail(err, errlen, RESHARD_ERR_COMM,
-                          "%s: rank %d: MPI_Irecv failed", plan.name, rank);
-          }
-        size_t nrecv_reqs = reqs.size();
-        for (int64_t m = 0; m < nsend; ++m) {
-          uint8_t *out = ws + sends[m].staging;
-          for (int64_t i = 0; i < sends[m].desc_len;
-               i += box_length(sends[m].desc + i))
-            out += pack_box(sends[m].desc + i, src, dst, out);
-          for (int64_t at = 0; at < sends[m].bytes; at += kMaxChunk) {
-            int64_t n = sends[m].bytes - at < kMaxChunk ? sends[m].bytes - at
-                                                        : kMaxChunk;
-            reqs.push_back(MPI_REQUEST_NULL);
-            if (MPI_Isend(ws + sends[m].staging + at, static_cast<int>(n),
-                          MPI_BYTE, static_cast<int>(sends[m].peer), tag, comm,
-                          &reqs.back()) != MPI_SUCCESS)
-              return fail(err, errlen, RESHARD_ERR_COMM,
-                          "%s: rank %d: MPI_Isend failed", plan.name, rank);
-          }
+        int tag = static_cast<int>(step % 32768);
+        for (int pass = 0; pass < 2; ++pass) {
+          const std::vector<Message> &list = pass == 0 ? recvs : sends;
+          for (size_t m = 0; m < list.size(); ++m)
+            for (int64_t at = 0; at < list[m].bytes; at += kMaxChunk) {
+              int64_t n = list[m].bytes - at < kMaxChunk ? list[m].bytes - at
+                                                         : kMaxChunk;
+              reqs.push_back(MPI_REQUEST_NULL);
+              uint8_t *buf = ws + list[m].staging + at;
+              int peer = static_cast<int>(list[m].peer);
+              int ok = pass == 0 ? MPI_Irecv(buf, static_cast<int>(n), MPI_BYTE,
+                                             peer, tag, comm, &reqs.back())
+                                 : MPI_Isend(buf, static_cast<int>(n), MPI_BYTE,
+                                             peer, tag, comm, &reqs.back());
+              if (ok != MPI_SUCCESS)
+                return fail(err, errlen, RESHARD_ERR_COMM,
+                            "%s: rank %d: %s failed in step %lld", plan.name,
+                            rank, pass == 0 ? "MPI_Irecv" : "MPI_Isend",
+                            static_cast<long long>(step));
+            }
+          if (pass == 0)
+            nrecv_reqs = reqs.size();
         }
-        int waited = wait_all(plan, rank, reqs, nrecv_reqs, index, err, errlen);
-        if (waited)
-          return waited;
-        for (int64_t m = 0; m < nrecv; ++m) {
-          const uint8_t *in = ws + recvs[m].staging;
-          for (int64_t i = 0; i < recvs[m].desc_len;
-               i += box_length(recvs[m].desc + i))
-            in += unpack_box(recvs[m].desc + i, dst, in);
-        }
-        return RESHARD_OK;
+        return wait_all(plan, rank, reqs, nrecv_reqs, step, err, errlen);
       });
 }
 

@@ -96,6 +96,12 @@ inline int driver_main(const Plan &plan, int argc, char **argv) {
       dst(plan.num_tensors);
   std::vector<void *> src_ptrs(plan.num_tensors, nullptr),
       dst_ptrs(plan.num_tensors, nullptr);
+  std::vector<int64_t> src_bytes(plan.num_tensors, -1),
+      dst_bytes(plan.num_tensors, -1);
+  if (p) {
+    shard_table(plan, rank, true, src_bytes.data());
+    shard_table(plan, rank, false, dst_bytes.data());
+  }
   for (int t = 0; p && !bad && t < plan.num_tensors; ++t) {
     if (std::strchr(plan.tensor_names[t], '/')) {
       std::snprintf(msg, sizeof(msg),
@@ -104,15 +110,13 @@ inline int driver_main(const Plan &plan, int argc, char **argv) {
       bad = 1;
       break;
     }
-    int64_t src_bytes = shard_bytes(p, t, true),
-            dst_bytes = shard_bytes(p, t, false);
-    if (src_bytes >= 0 &&
+    if (src_bytes[t] >= 0 &&
         !read_exact(shard_path(src_dir, rank, plan.tensor_names[t]), src[t],
-                    src_bytes, msg, sizeof(msg))) {
+                    src_bytes[t], msg, sizeof(msg))) {
       bad = 1;
       break;
     }
-    dst[t].assign(dst_bytes > 0 ? dst_bytes : 0, 0);
+    dst[t].assign(dst_bytes[t] > 0 ? dst_bytes[t] : 0, 0);
     src_ptrs[t] = src[t].empty() ? nullptr : src[t].data();
     dst_ptrs[t] = dst[t].empty() ? nullptr : dst[t].data();
   }
@@ -137,7 +141,7 @@ inline int driver_main(const Plan &plan, int argc, char **argv) {
     return 10 + rc;
   }
   for (int t = 0; p && t < plan.num_tensors; ++t) {
-    if (shard_bytes(p, t, false) < 0)
+    if (dst_bytes[t] < 0)
       continue;
     std::string path = shard_path(dst_dir, rank, plan.tensor_names[t]);
     if (!write_all(path, dst[t])) {

@@ -2,8 +2,9 @@
  *
  * Everything is enqueued on the caller's stream: local copies and packing
  * as cudaMemcpy2DAsync of strided boxes into the (device) workspace, one
- * ncclGroupStart/End per step with its ncclSend/ncclRecv (bytes as
- * ncclUint8, so bf16 and fp8 move unchanged), then unpacking. Within a step,
+ * ncclGroupStart/End per step with one ncclSend/ncclRecv per peer and
+ * direction (bytes as ncclUint8, so bf16 and fp8 move unchanged), then
+ * unpacking; Engine.h's run_program walks the steps. Within a step,
  * operations are issued in the same order on every rank: ascending peer,
  * starting after the rank's own number, so that senders do not all start
  * with the same receiver.
@@ -226,6 +227,61 @@ inline cudaError_t copy_runs(uint8_t *to, const uint8_t *from, int64_t run,
   return cudaSuccess;
 }
 
+/* Moves bytes on the device, enqueued on the caller's stream: the mover
+ * run_program drives. */
+struct DeviceMover {
+  const Plan &plan;
+  int rank;
+  cudaStream_t stream;
+  char *err;
+  size_t errlen;
+  DeviceMover(const Plan &plan, int rank, cudaStream_t stream, char *err,
+              size_t errlen)
+      : plan(plan), rank(rank), stream(stream), err(err), errlen(errlen) {}
+  int check(cudaError_t e, const char *what) {
+    return e == cudaSuccess ? RESHARD_OK
+                            : cuda_failed(plan, rank, e, what, err, errlen);
+  }
+  int copy(const int64_t *d, const void *src, void *dst) {
+    return check(copy_runs(static_cast<uint8_t *>(dst) + d[1],
+                           static_cast<const uint8_t *>(src) + d[0], d[2],
+                           d + 4, d[3], 3, 1, 2, stream),
+                 "local copy");
+  }
+  int pack(const int64_t *d, const void *base, int64_t lo, int64_t hi,
+           uint8_t *out) {
+    cudaError_t e = cudaSuccess;
+    for_each_subbox(
+        d, lo, hi,
+        [&](int64_t off, int64_t run, const int64_t *loops, int64_t n) {
+          if (e == cudaSuccess)
+            e = copy_runs(out, static_cast<const uint8_t *>(base) + off, run,
+                          loops, n, 2, 1, 0, stream);
+          int64_t bytes = run;
+          for (int64_t i = 0; i < n; ++i)
+            bytes *= loops[2 * i];
+          out += bytes;
+        });
+    return check(e, "pack");
+  }
+  int unpack(const int64_t *d, void *base, int64_t lo, int64_t hi,
+             const uint8_t *in) {
+    cudaError_t e = cudaSuccess;
+    for_each_subbox(
+        d, lo, hi,
+        [&](int64_t off, int64_t run, const int64_t *loops, int64_t n) {
+          if (e == cudaSuccess)
+            e = copy_runs(static_cast<uint8_t *>(base) + off, in, run, loops, n,
+                          2, 0, 1, stream);
+          int64_t bytes = run;
+          for (int64_t i = 0; i < n; ++i)
+            bytes *= loops[2 * i];
+          in += bytes;
+        });
+    return check(e, "unpack");
+  }
+};
+
 inline int agree(const Plan &plan, int rank, int status, int device,
                  ncclComm_t comm, cudaStream_t stream, char *err,
                  size_t errlen) {
@@ -278,49 +334,25 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
   const RankProgram *p = program(plan, rank);
   if (!p)
     return RESHARD_OK;
-  cudaError_t e;
-  for (int64_t i = 0; i < p->copies_len; i += copy_length(p->copies + i)) {
-    const int64_t *d = p->copies + i;
-    e = copy_runs(static_cast<uint8_t *>(dst[d[0]]) + d[2],
-                  static_cast<const uint8_t *>(src[d[0]]) + d[1], d[3], d + 5,
-                  d[4], 3, 1, 2, stream);
-    if (e != cudaSuccess)
-      return cuda_failed(plan, rank, e, "local copy", err, errlen);
-  }
+  DeviceMover mover(plan, rank, stream, err, errlen);
   uint8_t *ws = static_cast<uint8_t *>(workspace);
-  std::vector<Message> scratch(max_messages(*p) + 1);
-  return for_each_step(
-      *p, scratch.data(),
-      [&](int64_t, Message *sends, int64_t nsend, Message *recvs,
-          int64_t nrecv) -> int {
-        for (int64_t m = 0; m < nsend; ++m) {
-          uint8_t *out = ws + sends[m].staging;
-          for (int64_t i = 0; i < sends[m].desc_len;
-               i += box_length(sends[m].desc + i)) {
-            const int64_t *d = sends[m].desc + i;
-            e = copy_runs(out, buffer(d, src, dst) + d[2], d[3], d + 5, d[4], 2,
-                          1, 0, stream);
-            if (e != cudaSuccess)
-              return cuda_failed(plan, rank, e, "pack", err, errlen);
-            out += box_bytes(d);
-          }
-        }
-        if ((r = ncclGroupStart()) != ncclSuccess)
+  return run_program(
+      plan, *p, src, dst, ws, mover,
+      [&](int64_t, const std::vector<Message> &sends,
+          const std::vector<Message> &recvs) -> int {
+        ncclResult_t r = ncclGroupStart();
+        if (r != ncclSuccess)
           return nccl_failed(plan, rank, r, "ncclGroupStart", err, errlen);
         /* Same order on every rank: peers after this rank first. */
         for (int pass = 0; pass < 2 && r == ncclSuccess; ++pass) {
-          for (int64_t m = 0; r == ncclSuccess && m < nrecv; ++m)
-            if ((recvs[m].peer > rank) == (pass == 0) &&
-                (r = ncclRecv(ws + recvs[m].staging, recvs[m].bytes, ncclUint8,
-                              static_cast<int>(recvs[m].peer), comm, stream)) !=
-                    ncclSuccess)
-              break;
-          for (int64_t m = 0; r == ncclSuccess && m < nsend; ++m)
-            if ((sends[m].peer > rank) == (pass == 0) &&
-                (r = ncclSend(ws + sends[m].staging, sends[m].bytes, ncclUint8,
-                              static_cast<int>(sends[m].peer), comm, stream)) !=
-                    ncclSuccess)
-              break;
+          for (size_t m = 0; r == ncclSuccess && m < recvs.size(); ++m)
+            if ((recvs[m].peer > rank) == (pass == 0))
+              r = ncclRecv(ws + recvs[m].staging, recvs[m].bytes, ncclUint8,
+                           static_cast<int>(recvs[m].peer), comm, stream);
+          for (size_t m = 0; r == ncclSuccess && m < sends.size(); ++m)
+            if ((sends[m].peer > rank) == (pass == 0))
+              r = ncclSend(ws + sends[m].staging, sends[m].bytes, ncclUint8,
+                           static_cast<int>(sends[m].peer), comm, stream);
         }
         ncclResult_t end = ncclGroupEnd();
         /* A nonblocking communicator answers ncclInProgress; the deadline
@@ -328,24 +360,8 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
         if (r != ncclSuccess || (end != ncclSuccess && end != ncclInProgress))
           return nccl_failed(plan, rank, r != ncclSuccess ? r : end,
                              "ncclSend/ncclRecv", err, errlen);
-        if (end == ncclInProgress || timeout_seconds() > 0) {
-          int waited =
-              wait_stream(plan, rank, comm, stream, "a step", err, errlen);
-          if (waited)
-            return waited;
-        }
-        for (int64_t m = 0; m < nrecv; ++m) {
-          const uint8_t *in = ws + recvs[m].staging;
-          for (int64_t i = 0; i < recvs[m].desc_len;
-               i += box_length(recvs[m].desc + i)) {
-            const int64_t *d = recvs[m].desc + i;
-            e = copy_runs(static_cast<uint8_t *>(dst[d[0]]) + d[2], in, d[3],
-                          d + 5, d[4], 2, 0, 1, stream);
-            if (e != cudaSuccess)
-              return cuda_failed(plan, rank, e, "unpack", err, errlen);
-            in += box_bytes(d);
-          }
-        }
+        if (end == ncclInProgress || timeout_seconds() > 0)
+          return wait_stream(plan, rank, comm, stream, "a step", err, errlen);
         return RESHARD_OK;
       });
 }

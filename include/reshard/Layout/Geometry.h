@@ -85,6 +85,11 @@ public:
   /// per dim. A 0-D tensor yields one box of rank 0; a tensor with no
   /// elements on that device yields none.
   std::vector<HeldBox> heldBoxes(llvm::ArrayRef<int64_t> coords) const;
+  /// Whether the device at `coords` holds the global box [offset, offset +
+  /// sizes) within one run per dim, starting at local offset `local`.
+  bool holdsBox(llvm::ArrayRef<int64_t> coords, llvm::ArrayRef<int64_t> offset,
+                llvm::ArrayRef<int64_t> sizes,
+                llvm::ArrayRef<int64_t> local) const;
 
 private:
   llvm::SmallVector<int64_t> shape;

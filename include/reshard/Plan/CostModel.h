@@ -8,20 +8,16 @@
 #ifndef RESHARD_PLAN_COSTMODEL_H
 #define RESHARD_PLAN_COSTMODEL_H
 
-#include "reshard/Plan/PlannedTensor.h"
+#include "reshard/Plan/PlanModel.h"
 
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
+#include <memory>
 
 namespace reshard {
 
 enum LinkClass { kLocal = 0, kNVLink = 1, kNetwork = 2, kNumLinkClasses = 3 };
-
-/// One movement of bytes; from == to is a local copy.
-struct Transfer {
-  int64_t step, from, to, bytes;
-};
 
 struct RankFigures {
   int64_t bytesOut[kNumLinkClasses] = {0, 0, 0};
@@ -55,19 +51,45 @@ struct PlanBounds {
 struct PlanReport {
   bool hasTopology = false;
   TopologySpec topology;
-  int64_t tensors = 0, pieces = 0;
+  /// Tensors, tensor classes, groups, and the pieces they stand for (one
+  /// per tensor, destination rank and box).
+  int64_t tensors = 0, classes = 0, groups = 0, pieces = 0;
   PlanFigures plan, direct, gatherBroadcast;
   PlanBounds bounds;
 };
 
-/// Evaluates transfers with the model: steps in sequence; a step lasts as
-/// long as its slowest rank-link (latency once, plus bytes over bandwidth,
-/// for each of NIC out, NIC in, NVLink out, NVLink in, local copies).
-PlanFigures evaluateTransfers(const std::vector<Transfer> &transfers,
-                              const PlannedTensor &anyTensor);
+/// Sums a plan's traffic into its figures with the model: steps in
+/// sequence; a step lasts as long as its slowest rank-link (latency once,
+/// plus bytes over bandwidth, for each of NIC out, NIC in, NVLink out,
+/// NVLink in, local copies). Traffic is added as it is enumerated, so a
+/// plan of millions of (step, stream) slices is never held in memory.
+class FigureBuilder {
+public:
+  explicit FigureBuilder(const std::optional<TopologySpec> &topology);
+  ~FigureBuilder();
+  /// `bytes` from `from` to `to` (equal: a local copy) in `step`, counted
+  /// as `messages` messages (the caller knows how its traffic is cut).
+  void add(int64_t step, int64_t from, int64_t to, int64_t bytes,
+           int64_t messages) {
+    addSteps(step, step + 1, from, to, bytes, bytes, messages);
+  }
+  /// `perStep` bytes in each of steps [begin, end - 1) and `last` bytes in
+  /// step end - 1 (a stream at its quota), `messages` messages in all.
+  void addSteps(int64_t begin, int64_t end, int64_t from, int64_t to,
+                int64_t perStep, int64_t last, int64_t messages);
+  /// Room for this many additions (a hint).
+  void reserve(size_t additions);
+  PlanFigures finish();
 
-/// The report of a routed (or merely intersected) plan and its baselines.
-PlanReport buildReport(llvm::ArrayRef<PlannedTensor> tensors);
+private:
+  struct State;
+  std::unique_ptr<State> state;
+};
+
+/// The report of a plan at any stage after intersection (unrouted groups
+/// are reported as the direct plan, an unscheduled plan in its trivial
+/// schedule), with its baselines.
+PlanReport buildReport(const PlanModel &model);
 
 enum class ReportFormat { Text, Json };
 

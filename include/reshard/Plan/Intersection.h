@@ -1,18 +1,21 @@
-//===- Intersection.h - Exact pieces of a redistribution --------*- C++ -*-===//
+//===- Intersection.h - A tensor class's exact pieces -----------*- C++ -*-===//
 #ifndef RESHARD_PLAN_INTERSECTION_H
 #define RESHARD_PLAN_INTERSECTION_H
 
-#include "reshard/Layout/PieceTable.h"
+#include "reshard/Layout/ClassPattern.h"
 #include "reshard/Layout/TensorLayout.h"
 
 namespace reshard {
 
-/// Computes the exact pieces of `layout`: every destination rank gets the
-/// boxes of its shard, each split where the source partition changes
-/// holders. A destination rank that holds a box itself copies it locally
-/// (srcRank == dstRank); otherwise srcRank is the lowest holder. Work grows
-/// with the pieces produced, never with elements or source x destination.
-PieceTable computePieces(const TensorLayout &layout);
+/// The pieces of `layout`'s class in mesh coordinates (its mesh ranks play
+/// no part): every destination combo's shard cut into boxes where the
+/// source partition changes combos. Work is per dim on intervals and grows
+/// with the pieces of one class, never with elements, ranks or tensors.
+ClassPattern computeClassPattern(const TensorLayout &layout);
+
+/// Whether two layouts are of one class: the same shape, element size,
+/// shardings and mesh shapes (mesh ranks may differ).
+bool sameClass(const TensorLayout &a, const TensorLayout &b);
 
 } // namespace reshard
 

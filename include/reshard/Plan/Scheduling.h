@@ -1,12 +1,34 @@
-//===- Scheduling.h - Steps within a staging budget -------------*- C++ -*-===//
+//===- Scheduling.h - Streams and their steps -------------------*- C++ -*-===//
+//
+// Everything one rank sends another in one phase is one stream: the
+// transfers of the pair, in enumeration order, as one sequence of bytes.
+// A stream runs from a start step at a fixed number of bytes (its quota)
+// a step, so that a plan's steps are a few numbers per pair of ranks, not
+// a table per piece.
+//
+//===----------------------------------------------------------------------===//
 #ifndef RESHARD_PLAN_SCHEDULING_H
 #define RESHARD_PLAN_SCHEDULING_H
 
-#include "reshard/Plan/PlannedTensor.h"
+#include "reshard/Plan/Transfers.h"
 
 #include "llvm/Support/Error.h"
 
 namespace reshard {
+
+/// The transfers of one stream, in the order both ends pack and unpack
+/// them (indices into the enumeration), and its bytes.
+struct StreamContent {
+  int64_t sender, receiver, phase;
+  int64_t bytes = 0;
+  std::vector<size_t> transfers;
+};
+
+/// The streams of `transfers` (copies excluded), sorted by (sender,
+/// receiver, phase).
+std::vector<StreamContent>
+collectStreams(const PlanModel &model,
+               const std::vector<TransferGroup> &transfers);
 
 struct ScheduleOptions {
   /// Staging bytes one rank may use in one step (packed sends plus receives).
@@ -16,11 +38,25 @@ struct ScheduleOptions {
   int64_t maxOpsPerStep = 1024;
 };
 
-/// Splits pieces larger than the staging budget and assigns steps: every
-/// rank stays within the budget and the operation bound in every step, and
-/// a relay forwards a box only in a step after it received it.
-llvm::Error schedulePlan(llvm::MutableArrayRef<PlannedTensor> tensors,
-                         const ScheduleOptions &options);
+/// Assigns every stream a start step and a quota within the budget and the
+/// operation bound, so that every rank stays within both in every step
+/// (reshard-schedule's description has the rules): all streams at once
+/// with budget shares proportional to their bytes when the operation bound
+/// allows, else at most min(K, maxOpsPerStep, stagingBudget) of a rank's K
+/// streams at once, each with an equal share, placed longest first at the
+/// earliest step where both ends have room. A relay's streams start after
+/// its last step of phase-0 receives.
+llvm::Expected<PlanSchedule>
+schedulePlan(const std::vector<StreamContent> &streams,
+             const ScheduleOptions &options);
+
+/// The schedule of a plan that has none: every phase-0 stream whole in
+/// step 0, every relay stream whole in step 1; no budget.
+PlanSchedule trivialSchedule(const std::vector<StreamContent> &streams);
+
+/// The schedule of `model`, or its trivial one.
+PlanSchedule scheduleOf(const PlanModel &model,
+                        const std::vector<StreamContent> &streams);
 
 } // namespace reshard
 

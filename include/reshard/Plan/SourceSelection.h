@@ -2,25 +2,27 @@
 #ifndef RESHARD_PLAN_SOURCESELECTION_H
 #define RESHARD_PLAN_SOURCESELECTION_H
 
-#include "reshard/Plan/PlannedTensor.h"
+#include "reshard/Plan/PlanModel.h"
 
 namespace reshard {
 
 enum class SourceStrategy {
-  /// Local copy if the destination holds the box; else a holder in its
+  /// Local copy if the destination holds the piece; else a holder in its
   /// NVLink domain; else one network crossing per domain from the holder
   /// with the least loaded NIC, forwarded over NVLink from an entry rank
   /// chosen to balance NIC ingress inside the domain.
   Balanced,
-  /// Local copy if the destination holds the box, else its lowest holder,
+  /// Local copy if the destination holds the piece, else its lowest holder,
   /// no relay: the `direct` baseline.
   Direct,
 };
 
-/// Chooses who sends every piece (srcRank, via) and resets steps to the
-/// trivial schedule: direct pieces in step 0, relay forwards in step 1.
-void selectSources(llvm::MutableArrayRef<PlannedTensor> tensors,
-                   SourceStrategy strategy);
+/// Routes every group: the decisions where a choice exists (which holder,
+/// which entry rank), greedily largest first over the whole model, so that
+/// NIC and NVLink loads balance across tensors. A group's members rotate
+/// over the chosen candidates, so a group of many members spreads over all
+/// of them; a group of one member is routed as that tensor alone.
+void selectSources(PlanModel &model, SourceStrategy strategy);
 
 } // namespace reshard
 

@@ -1,16 +1,23 @@
-//===- ReshardToRuntime.cpp - Planned pieces to per-rank programs ---------===//
+//===- ReshardToRuntime.cpp - A planned module to a compact reshard_rt plan
+//===//
 //
-// Each piece becomes a box descriptor on each side (or a copy descriptor for
-// a local copy); pieces of one (step, sender, receiver) become one message,
-// in canonical order (tensor, then piece), so sender and receiver agree on
-// the message layout without talking.
+// Classes become their pieces with box descriptors, groups stay groups, and
+// the transfers of each stream (one sender, one receiver, one phase) become
+// one item list, shared by both ends: the program grows with classes,
+// groups and streams, never with the pieces of tensors. The workspace and
+// the fingerprint are computed on the encoded tables, by the same code the
+// verifier and the generated code use.
 //
 //===----------------------------------------------------------------------===//
 #include "reshard/Conversion/Passes.h"
+
 #include "reshard/Dialect/Reshard/Transforms/PlanModule.h"
+#include "reshard/Dialect/Runtime/IR/PlanEncoding.h"
+#include "reshard/Layout/BoxDescriptor.h"
+#include "reshard/Layout/Geometry.h"
 
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <cctype>
 #include <map>
@@ -26,133 +33,6 @@ using namespace reshard;
 
 namespace {
 
-/// Row-major byte strides of a dense buffer of `shape`.
-SmallVector<int64_t> byteStrides(ArrayRef<int64_t> shape, int64_t eb) {
-  SmallVector<int64_t> strides(shape.size());
-  int64_t s = eb;
-  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
-    strides[d] = s;
-    s *= shape[d];
-  }
-  return strides;
-}
-
-/// Appends the strided form of box `sizes` at `offsets` in one or more
-/// buffers (one shape per buffer, iterated together): the first integer of
-/// each buffer's offset, the shared run, and the loops with one stride per
-/// buffer. Dims whose box is full in every buffer merge into the run.
-void describeBox(ArrayRef<int64_t> sizes, ArrayRef<ArrayRef<int64_t>> shapes,
-                 ArrayRef<ArrayRef<int64_t>> offsets, int64_t eb,
-                 SmallVectorImpl<int64_t> &byteOffsets, int64_t &run,
-                 SmallVectorImpl<int64_t> &loops) {
-  unsigned rank = sizes.size(), n = shapes.size();
-  SmallVector<SmallVector<int64_t>> strides;
-  for (ArrayRef<int64_t> shape : shapes)
-    strides.push_back(byteStrides(shape, eb));
-  for (unsigned b = 0; b < n; ++b) {
-    int64_t off = 0;
-    for (unsigned d = 0; d < rank; ++d)
-      off += offsets[b][d] * strides[b][d];
-    byteOffsets.push_back(off);
-  }
-  run = eb;
-  int k = static_cast<int>(rank) - 1;
-  // Merge inner dims while the box spans them fully in every buffer.
-  while (k >= 0) {
-    run *= sizes[k];
-    bool full = llvm::all_of(
-        shapes, [&](ArrayRef<int64_t> s) { return s[k] == sizes[k]; });
-    --k;
-    if (!full)
-      break;
-  }
-  // Outer loops, outermost first; count-1 loops are dropped and a loop
-  // whose stride equals the next loop's span merges into it.
-  struct Loop {
-    int64_t count;
-    SmallVector<int64_t> strides;
-  };
-  SmallVector<Loop> out;
-  for (int d = 0; d <= k; ++d) {
-    if (sizes[d] == 1)
-      continue;
-    Loop l{sizes[d], {}};
-    for (unsigned b = 0; b < n; ++b)
-      l.strides.push_back(strides[b][d]);
-    out.push_back(std::move(l));
-  }
-  for (int i = static_cast<int>(out.size()) - 2; i >= 0; --i) {
-    Loop &outer = out[i], &inner = out[i + 1];
-    bool merge = true;
-    for (unsigned b = 0; b < n; ++b)
-      merge &= outer.strides[b] == inner.count * inner.strides[b];
-    if (!merge)
-      continue;
-    inner.count *= outer.count;
-    out.erase(out.begin() + i);
-  }
-  for (const Loop &l : out) {
-    loops.push_back(l.count);
-    loops.append(l.strides.begin(), l.strides.end());
-  }
-}
-
-/// [tensor, buffer, offset, run, n, (count, stride) x n]
-void appendBoxDescriptor(SmallVectorImpl<int64_t> &table, int64_t tensor,
-                         int64_t buffer, ArrayRef<int64_t> shape,
-                         ArrayRef<int64_t> offset, ArrayRef<int64_t> sizes,
-                         int64_t eb) {
-  SmallVector<int64_t> byteOffsets, loops;
-  int64_t run;
-  describeBox(sizes, {shape}, {offset}, eb, byteOffsets, run, loops);
-  table.append({tensor, buffer, byteOffsets[0], run,
-                static_cast<int64_t>(loops.size() / 2)});
-  table.append(loops);
-}
-
-/// [tensor, src_offset, dst_offset, run, n, (count, s, d) x n]
-void appendCopyDescriptor(SmallVectorImpl<int64_t> &table, int64_t tensor,
-                          ArrayRef<int64_t> srcShape, ArrayRef<int64_t> srcOff,
-                          ArrayRef<int64_t> dstShape, ArrayRef<int64_t> dstOff,
-                          ArrayRef<int64_t> sizes, int64_t eb) {
-  SmallVector<int64_t> byteOffsets, loops;
-  int64_t run;
-  describeBox(sizes, {srcShape, dstShape}, {srcOff, dstOff}, eb, byteOffsets,
-              run, loops);
-  table.append({tensor, byteOffsets[0], byteOffsets[1], run,
-                static_cast<int64_t>(loops.size() / 3)});
-  table.append(loops);
-}
-
-/// One message under construction.
-struct Message {
-  SmallVector<int64_t> pack, unpack;
-  int64_t bytes = 0;
-};
-
-/// FNV-1a over 64-bit words and strings: the plan's fingerprint.
-struct Fingerprint {
-  uint64_t h = 1469598103934665603ull;
-  void add(uint64_t v) {
-    for (int i = 0; i < 8; ++i) {
-      h ^= (v >> (8 * i)) & 0xFF;
-      h *= 1099511628211ull;
-    }
-  }
-  void add(StringRef s) {
-    add(s.size());
-    for (char c : s) {
-      h ^= static_cast<uint8_t>(c);
-      h *= 1099511628211ull;
-    }
-  }
-  void add(ArrayRef<int64_t> v) {
-    add(v.size());
-    for (int64_t x : v)
-      add(static_cast<uint64_t>(x));
-  }
-};
-
 struct ConvertReshardToRuntimePass
     : public reshard::impl::ConvertReshardToRuntimeBase<
           ConvertReshardToRuntimePass> {
@@ -160,9 +40,7 @@ struct ConvertReshardToRuntimePass
   void runOnOperation() override;
 };
 
-} // namespace
-
-static bool isCIdentifier(StringRef s) {
+bool isCIdentifier(StringRef s) {
   if (s.empty() ||
       !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_'))
     return false;
@@ -171,8 +49,63 @@ static bool isCIdentifier(StringRef s) {
   });
 }
 
+/// The reshard_rt.class of one plan class.
+void buildClass(OpBuilder &b, Location loc, int64_t index,
+                const PlanClass &cls) {
+  const TensorLayout &l = cls.exemplar;
+  MeshAxisSplit split[2] = {MeshAxisSplit(l.src.mesh.shape, l.src.sharding),
+                            MeshAxisSplit(l.dst.mesh.shape, l.dst.sharding)};
+  ShardGeometry geometry[2] = {l.srcGeometry(), l.dstGeometry()};
+  SmallVector<int64_t> comboOf[2], shapes[2];
+  SmallVector<SmallVector<int64_t>> shapeOf[2];
+  for (int side = 0; side < 2; ++side) {
+    for (int64_t d = 0; d < split[side].numDevices(); ++d)
+      comboOf[side].push_back(split[side].comboOf(d));
+    for (int64_t c = 0; c < split[side].numCombos(); ++c) {
+      shapeOf[side].push_back(
+          geometry[side].localShape(split[side].coordsOf(c)));
+      llvm::append_range(shapes[side], shapeOf[side].back());
+    }
+  }
+  auto op = rt::ClassOp::create(b, loc, index, l.elementBytes, l.shape.size(),
+                                comboOf[0], shapes[0], comboOf[1], shapes[1]);
+  OpBuilder::InsertionGuard guard(b);
+  b.createBlock(&op.getBody());
+  MLIRContext *ctx = b.getContext();
+  int64_t eb = l.elementBytes;
+  for (size_t i = 0; i < cls.pattern.size(); ++i) {
+    ClassPattern::Piece p = cls.pattern[i];
+    ArrayRef<int64_t> srcShape = shapeOf[0][p.srcCombo()],
+                      dstShape = shapeOf[1][p.dstCombo()];
+    SmallVector<int64_t> pack =
+        boxDescriptor(srcShape, p.srcOffset(), p.sizes(), eb);
+    SmallVector<int64_t> unpack =
+        boxDescriptor(dstShape, p.dstOffset(), p.sizes(), eb);
+    SmallVector<int64_t> copy = copyDescriptor(
+        srcShape, p.srcOffset(), dstShape, p.dstOffset(), p.sizes(), eb);
+    auto box = [&](ArrayRef<int64_t> d) {
+      return rt::BoxAttr::get(ctx, d[0], d[1], d.drop_front(3));
+    };
+    rt::PieceOp::create(
+        b, loc, p.dstCombo(), p.srcCombo(), p.sizes(), p.dstOffset(),
+        p.srcOffset(), box(pack), box(unpack),
+        rt::CopyAttr::get(ctx, copy[0], copy[1], copy[2],
+                          ArrayRef<int64_t>(copy).drop_front(4)));
+  }
+}
+
+/// Rows of 5 per transfer: group, piece, start, stride, count (stride 1
+/// for a single member, as the printer assumes).
+void appendItem(SmallVectorImpl<int64_t> &rows, const TransferGroup &t) {
+  rows.append({t.group, t.piece, t.memberStart,
+               t.memberCount == 1 ? 1 : t.memberStride, t.memberCount});
+}
+
+} // namespace
+
 void ConvertReshardToRuntimePass::runOnOperation() {
   ModuleOp module = getOperation();
+  MLIRContext *ctx = &getContext();
   std::string name = planName;
   if (name.empty())
     name = module.getSymName() ? module.getSymName()->str() : "reshard_plan";
@@ -187,154 +120,144 @@ void ConvertReshardToRuntimePass::runOnOperation() {
   FailureOr<PlanModule> plan = PlanModule::load(module, getArgument());
   if (failed(plan))
     return signalPassFailure();
-  std::vector<PlannedTensor> &tensors = plan->tensors;
-
-  int64_t numRanks = 1; // an empty plan still needs a communicator
-  for (const PlannedTensor &pt : tensors)
-    for (const MeshSpec *m : {&pt.layout.src.mesh, &pt.layout.dst.mesh})
-      for (int64_t r : m->ranks)
-        numRanks = std::max(numRanks, r + 1);
-
-  // Per rank: (tensor, src bytes, dst bytes) of the tensors whose meshes
-  // hold it, copies, and messages per step.
-  struct RankData {
-    SmallVector<int64_t> shards, copies;
-    std::map<int64_t, std::map<int64_t, Message>> sends, recvs; // step, peer
-  };
-  std::map<int64_t, RankData> ranks;
-  auto rankData = [&](int64_t r) -> RankData & { return ranks[r]; };
-  // Tensors come in ascending order, so a rank's entry for tensor t, if
-  // any, is its last one. -1: the rank is not in that side's mesh.
-  auto shardEntry = [&](int64_t r, int64_t t) -> int64_t * {
-    SmallVector<int64_t> &shards = rankData(r).shards;
-    if (shards.empty() || shards[shards.size() - 3] != t)
-      shards.append({t, -1, -1});
-    return &shards[shards.size() - 3];
-  };
-
-  for (auto [t, pt] : llvm::enumerate(tensors)) {
-    const TensorLayout &l = pt.layout;
-    int64_t eb = l.elementBytes;
-    auto srcShapes = l.localShapes(true), dstShapes = l.localShapes(false);
-    for (auto &[r, shape] : srcShapes)
-      shardEntry(r, t)[1] = l.shardBytes(shape);
-    for (auto &[r, shape] : dstShapes)
-      shardEntry(r, t)[2] = l.shardBytes(shape);
-    // Where each rank received each box: a relay packs from there.
-    std::map<std::vector<int64_t>, size_t> deliveredBy;
-    for (size_t i = 0; i < pt.table.size(); ++i) {
-      PieceTable::Piece p = pt.table[i];
-      std::vector<int64_t> key = {p.dstRank()};
-      key.insert(key.end(), p.globalOffset().begin(), p.globalOffset().end());
-      deliveredBy[key] = i;
+  for (Operation &op : module.getBody()->getOperations())
+    if (isa<PiecesOp>(op)) {
+      op.emitOpError() << "is the explicit reference form (reshard-expand); "
+                          "the lowering works on classes and groups";
+      return signalPassFailure();
     }
-    for (size_t i = 0; i < pt.table.size(); ++i) {
-      PieceTable::Piece p = pt.table[i];
-      const auto &dstShape = dstShapes[p.dstRank()];
-      if (p.via() == -1 && p.srcRank() == p.dstRank()) {
-        appendCopyDescriptor(rankData(p.dstRank()).copies, t,
-                             srcShapes[p.srcRank()], p.srcOffset(), dstShape,
-                             p.dstOffset(), p.sizes(), eb);
-        continue;
-      }
-      int64_t from = p.via() == -1 ? p.srcRank() : p.via();
-      Message &send = rankData(from).sends[p.step()][p.dstRank()];
-      if (p.via() == -1) {
-        appendBoxDescriptor(send.pack, t, 0, srcShapes[from], p.srcOffset(),
-                            p.sizes(), eb);
-      } else {
-        std::vector<int64_t> key = {p.via()};
-        key.insert(key.end(), p.globalOffset().begin(), p.globalOffset().end());
-        auto relayIt = deliveredBy.find(key);
-        if (relayIt == deliveredBy.end() ||
-            pt.table[relayIt->second].sizes() != p.sizes()) {
-          plan->pieces[t].emitOpError()
-              << "piece " << i << ": relay rank " << p.via()
-              << " does not receive this box";
-          return signalPassFailure();
-        }
-        PieceTable::Piece relay = pt.table[relayIt->second];
-        appendBoxDescriptor(send.pack, t, 1, dstShapes[from], relay.dstOffset(),
-                            p.sizes(), eb);
-      }
-      Message &recv = rankData(p.dstRank()).recvs[p.step()][from];
-      appendBoxDescriptor(recv.unpack, t, 1, dstShape, p.dstOffset(), p.sizes(),
-                          eb);
-      int64_t bytes = p.numElements() * eb;
-      send.bytes += bytes;
-      recv.bytes += bytes;
-    }
-  }
+  const PlanModel &model = plan->model;
+  std::vector<TransferGroup> transfers = enumerateTransfers(model);
+  std::vector<StreamContent> streams = collectStreams(model, transfers);
+  if (failed(plan->checkSchedule(streams)))
+    return signalPassFailure();
+  PlanSchedule schedule = scheduleOf(model, streams);
 
-  // Build the plan, hashing everything the generated code will act on.
-  OpBuilder b(&getContext());
-  Fingerprint fp;
-  fp.add(name);
-  fp.add(static_cast<uint64_t>(numRanks));
+  OpBuilder b(ctx);
   SmallVector<StringRef> names;
-  for (const PlannedTensor &pt : tensors) {
-    names.push_back(pt.layout.name);
-    fp.add(pt.layout.name);
+  for (RedistributeOp op : plan->tensors)
+    names.push_back(op.getSymName());
+  std::optional<int64_t> budget, maxOps;
+  if (model.schedule) {
+    budget = schedule.stagingBudget;
+    maxOps = schedule.maxOpsPerStep;
   }
-  Location loc = module.getLoc();
-  auto planOp =
-      rt::PlanOp::create(b, loc, name, numRanks, b.getStrArrayAttr(names), 0,
-                         /*staging_budget=*/nullptr);
-  Block *planBody = b.createBlock(&planOp.getBody());
-  auto align = [](int64_t x) { return (x + 15) & ~int64_t(15); };
-  for (auto &[r, d] : ranks) {
-    int64_t workspace = 0;
-    std::set<int64_t> steps;
-    for (auto &[s, m] : d.sends)
-      steps.insert(s);
-    for (auto &[s, m] : d.recvs)
-      steps.insert(s);
-    for (int64_t s : steps) {
-      int64_t at = 0;
-      for (auto &[peer, m] : d.sends[s])
-        at = align(at + m.bytes);
-      for (auto &[peer, m] : d.recvs[s])
-        at = align(at + m.bytes);
-      workspace = std::max(workspace, at);
-    }
-    fp.add(static_cast<uint64_t>(r));
-    fp.add(static_cast<uint64_t>(workspace));
-    fp.add(d.shards);
-    fp.add(d.copies);
-    b.setInsertionPointToEnd(planBody);
-    auto rankOp = rt::RankOp::create(b, loc, r, workspace, d.shards);
-    b.createBlock(&rankOp.getBody());
-    if (!d.copies.empty())
-      rt::CopyOp::create(b, loc, d.copies);
-    for (int64_t s : steps) {
-      OpBuilder::InsertionGuard guard(b);
-      auto stepOp = rt::StepOp::create(b, loc, s);
-      b.createBlock(&stepOp.getBody());
-      fp.add(static_cast<uint64_t>(s));
-      int64_t at = 0;
-      for (auto &[peer, m] : d.sends[s]) {
-        rt::SendOp::create(b, loc, peer, m.bytes, at, m.pack);
-        fp.add({peer, m.bytes, at});
-        fp.add(m.pack);
-        at = align(at + m.bytes);
-      }
-      for (auto &[peer, m] : d.recvs[s]) {
-        rt::RecvOp::create(b, loc, peer, m.bytes, at, m.unpack);
-        fp.add({peer, m.bytes, at});
-        fp.add(m.unpack);
-        at = align(at + m.bytes);
-      }
-    }
-  }
-  planOp.setFingerprint(static_cast<int64_t>(fp.h));
-  if (auto budget = ReshardDialect::StagingBudgetAttrHelper(&getContext())
-                        .getAttr(module))
-    planOp.setStagingBudget(budget.getInt());
+  auto planOp = rt::PlanOp::create(
+      b, module.getLoc(), name, model.numRanks(), b.getStrArrayAttr(names), 0,
+      budget ? b.getI64IntegerAttr(*budget) : IntegerAttr(),
+      maxOps ? b.getI64IntegerAttr(*maxOps) : IntegerAttr());
+  Block *body = b.createBlock(&planOp.getBody());
+  b.setInsertionPointToEnd(body);
 
-  // The runtime program replaces the layout and its tables.
+  // Meshes: each distinct rank list once.
+  std::map<std::vector<int64_t>, int64_t> meshIndex;
+  auto meshOf = [&](const MeshSpec &m) {
+    std::vector<int64_t> ranks(m.ranks.begin(), m.ranks.end());
+    auto [it, inserted] = meshIndex.try_emplace(ranks, meshIndex.size());
+    if (inserted)
+      rt::MeshOp::create(b, module.getLoc(), it->second, m.ranks);
+    return it->second;
+  };
+  SmallVector<std::pair<int64_t, int64_t>> groupMeshes;
+  for (const PlanGroup &g : model.groups)
+    groupMeshes.push_back({meshOf(g.srcMesh), meshOf(g.dstMesh)});
+  for (auto [c, cls] : llvm::enumerate(model.classes))
+    buildClass(b, plan->classes[c].getLoc(), c, cls);
+  SmallVector<Location> groupLocs;
+  for (auto [g, group] : llvm::enumerate(model.groups)) {
+    Location loc = plan->groups[g].getLoc();
+    rt::GroupOp::create(b, loc, g, group.cls, groupMeshes[g].first,
+                        groupMeshes[g].second, group.members);
+    groupLocs.push_back(
+        NameLoc::get(b.getStringAttr(plan->groups[g].getSymName()), loc));
+  }
+
+  // One item list per stream, and one per rank for its local copies.
+  std::map<int64_t, SmallVector<int64_t>> copies; // rank -> rows
+  for (const TransferGroup &t : transfers)
+    if (t.kind == TransferKind::Copy)
+      appendItem(copies[t.receiver], t);
+  // Equal lists are stored once (a local copy often moves what a stream
+  // moves elsewhere).
+  std::map<std::vector<int64_t>, int64_t> listIndex;
+  auto listOf = [&](ArrayRef<int64_t> rows, Location loc) {
+    auto [it, inserted] = listIndex.try_emplace(
+        std::vector<int64_t>(rows.begin(), rows.end()), listIndex.size());
+    if (inserted)
+      rt::ItemsOp::create(b, loc, it->second, rows);
+    return it->second;
+  };
+  SmallVector<int64_t> streamList;
+  SmallVector<Location> streamLocs;
+  for (const StreamContent &s : streams) {
+    SmallVector<int64_t> rows;
+    llvm::SetVector<int64_t> groups;
+    for (size_t i : s.transfers) {
+      appendItem(rows, transfers[i]);
+      groups.insert(transfers[i].group);
+    }
+    SmallVector<Location> locs;
+    for (int64_t g : groups)
+      locs.push_back(groupLocs[g]);
+    streamLocs.push_back(FusedLoc::get(ctx, locs));
+    streamList.push_back(listOf(rows, streamLocs.back()));
+  }
+  std::map<int64_t, int64_t> copyList;
+  for (auto &[rank, rows] : copies)
+    copyList[rank] = listOf(rows, module.getLoc());
+
+  // Rank programs: copies, sends by (receiver, phase), receives by
+  // (sender, phase). `streams` is sorted by (sender, receiver, phase).
+  std::map<int64_t, SmallVector<size_t>> sendsOf, recvsOf;
+  for (size_t i = 0; i < streams.size(); ++i) {
+    sendsOf[streams[i].sender].push_back(i);
+    recvsOf[streams[i].receiver].push_back(i);
+  }
+  for (auto &[rank, list] : recvsOf)
+    llvm::stable_sort(list, [&](size_t a, size_t b) {
+      return std::pair(streams[a].sender, streams[a].phase) <
+             std::pair(streams[b].sender, streams[b].phase);
+    });
+  std::set<int64_t> active;
+  for (auto &[rank, rows] : copies)
+    active.insert(rank);
+  for (const StreamContent &s : streams)
+    active.insert({s.sender, s.receiver});
+  for (int64_t rank : active) {
+    b.setInsertionPointToEnd(body);
+    auto rankOp = rt::RankOp::create(b, module.getLoc(), rank, 0);
+    b.createBlock(&rankOp.getBody());
+    if (auto it = copyList.find(rank); it != copyList.end())
+      rt::CopyOp::create(b, module.getLoc(), it->second);
+    for (size_t i : sendsOf[rank]) {
+      const StreamContent &s = streams[i];
+      const PlanStream &row = schedule.streams[i];
+      rt::SendOp::create(b, streamLocs[i], s.receiver, s.phase, row.start,
+                         row.quota, s.bytes, streamList[i]);
+    }
+    for (size_t i : recvsOf[rank]) {
+      const StreamContent &s = streams[i];
+      const PlanStream &row = schedule.streams[i];
+      rt::RecvOp::create(b, streamLocs[i], s.sender, s.phase, row.start,
+                         row.quota, s.bytes, streamList[i]);
+    }
+  }
+
+  // The workspace and the fingerprint, on the tables the engine runs.
+  std::unique_ptr<rt::EncodedPlan> encoded = rt::EncodedPlan::encode(planOp);
+  if (!encoded)
+    return signalPassFailure();
+  SmallVector<rt::RankOp> rankOps(body->getOps<rt::RankOp>());
+  for (auto [i, rankOp] : llvm::enumerate(rankOps))
+    rankOp.setWorkspace(
+        engine::rank_workspace(encoded->view(), encoded->programs[i]));
+  planOp.setFingerprint(static_cast<int64_t>(encoded->fingerprint()));
+
+  // The runtime program replaces the layout and its plan.
   for (Operation &op :
        llvm::make_early_inc_range(module.getBody()->getOperations()))
-    if (isa<RedistributeOp, PiecesOp, MeshOp, TopologyOp>(op))
+    if (isa<RedistributeOp, MeshOp, TopologyOp, ClassOp, GroupOp, ScheduleOp>(
+            op))
       op.erase();
   module.getBody()->push_back(planOp);
 }

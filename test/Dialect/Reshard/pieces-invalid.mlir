@@ -263,12 +263,13 @@ reshard.pieces @w rank 1 holders [[0]] [
 
 // -----
 
-// A tensor has one table; the pass refuses a second.
+// A module is intersected from its layout alone: the pass refuses tables
+// already there (reshard-run refuses a second table for one tensor, in
+// test/Tools/reshard-run/errors.test).
 // RUN: not reshard-opt %s --split-input-file --reshard-intersect 2>&1 | FileCheck %s --check-prefix=TWICE
 reshard.mesh @mesh shape = [2] axes = ["tp"] ranks = [0, 1]
 reshard.redistribute @two_tables from @mesh <[[tp]]> to @mesh <[[]]>
     : tensor<4xf32> -> tensor<4xf32>
 reshard.pieces @two_tables rank 1 holders [] []
 reshard.pieces @two_tables rank 1 holders [] []
-// TWICE: error: 'reshard.pieces' op is a second piece table for tensor @two_tables; a tensor has one
-// TWICE: note: first table here
+// TWICE: error: 'reshard.pieces' op is already here: reshard-intersect plans a module once, from its layout alone

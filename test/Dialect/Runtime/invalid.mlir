@@ -1,819 +1,1238 @@
-// RUN: reshard-opt %s -split-input-file -verify-diagnostics
+// RUN: reshard-opt %s -split-input-file -verify-diagnostics --allow-unregistered-dialect
 
-// The reshard_rt plan verifier (PlanOp::verifyRegions), one case per
-// branch, in the order the verifier checks them. Each case is otherwise a
-// valid plan, so the error shown is the only one. The verifier guards what
-// the generated code relies on: descriptors inside the shards, staging
-// inside the workspace, one matched message per rank pair and step, and no
-// destination byte written twice.
-//   box  [tensor, buffer, offset, run, n, (count, stride) x n]
-//   copy [tensor, src_offset, dst_offset, run, n, (count, src, dst) x n]
+// Every error of the reshard_rt verifier, one case per branch: the
+// encoding of the ops into engine tables (lib/Dialect/Runtime/IR/
+// PlanEncoding.cpp: order, numbering, ranges, receives matched to sends),
+// the plan-level checks on those tables (PlanChecks.cpp: holders,
+// exactly-once over member progressions, relays, staging budget,
+// operations per step, workspace), and the per-op verifiers and parsers
+// (RuntimeOps.cpp). Most cases edit one of two small plans that verify:
+//   - one tensor, rank 0 sends its 4 x f32 to rank 1 (16 B, one step);
+//   - two tensors of one class (one group of two members), rank 0 sends
+//     both to rank 1 (32 B in step 0), which relays them to rank 2, its
+//     replica, in step 1 (phase 1).
 
-// expected-error @+1 {{'reshard_rt.plan' op num_ranks must be in [1, 2^31 - 1], got 0}}
-reshard_rt.plan @num_ranks_zero num_ranks = 0 tensors = [] fingerprint = 0 {
-}
-
-// -----
-
-// expected-error @+1 {{'reshard_rt.plan' op num_ranks must be in [1, 2^31 - 1], got -2}}
-reshard_rt.plan @num_ranks_negative num_ranks = -2 tensors = [] fingerprint = 0 {
-}
-
-// -----
-
-// 2^31: ranks are C ints in the generated code.
-// expected-error @+1 {{'reshard_rt.plan' op num_ranks must be in [1, 2^31 - 1], got 2147483648}}
-reshard_rt.plan @num_ranks_above_int32 num_ranks = 2147483648 tensors = [] fingerprint = 0 {
-}
-
-// -----
-
-reshard_rt.plan @op_in_plan num_ranks = 1 tensors = [] fingerprint = 0 {
-  // expected-error @+1 {{'builtin.module' op is not allowed in a reshard_rt.plan}}
-  builtin.module {}
-}
-
-// -----
-
-reshard_rt.plan @rank_outside num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  // expected-error @+1 {{'reshard_rt.rank' op rank 2 is outside the communicator of 2 ranks}}
-  reshard_rt.rank 2 workspace = 0 shards = [0, 0, 0] {
+// Num_ranks out of range.
+// expected-error @+1 {{'reshard_rt.plan' op num_ranks 0 must be in [1, 2^24]}}
+reshard_rt.plan @p num_ranks = 0 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
   }
-}
-
-// -----
-
-reshard_rt.plan @rank_negative num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  // expected-error @+1 {{'reshard_rt.rank' op rank -1 is outside the communicator of 2 ranks}}
-  reshard_rt.rank -1 workspace = 0 shards = [0, 0, 0] {
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
   }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
+  }
 }
 
 // -----
 
-reshard_rt.plan @two_programs num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 1 workspace = 0 shards = [0, 0, 0] {
+// Num_ranks above 2^24.
+// expected-error @+1 {{'reshard_rt.plan' op num_ranks 16777217 must be in [1, 2^24]}}
+reshard_rt.plan @p num_ranks = 16777217 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
   }
-  // expected-error @+1 {{'reshard_rt.rank' op rank 1 has two programs}}
-  reshard_rt.rank 1 workspace = 0 shards = [0, 0, 0] {
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
   }
-}
-
-// -----
-
-reshard_rt.plan @shards_not_triples num_ranks = 1 tensors = ["w", "b"] fingerprint = 0 {
-  // expected-error @+1 {{'reshard_rt.rank' op shards are (tensor, source bytes, destination bytes) triples; got 4 numbers}}
-  reshard_rt.rank 0 workspace = 0 shards = [0, 16, 16, 1] {
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
   }
 }
 
 // -----
 
-reshard_rt.plan @shards_tensor_out_of_range num_ranks = 1 tensors = ["w"] fingerprint = 0 {
-  // expected-error @+1 {{'reshard_rt.rank' op shards[1] names tensor 1 of 1}}
-  reshard_rt.rank 0 workspace = 0 shards = [0, 16, 16, 1, 8, 8] {
+// A class before a mesh.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
   }
-}
-
-// -----
-
-reshard_rt.plan @shards_tensor_negative num_ranks = 1 tensors = ["w"] fingerprint = 0 {
-  // expected-error @+1 {{'reshard_rt.rank' op shards[0] names tensor -1 of 1}}
-  reshard_rt.rank 0 workspace = 0 shards = [-1, 16, 16] {
+  // expected-error @+1 {{'reshard_rt.mesh' op comes after the plan's classes; a plan lists meshes, classes, groups, item lists, then ranks}}
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
   }
-}
-
-// -----
-
-reshard_rt.plan @shards_unsorted num_ranks = 1 tensors = ["w", "b"] fingerprint = 0 {
-  // expected-error @+1 {{'reshard_rt.rank' op shards[1] names tensor 0 after tensor 1; tensors must ascend, once each}}
-  reshard_rt.rank 0 workspace = 0 shards = [1, 8, 8, 0, 16, 16] {
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
   }
 }
 
 // -----
 
-reshard_rt.plan @shards_twice num_ranks = 1 tensors = ["w", "b"] fingerprint = 0 {
-  // expected-error @+1 {{'reshard_rt.rank' op shards[1] names tensor 0 after tensor 0; tensors must ascend, once each}}
-  reshard_rt.rank 0 workspace = 0 shards = [0, 16, 16, 0, 16, 16] {
+// Misnumbered mesh.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  // expected-error @+1 {{'reshard_rt.mesh' op is numbered 2 but is meshes entry 1; number them in order}}
+  reshard_rt.mesh 2 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
   }
-}
-
-// -----
-
-reshard_rt.plan @shards_neither num_ranks = 1 tensors = ["w"] fingerprint = 0 {
-  // expected-error @+1 {{'reshard_rt.rank' op shards[0] lists tensor 0 with neither shard; leave it out}}
-  reshard_rt.rank 0 workspace = 0 shards = [0, -1, -1] {
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
   }
-}
-
-// -----
-
-reshard_rt.plan @workspace_negative num_ranks = 1 tensors = ["w"] fingerprint = 0 {
-  // expected-error @+1 {{'reshard_rt.rank' op workspace must not be negative}}
-  reshard_rt.rank 0 workspace = -16 shards = [0, 16, 16] {
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
   }
 }
 
 // -----
 
-// -1 marks a rank outside the mesh; -2 is nothing.
-reshard_rt.plan @shard_bytes_below_minus_one num_ranks = 1 tensors = ["w"] fingerprint = 0 {
-  // expected-error @+1 {{'reshard_rt.rank' op shard sizes are bytes, or -1 for a rank outside the mesh; got -2 for tensor 0}}
-  reshard_rt.rank 0 workspace = 0 shards = [0, -2, 16] {
+// Misnumbered item list.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
   }
-}
-
-// -----
-
-// Copies run before the first step; one after a step would be reordered.
-reshard_rt.plan @copy_after_step num_ranks = 1 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 0 shards = [0, 16, 16] {
-    reshard_rt.step 0 {
-    }
-    // expected-error @+1 {{'reshard_rt.copy' op must come before the rank's first step (copies run first)}}
-    reshard_rt.copy [0, 0, 0, 16, 0]
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  // expected-error @+1 {{'reshard_rt.items' op is numbered 3 but is item lists entry 0; number them in order}}
+  reshard_rt.items 3 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
   }
-}
-
-// -----
-
-// Fewer than the 5 fixed integers.
-reshard_rt.plan @copy_truncated_header num_ranks = 1 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 0 shards = [0, 16, 16] {
-    // expected-error @+1 {{'reshard_rt.copy' op has a truncated copy descriptor}}
-    reshard_rt.copy [0, 0, 0, 16]
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
   }
 }
 
 // -----
 
-// n = 1 needs 3 more integers (count, src stride, dst stride); the second
-// descriptor has 2.
-reshard_rt.plan @copy_truncated_loops num_ranks = 1 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 0 shards = [0, 16, 16] {
-    // expected-error @+1 {{'reshard_rt.copy' op has a truncated copy descriptor}}
-    reshard_rt.copy [0, 0, 0, 8, 0, 0, 8, 4, 1, 2, 4]
+// A mesh rank outside the plan.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  // expected-error @+1 {{'reshard_rt.mesh' op lists rank 2 outside the 2 ranks of the plan}}
+  reshard_rt.mesh 1 ranks [2]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
   }
-}
-
-// -----
-
-reshard_rt.plan @copy_tensor_out_of_range num_ranks = 1 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 0 shards = [0, 16, 16] {
-    // expected-error @+1 {{'reshard_rt.copy' op names tensor 1}}
-    reshard_rt.copy [1, 0, 0, 16, 0]
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
   }
-}
-
-// -----
-
-reshard_rt.plan @copy_tensor_negative num_ranks = 1 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 0 shards = [0, 16, 16] {
-    // expected-error @+1 {{'reshard_rt.copy' op names tensor -1}}
-    reshard_rt.copy [-1, 0, 0, 16, 0]
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
   }
 }
 
 // -----
 
-reshard_rt.plan @copy_negative_offset num_ranks = 1 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 0 shards = [0, 16, 16] {
-    // expected-error @+1 {{'reshard_rt.copy' op a copy source has offset -4 and run 4; both must be positive (offset may be 0)}}
-    reshard_rt.copy [0, -4, 0, 4, 0]
+// A group naming a tensor the plan does not have.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
   }
-}
-
-// -----
-
-reshard_rt.plan @copy_zero_run num_ranks = 1 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 0 shards = [0, 16, 16] {
-    // expected-error @+1 {{'reshard_rt.copy' op a copy source has offset 0 and run 0; both must be positive (offset may be 0)}}
-    reshard_rt.copy [0, 0, 0, 0, 0]
+  // expected-error @+1 {{'reshard_rt.group' op lists tensor 1 of the 1 of the plan}}
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [1]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
   }
-}
-
-// -----
-
-// The destination side is checked with its own offset and stride.
-reshard_rt.plan @copy_dst_negative_offset num_ranks = 1 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 0 shards = [0, 16, 16] {
-    // expected-error @+1 {{'reshard_rt.copy' op a copy destination has offset -8 and run 4; both must be positive (offset may be 0)}}
-    reshard_rt.copy [0, 0, -8, 4, 0]
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
   }
 }
 
 // -----
 
-// offset + run = (2^63 - 1) + 9 does not fit in 64 bits (it would wrap to
-// a small end inside the buffer).
-reshard_rt.plan @copy_offset_run_overflow num_ranks = 1 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 0 shards = [0, 16, 16] {
-    // expected-error @+1 {{'reshard_rt.copy' op a copy source overflows 64 bits}}
-    reshard_rt.copy [0, 9223372036854775807, 0, 9, 0]
+// A tensor in two groups.
+reshard_rt.plan @p num_ranks = 3 tensors = ["w0", "w1"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1, 2]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0, 0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  // expected-note @+1 {{the other group}}
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0, 1]
+  // expected-error @+1 {{'reshard_rt.group' op lists tensor 1 ('w1'), which group 0 lists too}}
+  reshard_rt.group 1 class 0 from 0 to 1 tensors [1]
+  reshard_rt.items 0 [g0.p0[0 x 2]]
+  reshard_rt.items 1 [g0.p0[0 x 2]]
+  reshard_rt.rank 0 workspace = 32 {
+    reshard_rt.send to 1 phase 0 start 0 quota 32 bytes 32 items 0
   }
+  reshard_rt.rank 1 workspace = 32 {
+    reshard_rt.send to 2 phase 1 start 1 quota 32 bytes 32 items 1
+    reshard_rt.recv from 0 phase 0 start 0 quota 32 bytes 32 items 0
+  }
+  reshard_rt.rank 2 workspace = 32 {
+    reshard_rt.recv from 1 phase 1 start 1 quota 32 bytes 32 items 1
+  }
 }
 
 // -----
 
-reshard_rt.plan @copy_loop_count_zero num_ranks = 1 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 0 shards = [0, 16, 16] {
-    // expected-error @+1 {{'reshard_rt.copy' op a copy source has a loop of count 0 and stride 4}}
-    reshard_rt.copy [0, 0, 0, 4, 1, 0, 4, 4]
+// A rank outside the plan.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
   }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
+  }
+  // expected-error @+1 {{'reshard_rt.rank' op is rank 2 of a plan of 2 ranks}}
+  reshard_rt.rank 2 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
+  }
 }
 
 // -----
 
-reshard_rt.plan @copy_dst_stride_negative num_ranks = 1 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 0 shards = [0, 16, 16] {
-    // expected-error @+1 {{'reshard_rt.copy' op a copy destination has a loop of count 2 and stride -4}}
-    reshard_rt.copy [0, 0, 8, 4, 1, 2, 4, -4]
+// Ranks out of order.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
   }
+  // expected-error @+1 {{'reshard_rt.rank' op follows rank 1; ranks are listed once each, ascending}}
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
+  }
 }
 
 // -----
 
-// (2^62 - 1) x 4 does not fit in 64 bits.
-reshard_rt.plan @copy_overflow num_ranks = 1 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 0 shards = [0, 16, 16] {
-    // expected-error @+1 {{'reshard_rt.copy' op a copy source overflows 64 bits}}
-    reshard_rt.copy [0, 0, 0, 4, 1, 4611686018427387904, 4, 4]
+// A missing item list.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    // expected-error @+1 {{'reshard_rt.send' op names item list 4 of 1}}
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 4
+  }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
   }
 }
 
 // -----
 
-// 4 rows of 8 B, 8 B apart in the source (ends at 32, fits) and 16 B apart
-// in the destination (ends at 48 + 8 = 56 > 32).
-reshard_rt.plan @copy_beyond_dst num_ranks = 1 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 0 shards = [0, 32, 32] {
-    // expected-error @+1 {{'reshard_rt.copy' op a copy destination reaches byte 56 of a buffer of 32 bytes}}
-    reshard_rt.copy [0, 0, 0, 8, 1, 4, 8, 16]
+// A send to a rank outside the plan.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
   }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    // expected-error @+1 {{'reshard_rt.send' op sends to rank 5 of a plan of 2 ranks}}
+    reshard_rt.send to 5 phase 0 start 0 quota 16 bytes 16 items 0
+  }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
+  }
 }
 
 // -----
 
-// A rank outside the source mesh (-1) has nothing to copy from.
-reshard_rt.plan @copy_from_no_shard num_ranks = 1 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 0 shards = [0, -1, 16] {
-    // expected-error @+1 {{'reshard_rt.copy' op a copy source is in a shard the rank does not have (not in that side's mesh)}}
-    reshard_rt.copy [0, 0, 0, 4, 0]
+// A foreign op in the plan.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  // expected-error @+1 {{'test.foreign' op is not part of a reshard_rt.plan}}
+  "test.foreign"() : () -> ()
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
   }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
+  }
 }
 
 // -----
 
-// 2^26 + 1 runs of 1 byte: too many to list for the overlap check.
-reshard_rt.plan @copy_too_many_runs num_ranks = 1 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 0 shards = [0, 1, 67108865] {
-    // expected-error @+1 {{'reshard_rt.copy' op brings the plan's writes to more than 67108864 contiguous runs; the verifier cannot check that many for overlaps}}
-    reshard_rt.copy [0, 0, 0, 1, 1, 67108865, 0, 1]
+// A receive without its send.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
+  }
+  reshard_rt.rank 1 workspace = 16 {
+    // expected-error @+1 {{'reshard_rt.recv' op receives from rank 0 in phase 1, which sends nothing to rank 1 in that phase}}
+    reshard_rt.recv from 0 phase 1 start 0 quota 16 bytes 16 items 0
   }
 }
 
 // -----
 
-// Destination bytes [8, 16) twice: [0, 16) then [8, 16).
-reshard_rt.plan @copy_overlap num_ranks = 1 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 0 shards = [0, 16, 16] {
-    // expected-error @+1 {{'reshard_rt.copy' op the local copies of tensor 0 writes bytes [8, 16) twice}}
-    reshard_rt.copy [0, 0, 0, 16, 0, 0, 0, 8, 8, 0]
+// A receive that differs from its send.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
   }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    // expected-note @+1 {{the send}}
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
+  }
+  reshard_rt.rank 1 workspace = 16 {
+    // expected-error @+1 {{'reshard_rt.recv' op differs from the send it receives (start 0, quota 16, bytes 16, items 0); both ends must agree}}
+    reshard_rt.recv from 0 phase 0 start 0 quota 8 bytes 16 items 0
+  }
 }
 
 // -----
 
-// Three descriptors of interleaved runs (three ascending sequences, merged
-// by the check): [0, 2) [6, 8), then [2, 4) [8, 10), then [4, 6) [9, 11).
-reshard_rt.plan @copy_interleaved_overlap num_ranks = 1 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 0 shards = [0, 16, 16] {
-    // expected-error @+1 {{'reshard_rt.copy' op the local copies of tensor 0 writes bytes [9, 10) twice}}
-    reshard_rt.copy [0, 0, 0, 2, 1, 2, 6, 6, 0, 2, 2, 2, 1, 2, 6, 6, 0, 4, 4, 2, 1, 2, 5, 5]
+// A send nobody receives.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    // expected-error @+1 {{'reshard_rt.send' op is received by no reshard_rt.recv of rank 1}}
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
   }
+  reshard_rt.rank 1 workspace = 16 {
+  }
 }
 
 // -----
 
-// One descriptor whose destination stride (4) is shorter than its run (8).
-reshard_rt.plan @copy_self_overlap num_ranks = 1 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 0 shards = [0, 16, 16] {
-    // expected-error @+1 {{'reshard_rt.copy' op the local copies of tensor 0 writes bytes [4, 8) twice}}
-    reshard_rt.copy [0, 0, 0, 8, 1, 2, 8, 4]
+// A group naming a missing class.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  // expected-error @+1 {{'reshard_rt.group' op names class 3 of 1}}
+  reshard_rt.group 0 class 3 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
+  }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
   }
 }
 
 // -----
 
-// Two copy ops of one rank: [0, 8) then [4, 12) of the destination.
-reshard_rt.plan @copy_ops_overlap num_ranks = 1 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 0 shards = [0, 16, 16] {
-    reshard_rt.copy [0, 0, 0, 8, 0]
-    // expected-error @+1 {{'reshard_rt.copy' op the local copies of tensor 0 writes bytes [4, 8) twice}}
-    reshard_rt.copy [0, 0, 4, 8, 0]
+// A group naming a missing mesh.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
   }
+  // expected-error @+1 {{'reshard_rt.group' op names mesh 2 of 2}}
+  reshard_rt.group 0 class 0 from 0 to 2 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
+  }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
+  }
 }
 
 // -----
 
-reshard_rt.plan @op_in_rank num_ranks = 1 tensors = [] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 0 shards = [] {
-    // expected-error @+1 {{'builtin.module' op is not allowed in a reshard_rt.rank}}
-    builtin.module {}
+// A mesh of another size than the class's.
+reshard_rt.plan @p num_ranks = 3 tensors = ["w0", "w1"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1, 2, 0]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0, 0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  // expected-error @+1 {{'reshard_rt.group' op moves between meshes 0 and 1, but mesh 1 has 3 ranks where class 0 has 2 destination devices}}
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0, 1]
+  reshard_rt.items 0 [g0.p0[0 x 2]]
+  reshard_rt.items 1 [g0.p0[0 x 2]]
+  reshard_rt.rank 0 workspace = 32 {
+    reshard_rt.send to 1 phase 0 start 0 quota 32 bytes 32 items 0
   }
+  reshard_rt.rank 1 workspace = 32 {
+    reshard_rt.send to 2 phase 1 start 1 quota 32 bytes 32 items 1
+    reshard_rt.recv from 0 phase 0 start 0 quota 32 bytes 32 items 0
+  }
+  reshard_rt.rank 2 workspace = 32 {
+    reshard_rt.recv from 1 phase 1 start 1 quota 32 bytes 32 items 1
+  }
 }
 
 // -----
 
-// A negative first step: lastStep starts at -1, so "does not follow" would
-// not catch it.
-reshard_rt.plan @step_negative num_ranks = 1 tensors = [] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 0 shards = [] {
-    // expected-error @+1 {{'reshard_rt.step' op step index -1 must not be negative}}
-    reshard_rt.step -1 {
-    }
+// A tensor in no group.
+// expected-error @+1 {{'reshard_rt.plan' op tensor 1 ('orphan') is in no reshard_rt.group}}
+reshard_rt.plan @p num_ranks = 2 tensors = ["w", "orphan"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
   }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
+  }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
+  }
 }
 
 // -----
 
-reshard_rt.plan @step_repeated num_ranks = 1 tensors = [] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 0 shards = [] {
-    reshard_rt.step 1 {
-    }
-    // expected-error @+1 {{'reshard_rt.step' op step 1 does not follow step 1}}
-    reshard_rt.step 1 {
-    }
+// An item naming a missing group.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  // expected-error @+1 {{'reshard_rt.items' op item 0 names group 7 of 1}}
+  reshard_rt.items 0 [g7.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
   }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
+  }
 }
 
 // -----
 
-reshard_rt.plan @step_decreasing num_ranks = 1 tensors = [] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 0 shards = [] {
-    reshard_rt.step 3 {
-    }
-    // expected-error @+1 {{'reshard_rt.step' op step 2 does not follow step 3}}
-    reshard_rt.step 2 {
-    }
+// An item naming a missing piece.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  // expected-error @+1 {{'reshard_rt.items' op item 0 names piece 3 of class 0, which has 1}}
+  reshard_rt.items 0 [g0.p3[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
+  }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
   }
 }
 
 // -----
 
-reshard_rt.plan @op_in_step num_ranks = 1 tensors = [] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 0 shards = [] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'builtin.module' op is not allowed in a reshard_rt.step}}
-      builtin.module {}
-    }
+// An item past the group's members.
+reshard_rt.plan @p num_ranks = 3 tensors = ["w0", "w1"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1, 2]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0, 0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0, 1]
+  // expected-error @+1 {{'reshard_rt.items' op item 0 reaches member 2 of group 0, which has 2}}
+  reshard_rt.items 0 [g0.p0[0 x 3]]
+  reshard_rt.items 1 [g0.p0[0 x 2]]
+  reshard_rt.rank 0 workspace = 32 {
+    reshard_rt.send to 1 phase 0 start 0 quota 32 bytes 32 items 0
+  }
+  reshard_rt.rank 1 workspace = 32 {
+    reshard_rt.send to 2 phase 1 start 1 quota 32 bytes 32 items 1
+    reshard_rt.recv from 0 phase 0 start 0 quota 32 bytes 32 items 0
+  }
+  reshard_rt.rank 2 workspace = 32 {
+    reshard_rt.recv from 1 phase 1 start 1 quota 32 bytes 32 items 1
   }
 }
 
 // -----
 
-reshard_rt.plan @peer_self num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, 16, 16] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.send' op peer 0 must be another rank of the communicator of 2}}
-      reshard_rt.send to 0 bytes 16 staging 0 pack = [0, 0, 0, 16, 0]
-    }
+// A sender that does not hold the piece.
+reshard_rt.plan @p num_ranks = 3 tensors = ["w0", "w1"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1, 2]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0, 0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
   }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0, 1]
+  reshard_rt.items 0 [g0.p0[0 x 2]]
+  // expected-error @+1 {{'reshard_rt.items' op item 0 is sent by rank 1 from its source shards, but rank 1 does not hold piece 0 of group 0 there}}
+  reshard_rt.items 1 [g0.p0[0 x 2]]
+  reshard_rt.rank 0 workspace = 32 {
+    reshard_rt.send to 1 phase 0 start 0 quota 32 bytes 32 items 0
+  }
+  reshard_rt.rank 1 workspace = 32 {
+    reshard_rt.send to 2 phase 0 start 1 quota 32 bytes 32 items 1
+    reshard_rt.recv from 0 phase 0 start 0 quota 32 bytes 32 items 0
+  }
+  reshard_rt.rank 2 workspace = 32 {
+    reshard_rt.recv from 1 phase 0 start 1 quota 32 bytes 32 items 1
+  }
 }
 
 // -----
 
-reshard_rt.plan @peer_outside num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, -1, 16] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.recv' op peer 2 must be another rank of the communicator of 2}}
-      reshard_rt.recv from 2 bytes 16 staging 0 unpack = [0, 1, 0, 16, 0]
-    }
+// A receiver that does not need the piece.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [1]
+  reshard_rt.mesh 1 ranks [0]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  // expected-error @+1 {{'reshard_rt.items' op item 0 is sent by rank 0 from its source shards, but rank 0 does not hold piece 0 of group 0 there}}
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
+  }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
   }
 }
 
 // -----
 
-reshard_rt.plan @peer_negative num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, 16, -1] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.send' op peer -1 must be another rank of the communicator of 2}}
-      reshard_rt.send to -1 bytes 16 staging 0 pack = [0, 0, 0, 16, 0]
-    }
+// Stated bytes that are not the items'.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
   }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    // expected-error @+1 {{'reshard_rt.send' op states 20 bytes, but its items are 16 bytes}}
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 20 items 0
+  }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 20 items 0
+  }
 }
 
 // -----
 
-// 16 B at 8 ends at 24, past a workspace of 16.
-reshard_rt.plan @staging_outside num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, 16, -1] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.send' op staging of 16 bytes at offset 8 must be non-empty and inside the workspace of 16 bytes}}
-      reshard_rt.send to 1 bytes 16 staging 8 pack = [0, 0, 0, 16, 0]
-    }
+// A local copy on a rank that does not hold the piece.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  // expected-error @+1 {{'reshard_rt.items' op item 0 is copied locally on rank 1, which does not hold piece 0 of group 0 in its source shards}}
+  reshard_rt.items 1 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
   }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.copy items 1
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
+  }
 }
 
 // -----
 
-reshard_rt.plan @staging_negative num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 1 workspace = 16 shards = [0, -1, 16] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.recv' op staging of 16 bytes at offset -16 must be non-empty and inside the workspace of 16 bytes}}
-      reshard_rt.recv from 0 bytes 16 staging -16 unpack = [0, 1, 0, 16, 0]
-    }
+// A member that arrives twice.
+reshard_rt.plan @p num_ranks = 3 tensors = ["w0", "w1"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1, 2]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0, 0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0, 1]
+  reshard_rt.items 0 [g0.p0[0 x 2]]
+  // expected-error @+1 {{'reshard_rt.items' op item 0 (with others) delivers piece 0 of tensor 'w1' (group 0, member 1) to rank 2 twice; each element arrives exactly once}}
+  reshard_rt.items 1 [g0.p0[0 x 2], g0.p0[1]]
+  reshard_rt.rank 0 workspace = 32 {
+    reshard_rt.send to 1 phase 0 start 0 quota 32 bytes 32 items 0
+  }
+  reshard_rt.rank 1 workspace = 32 {
+    reshard_rt.send to 2 phase 1 start 1 quota 32 bytes 48 items 1
+    reshard_rt.recv from 0 phase 0 start 0 quota 32 bytes 32 items 0
   }
+  reshard_rt.rank 2 workspace = 32 {
+    reshard_rt.recv from 1 phase 1 start 1 quota 32 bytes 48 items 1
+  }
 }
 
 // -----
 
-reshard_rt.plan @staging_empty num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, 16, -1] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.send' op staging of 0 bytes at offset 0 must be non-empty and inside the workspace of 16 bytes}}
-      reshard_rt.send to 1 bytes 0 staging 0 pack = []
-    }
+// A member that never arrives.
+reshard_rt.plan @p num_ranks = 3 tensors = ["w0", "w1"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1, 2]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0, 0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0, 1]
+  reshard_rt.items 0 [g0.p0[0 x 2]]
+  // expected-error @+1 {{'reshard_rt.items' op item 0 (with others) delivers piece 0 of group 0 to rank 2, but never for tensor 'w1' (member 1); each element arrives exactly once}}
+  reshard_rt.items 1 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 32 {
+    reshard_rt.send to 1 phase 0 start 0 quota 32 bytes 32 items 0
   }
+  reshard_rt.rank 1 workspace = 32 {
+    reshard_rt.send to 2 phase 1 start 1 quota 32 bytes 16 items 1
+    reshard_rt.recv from 0 phase 0 start 0 quota 32 bytes 32 items 0
+  }
+  reshard_rt.rank 2 workspace = 16 {
+    reshard_rt.recv from 1 phase 1 start 1 quota 32 bytes 16 items 1
+  }
 }
 
 // -----
 
-// staging + bytes = (2^63 - 1) + 1 does not fit in 64 bits (it would wrap
-// below the workspace size).
-reshard_rt.plan @staging_overflow num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, 16, -1] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.send' op staging of 1 bytes at offset 9223372036854775807 must be non-empty and inside the workspace of 16 bytes}}
-      reshard_rt.send to 1 bytes 1 staging 9223372036854775807 pack = [0, 0, 0, 1, 0]
-    }
+// A destination that gets nothing.
+reshard_rt.plan @p num_ranks = 3 tensors = ["w0", "w1"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1, 2]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0, 0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  // expected-error @+1 {{'reshard_rt.group' op piece 0 of tensor 'w0' (member 0) never reaches rank 2; each element arrives exactly once}}
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0, 1]
+  reshard_rt.items 0 [g0.p0[0 x 2]]
+  reshard_rt.items 1 [g0.p0[0 x 2]]
+  reshard_rt.rank 0 workspace = 32 {
+    reshard_rt.send to 1 phase 0 start 0 quota 32 bytes 32 items 0
   }
+  reshard_rt.rank 1 workspace = 32 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 32 bytes 32 items 0
+  }
 }
 
 // -----
 
-// n = 65 loops: more than the runtime's odometer holds.
-reshard_rt.plan @box_too_many_loops num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, 16, -1] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.send' op has a box descriptor with 65 loops; 0 to 64 are allowed}}
-      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 16, 65]
-    }
+// A relay that starts with its receive.
+reshard_rt.plan @p num_ranks = 3 tensors = ["w0", "w1"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1, 2]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0, 0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0, 1]
+  reshard_rt.items 0 [g0.p0[0 x 2]]
+  reshard_rt.items 1 [g0.p0[0 x 2]]
+  reshard_rt.rank 0 workspace = 32 {
+    reshard_rt.send to 1 phase 0 start 0 quota 32 bytes 32 items 0
+  }
+  reshard_rt.rank 1 workspace = 64 {
+    // expected-error @+1 {{'reshard_rt.send' op relays from step 0, but rank 1 receives phase-0 data until step 0; a relay forwards only what it has}}
+    reshard_rt.send to 2 phase 1 start 0 quota 32 bytes 32 items 1
+    reshard_rt.recv from 0 phase 0 start 0 quota 32 bytes 32 items 0
   }
+  reshard_rt.rank 2 workspace = 32 {
+    reshard_rt.recv from 1 phase 1 start 0 quota 32 bytes 32 items 1
+  }
 }
 
 // -----
 
-reshard_rt.plan @box_negative_loops num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 1 workspace = 16 shards = [0, -1, 16] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.recv' op has a box descriptor with -1 loops; 0 to 64 are allowed}}
-      reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, 16, -1]
-    }
+// A relay of what the relay never got.
+reshard_rt.plan @p num_ranks = 3 tensors = ["w0", "w1"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1, 2]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0, 0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0, 1]
+  // expected-error @+1 {{'reshard_rt.items' op item 0 (with others) delivers piece 0 of group 0 to rank 1, but never for tensor 'w1' (member 1); each element arrives exactly once}}
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.items 1 [g0.p0[0 x 2]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 32 bytes 16 items 0
+  }
+  reshard_rt.rank 1 workspace = 32 {
+    reshard_rt.send to 2 phase 1 start 1 quota 32 bytes 32 items 1
+    reshard_rt.recv from 0 phase 0 start 0 quota 32 bytes 16 items 0
   }
+  reshard_rt.rank 2 workspace = 32 {
+    reshard_rt.recv from 1 phase 1 start 1 quota 32 bytes 32 items 1
+  }
 }
 
 // -----
 
-reshard_rt.plan @box_truncated_header num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, 16, -1] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.send' op has a truncated box descriptor}}
-      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 16]
-    }
+// A step over the staging budget.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 staging_budget = 8 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  // expected-error @+1 {{'reshard_rt.rank' op moves 16 bytes in step 0, over the staging budget of 8}}
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
   }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
+  }
 }
 
 // -----
 
-// n = 2 needs 4 more integers; there are 3.
-reshard_rt.plan @box_truncated_loops num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 1 workspace = 16 shards = [0, -1, 16] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.recv' op has a truncated box descriptor}}
-      reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, 4, 2, 2, 8, 2]
-    }
+// A step over the operation bound.
+reshard_rt.plan @p num_ranks = 3 tensors = ["w0", "w1"] fingerprint = 0 max_ops_per_step = 1 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1, 2]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0, 0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0, 1]
+  reshard_rt.items 0 [g0.p0[0 x 2]]
+  reshard_rt.items 1 [g0.p0[0 x 2]]
+  // expected-error @+1 {{'reshard_rt.rank' op posts 2 messages in step 0, over max_ops_per_step 1}}
+  reshard_rt.rank 0 workspace = 64 {
+    reshard_rt.send to 1 phase 0 start 0 quota 32 bytes 32 items 0
+    reshard_rt.send to 2 phase 0 start 0 quota 32 bytes 32 items 1
+  }
+  reshard_rt.rank 1 workspace = 32 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 32 bytes 32 items 0
   }
+  reshard_rt.rank 2 workspace = 32 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 32 bytes 32 items 1
+  }
 }
 
 // -----
 
-reshard_rt.plan @box_tensor_out_of_range num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, 16, -1] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.send' op box descriptor names tensor 1 buffer 0; receives unpack into destination shards (buffer 1)}}
-      reshard_rt.send to 1 bytes 16 staging 0 pack = [1, 0, 0, 16, 0]
-    }
+// A stated workspace that is not the largest step.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  // expected-error @+1 {{'reshard_rt.rank' op states a workspace of 32 bytes; its largest step stages 16}}
+  reshard_rt.rank 0 workspace = 32 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
+  }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
   }
 }
 
 // -----
 
-reshard_rt.plan @box_bad_buffer num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, 16, 16] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.send' op box descriptor names tensor 0 buffer 2; receives unpack into destination shards (buffer 1)}}
-      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 2, 0, 16, 0]
-    }
+// A mesh listing a rank twice.
+reshard_rt.plan @p num_ranks = 3 tensors = ["w0", "w1"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  // expected-error @+1 {{'reshard_rt.mesh' op lists rank 1 twice}}
+  reshard_rt.mesh 1 ranks [1, 1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0, 0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0, 1]
+  reshard_rt.items 0 [g0.p0[0 x 2]]
+  reshard_rt.items 1 [g0.p0[0 x 2]]
+  reshard_rt.rank 0 workspace = 32 {
+    reshard_rt.send to 1 phase 0 start 0 quota 32 bytes 32 items 0
+  }
+  reshard_rt.rank 1 workspace = 32 {
+    reshard_rt.send to 2 phase 1 start 1 quota 32 bytes 32 items 1
+    reshard_rt.recv from 0 phase 0 start 0 quota 32 bytes 32 items 0
+  }
+  reshard_rt.rank 2 workspace = 32 {
+    reshard_rt.recv from 1 phase 1 start 1 quota 32 bytes 32 items 1
   }
 }
 
 // -----
 
-reshard_rt.plan @unpack_into_source num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 1 workspace = 16 shards = [0, 16, 16] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.recv' op box descriptor names tensor 0 buffer 0; receives unpack into destination shards (buffer 1)}}
-      reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 0, 0, 16, 0]
-    }
+// A mesh without ranks.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  // expected-error @+1 {{'reshard_rt.mesh' op has no ranks}}
+  reshard_rt.mesh 1 ranks []
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
   }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
+  }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
+  }
 }
 
 // -----
 
-reshard_rt.plan @box_negative_offset num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, 16, -1] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.send' op a packed box has offset -1 and run 16; both must be positive (offset may be 0)}}
-      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, -1, 16, 0]
-    }
+// A class of element size 0.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  // expected-error @+1 {{'reshard_rt.class' op element_bytes 0 must be positive}}
+  reshard_rt.class 0 element_bytes 0 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
   }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
+  }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
+  }
 }
 
 // -----
 
-reshard_rt.plan @box_negative_run num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 1 workspace = 16 shards = [0, -1, 16] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.recv' op an unpacked box has offset 0 and run -16; both must be positive (offset may be 0)}}
-      reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, -16, 0]
-    }
+// A class whose device maps to a missing combo.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  // expected-error @+1 {{'reshard_rt.class' op maps a source device to combo 1 of 1}}
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [1] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
   }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
+  }
 }
 
 // -----
 
-// offset + run = (2^63 - 1) + 8 does not fit in 64 bits.
-reshard_rt.plan @box_offset_run_overflow num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, 16, -1] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.send' op a packed box overflows 64 bits}}
-      reshard_rt.send to 1 bytes 8 staging 0 pack = [0, 0, 9223372036854775807, 8, 0]
-    }
+// A class with a shard over 2^63 bytes.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  // expected-error @+1 {{'reshard_rt.class' op has a shard whose bytes overflow 64 bits}}
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4611686018427387904]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
+  }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
   }
 }
 
 // -----
 
-reshard_rt.plan @box_loop_count_negative num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, 16, -1] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.send' op a packed box has a loop of count -2 and stride 8}}
-      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 8, 1, -2, 8]
-    }
+// A piece naming a missing combo.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    // expected-error @+1 {{'reshard_rt.piece' op names a combo the class does not have}}
+    reshard_rt.piece dst 0 src 1 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
   }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
+  }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
+  }
 }
 
 // -----
 
-// The second loop is the bad one.
-reshard_rt.plan @box_loop_stride_negative num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 1 workspace = 16 shards = [0, -1, 16] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.recv' op an unpacked box has a loop of count 2 and stride -8}}
-      reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, 4, 2, 2, 8, 2, -8]
-    }
+// A piece box leaving its shard.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    // expected-error @+1 {{'reshard_rt.piece' op box of size [4] at [1] leaves its source shard of shape [4]}}
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [1] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
   }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
+  }
 }
 
 // -----
 
-// (2^62 + 1 - 1) x 2 = 2^63 does not fit in 64 bits.
-reshard_rt.plan @box_overflow num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, 16, -1] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.send' op a packed box overflows 64 bits}}
-      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 8, 1, 4611686018427387905, 2]
-    }
+// Descriptors that do not describe the box.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    // expected-error @+1 {{'reshard_rt.piece' op has descriptors that do not describe its box; expected pack #reshard_rt.box<+0 run 16> unpack #reshard_rt.box<+0 run 16> copy #reshard_rt.copy<+0 -> +0 run 16>}}
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+4 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
   }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
+  }
 }
 
 // -----
 
-// The extent fits (stride 0), but count x run = 2^62 x 2 does not.
-reshard_rt.plan @box_bytes_overflow num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, 16, -1] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.send' op a packed box overflows 64 bits}}
-      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 2, 1, 4611686018427387904, 0]
-    }
+// Pieces that do not tile the shard.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  // expected-error @+1 {{'reshard_rt.class' op the pieces of destination combo 0 cover 2 elements of its 4; they must tile the shard}}
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [2] at [0] from [0] pack <+0 run 8> unpack <+0 run 8> copy <+0 -> +0 run 8>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 8 items 0
+  }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 8 items 0
   }
 }
 
 // -----
 
-// Each box fits (2^59 runs of 8 B = 2^62 B, stride 0), but the message's
-// running total does not: four of them and 8 B more would wrap to exactly
-// the 8 bytes of the message.
-reshard_rt.plan @described_bytes_overflow num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, 16, -1] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.send' op a packed box overflows 64 bits}}
-      reshard_rt.send to 1 bytes 8 staging 0 pack = [0, 0, 0, 8, 1, 576460752303423488, 0, 0, 0, 0, 8, 1, 576460752303423488, 0, 0, 0, 0, 8, 1, 576460752303423488, 0, 0, 0, 0, 8, 1, 576460752303423488, 0, 0, 0, 0, 8, 0]
-    }
+// Pieces that overlap.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    // expected-note @+1 {{the other piece}}
+    reshard_rt.piece dst 0 src 0 size [2] at [0] from [0] pack <+0 run 8> unpack <+0 run 8> copy <+0 -> +0 run 8>
+    // expected-error @+1 {{'reshard_rt.piece' op overlaps another piece of destination combo 0; each element arrives once}}
+    reshard_rt.piece dst 0 src 0 size [2] at [1] from [1] pack <+4 run 8> unpack <+4 run 8> copy <+4 -> +4 run 8>
   }
-  reshard_rt.rank 1 workspace = 16 shards = [0, -1, 16] {
-    reshard_rt.step 0 {
-      reshard_rt.recv from 0 bytes 8 staging 0 unpack = [0, 1, 0, 8, 0]
-    }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
   }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
+  }
 }
 
 // -----
 
-// 2 runs of 8 B, 12 apart, from byte 4: ends at 4 + 12 + 8 = 24 > 16.
-reshard_rt.plan @box_beyond_src num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, 16, -1] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.send' op a packed box reaches byte 24 of a buffer of 16 bytes}}
-      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 4, 8, 1, 2, 12]
-    }
+// A piece of an empty box.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    // expected-error @+1 {{'reshard_rt.piece' op has an empty box}}
+    reshard_rt.piece dst 0 src 0 size [0] at [0] from [0] pack <+0 run 0> unpack <+0 run 0> copy <+0 -> +0 run 0>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
+  }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
   }
 }
 
 // -----
 
-// A relay packs from its destination shard, which must hold the box.
-reshard_rt.plan @box_beyond_dst num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, 16, 8] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.send' op a packed box reaches byte 16 of a buffer of 8 bytes}}
-      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 1, 0, 16, 0]
-    }
+// An item of count 0.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
   }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  // expected-error @+1 {{'reshard_rt.items' op item 0 needs a positive stride and count}}
+  reshard_rt.items 0 [g0.p0[0 x 0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
+  }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
+  }
 }
 
 // -----
 
-// Rank 1 is outside the destination mesh (-1): nothing to unpack into.
-reshard_rt.plan @unpack_into_no_shard num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 1 workspace = 16 shards = [0, 16, -1] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.recv' op an unpacked box is in a shard the rank does not have (not in that side's mesh)}}
-      reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, 16, 0]
-    }
+// An item past member 2^31.
+reshard_rt.plan @p num_ranks = 3 tensors = ["w0", "w1"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1, 2]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0, 0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0, 1]
+  // expected-error @+1 {{'reshard_rt.items' op item 0 reaches past member 2^31}}
+  reshard_rt.items 0 [g0.p0[0 by 1073741824 x 2]]
+  reshard_rt.items 1 [g0.p0[0 x 2]]
+  reshard_rt.rank 0 workspace = 32 {
+    reshard_rt.send to 1 phase 0 start 0 quota 32 bytes 32 items 0
   }
+  reshard_rt.rank 1 workspace = 32 {
+    reshard_rt.send to 2 phase 1 start 1 quota 32 bytes 32 items 1
+    reshard_rt.recv from 0 phase 0 start 0 quota 32 bytes 32 items 0
+  }
+  reshard_rt.rank 2 workspace = 32 {
+    reshard_rt.recv from 1 phase 1 start 1 quota 32 bytes 32 items 1
+  }
 }
 
 // -----
 
-// 2^26 + 1 runs of 1 byte in one receive: too many to list for the overlap
-// check (unchecked, 2^40 runs would take hours).
-reshard_rt.plan @receive_too_many_runs num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 1 workspace = 67108865 shards = [0, -1, 67108865] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.recv' op brings the plan's writes to more than 67108864 contiguous runs; the verifier cannot check that many for overlaps}}
-      reshard_rt.recv from 0 bytes 67108865 staging 0 unpack = [0, 1, 0, 1, 1, 67108865, 1]
-    }
+// A stream of phase 2.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
   }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    // expected-error @+1 {{'reshard_rt.send' op phase 2 must be 0 or 1}}
+    reshard_rt.send to 1 phase 2 start 0 quota 16 bytes 16 items 0
+  }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
+  }
 }
 
 // -----
 
-// Two boxes of 8 and 4 B describe 12 B of a 16 B message.
-reshard_rt.plan @described_bytes num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, 16, -1] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.send' op describes 12 bytes but the message has 16}}
-      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 8, 0, 0, 0, 8, 4, 0]
-    }
+// A stream of quota 0.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
   }
+  reshard_rt.rank 1 workspace = 16 {
+    // expected-error @+1 {{'reshard_rt.recv' op needs positive bytes and quota and a start of at least 0}}
+    reshard_rt.recv from 0 phase 0 start 0 quota 0 bytes 16 items 0
+  }
 }
 
 // -----
 
-reshard_rt.plan @second_send num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, 16, -1] {
-    reshard_rt.step 0 {
-      reshard_rt.send to 1 bytes 8 staging 0 pack = [0, 0, 0, 8, 0]
-      // expected-error @+1 {{'reshard_rt.send' op is a second message between ranks 0 and 1 in step 0}}
-      reshard_rt.send to 1 bytes 8 staging 8 pack = [0, 0, 8, 8, 0]
-    }
+// A stream past step 2^31.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    // expected-error @+1 {{'reshard_rt.send' op runs past step 2^31}}
+    reshard_rt.send to 1 phase 0 start 0 quota 1 bytes 4294967296 items 0
+  }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
   }
 }
 
 // -----
 
-reshard_rt.plan @second_recv num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 1 workspace = 16 shards = [0, -1, 16] {
-    reshard_rt.step 4 {
-      reshard_rt.recv from 0 bytes 8 staging 0 unpack = [0, 1, 0, 8, 0]
-      // expected-error @+1 {{'reshard_rt.recv' op is a second message between ranks 0 and 1 in step 4}}
-      reshard_rt.recv from 0 bytes 8 staging 8 unpack = [0, 1, 8, 8, 0]
-    }
+// A copy after a send.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
   }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
+    // expected-error @+1 {{'reshard_rt.copy' op must come first, once per rank}}
+    reshard_rt.copy items 0
+  }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
+  }
 }
 
 // -----
 
-// A send [0, 16) and a receive [8, 24) share staging bytes [8, 16).
-reshard_rt.plan @staging_overlap num_ranks = 3 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 32 shards = [0, 16, 16] {
-    // expected-error @+1 {{'reshard_rt.step' op the staging of this step writes bytes [8, 16) twice}}
-    reshard_rt.step 0 {
-      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 16, 0]
-      reshard_rt.recv from 2 bytes 16 staging 8 unpack = [0, 1, 0, 16, 0]
-    }
+// A send after a receive.
+reshard_rt.plan @p num_ranks = 3 tensors = ["w0", "w1"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1, 2]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0, 0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0, 1]
+  reshard_rt.items 0 [g0.p0[0 x 2]]
+  reshard_rt.items 1 [g0.p0[0 x 2]]
+  reshard_rt.rank 0 workspace = 32 {
+    reshard_rt.send to 1 phase 0 start 0 quota 32 bytes 32 items 0
   }
+  reshard_rt.rank 1 workspace = 32 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 32 bytes 32 items 0
+    // expected-error @+1 {{'reshard_rt.send' op follows a receive; sends come first}}
+    reshard_rt.send to 2 phase 1 start 1 quota 32 bytes 32 items 1
+  }
+  reshard_rt.rank 2 workspace = 32 {
+    reshard_rt.recv from 1 phase 1 start 1 quota 32 bytes 32 items 1
+  }
 }
 
 // -----
 
-// Receives from ranks 1 and 2 both write bytes [4, 8) of the shard.
-reshard_rt.plan @receives_overlap num_ranks = 3 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 32 shards = [0, -1, 16] {
-    // expected-error @+1 {{'reshard_rt.step' op the receives of tensor 0 writes bytes [4, 8) twice}}
-    reshard_rt.step 0 {
-      reshard_rt.recv from 1 bytes 8 staging 0 unpack = [0, 1, 0, 8, 0]
-      reshard_rt.recv from 2 bytes 8 staging 16 unpack = [0, 1, 4, 8, 0]
-    }
+// A stream to the rank itself.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    // expected-error @+1 {{'reshard_rt.send' op names its own rank; a rank copies locally with reshard_rt.copy}}
+    reshard_rt.send to 0 phase 0 start 0 quota 16 bytes 16 items 0
   }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
+  }
 }
 
 // -----
 
-// One unpacked box writing the same 4 bytes twice (loop stride 0).
-reshard_rt.plan @receive_stride_zero num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 1 workspace = 16 shards = [0, -1, 16] {
-    // expected-error @+1 {{'reshard_rt.step' op the receives of tensor 0 writes bytes [0, 4) twice}}
-    reshard_rt.step 0 {
-      reshard_rt.recv from 0 bytes 8 staging 0 unpack = [0, 1, 0, 4, 1, 2, 0]
-    }
+// Two streams to one peer in one phase.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
+    // expected-error @+1 {{'reshard_rt.send' op comes out of order; a rank's sends are ordered by (peer, phase), one stream each}}
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
+  }
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
   }
 }
 
 // -----
 
-reshard_rt.plan @send_without_recv num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, 16, -1] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.send' op has no matching reshard_rt.recv on rank 1 in step 0}}
-      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 16, 0]
-    }
+// A negative workspace.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
   }
-  reshard_rt.rank 1 workspace = 16 shards = [0, -1, 16] {
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
   }
+  // expected-error @+1 {{'reshard_rt.rank' op has a negative workspace}}
+  reshard_rt.rank 1 workspace = -16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
+  }
 }
 
 // -----
 
-// The receive is there, but in another step.
-reshard_rt.plan @send_recv_other_step num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, 16, -1] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.send' op has no matching reshard_rt.recv on rank 1 in step 0}}
-      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 16, 0]
-    }
-  }
-  reshard_rt.rank 1 workspace = 16 shards = [0, -1, 16] {
-    reshard_rt.step 1 {
-      reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, 16, 0]
-    }
-  }
+// Items are rows of 5 (the generic form can hold anything).
+reshard_rt.plan @p num_ranks = 1 tensors = [] fingerprint = 0 {
+  // expected-error @+1 {{'reshard_rt.items' op holds 4 integers, not rows of 5}}
+  "reshard_rt.items"() <{index = 0 : i64, rows = array<i64: 0, 0, 0, 1>}> : () -> ()
 }
 
 // -----
 
-// Rank 0 has no program at all.
-reshard_rt.plan @recv_without_send num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 1 workspace = 16 shards = [0, -1, 16] {
-    reshard_rt.step 2 {
-      // expected-error @+1 {{'reshard_rt.recv' op has no matching reshard_rt.send on rank 0 in step 2}}
-      reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, 16, 0]
-    }
-  }
+// An item must be spelled gG.pP[...].
+reshard_rt.plan @p num_ranks = 1 tensors = [] fingerprint = 0 {
+  // expected-error @+1 {{expected an item gG.pP[...], got 'group0'}}
+  reshard_rt.items 0 [group0[0]]
 }
 
 // -----
 
-reshard_rt.plan @size_mismatch num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, 16, -1] {
-    reshard_rt.step 0 {
-      // expected-error @+1 {{'reshard_rt.send' op sends 16 bytes but rank 1 receives 8}}
-      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 16, 0]
-    }
+// A box offset is written +N.
+reshard_rt.plan @p num_ranks = 1 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    // expected-error @+1 {{expected '+'}}
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
   }
-  reshard_rt.rank 1 workspace = 16 shards = [0, -1, 16] {
-    reshard_rt.step 0 {
-      reshard_rt.recv from 0 bytes 8 staging 0 unpack = [0, 1, 0, 8, 0]
-    }
-  }
 }
 
 // -----
 
-// Tensor names become shard file names and C ABI answers: one each.
-// expected-error @+1 {{'reshard_rt.plan' op names tensor "w" twice (tensors[0] and tensors[1])}}
-reshard_rt.plan @duplicate_tensor_names num_ranks = 1 tensors = ["w", "w"] fingerprint = 0 {
+// A shard shape has the class's rank.
+reshard_rt.plan @p num_ranks = 1 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  // expected-error @+1 {{a shard shape of a rank-1 class has 1 dims}}
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4, 4]] dst combos [0] shapes [[4]] {
+  }
 }

@@ -1,90 +1,95 @@
 // RUN: reshard-opt %s | reshard-opt | FileCheck %s
 // RUN: reshard-opt %s --mlir-print-op-generic | reshard-opt | FileCheck %s
 
-// Round trip of every reshard_rt op (plan, rank, copy, step, send, recv) in
-// custom and generic syntax: a plan of two tensors over four ranks that the
-// plan verifier accepts (every send matched by a receive of the same size,
-// staging inside the workspace, boxes inside their shards), a rank that is
-// in no mesh (-1 bytes) and one with nothing to do, extra attributes, a
-// plan without tensors, and the largest num_ranks. Descriptors are the
-// formats of the dialect description:
-//   box  [tensor, buffer, offset, run, n, (count, stride) x n]
-//   copy [tensor, src_offset, dst_offset, run, n, (count, src, dst) x n]
+// Round trip of every reshard_rt op in custom and generic syntax, on the
+// plan reshard-compile makes for three tensors (written out here, and
+// accepted by the verifier): @w0 and @w1 (4 x 4 f32, rows over ranks
+// [0, 1] to columns over ranks [1, 2]: one class, one group of two
+// members) and @bias (4 x f32, split over [0, 1], replicated on [1, 2]),
+// staging budget 32.
 //
-// @w is 4 x 4 f32 (64 B, rows 16 B apart), @b is 4 x f32 (16 B).
-// Rank 0 sends columns 0-1 of @w (4 runs of 8 B, 16 B apart) to rank 1 in
-// step 0 and columns 2-3 to rank 2 in step 2; it copies @b[2:4] to its own
-// @b[0:2] and receives @b[2:4] from rank 2. Rank 1 receives its columns
-// 0-1 and copies columns 2-3 from its own source shard (both strides 16).
+// Class 0: combo c of the source holds rows [2c, 2c + 2) (shard [2, 4],
+// rows 16 B apart); combo c of the destination columns [2c, 2c + 2) (shard
+// [4, 2], rows 8 B apart). Destination combo 0 takes columns 0-1 of both
+// row blocks: from source combo 0 at [0, 0] (two 8-byte runs 16 B apart)
+// into rows 0-1 (16 contiguous bytes), from combo 1 into rows 2-3 (+16).
+// Class 1: both destination devices (one combo) take [0, 2) from source
+// combo 0 and [2, 4) from combo 1.
+// Streams: rank 0 sends rank 1 piece 0 of both @w (2 x 16 B) and its half
+// of @bias (8 B): 40 B; quota 16 (each end runs 2 streams at once), so 3
+// steps. Rank 1 is in both meshes: it copies what it holds (piece 1 of
+// both @w members, and piece 1 of @bias) and sends rank 2 its part of
+// rank 2's pieces. Workspace: rank 1 stages one 16-byte send and one
+// 16-byte receive a step.
 
-// CHECK-LABEL: reshard_rt.plan @roundtrip num_ranks = 4 tensors = ["w", "b"] fingerprint = -7 attributes {note = "hand-written"} {
-// CHECK-NEXT:    reshard_rt.rank 0 workspace = 48 shards = [0, 64, -1, 1, 16, 16] {
-// CHECK-NEXT:      reshard_rt.copy [1, 8, 0, 8, 0]{{$}}
-// CHECK-NEXT:      reshard_rt.step 0 {
-// CHECK-NEXT:        reshard_rt.send to 1 bytes 32 staging 0 pack = [0, 0, 0, 8, 1, 4, 16]{{$}}
-// CHECK-NEXT:        reshard_rt.recv from 2 bytes 8 staging 32 unpack = [1, 1, 8, 8, 0]{{$}}
-// CHECK-NEXT:      }
-// CHECK-NEXT:      reshard_rt.step 2 {
-// CHECK-NEXT:        reshard_rt.send to 2 bytes 32 staging 0 pack = [0, 0, 8, 8, 1, 4, 16] {tag = 1 : i64}{{$}}
-// CHECK-NEXT:      }
-// CHECK-NEXT:    }
-// CHECK-NEXT:    reshard_rt.rank 1 workspace = 32 shards = [0, 64, 64] attributes {note = "copies and receives"} {
-// CHECK-NEXT:      reshard_rt.copy [0, 8, 8, 8, 1, 4, 16, 16]{{$}}
-// CHECK-NEXT:      reshard_rt.step 0 {
-// CHECK-NEXT:        reshard_rt.recv from 0 bytes 32 staging 0 unpack = [0, 1, 0, 8, 1, 4, 16]{{$}}
-// CHECK-NEXT:      }
-// CHECK-NEXT:    }
-// CHECK-NEXT:    reshard_rt.rank 2 workspace = 32 shards = [0, -1, 32, 1, 16, -1] {
-// CHECK-NEXT:      reshard_rt.step 0 {
-// CHECK-NEXT:        reshard_rt.send to 0 bytes 8 staging 0 pack = [1, 0, 8, 8, 0]{{$}}
-// CHECK-NEXT:      }
-// CHECK-NEXT:      reshard_rt.step 2 {
-// CHECK-NEXT:        reshard_rt.recv from 0 bytes 32 staging 0 unpack = [0, 1, 0, 32, 0] {tag = 1 : i64}{{$}}
-// CHECK-NEXT:      }
-// CHECK-NEXT:    }
-// CHECK-NEXT:    reshard_rt.rank 3 workspace = 0 shards = [0, 0, 0, 1, 0, 0] {
-// CHECK-NEXT:    }
-// CHECK-NEXT:  }
-reshard_rt.plan @roundtrip num_ranks = 4 tensors = ["w", "b"] fingerprint = -7
-    attributes {note = "hand-written"} {
-  reshard_rt.rank 0 workspace = 48 shards = [0, 64, -1, 1, 16, 16] {
-    reshard_rt.copy [1, 8, 0, 8, 0]
-    reshard_rt.step 0 {
-      reshard_rt.send to 1 bytes 32 staging 0 pack = [0, 0, 0, 8, 1, 4, 16]
-      reshard_rt.recv from 2 bytes 8 staging 32 unpack = [1, 1, 8, 8, 0]
-    }
-    reshard_rt.step 2 {
-      reshard_rt.send to 2 bytes 32 staging 0 pack = [0, 0, 8, 8, 1, 4, 16] {tag = 1}
-    }
+// CHECK:      reshard_rt.plan @roundtrip num_ranks = 3 tensors = ["w0", "w1", "bias"] fingerprint = -2836365676780909040 staging_budget = 32 max_ops_per_step = 1024 attributes {note = "hand-checked"} {
+// CHECK-NEXT: reshard_rt.mesh 0 ranks [0, 1]
+// CHECK-NEXT: reshard_rt.mesh 1 ranks [1, 2]
+// CHECK-NEXT: reshard_rt.class 0 element_bytes 4 rank 2 src combos [0, 1] shapes {{\[\[}}2, 4], [2, 4{{\]\]}} dst combos [0, 1] shapes {{\[\[}}4, 2], [4, 2{{\]\]}} {
+// CHECK-NEXT: reshard_rt.piece dst 0 src 0 size [2, 2] at [0, 0] from [0, 0] pack <+0 run 8 x [2 by 16]> unpack <+0 run 16> copy <+0 -> +0 run 8 x [2 by 16 -> 8]>
+// CHECK-NEXT: reshard_rt.piece dst 0 src 1 size [2, 2] at [2, 0] from [0, 0] pack <+0 run 8 x [2 by 16]> unpack <+16 run 16> copy <+0 -> +16 run 8 x [2 by 16 -> 8]>
+// CHECK-NEXT: reshard_rt.piece dst 1 src 0 size [2, 2] at [0, 0] from [0, 2] pack <+8 run 8 x [2 by 16]> unpack <+0 run 16> copy <+8 -> +0 run 8 x [2 by 16 -> 8]>
+// CHECK-NEXT: reshard_rt.piece dst 1 src 1 size [2, 2] at [2, 0] from [0, 2] pack <+8 run 8 x [2 by 16]> unpack <+16 run 16> copy <+8 -> +16 run 8 x [2 by 16 -> 8]>
+// CHECK-NEXT: }
+// CHECK-NEXT: reshard_rt.class 1 element_bytes 4 rank 1 src combos [0, 1] shapes {{\[\[}}2], [2{{\]\]}} dst combos [0, 0] shapes {{\[\[}}4{{\]\]}} {
+// CHECK-NEXT: reshard_rt.piece dst 0 src 0 size [2] at [0] from [0] pack <+0 run 8> unpack <+0 run 8> copy <+0 -> +0 run 8>
+// CHECK-NEXT: reshard_rt.piece dst 0 src 1 size [2] at [2] from [0] pack <+0 run 8> unpack <+8 run 8> copy <+0 -> +8 run 8>
+// CHECK-NEXT: }
+// CHECK-NEXT: reshard_rt.group 0 class 0 from 0 to 1 tensors [0, 1]
+// CHECK-NEXT: reshard_rt.group 1 class 1 from 0 to 1 tensors [2]
+// CHECK-NEXT: reshard_rt.items 0 [g0.p0[0 x 2], g1.p0[0{{\]\]}}
+// CHECK-NEXT: reshard_rt.items 1 [g0.p2[0 x 2], g1.p0[0{{\]\]}}
+// CHECK-NEXT: reshard_rt.items 2 [g0.p3[0 x 2], g1.p1[0{{\]\]}}
+// CHECK-NEXT: reshard_rt.items 3 [g0.p1[0 x 2], g1.p1[0{{\]\]}}
+// CHECK-NEXT: reshard_rt.rank 0 workspace = 32 {
+// CHECK-NEXT: reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 40 items 0
+// CHECK-NEXT: reshard_rt.send to 2 phase 0 start 0 quota 16 bytes 40 items 1
+// CHECK-NEXT: }
+// CHECK-NEXT: reshard_rt.rank 1 workspace = 32 {
+// CHECK-NEXT: reshard_rt.copy items 3
+// CHECK-NEXT: reshard_rt.send to 2 phase 0 start 0 quota 16 bytes 40 items 2
+// CHECK-NEXT: reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 40 items 0
+// CHECK-NEXT: }
+// CHECK-NEXT: reshard_rt.rank 2 workspace = 32 {
+// CHECK-NEXT: reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 40 items 1
+// CHECK-NEXT: reshard_rt.recv from 1 phase 0 start 0 quota 16 bytes 40 items 2
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+reshard_rt.plan @roundtrip num_ranks = 3 tensors = ["w0", "w1", "bias"] fingerprint = -2836365676780909040 staging_budget = 32 max_ops_per_step = 1024 attributes {note = "hand-checked"} {
+  reshard_rt.mesh 0 ranks [0, 1]
+  reshard_rt.mesh 1 ranks [1, 2]
+  reshard_rt.class 0 element_bytes 4 rank 2 src combos [0, 1] shapes [[2, 4], [2, 4]] dst combos [0, 1] shapes [[4, 2], [4, 2]] {
+    reshard_rt.piece dst 0 src 0 size [2, 2] at [0, 0] from [0, 0] pack <+0 run 8 x [2 by 16]> unpack <+0 run 16> copy <+0 -> +0 run 8 x [2 by 16 -> 8]>
+    reshard_rt.piece dst 0 src 1 size [2, 2] at [2, 0] from [0, 0] pack <+0 run 8 x [2 by 16]> unpack <+16 run 16> copy <+0 -> +16 run 8 x [2 by 16 -> 8]>
+    reshard_rt.piece dst 1 src 0 size [2, 2] at [0, 0] from [0, 2] pack <+8 run 8 x [2 by 16]> unpack <+0 run 16> copy <+8 -> +0 run 8 x [2 by 16 -> 8]>
+    reshard_rt.piece dst 1 src 1 size [2, 2] at [2, 0] from [0, 2] pack <+8 run 8 x [2 by 16]> unpack <+16 run 16> copy <+8 -> +16 run 8 x [2 by 16 -> 8]>
   }
-  reshard_rt.rank 1 workspace = 32 shards = [0, 64, 64]
-      attributes {note = "copies and receives"} {
-    reshard_rt.copy [0, 8, 8, 8, 1, 4, 16, 16]
-    reshard_rt.step 0 {
-      reshard_rt.recv from 0 bytes 32 staging 0 unpack = [0, 1, 0, 8, 1, 4, 16]
-    }
+  reshard_rt.class 1 element_bytes 4 rank 1 src combos [0, 1] shapes [[2], [2]] dst combos [0, 0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [2] at [0] from [0] pack <+0 run 8> unpack <+0 run 8> copy <+0 -> +0 run 8>
+    reshard_rt.piece dst 0 src 1 size [2] at [2] from [0] pack <+0 run 8> unpack <+8 run 8> copy <+0 -> +8 run 8>
   }
-  reshard_rt.rank 2 workspace = 32 shards = [0, -1, 32, 1, 16, -1] {
-    reshard_rt.step 0 {
-      reshard_rt.send to 0 bytes 8 staging 0 pack = [1, 0, 8, 8, 0]
-    }
-    reshard_rt.step 2 {
-      reshard_rt.recv from 0 bytes 32 staging 0 unpack = [0, 1, 0, 32, 0] {tag = 1}
-    }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0, 1]
+  reshard_rt.group 1 class 1 from 0 to 1 tensors [2]
+  reshard_rt.items 0 [g0.p0[0 x 2], g1.p0[0]]
+  reshard_rt.items 1 [g0.p2[0 x 2], g1.p0[0]]
+  reshard_rt.items 2 [g0.p3[0 x 2], g1.p1[0]]
+  reshard_rt.items 3 [g0.p1[0 x 2], g1.p1[0]]
+  reshard_rt.rank 0 workspace = 32 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 40 items 0
+    reshard_rt.send to 2 phase 0 start 0 quota 16 bytes 40 items 1
   }
-  reshard_rt.rank 3 workspace = 0 shards = [0, 0, 0, 1, 0, 0] {
+  reshard_rt.rank 1 workspace = 32 {
+    reshard_rt.copy items 3
+    reshard_rt.send to 2 phase 0 start 0 quota 16 bytes 40 items 2
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 40 items 0
+  }
+  reshard_rt.rank 2 workspace = 32 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 40 items 1
+    reshard_rt.recv from 1 phase 0 start 0 quota 16 bytes 40 items 2
   }
 }
 
-// A plan may hold no tensors and no rank programs.
-// CHECK-LABEL: reshard_rt.plan @empty num_ranks = 1 tensors = [] fingerprint = 0 {
-// CHECK-NEXT:  }
-reshard_rt.plan @empty num_ranks = 1 tensors = [] fingerprint = 0 {
-}
-
-// The largest communicator a C int rank can address (one more is in
-// invalid.mlir).
-// CHECK-LABEL: reshard_rt.plan @max_ranks num_ranks = 2147483647 tensors = [] fingerprint = 0 {
-// CHECK-NEXT:  }
-reshard_rt.plan @max_ranks num_ranks = 2147483647 tensors = [] fingerprint = 0 {
+// CHECK:      reshard_rt.plan @empty num_ranks = 16777216 tensors = [] fingerprint = 0 {
+// CHECK-NEXT: }
+reshard_rt.plan @empty num_ranks = 16777216 tensors = [] fingerprint = 0 {
 }

@@ -42,13 +42,17 @@ def run(cmd, **kw):
 
 
 def batch_ir(bin_dir, seeds):
-    """One module holding the tensors of several seeds (symbols renamed)."""
+    """One module holding the tensors of several seeds (symbols renamed).
+    A plan models one cluster: every case uses the first case's topology."""
     parts = []
     for i, seed in enumerate(seeds):
         ir = run([os.path.join(bin_dir, "reshard-proptest"), "--seed", str(seed),
                   "--cases", "1", "--dump", "--max-ranks", "8"])
-        ir = "\n".join(l for l in ir.splitlines() if not l.startswith("//"))
-        ir = re.sub(r"@(src|dst|topo|t)\b", lambda m: "@%s_%d" % (m.group(1), i), ir)
+        ir = "\n".join(l for l in ir.splitlines() if not l.startswith("//") and
+                       not (i and l.startswith("reshard.topology")))
+        ir = re.sub(r"@(src2|dst2|src|dst|t\d*)\b",
+                    lambda m: "@%s_%d" % (m.group(1), i), ir)
+        ir = re.sub(r"@topo\b", "@topo_0", ir)
         parts.append(ir)
     return "\n".join(parts) + "\n"
 

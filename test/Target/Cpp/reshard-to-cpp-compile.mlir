@@ -6,16 +6,17 @@
 // name (a"b\c) must survive the C string into the shard file names.
 // names.mlir does the same for names with control, non-ASCII and '?'
 // bytes and a trailing backslash, which appear (escaped) in the comment
-// lines at the top of both files: compiled as C++11 with trigraphs and the
-// header as C99 (where trigraphs are on), a raw name would end or splice a
-// comment (-Wcomment, -Wtrigraphs) or change a string.
+// lines at the top of the header and in the source's name table: compiled
+// as C++11 with trigraphs and the header as C99 (where trigraphs are on), a
+// raw name would end or splice a comment (-Wcomment, -Wtrigraphs) or change
+// a string.
 // REQUIRES: mpi
 
 // RUN: rm -rf %t && split-file %s %t && mkdir -p %t/src %t/dst
 // RUN: reshard-translate --reshard-to-cpp %t/tiny.mlir -o %t/tiny.cpp
 // RUN: reshard-translate --reshard-to-cpp --reshard-cpp-emit=header %t/tiny.mlir -o %t/tiny.h
 // RUN: mpicxx -std=c++17 -Wall -Werror -I%reshard_include -fsyntax-only %t/tiny.cpp
-// RUN: mpicc -x c -std=c99 -Wall -Werror -fsyntax-only %t/tiny.h
+// RUN: mpicc -x c -std=c99 -Wall -Werror -I%reshard_include -fsyntax-only %t/tiny.h
 // RUN: mpicxx -std=c++17 -Wall -Werror -I%reshard_include -I%t -include tiny.h -fsyntax-only %t/tiny.cpp
 // RUN: mpicxx -std=c++17 -O1 -Wall -Werror -DRESHARD_MPI_DRIVER -I%reshard_include %t/tiny.cpp -o %t/tiny
 // RUN: %python %t/shards.py make %t/src
@@ -26,7 +27,7 @@
 // RUN: reshard-translate --reshard-to-cpp %t/names.mlir -o %t/names.cpp
 // RUN: reshard-translate --reshard-to-cpp --reshard-cpp-emit=header %t/names.mlir -o %t/names.h
 // RUN: mpicxx -std=c++11 -trigraphs -Wall -Werror -I%reshard_include -fsyntax-only %t/names.cpp
-// RUN: mpicc -x c -std=c99 -Wall -Werror -fsyntax-only %t/names.h
+// RUN: mpicc -x c -std=c99 -Wall -Werror -I%reshard_include -fsyntax-only %t/names.h
 // RUN: mpicxx -std=c++11 -trigraphs -Wall -Werror -I%reshard_include -I%t -include names.h -fsyntax-only %t/names.cpp
 // RUN: mpicxx -std=c++17 -O1 -Wall -Werror -DRESHARD_MPI_DRIVER -I%reshard_include %t/names.cpp -o %t/names
 // RUN: %python %t/shards.py make-names %t/names-src
@@ -53,30 +54,39 @@
 
 //--- tiny.mlir
 reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] fingerprint = -2 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, 16, -1, 1, 8, 8] {
-    reshard_rt.copy [1, 0, 0, 8, 0]
-    reshard_rt.step 0 {
-      reshard_rt.send to 2 bytes 16 staging 0 pack = [0, 0, 0, 16, 0]
-    }
-    reshard_rt.step 1 {
-      reshard_rt.send to 2 bytes 8 staging 0 pack = [1, 0, 0, 8, 0]
-    }
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [2]
+  reshard_rt.mesh 2 ranks [0, 2]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
   }
-  reshard_rt.rank 2 workspace = 16 shards = [0, -1, 16, 1, -1, 8] {
-    reshard_rt.step 0 {
-      reshard_rt.recv from 0 bytes 16 staging 0 unpack = [0, 1, 0, 8, 1, 2, 8]
-    }
-    reshard_rt.step 1 {
-      reshard_rt.recv from 0 bytes 8 staging 0 unpack = [1, 1, 0, 8, 0]
-    }
+  reshard_rt.class 1 element_bytes 4 rank 1 src combos [0] shapes [[2]] dst combos [0, 0] shapes [[2]] {
+    reshard_rt.piece dst 0 src 0 size [2] at [0] from [0] pack <+0 run 8> unpack <+0 run 8> copy <+0 -> +0 run 8>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.group 1 class 1 from 0 to 2 tensors [1]
+  reshard_rt.items 0 [g0.p0[0], g1.p0[0]]
+  reshard_rt.items 1 [g1.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.copy items 1
+    reshard_rt.send to 2 phase 0 start 0 quota 16 bytes 24 items 0
+  }
+  reshard_rt.rank 2 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 24 items 0
   }
 }
 
 //--- names.mlir
 // One rank copies each tensor's 2 bytes to its destination shard.
 reshard_rt.plan @names num_ranks = 1 tensors = ["new\nline", "tab\there", "tri??=graph", "caf\C3\A9", "n7\0A7", "del\7F", "back\\"] fingerprint = 1 {
-  reshard_rt.rank 0 workspace = 0 shards = [0, 2, 2, 1, 2, 2, 2, 2, 2, 3, 2, 2, 4, 2, 2, 5, 2, 2, 6, 2, 2] {
-    reshard_rt.copy [0, 0, 0, 2, 0, 1, 0, 0, 2, 0, 2, 0, 0, 2, 0, 3, 0, 0, 2, 0, 4, 0, 0, 2, 0, 5, 0, 0, 2, 0, 6, 0, 0, 2, 0]
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.class 0 element_bytes 1 rank 1 src combos [0] shapes [[2]] dst combos [0] shapes [[2]] {
+    reshard_rt.piece dst 0 src 0 size [2] at [0] from [0] pack <+0 run 2> unpack <+0 run 2> copy <+0 -> +0 run 2>
+  }
+  reshard_rt.group 0 class 0 from 0 to 0 tensors [0, 1, 2, 3, 4, 5, 6]
+  reshard_rt.items 0 [g0.p0[0 x 7]]
+  reshard_rt.rank 0 workspace = 0 {
+    reshard_rt.copy items 0
   }
 }
 

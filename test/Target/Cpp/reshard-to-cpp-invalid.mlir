@@ -38,7 +38,7 @@
 // An invalid plan is rejected by the plan verifier before any code is
 // emitted.
 // RUN: not reshard-translate --reshard-to-cpp %t/invalid-plan.mlir -o %t/out.cpp 2>&1 | FileCheck %s --check-prefix=VERIFY
-// VERIFY: invalid-plan.mlir:4:7: error: 'reshard_rt.send' op has no matching reshard_rt.recv on rank 1 in step 0
+// VERIFY: invalid-plan.mlir:11:5: error: 'reshard_rt.send' op is received by no reshard_rt.recv of rank 1
 // RUN: not test -e %t/out.cpp
 
 // The C functions are <plan>_run, ...: a plan name that is not a C
@@ -90,11 +90,17 @@ reshard.redistribute @w from @m <[[tp]]> to @m <[[]]>
     : tensor<4xf32> -> tensor<4xf32>
 
 //--- invalid-plan.mlir
+// Rank 0 sends to rank 1, which receives nothing.
 reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
-  reshard_rt.rank 0 workspace = 16 shards = [0, 16, -1] {
-    reshard_rt.step 0 {
-      reshard_rt.send to 1 bytes 16 staging 0 pack = [0, 0, 0, 16, 0]
-    }
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 16 items 0
   }
 }
 

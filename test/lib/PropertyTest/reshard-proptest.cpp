@@ -2,19 +2,25 @@
 //
 // Each case draws a random pair of layouts (meshes up to 4-D, tensors 0-D to
 // 5-D, uneven and empty chunks, blocks, several axes on one dim, replication,
-// disjoint / identical / overlapping rank sets), writes it as reshard IR,
-// parses and verifies it, runs reshard-intersect, round-trips the result
-// through text, executes the pieces on host memory and checks every
-// destination element against the element-by-element reference layout. It
-// also checks that each piece lists exactly the source ranks that hold it,
-// that a destination holding a box copies it locally, and that every
-// destination element is written exactly once.
+// disjoint / identical / overlapping rank sets), often for several tensors of
+// one class on one or two pairs of meshes (groups of several members),
+// writes it as reshard IR, parses and verifies it, plans it with a random
+// prefix of the pipeline and round-trips the result through text. Then
+// both paths are checked element by element against the reference layout:
+// the enumerating reference (reshard-expand's explicit pieces, run by the
+// piece interpreter, with each piece's holders, local copies and
+// exactly-once checked too) and the compact plan (lowered, round-tripped,
+// verified, and run by the execution engine's loops).
 //
 //   reshard-proptest --cases 10000 --seed 1     the suite's run
 //   reshard-proptest --seed N --cases 1 --dump  replay one case, print its IR
 //
 //===----------------------------------------------------------------------===//
+#include "reshard/Conversion/Passes.h"
 #include "reshard/Dialect/Reshard/IR/LayoutInterop.h"
+#include "reshard/Dialect/Reshard/Transforms/Passes.h"
+#include "reshard/Dialect/Reshard/Transforms/PlanModule.h"
+#include "reshard/Dialect/Runtime/IR/RuntimeOps.h"
 #include "reshard/InitAll.h"
 #include "reshard/Plan/CostModel.h"
 #include "reshard/Reference/CheckPattern.h"
@@ -52,7 +58,11 @@ static cl::opt<int64_t> maxRanks(
 static cl::opt<std::string>
     inject("inject",
            cl::desc("Corrupt each plan before checking it, to show the checks "
-                    "catch it: drop-piece, shift-source, remote-copy"),
+                    "catch it: drop-piece, shift-source, remote-copy (the "
+                    "explicit pieces); drop-item, shift-member, "
+                    "wrong-descriptor (the lowered plan, caught by its "
+                    "verifier); flip-byte (a destination byte after the "
+                    "engine ran)"),
            cl::init(""));
 
 namespace {
@@ -230,16 +240,33 @@ std::string randomCase(uint64_t seed) {
   // Small nodes and domains so that ranks share domains often.
   int64_t node = int64_t(1) << rng.below(3);
   int64_t domain = node << rng.below(3);
-  return llvm::formatv("reshard.topology @topo gpus_per_node = {0} "
-                       "nvl_domain_size = {1} nvlink_GBps_per_gpu = 450.0 "
-                       "nic_GBps_per_gpu = 50.0\n",
-                       node, domain)
-             .str() +
-         meshIR("src", src) + meshIR("dst", dst) +
-         llvm::formatv("reshard.redistribute @t from @src {0} to @dst {1} "
-                       "topology @topo : {2} -> {2}\n",
-                       shardingIR(srcSharding), shardingIR(dstSharding), type)
-             .str();
+  std::string out =
+      llvm::formatv("reshard.topology @topo gpus_per_node = {0} "
+                    "nvl_domain_size = {1} nvlink_GBps_per_gpu = 450.0 "
+                    "nic_GBps_per_gpu = 50.0\n",
+                    node, domain)
+          .str() +
+      meshIR("src", src) + meshIR("dst", dst);
+  // Often several tensors of the class: one group of several members, and
+  // sometimes a second group on meshes of the same shapes, ranks permuted.
+  int64_t numTensors = rng.chance(40) ? 2 + rng.below(5) : 1;
+  bool twoGroups = numTensors > 1 && rng.chance(50);
+  if (twoGroups) {
+    RandomMesh src2 = src, dst2 = dst;
+    std::shuffle(src2.ranks.begin(), src2.ranks.end(), rng.gen);
+    std::shuffle(dst2.ranks.begin(), dst2.ranks.end(), rng.gen);
+    out += meshIR("src2", src2) + meshIR("dst2", dst2);
+  }
+  for (int64_t k = 0; k < numTensors; ++k) {
+    std::string name = numTensors == 1 ? "t" : "t" + std::to_string(k);
+    const char *pair = twoGroups && rng.chance(50) ? "2" : "";
+    out += llvm::formatv("reshard.redistribute @{0} from @src{1} {2} to "
+                         "@dst{1} {3} topology @topo : {4} -> {4}\n",
+                         name, pair, shardingIR(srcSharding),
+                         shardingIR(dstSharding), type)
+               .str();
+  }
+  return out;
 }
 
 /// The passes a case runs, drawn from its seed: every stage of the
@@ -305,100 +332,38 @@ void corrupt(PieceTable &table) {
 }
 
 struct Stats {
-  int64_t pieces = 0, localPieces = 0, elements = 0;
+  int64_t pieces = 0, localPieces = 0, elements = 0, groupedTensors = 0;
 };
 
-/// Runs one case; returns "" or what went wrong.
-std::string runCase(MLIRContext &ctx, const std::string &ir,
-                    const std::string &pipeline, Stats &stats) {
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(ir, &ctx);
-  if (!module)
-    return "the generated IR does not parse or verify";
-  PassManager pm(&ctx);
-  if (failed(parsePassPipeline(pipeline, pm)))
-    return "bad pipeline " + pipeline;
-  if (failed(pm.run(*module)))
-    return "the pipeline failed: " + pipeline;
-  // The pieces must survive a print / parse round trip.
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  module->print(os);
-  OwningOpRef<ModuleOp> reparsed = parseSourceString<ModuleOp>(text, &ctx);
-  if (!reparsed)
-    return "the planned IR does not parse back";
-
-  SymbolTableCollection symbols;
-  if (reparsed->getOps<PiecesOp>().empty())
-    return "the pipeline produced no piece table";
-  auto op = *reparsed->getOps<RedistributeOp>().begin();
-  auto piecesOp = *reparsed->getOps<PiecesOp>().begin();
-  FailureOr<TensorLayout> layout = getTensorLayout(op, symbols);
-  if (failed(layout))
-    return "no layout";
-  PieceTable table = piecesOp.toTable();
+/// Checks one tensor's explicit pieces (the reference path): executed,
+/// every destination element right, exactly once, holders exact, local
+/// copies where the destination holds the box.
+std::string checkPieces(const TensorLayout &layout, PieceTable table,
+                        Stats &stats) {
   corrupt(table);
-
-  ShardBuffers src = makeCheckBuffers(*layout, true);
-  ShardBuffers dst = makeCheckBuffers(*layout, false);
-  if (llvm::Error err = executePieces(*layout, table, src, dst))
+  ShardBuffers src = makeCheckBuffers(layout, true);
+  ShardBuffers dst = makeCheckBuffers(layout, false);
+  if (llvm::Error err = executePieces(layout, table, src, dst))
     return "execution: " + llvm::toString(std::move(err));
   std::vector<Mismatch> mismatches;
-  if (int64_t bad = checkDestination(*layout, dst, mismatches, 3)) {
+  if (int64_t bad = checkDestination(layout, dst, mismatches, 3)) {
     std::string s = llvm::formatv("{0} destination elements wrong", bad);
     for (const Mismatch &m : mismatches)
       s += llvm::formatv("; rank {0} local {1}: expected {2}, got {3}", m.rank,
                          m.localLinearIndex, m.expected, m.actual);
     return s;
   }
-
   stats.pieces += table.size();
   for (size_t i = 0; i < table.size(); ++i)
     stats.localPieces += table[i].srcRank() == table[i].dstRank();
   for (auto &[rank, bytes] : dst)
-    stats.elements += bytes.size() / layout->elementBytes;
-
-  // Balanced routing crosses the network exactly as often as it must.
-  if (pipeline.find("select-sources,") != std::string::npos ||
-      llvm::StringRef(pipeline).ends_with("select-sources")) {
-    std::optional<TopologySpec> topo;
-    if (auto t = reparsed->getOps<TopologyOp>(); !t.empty())
-      topo = (*t.begin()).toSpec();
-    PlannedTensor pt{*layout, table, topo};
-    PlanReport report = buildReport(llvm::ArrayRef<PlannedTensor>(pt));
-    if (report.plan.bytes[kNetwork] != report.bounds.networkBytes)
-      return llvm::formatv("network bytes {0} differ from the lower bound "
-                           "{1}",
-                           report.plan.bytes[kNetwork],
-                           report.bounds.networkBytes);
-  }
-
-  // The lowered per-rank programs, run with the runtime's own loops, must
-  // deliver the same elements.
-  {
-    OwningOpRef<ModuleOp> lowered = reparsed->clone();
-    PassManager lower(&ctx);
-    lower.addPass(createConvertReshardToRuntime());
-    if (failed(lower.run(*lowered)))
-      return "convert-reshard-to-runtime failed";
-    auto plans = lowered->getOps<rt::PlanOp>();
-    if (plans.empty())
-      return "the lowering produced no reshard_rt.plan";
-    std::vector<ShardBuffers> srcs = {makeCheckBuffers(*layout, true)};
-    std::vector<ShardBuffers> dsts = {makeCheckBuffers(*layout, false)};
-    if (llvm::Error err = executeRuntimePlan(*plans.begin(), srcs, dsts))
-      return "lowered execution: " + llvm::toString(std::move(err));
-    std::vector<Mismatch> wrong;
-    if (int64_t bad = checkDestination(*layout, dsts[0], wrong, 1))
-      return llvm::formatv("the lowered plan leaves {0} destination elements "
-                           "wrong (first: rank {1} local {2})",
-                           bad, wrong[0].rank, wrong[0].localLinearIndex);
-  }
+    stats.elements += bytes.size() / layout.elementBytes;
 
   // Exactly once: the pieces of each destination rank cover its shard.
   std::map<int64_t, int64_t> written;
   for (size_t i = 0; i < table.size(); ++i)
     written[table[i].dstRank()] += table[i].numElements();
-  for (auto &[rank, shape] : layout->localShapes(false)) {
+  for (auto &[rank, shape] : layout.localShapes(false)) {
     int64_t n = 1;
     for (int64_t e : shape)
       n *= e;
@@ -411,16 +376,16 @@ std::string runCase(MLIRContext &ctx, const std::string &ir,
   // Holders: exactly the source ranks whose shard holds the box's first
   // element; a destination among them copies locally.
   std::map<int64_t, std::set<int64_t>> heldBy; // global index -> ranks
-  const SideLayout &s = layout->src;
+  const SideLayout &s = layout.src;
   for (size_t i = 0; i < s.mesh.ranks.size(); ++i)
-    for (int64_t g : referenceGlobalLinearIndices(layout->shape, s.mesh.shape,
+    for (int64_t g : referenceGlobalLinearIndices(layout.shape, s.mesh.shape,
                                                   s.sharding, s.mesh.coords(i)))
       heldBy[g].insert(s.mesh.ranks[i]);
   for (size_t i = 0; i < table.size(); ++i) {
     PieceTable::Piece p = table[i];
     int64_t g = 0;
-    for (size_t d = 0; d < layout->shape.size(); ++d)
-      g = g * layout->shape[d] + p.globalOffset()[d];
+    for (size_t d = 0; d < layout.shape.size(); ++d)
+      g = g * layout.shape[d] + p.globalOffset()[d];
     llvm::ArrayRef<int64_t> holders = table.holders(p.holderGroup());
     std::set<int64_t> listed(holders.begin(), holders.end());
     if (listed != heldBy[g])
@@ -431,6 +396,178 @@ std::string runCase(MLIRContext &ctx, const std::string &ir,
       return llvm::formatv("piece {0}: rank {1} holds the box but receives "
                            "it from rank {2}",
                            i, p.dstRank(), p.srcRank());
+  }
+  return "";
+}
+
+/// Applies the --inject faults of the lowered plan; true if one applied.
+bool corruptLowered(rt::PlanOp plan) {
+  Block &body = plan.getBody().front();
+  if (inject == "wrong-descriptor") {
+    for (rt::ClassOp cls : body.getOps<rt::ClassOp>())
+      for (rt::PieceOp piece : cls.getBody().front().getOps<rt::PieceOp>()) {
+        rt::BoxAttr pack = piece.getPack();
+        piece.setPackAttr(rt::BoxAttr::get(
+            plan.getContext(), pack.getOffset() + cls.getElementBytes(),
+            pack.getRun(), pack.getLoops()));
+        return true;
+      }
+    return false;
+  }
+  // The item lists streams use (copies excluded: their bytes are stated
+  // nowhere else).
+  std::map<int64_t, SmallVector<Operation *>> users;
+  for (rt::RankOp rank : body.getOps<rt::RankOp>())
+    for (Operation &op : rank.getBody().front())
+      if (auto send = dyn_cast<rt::SendOp>(op))
+        users[send.getItems()].push_back(send);
+      else if (auto recv = dyn_cast<rt::RecvOp>(op))
+        users[recv.getItems()].push_back(recv);
+  SmallVector<rt::ItemsOp> lists(body.getOps<rt::ItemsOp>());
+  SmallVector<rt::GroupOp> groups(body.getOps<rt::GroupOp>());
+  for (rt::ItemsOp items : lists) {
+    SmallVector<int64_t> rows(items.getRows());
+    if (!users.count(items.getIndex()))
+      continue;
+    if (inject == "drop-item" && rows.size() >= 10) {
+      // Drop the last item and keep the stated bytes consistent, so that
+      // only the exactly-once proof can tell.
+      rt::GroupOp g = groups[rows[rows.size() - 5]];
+      rt::ClassOp cls =
+          *std::next(body.getOps<rt::ClassOp>().begin(), g.getClassIndex());
+      rt::PieceOp piece =
+          *std::next(cls.getBody().front().getOps<rt::PieceOp>().begin(),
+                     rows[rows.size() - 4]);
+      int64_t bytes = cls.getElementBytes() * rows.back();
+      for (int64_t n : piece.getSizes())
+        bytes *= n;
+      rows.resize(rows.size() - 5);
+      items.setRows(rows);
+      for (Operation *op : users[items.getIndex()]) {
+        auto bytesAttr = op->getAttrOfType<IntegerAttr>("bytes");
+        op->setAttr("bytes", IntegerAttr::get(bytesAttr.getType(),
+                                              bytesAttr.getInt() - bytes));
+      }
+      return true;
+    }
+    if (inject == "shift-member")
+      for (size_t i = 0; i < rows.size(); i += 5) {
+        int64_t members = groups[rows[i]].getTensors().size();
+        if (rows[i + 2] + 1 + (rows[i + 4] - 1) * rows[i + 3] < members) {
+          ++rows[i + 2];
+          items.setRows(rows);
+          return true;
+        }
+      }
+  }
+  return false;
+}
+
+/// Runs one case; returns "" or what went wrong.
+std::string runCase(MLIRContext &ctx, const std::string &ir,
+                    const std::string &pipeline, Stats &stats) {
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(ir, &ctx);
+  if (!module)
+    return "the generated IR does not parse or verify";
+  PassManager pm(&ctx);
+  if (failed(parsePassPipeline(pipeline, pm)))
+    return "bad pipeline " + pipeline;
+  if (failed(pm.run(*module)))
+    return "the pipeline failed: " + pipeline;
+  // The plan must survive a print / parse round trip.
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os);
+  OwningOpRef<ModuleOp> reparsed = parseSourceString<ModuleOp>(text, &ctx);
+  if (!reparsed)
+    return "the planned IR does not parse back";
+  FailureOr<PlanModule> plan = PlanModule::load(*reparsed, "reshard-proptest");
+  if (failed(plan))
+    return "the planned module does not load";
+  for (const PlanGroup &g : plan->model.groups)
+    stats.groupedTensors += g.numMembers() > 1 ? g.numMembers() : 0;
+
+  // The enumerating reference: reshard-expand's explicit pieces.
+  SymbolTableCollection symbols;
+  {
+    OwningOpRef<ModuleOp> expanded = reparsed->clone();
+    PassManager expand(&ctx);
+    expand.addPass(createReshardExpand());
+    if (failed(expand.run(*expanded)))
+      return "reshard-expand failed";
+    FailureOr<llvm::StringMap<PiecesOp>> pieces = collectPieces(*expanded);
+    if (failed(pieces))
+      return "reshard-expand left a tensor without pieces";
+    for (RedistributeOp op : expanded->getOps<RedistributeOp>()) {
+      FailureOr<TensorLayout> layout = getTensorLayout(op, symbols);
+      if (failed(layout))
+        return "no layout";
+      std::string err = checkPieces(
+          *layout, pieces->lookup(op.getSymName()).toTable(), stats);
+      if (!err.empty())
+        return plan->model.numTensors() == 1
+                   ? err
+                   : "tensor '" + layout->name + "': " + err;
+    }
+  }
+
+  // Balanced routing crosses the network exactly as often as it must.
+  if (pipeline.find("select-sources,") != std::string::npos ||
+      llvm::StringRef(pipeline).ends_with("select-sources")) {
+    PlanReport report = buildReport(plan->model);
+    if (report.plan.bytes[kNetwork] != report.bounds.networkBytes)
+      return llvm::formatv("network bytes {0} differ from the lower bound "
+                           "{1}",
+                           report.plan.bytes[kNetwork],
+                           report.bounds.networkBytes);
+  }
+
+  // The compact plan: lowered, round-tripped, verified, and run by the
+  // execution engine's loops, must deliver the same elements.
+  OwningOpRef<ModuleOp> lowered = reparsed->clone();
+  PassManager lower(&ctx);
+  lower.addPass(createConvertReshardToRuntime());
+  if (failed(lower.run(*lowered)))
+    return "convert-reshard-to-runtime failed";
+  std::string loweredText;
+  llvm::raw_string_ostream los(loweredText);
+  lowered->print(los);
+  OwningOpRef<ModuleOp> loweredBack =
+      parseSourceString<ModuleOp>(loweredText, &ctx);
+  if (!loweredBack)
+    return "the lowered plan does not parse back";
+  auto plans = loweredBack->getOps<rt::PlanOp>();
+  if (plans.empty())
+    return "the lowering produced no reshard_rt.plan";
+  rt::PlanOp planOp = *plans.begin();
+  if (corruptLowered(planOp) && succeeded(verify(*loweredBack)))
+    return "the lowered plan still verifies after --inject=" + inject;
+  if (failed(verify(*loweredBack)))
+    return "the lowered plan does not verify (--inject=" + inject + ")";
+  std::vector<TensorLayout> layouts;
+  std::vector<ShardBuffers> srcs, dsts;
+  for (RedistributeOp op : reparsed->getOps<RedistributeOp>()) {
+    layouts.push_back(*getTensorLayout(op, symbols));
+    srcs.push_back(makeCheckBuffers(layouts.back(), true));
+    dsts.push_back(makeCheckBuffers(layouts.back(), false));
+  }
+  if (llvm::Error err = executeRuntimePlan(planOp, srcs, dsts))
+    return "lowered execution: " + llvm::toString(std::move(err));
+  if (inject == "flip-byte")
+    for (ShardBuffers &d : dsts)
+      for (auto &[rank, bytes] : d)
+        if (!bytes.empty()) {
+          bytes[bytes.size() / 2] ^= 0x40;
+          goto flipped;
+        }
+flipped:
+  for (size_t t = 0; t < layouts.size(); ++t) {
+    std::vector<Mismatch> wrong;
+    if (int64_t bad = checkDestination(layouts[t], dsts[t], wrong, 1))
+      return llvm::formatv("the lowered plan leaves {0} destination elements "
+                           "of tensor '{1}' wrong (first: rank {2} local {3})",
+                           bad, layouts[t].name, wrong[0].rank,
+                           wrong[0].localLinearIndex);
   }
   return "";
 }
@@ -469,8 +606,10 @@ int main(int argc, char **argv) {
                    << ir;
   }
   llvm::outs() << llvm::formatv(
-      "{0}checked {1} pieces ({2} local copies), {3} destination elements\n",
-      dump ? "// " : "", stats.pieces, stats.localPieces, stats.elements);
+      "{0}checked {1} pieces ({2} local copies), {3} destination elements, "
+      "{4} tensors in groups of several\n",
+      dump ? "// " : "", stats.pieces, stats.localPieces, stats.elements,
+      stats.groupedTensors);
   llvm::outs() << llvm::formatv("{0}property: {1} passed, {2} failed\n",
                                 dump ? "// " : "", numCases - failures,
                                 failures);

@@ -13,6 +13,8 @@
 using namespace mlir;
 using namespace reshard;
 
+#include "reshard/Dialect/Reshard/IR/ReshardEnums.cpp.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "reshard/Dialect/Reshard/IR/ReshardAttrs.cpp.inc"
 

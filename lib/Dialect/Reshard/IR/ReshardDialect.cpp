@@ -17,29 +17,10 @@ void ReshardDialect::initialize() {
 #define GET_OP_LIST
 #include "reshard/Dialect/Reshard/IR/ReshardOps.cpp.inc"
       >();
-}
-
-LogicalResult ReshardDialect::verifyOperationAttribute(Operation *op,
-                                                       NamedAttribute attr) {
-  StagingBudgetAttrHelper budget(getContext());
-  if (attr.getName() != budget.getName())
-    return op->emitError() << "'" << attr.getName().getValue()
-                           << "' is not an attribute of the reshard dialect";
-  if (!isa<ModuleOp>(op))
-    return op->emitError() << "'" << budget.getName().getValue()
-                           << "' belongs on a builtin.module";
-  auto value = dyn_cast<IntegerAttr>(attr.getValue());
-  if (!value || !value.getType().isSignlessInteger(64))
-    return op->emitError() << "'" << budget.getName().getValue()
-                           << "' must be an i64 integer (bytes), got "
-                           << attr.getValue();
-  if (value.getInt() < kMinStagingBudget)
-    return op->emitError() << "'" << budget.getName().getValue() << "' of "
-                           << value.getInt()
-                           << " bytes cannot hold one 8-byte element; it "
-                              "must be at least "
-                           << kMinStagingBudget;
-  return success();
+  addOperations<
+#define GET_OP_LIST
+#include "reshard/Dialect/Reshard/IR/ReshardPlanOps.cpp.inc"
+      >();
 }
 
 std::optional<int64_t> reshard::getElementTypeBytes(Type type) {

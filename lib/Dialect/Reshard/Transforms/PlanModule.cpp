@@ -1,42 +1,245 @@
-//===- PlanModule.cpp - Load and store a module's piece tables ------------===//
+//===- PlanModule.cpp - Load and store a module's plan --------------------===//
 #include "reshard/Dialect/Reshard/Transforms/PlanModule.h"
+
 #include "reshard/Dialect/Reshard/IR/LayoutInterop.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Threading.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace reshard;
 
-FailureOr<PlanModule> PlanModule::load(ModuleOp module, StringRef passName) {
-  FailureOr<llvm::StringMap<PiecesOp>> tables = collectPieces(module);
-  if (failed(tables))
-    return failure();
-  SymbolTableCollection symbols;
-  PlanModule plan;
-  for (RedistributeOp op : module.getOps<RedistributeOp>()) {
-    PiecesOp pieces = tables->lookup(op.getSymName());
-    if (!pieces)
+/// The one topology of the module's tensors (they must agree).
+static FailureOr<std::optional<TopologySpec>>
+moduleTopology(ArrayRef<RedistributeOp> ops, SymbolTableCollection &symbols) {
+  std::optional<TopologySpec> topology;
+  FlatSymbolRefAttr first;
+  for (RedistributeOp op : ops) {
+    FlatSymbolRefAttr ref = op.getTopologyAttr();
+    if (op == ops.front())
+      first = ref;
+    if (ref != first)
       return op.emitOpError()
-             << "has no reshard.pieces table; plan the module first "
+             << "names topology " << (ref ? ref.getValue() : "(none)")
+             << " and the module's first tensor "
+             << (first ? first.getValue() : "(none)")
+             << "; a plan models one topology for all its tensors";
+    if (ref && !topology)
+      if (auto topo =
+              symbols.lookupNearestSymbolFrom<TopologyOp>(op, ref.getAttr()))
+        topology = topo.toSpec();
+  }
+  return topology;
+}
+
+std::string reshard::freeSymbolName(const llvm::StringSet<> &taken,
+                                    StringRef base, int64_t &next) {
+  while (true) {
+    std::string name = (base + Twine(next++)).str();
+    if (!taken.contains(name))
+      return name;
+  }
+}
+
+FailureOr<PlanModule> PlanModule::load(ModuleOp module, StringRef passName) {
+  for (PiecesOp op : module.getOps<PiecesOp>())
+    return op.emitOpError()
+           << "is the explicit reference form (reshard-expand writes it); "
+           << passName
+           << " works on classes and groups: give it the module before "
+              "reshard-expand";
+  PlanModule plan;
+  SymbolTableCollection symbols;
+  llvm::StringMap<int64_t> tensorIndex;
+  for (RedistributeOp op : module.getOps<RedistributeOp>()) {
+    tensorIndex[op.getSymName()] = plan.tensors.size();
+    plan.tensors.push_back(op);
+    plan.model.tensorNames.push_back(op.getSymName().str());
+  }
+  FailureOr<std::optional<TopologySpec>> topology =
+      moduleTopology(plan.tensors, symbols);
+  if (failed(topology))
+    return failure();
+  plan.model.topology = *topology;
+
+  llvm::StringMap<int64_t> classIndex;
+  for (ClassOp op : module.getOps<ClassOp>()) {
+    auto exemplar = symbols.lookupNearestSymbolFrom<RedistributeOp>(
+        op, op.getExemplarAttr().getAttr());
+    FailureOr<TensorLayout> layout =
+        exemplar ? getTensorLayout(exemplar, symbols)
+                 : FailureOr<TensorLayout>(op.emitOpError()
+                                           << "exemplar is not a tensor");
+    if (failed(layout))
+      return failure();
+    classIndex[op.getSymName()] = plan.classes.size();
+    plan.classes.push_back(op);
+    plan.model.classes.push_back({std::move(*layout), op.toPattern()});
+  }
+
+  plan.model.tensorGroup.assign(plan.tensors.size(), -1);
+  for (GroupOp op : module.getOps<GroupOp>()) {
+    auto cls = classIndex.find(op.getClassName());
+    if (cls == classIndex.end())
+      return op.emitOpError()
+             << "class " << op.getClassNameAttr() << " is not a reshard.class";
+    PlanGroup g;
+    g.cls = cls->second;
+    for (auto [spec, ref] : {std::pair{&g.srcMesh, op.getSrcMeshAttr()},
+                             std::pair{&g.dstMesh, op.getDstMeshAttr()}}) {
+      auto mesh = symbols.lookupNearestSymbolFrom<MeshOp>(op, ref.getAttr());
+      if (!mesh)
+        return op.emitOpError() << "mesh " << ref << " is not a reshard.mesh";
+      *spec = mesh.toSpec();
+    }
+    int64_t index = plan.groups.size();
+    for (Attribute attr : op.getTensors()) {
+      StringRef name = cast<FlatSymbolRefAttr>(attr).getValue();
+      auto it = tensorIndex.find(name);
+      if (it == tensorIndex.end())
+        return op.emitOpError()
+               << "tensor @" << name << " is not a reshard.redistribute";
+      int64_t &slot = plan.model.tensorGroup[it->second];
+      if (slot != -1) {
+        InFlightDiagnostic diag = op.emitOpError()
+                                  << "lists tensor @" << name
+                                  << ", which is already in a group";
+        diag.attachNote(plan.groups[slot].getLoc()) << "its first group";
+        return failure();
+      }
+      if (!g.members.empty() && it->second < g.members.back())
+        return op.emitOpError() << "lists tensor @" << name
+                                << " out of module order; a group lists "
+                                   "its tensors as the module declares them";
+      slot = index;
+      g.members.push_back(it->second);
+    }
+    if (std::optional<Routing> routing = op.getRouting())
+      g.routing = *routing == Routing::Balanced ? GroupRouting::Balanced
+                                                : GroupRouting::Direct;
+    g.routes = RouteRow::fromRows(op.getRoutes());
+    plan.groups.push_back(op);
+    plan.model.groups.push_back(std::move(g));
+  }
+  for (auto [t, group] : llvm::enumerate(plan.model.tensorGroup))
+    if (group == -1)
+      return plan.tensors[t].emitOpError()
+             << "is in no reshard.group; plan the module first "
                 "(--reshard-plan-pipeline=lower=false, or --reshard-intersect "
                 "before --"
              << passName << ")";
-    FailureOr<TensorLayout> layout = getTensorLayout(op, symbols);
-    if (failed(layout))
+
+  for (ScheduleOp op : module.getOps<ScheduleOp>()) {
+    if (plan.schedule) {
+      InFlightDiagnostic diag = op.emitOpError()
+                                << "is a second schedule; a plan has one";
+      diag.attachNote(plan.schedule.getLoc()) << "the first";
       return failure();
-    PlannedTensor pt{std::move(*layout), pieces.toTable(), std::nullopt};
-    if (FlatSymbolRefAttr ref = op.getTopologyAttr())
-      if (auto topo =
-              symbols.lookupNearestSymbolFrom<TopologyOp>(op, ref.getAttr()))
-        pt.topology = topo.toSpec();
-    plan.ops.push_back(op);
-    plan.pieces.push_back(pieces);
-    plan.tensors.push_back(std::move(pt));
+    }
+    plan.schedule = op;
+    plan.model.schedule = PlanSchedule{op.getStagingBudgetAttr().getInt(),
+                                       op.getMaxOpsPerStepAttr().getInt(),
+                                       PlanStream::fromRows(op.getStreams())};
   }
   return plan;
 }
 
-void PlanModule::store() {
-  for (auto [op, pt] : llvm::zip(pieces, tensors))
-    op.setRows(pt.table.rows);
+LogicalResult
+PlanModule::checkSchedule(const std::vector<StreamContent> &streams) const {
+  if (!model.schedule)
+    return success();
+  const std::vector<PlanStream> &rows = model.schedule->streams;
+  bool same = rows.size() == streams.size();
+  for (size_t i = 0; same && i < rows.size(); ++i)
+    same = rows[i].sender == streams[i].sender &&
+           rows[i].receiver == streams[i].receiver &&
+           rows[i].phase == streams[i].phase;
+  if (same)
+    return success();
+  ScheduleOp op = schedule;
+  return op.emitOpError()
+         << "has " << rows.size() << " streams but the plan's routing makes "
+         << streams.size()
+         << " (a different set); run reshard-schedule after the routing";
+}
+
+void PlanModule::storeRoutes() {
+  MLIRContext *ctx = tensors.empty() ? nullptr : tensors.front()->getContext();
+  for (auto [op, g] : llvm::zip(groups, model.groups)) {
+    if (g.routing == GroupRouting::Unrouted) {
+      op.removeRoutingAttr();
+    } else {
+      op.setRoutingAttr(RoutingAttr::get(
+          ctx, g.routing == GroupRouting::Balanced ? Routing::Balanced
+                                                   : Routing::Direct));
+    }
+    op.setRoutes(RouteRow::toRows(g.routes));
+  }
+}
+
+void PlanModule::storeSchedule(ModuleOp module) {
+  if (schedule)
+    schedule.erase();
+  schedule = nullptr;
+  if (!model.schedule)
+    return;
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  schedule =
+      ScheduleOp::create(b, module.getLoc(), model.schedule->stagingBudget,
+                         model.schedule->maxOpsPerStep,
+                         PlanStream::toRows(model.schedule->streams));
+}
+
+LogicalResult reshard::intersectModule(ModuleOp module) {
+  SymbolTableCollection symbols;
+  SmallVector<RedistributeOp> ops(module.getOps<RedistributeOp>());
+  std::vector<TensorLayout> layouts;
+  for (RedistributeOp op : ops) {
+    FailureOr<TensorLayout> layout = getTensorLayout(op, symbols);
+    if (failed(layout))
+      return failure();
+    layouts.push_back(std::move(*layout));
+  }
+  FailureOr<std::optional<TopologySpec>> topology =
+      moduleTopology(ops, symbols);
+  if (failed(topology))
+    return failure();
+  PlanModel model = buildPlanModel(std::move(layouts), *topology);
+  // One op per class and per group, after the layout.
+  llvm::StringSet<> taken;
+  for (Operation &op : module.getBody()->getOperations())
+    if (auto name =
+            op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName()))
+      taken.insert(name.getValue());
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  MLIRContext *ctx = module.getContext();
+  int64_t nextClass = 0, nextGroup = 0;
+  std::vector<int64_t> exemplar(model.classes.size(), -1);
+  for (size_t t = 0; t < ops.size(); ++t) {
+    int64_t &first = exemplar[model.groups[model.tensorGroup[t]].cls];
+    if (first < 0)
+      first = t;
+  }
+  SmallVector<std::string> classNames;
+  for (auto [c, cls] : llvm::enumerate(model.classes)) {
+    classNames.push_back(freeSymbolName(taken, "class", nextClass));
+    ClassOp::create(b, ops[exemplar[c]].getLoc(), classNames.back(),
+                    ops[exemplar[c]].getSymName(), cls.pattern);
+  }
+  for (const PlanGroup &g : model.groups) {
+    SmallVector<Attribute> members;
+    SmallVector<Location> locs;
+    for (int64_t t : g.members) {
+      members.push_back(FlatSymbolRefAttr::get(ctx, ops[t].getSymName()));
+      locs.push_back(ops[t].getLoc());
+    }
+    RedistributeOp first = ops[g.members.front()];
+    GroupOp::create(
+        b, FusedLoc::get(ctx, locs), freeSymbolName(taken, "group", nextGroup),
+        classNames[g.cls], first.getSrcMesh(), first.getDstMesh(),
+        b.getArrayAttr(members), /*routing=*/nullptr, ArrayRef<int64_t>{});
+  }
+  return success();
 }

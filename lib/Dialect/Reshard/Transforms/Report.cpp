@@ -31,26 +31,6 @@ struct ReportSink {
   std::unique_ptr<llvm::ToolOutputFile> file;
 };
 
-/// One model of the links for the whole plan: tensors must agree.
-LogicalResult checkOneTopology(PlanModule &plan) {
-  const PlannedTensor &first = plan.tensors.front();
-  for (auto [op, pt] : llvm::zip(plan.ops, plan.tensors)) {
-    const std::optional<TopologySpec> &a = pt.topology, &b = first.topology;
-    bool same =
-        a.has_value() == b.has_value() &&
-        (!a || (a->gpusPerNode == b->gpusPerNode &&
-                a->nvlDomainSize == b->nvlDomainSize &&
-                a->nicGBps == b->nicGBps && a->nvlinkGBps == b->nvlinkGBps &&
-                a->nicLatencyUs == b->nicLatencyUs &&
-                a->nvlinkLatencyUs == b->nvlinkLatencyUs));
-    if (!same)
-      return op.emitError() << "reshard-report: this tensor's topology differs "
-                               "from that of the first tensor; the report "
-                               "models one topology for the whole plan";
-  }
-  return success();
-}
-
 struct ReportPass : public reshard::impl::ReshardReportBase<ReportPass> {
   using Base::Base;
   ReportPass(const ReshardReportOptions &options, llvm::raw_ostream &os)
@@ -79,22 +59,29 @@ struct ReportPass : public reshard::impl::ReshardReportBase<ReportPass> {
              "before convert-reshard-to-runtime";
       return signalPassFailure();
     }
+    if (auto pieces = module.getOps<PiecesOp>(); !pieces.empty()) {
+      (*pieces.begin()).emitOpError()
+          << "is the explicit reference form (reshard-expand's), which "
+             "reshard-run executes; reshard-report reports the planned "
+             "module (its reshard.class and reshard.group ops)";
+      return signalPassFailure();
+    }
     if (!module.getOps<RedistributeOp>().empty() &&
-        module.getOps<PiecesOp>().empty()) {
+        module.getOps<GroupOp>().empty()) {
       emitError(module.getLoc())
           << "reshard-report: the module is not planned yet (no "
-             "reshard.pieces); run --reshard-plan-pipeline=lower=false (or "
+             "reshard.group); run --reshard-plan-pipeline=lower=false (or "
              "the planning passes) before --reshard-report, or use "
              "reshard-compile --report=FILE";
       return signalPassFailure();
     }
     FailureOr<PlanModule> plan = PlanModule::load(module, getArgument());
-    if (failed(plan) ||
-        (!plan->tensors.empty() && failed(checkOneTopology(*plan))))
+    if (failed(plan) || failed(plan->checkSchedule(collectStreams(
+                            plan->model, enumerateTransfers(plan->model)))))
       return signalPassFailure();
     std::string text;
     llvm::raw_string_ostream os(text);
-    printReport(buildReport(plan->tensors), format, perRank, os);
+    printReport(buildReport(plan->model), format, perRank, os);
 
     std::lock_guard<std::mutex> guard(sink->lock);
     if (!sink->stream) {

@@ -1,7 +1,6 @@
 //===- Schedule.cpp - The reshard-schedule pass ---------------------------===//
 #include "reshard/Dialect/Reshard/Transforms/Passes.h"
 #include "reshard/Dialect/Reshard/Transforms/PlanModule.h"
-#include "reshard/Plan/Scheduling.h"
 
 namespace reshard {
 #define GEN_PASS_DEF_RESHARDSCHEDULE
@@ -19,18 +18,17 @@ struct SchedulePass : public reshard::impl::ReshardScheduleBase<SchedulePass> {
         PlanModule::load(getOperation(), getArgument());
     if (failed(plan))
       return signalPassFailure();
-    if (llvm::Error err =
-            schedulePlan(plan->tensors, {stagingBudget, maxOpsPerStep})) {
+    std::vector<StreamContent> streams =
+        collectStreams(plan->model, enumerateTransfers(plan->model));
+    llvm::Expected<PlanSchedule> schedule =
+        schedulePlan(streams, {stagingBudget, maxOpsPerStep});
+    if (!schedule) {
       emitError(getOperation().getLoc())
-          << "reshard-schedule: " << llvm::toString(std::move(err));
+          << "reshard-schedule: " << llvm::toString(schedule.takeError());
       return signalPassFailure();
     }
-    plan->store();
-    // The lowering hands the budget to the runtime program's verifier.
-    ReshardDialect::StagingBudgetAttrHelper(&getContext())
-        .setAttr(getOperation(),
-                 IntegerAttr::get(IntegerType::get(&getContext(), 64),
-                                  stagingBudget));
+    plan->model.schedule = std::move(*schedule);
+    plan->storeSchedule(getOperation());
   }
 };
 } // namespace

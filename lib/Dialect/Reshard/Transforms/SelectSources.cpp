@@ -19,8 +19,11 @@ struct SelectSourcesPass
         PlanModule::load(getOperation(), getArgument());
     if (failed(plan))
       return signalPassFailure();
-    selectSources(plan->tensors, strategy);
-    plan->store();
+    selectSources(plan->model, strategy);
+    plan->storeRoutes();
+    // New routes make new streams: an earlier schedule no longer fits.
+    plan->model.schedule.reset();
+    plan->storeSchedule(getOperation());
   }
 };
 } // namespace

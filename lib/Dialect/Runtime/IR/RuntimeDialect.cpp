@@ -8,6 +8,7 @@ using namespace reshard::rt;
 #include "reshard/Dialect/Runtime/IR/RuntimeDialect.cpp.inc"
 
 void RuntimeDialect::initialize() {
+  registerAttributes();
   addOperations<
 #define GET_OP_LIST
 #include "reshard/Dialect/Runtime/IR/RuntimeOps.cpp.inc"

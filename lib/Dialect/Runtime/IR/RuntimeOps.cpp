@@ -1,422 +1,553 @@
-//===- RuntimeOps.cpp - reshard_rt ops and the plan verifier --------------===//
+//===- RuntimeOps.cpp - reshard_rt ops: syntax and per-op checks ----------===//
 //
-// The plan verifier checks what the generated code relies on: descriptors
-// inside the shards, staging inside the workspace, every send matched by a
-// receive of the same size in the same step, and no byte written twice in a
-// step.
+// Each op checks what it can see alone (a class its pieces, a rank the
+// order of its streams); the plan checks the rest on the engine tables
+// (PlanChecks.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "reshard/Dialect/Runtime/IR/RuntimeOps.h"
-#include "reshard/ExecutionEngine/Engine.h"
+
+#include "reshard/Dialect/Runtime/IR/PlanEncoding.h"
+#include "reshard/Layout/BoxDescriptor.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
-#include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
-#include <algorithm>
-#include <climits>
-#include <map>
+#include <set>
 
 using namespace mlir;
+using namespace reshard;
 using namespace reshard::rt;
+
+#define GET_ATTRDEF_CLASSES
+#include "reshard/Dialect/Runtime/IR/RuntimeAttrs.cpp.inc"
 
 #define GET_OP_CLASSES
 #include "reshard/Dialect/Runtime/IR/RuntimeOps.cpp.inc"
 
-size_t reshard::rt::boxDescriptorLength(ArrayRef<int64_t> d) {
-  if (d.size() < 5 || d[4] < 0 || d[4] > 64)
-    return 0;
-  size_t len = 5 + 2 * d[4];
-  return len <= d.size() ? len : 0;
+void RuntimeDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "reshard/Dialect/Runtime/IR/RuntimeAttrs.cpp.inc"
+      >();
 }
 
-size_t reshard::rt::copyDescriptorLength(ArrayRef<int64_t> d) {
-  if (d.size() < 5 || d[4] < 0 || d[4] > 64)
-    return 0;
-  size_t len = 5 + 3 * d[4];
-  return len <= d.size() ? len : 0;
+//===----------------------------------------------------------------------===//
+// Box and copy descriptors
+//===----------------------------------------------------------------------===//
+
+/// `+N`
+static ParseResult parseOffset(AsmParser &parser, int64_t &value) {
+  if (parser.parsePlus() || parser.parseInteger(value))
+    return failure();
+  return success();
 }
 
-namespace {
-
-/// Most contiguous runs the overlap check lists for a whole plan.
-constexpr int64_t kMaxVerifiedRuns = int64_t(1) << 26;
-
-/// A half-open byte range written in one tensor buffer.
-struct Run {
-  int64_t begin, end;
-};
-
-/// Checks one strided box against its buffer's size; appends its runs.
-/// `strides` holds n (count, stride) pairs, `strideStep` apart.
-LogicalResult checkBox(Operation *op, const char *what, int64_t offset,
-                       int64_t run, llvm::ArrayRef<int64_t> loops,
-                       unsigned loopWidth, unsigned strideIndex,
-                       int64_t bufferBytes, int64_t &bytes,
-                       std::vector<Run> *runs, int64_t &runsLeft) {
-  if (offset < 0 || run <= 0)
-    return op->emitOpError()
-           << what << " has offset " << offset << " and run " << run
-           << "; both must be positive (offset may be 0)";
-  // The last byte reached (extent) and the runs (count), without overflow.
-  std::optional<int64_t> extent = llvm::checkedAdd(offset, run), count = 1;
-  if (!extent)
-    return op->emitOpError() << what << " overflows 64 bits";
-  for (size_t i = 0; i < loops.size(); i += loopWidth) {
-    int64_t c = loops[i], stride = loops[i + strideIndex];
-    if (c <= 0 || stride < 0)
-      return op->emitOpError() << what << " has a loop of count " << c
-                               << " and stride " << stride;
-    std::optional<int64_t> span = llvm::checkedMul(c - 1, stride);
-    if (!span || !(extent = llvm::checkedAdd(*extent, *span)) ||
-        !(count = llvm::checkedMul(*count, c)))
-      return op->emitOpError() << what << " overflows 64 bits";
-  }
-  if (bufferBytes < 0)
-    return op->emitOpError() << what
-                             << " is in a shard the rank does not "
-                                "have (not in that side's mesh)";
-  if (*extent > bufferBytes)
-    return op->emitOpError() << what << " reaches byte " << *extent
-                             << " of a buffer of " << bufferBytes << " bytes";
-  std::optional<int64_t> boxBytes = llvm::checkedMul(*count, run);
-  std::optional<int64_t> total =
-      boxBytes ? llvm::checkedAdd(bytes, *boxBytes) : std::nullopt;
-  if (!total)
-    return op->emitOpError() << what << " overflows 64 bits";
-  bytes = *total;
-  // The overlap check lists runs one by one; bound that work per plan.
-  if (runs && (runsLeft -= *count) < 0)
-    return op->emitOpError()
-           << "brings the plan's writes to more than " << kMaxVerifiedRuns
-           << " contiguous runs; the verifier cannot check "
-              "that many for overlaps";
-  if (!runs)
+/// `run R (x [loop, ...])?`, each loop `count by stride (-> stride)?`.
+static ParseResult parseRunAndLoops(AsmParser &parser, int64_t &run,
+                                    unsigned strides,
+                                    SmallVectorImpl<int64_t> &loops) {
+  if (parser.parseKeyword("run") || parser.parseInteger(run))
+    return failure();
+  if (parser.parseOptionalKeyword("x"))
     return success();
-  // Enumerate the runs (odometer over the loops) for the overlap check.
-  size_t n = loops.size() / loopWidth;
-  llvm::SmallVector<int64_t> idx(n, 0);
-  while (true) {
-    int64_t at = offset;
-    for (size_t k = 0; k < n; ++k)
-      at += idx[k] * loops[k * loopWidth + strideIndex];
-    runs->push_back({at, at + run});
-    int k = static_cast<int>(n) - 1;
-    for (; k >= 0; --k) {
-      if (++idx[k] < loops[k * loopWidth])
-        break;
-      idx[k] = 0;
+  return parser.parseCommaSeparatedList(
+      AsmParser::Delimiter::Square, [&]() -> ParseResult {
+        int64_t count, stride;
+        if (parser.parseInteger(count) || parser.parseKeyword("by") ||
+            parser.parseInteger(stride))
+          return failure();
+        loops.append({count, stride});
+        if (strides == 2) {
+          if (parser.parseArrow() || parser.parseInteger(stride))
+            return failure();
+          loops.push_back(stride);
+        }
+        return success();
+      });
+}
+
+static void printRunAndLoops(AsmPrinter &p, int64_t run,
+                             ArrayRef<int64_t> loops, unsigned width) {
+  p << " run " << run;
+  if (loops.empty())
+    return;
+  p << " x [";
+  for (size_t i = 0; i < loops.size(); i += width) {
+    p << (i ? ", " : "") << loops[i] << " by " << loops[i + 1];
+    if (width == 3)
+      p << " -> " << loops[i + 2];
+  }
+  p << "]";
+}
+
+Attribute BoxAttr::parse(AsmParser &parser, Type) {
+  int64_t offset, run;
+  SmallVector<int64_t> loops;
+  if (parser.parseLess() || parseOffset(parser, offset) ||
+      parseRunAndLoops(parser, run, 1, loops) || parser.parseGreater())
+    return {};
+  return BoxAttr::get(parser.getContext(), offset, run, loops);
+}
+
+void BoxAttr::print(AsmPrinter &p) const {
+  p << "<+" << getOffset();
+  printRunAndLoops(p, getRun(), getLoops(), 2);
+  p << ">";
+}
+
+SmallVector<int64_t> BoxAttr::descriptor() const {
+  SmallVector<int64_t> d = {getOffset(), getRun(),
+                            static_cast<int64_t>(getLoops().size() / 2)};
+  d.append(getLoops().begin(), getLoops().end());
+  return d;
+}
+
+Attribute CopyAttr::parse(AsmParser &parser, Type) {
+  int64_t src, dst, run;
+  SmallVector<int64_t> loops;
+  if (parser.parseLess() || parseOffset(parser, src) || parser.parseArrow() ||
+      parseOffset(parser, dst) || parseRunAndLoops(parser, run, 2, loops) ||
+      parser.parseGreater())
+    return {};
+  return CopyAttr::get(parser.getContext(), src, dst, run, loops);
+}
+
+void CopyAttr::print(AsmPrinter &p) const {
+  p << "<+" << getSrcOffset() << " -> +" << getDstOffset();
+  printRunAndLoops(p, getRun(), getLoops(), 3);
+  p << ">";
+}
+
+SmallVector<int64_t> CopyAttr::descriptor() const {
+  SmallVector<int64_t> d = {getSrcOffset(), getDstOffset(), getRun(),
+                            static_cast<int64_t>(getLoops().size() / 3)};
+  d.append(getLoops().begin(), getLoops().end());
+  return d;
+}
+
+//===----------------------------------------------------------------------===//
+// MeshOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MeshOp::verify() {
+  std::set<int64_t> seen;
+  for (int64_t r : getRanks())
+    if (r < 0 || !seen.insert(r).second)
+      return emitOpError() << "lists rank " << r
+                           << (r < 0 ? ", which is negative" : " twice");
+  if (getRanks().empty())
+    return emitOpError() << "has no ranks";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ClassOp
+//===----------------------------------------------------------------------===//
+
+static ParseResult parseIntList(OpAsmParser &parser,
+                                SmallVectorImpl<int64_t> &out) {
+  return parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square,
+                                        [&]() -> ParseResult {
+                                          int64_t v;
+                                          if (parser.parseInteger(v))
+                                            return failure();
+                                          out.push_back(v);
+                                          return success();
+                                        });
+}
+
+static void printIntList(OpAsmPrinter &p, ArrayRef<int64_t> v) {
+  p << "[";
+  llvm::interleaveComma(v, p);
+  p << "]";
+}
+
+ParseResult ClassOp::parse(OpAsmParser &parser, OperationState &result) {
+  int64_t index, elementBytes, rank;
+  if (parser.parseInteger(index) || parser.parseKeyword("element_bytes") ||
+      parser.parseInteger(elementBytes) || parser.parseKeyword("rank") ||
+      parser.parseInteger(rank))
+    return failure();
+  Builder &b = parser.getBuilder();
+  result.addAttribute("index", b.getI64IntegerAttr(index));
+  result.addAttribute("element_bytes", b.getI64IntegerAttr(elementBytes));
+  result.addAttribute("rank", b.getI64IntegerAttr(rank));
+  for (StringRef side : {"src", "dst"}) {
+    SmallVector<int64_t> comboOf, shapes;
+    SMLoc loc = parser.getCurrentLocation();
+    if (parser.parseKeyword(side) || parser.parseKeyword("combos") ||
+        parseIntList(parser, comboOf) || parser.parseKeyword("shapes") ||
+        parser.parseCommaSeparatedList(
+            OpAsmParser::Delimiter::Square, [&]() -> ParseResult {
+              size_t before = shapes.size();
+              if (parseIntList(parser, shapes))
+                return failure();
+              if (static_cast<int64_t>(shapes.size() - before) != rank)
+                return parser.emitError(loc)
+                       << "a shard shape of a rank-" << rank << " class has "
+                       << rank << " dims";
+              return success();
+            }))
+      return failure();
+    result.addAttribute((side + "_combo_of").str(),
+                        b.getDenseI64ArrayAttr(comboOf));
+    result.addAttribute((side + "_shapes").str(),
+                        b.getDenseI64ArrayAttr(shapes));
+  }
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body))
+    return failure();
+  if (body->empty())
+    body->emplaceBlock();
+  return success();
+}
+
+void ClassOp::print(OpAsmPrinter &p) {
+  p << " " << getIndex() << " element_bytes " << getElementBytes() << " rank "
+    << getRank();
+  for (bool src : {true, false}) {
+    p << (src ? " src" : " dst") << " combos ";
+    printIntList(p, src ? getSrcComboOf() : getDstComboOf());
+    p << " shapes [";
+    for (int64_t c = 0, n = getNumCombos(src); c < n; ++c) {
+      p << (c ? ", " : "");
+      printIntList(p, getShardShape(src, c));
     }
-    if (k < 0)
-      break;
+    p << "]";
+  }
+  p.printOptionalAttrDictWithKeyword(
+      (*this)->getAttrs(), {"index", "element_bytes", "rank", "src_combo_of",
+                            "src_shapes", "dst_combo_of", "dst_shapes"});
+  p << " ";
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false);
+}
+
+int64_t ClassOp::getNumCombos(bool src) {
+  int64_t rank = getRank();
+  size_t n = (src ? getSrcShapes() : getDstShapes()).size();
+  return rank > 0 ? static_cast<int64_t>(n) / rank : 1;
+}
+
+ArrayRef<int64_t> ClassOp::getShardShape(bool src, int64_t combo) {
+  ArrayRef<int64_t> shapes = src ? getSrcShapes() : getDstShapes();
+  int64_t rank = getRank();
+  return shapes.slice(combo * rank, rank);
+}
+
+static std::string fmt(ArrayRef<int64_t> v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+LogicalResult ClassOp::verifyRegions() {
+  int64_t rank = getRank(), eb = getElementBytes();
+  if (rank < 0 || rank > engine::kMaxLoops)
+    return emitOpError() << "rank " << rank << " must be in [0, "
+                         << engine::kMaxLoops << "]";
+  if (eb < 1)
+    return emitOpError() << "element_bytes " << eb << " must be positive";
+  for (bool src : {true, false}) {
+    ArrayRef<int64_t> shapes = src ? getSrcShapes() : getDstShapes();
+    if (rank > 0 && shapes.size() % rank)
+      return emitOpError() << "has " << shapes.size()
+                           << " shape entries, not a multiple of its rank";
+    if (rank == 0 && !shapes.empty())
+      return emitOpError() << "is rank 0 but lists shard dims";
+    int64_t combos = getNumCombos(src);
+    for (int64_t c = 0; c < combos; ++c) {
+      std::optional<int64_t> bytes = eb;
+      for (int64_t s : getShardShape(src, c)) {
+        if (s < 0)
+          return emitOpError() << "has a negative shard dim";
+        if (bytes)
+          bytes = llvm::checkedMul(*bytes, s);
+      }
+      if (!bytes)
+        return emitOpError() << "has a shard whose bytes overflow 64 bits";
+    }
+    for (int64_t c : src ? getSrcComboOf() : getDstComboOf())
+      if (c < 0 || c >= combos)
+        return emitOpError() << "maps a " << (src ? "source" : "destination")
+                             << " device to combo " << c << " of " << combos;
+  }
+  SmallVector<PieceOp> pieces(getBody().front().getOps<PieceOp>());
+  if (static_cast<size_t>(std::distance(
+          getBody().front().begin(), getBody().front().end())) != pieces.size())
+    return emitOpError() << "holds ops other than reshard_rt.piece";
+  for (auto [i, piece] : llvm::enumerate(pieces)) {
+    if (static_cast<int64_t>(piece.getSizes().size()) != rank)
+      return piece.emitOpError() << "has a rank-" << piece.getSizes().size()
+                                 << " box in a rank-" << rank << " class";
+    if (piece.getDstComboAttr().getInt() >= getNumCombos(false) ||
+        piece.getSrcComboAttr().getInt() >= getNumCombos(true))
+      return piece.emitOpError() << "names a combo the class does not have";
+    if (i && piece.getDstCombo() < pieces[i - 1].getDstCombo())
+      return piece.emitOpError() << "follows a piece of a later destination "
+                                    "combo; pieces are ordered by it";
+    ArrayRef<int64_t> srcShape = getShardShape(true, piece.getSrcCombo());
+    ArrayRef<int64_t> dstShape = getShardShape(false, piece.getDstCombo());
+    for (auto [shape, offset, side] :
+         {std::tuple{srcShape, piece.getSrcOffset(), "source"},
+          std::tuple{dstShape, piece.getDstOffset(), "destination"}})
+      for (int64_t d = 0; d < rank; ++d)
+        if (offset[d] + piece.getSizes()[d] > shape[d])
+          return piece.emitOpError()
+                 << "box of size " << fmt(piece.getSizes()) << " at "
+                 << fmt(offset) << " leaves its " << side << " shard of shape "
+                 << fmt(shape);
+    // The descriptors are what the box implies: the engine trusts them.
+    if (ArrayRef<int64_t>(piece.getPack().descriptor()) !=
+            ArrayRef<int64_t>(boxDescriptor(srcShape, piece.getSrcOffset(),
+                                            piece.getSizes(), eb)) ||
+        ArrayRef<int64_t>(piece.getUnpack().descriptor()) !=
+            ArrayRef<int64_t>(boxDescriptor(dstShape, piece.getDstOffset(),
+                                            piece.getSizes(), eb)) ||
+        ArrayRef<int64_t>(piece.getCopy().descriptor()) !=
+            ArrayRef<int64_t>(copyDescriptor(srcShape, piece.getSrcOffset(),
+                                             dstShape, piece.getDstOffset(),
+                                             piece.getSizes(), eb))) {
+      auto box = [&](ArrayRef<int64_t> d) {
+        return BoxAttr::get(getContext(), d[0], d[1], d.drop_front(3));
+      };
+      SmallVector<int64_t> pack = boxDescriptor(srcShape, piece.getSrcOffset(),
+                                                piece.getSizes(), eb),
+                           unpack =
+                               boxDescriptor(dstShape, piece.getDstOffset(),
+                                             piece.getSizes(), eb),
+                           copy = copyDescriptor(srcShape, piece.getSrcOffset(),
+                                                 dstShape, piece.getDstOffset(),
+                                                 piece.getSizes(), eb);
+      return piece.emitOpError()
+             << "has descriptors that do not describe its box; expected pack "
+             << box(pack) << " unpack " << box(unpack) << " copy "
+             << CopyAttr::get(getContext(), copy[0], copy[1], copy[2],
+                              ArrayRef<int64_t>(copy).drop_front(4));
+    }
+  }
+  // The pieces of each destination combo tile its shard exactly once.
+  for (int64_t c = 0, e = getNumCombos(false); c < e; ++c) {
+    SmallVector<PieceOp> mine;
+    int64_t covered = 0;
+    for (PieceOp piece : pieces)
+      if (piece.getDstComboAttr().getInt() == c) {
+        mine.push_back(piece);
+        int64_t n = 1;
+        for (int64_t s : piece.getSizes())
+          n *= s; // inside the shard, whose bytes fit
+        covered += n;
+      }
+    for (size_t a = 0; a < mine.size(); ++a)
+      for (size_t b = a + 1; b < mine.size(); ++b) {
+        bool overlap = true;
+        for (int64_t d = 0; d < rank && overlap; ++d)
+          overlap = mine[a].getDstOffset()[d] <
+                        mine[b].getDstOffset()[d] + mine[b].getSizes()[d] &&
+                    mine[b].getDstOffset()[d] <
+                        mine[a].getDstOffset()[d] + mine[a].getSizes()[d];
+        if (overlap) {
+          InFlightDiagnostic diag =
+              mine[b].emitOpError()
+              << "overlaps another piece of destination combo " << c
+              << "; each element arrives once";
+          diag.attachNote(mine[a].getLoc()) << "the other piece";
+          return diag;
+        }
+      }
+    int64_t shard = 1;
+    for (int64_t s : getShardShape(false, c))
+      shard *= s;
+    if (covered != shard)
+      return emitOpError() << "the pieces of destination combo " << c
+                           << " cover " << covered << " elements of its "
+                           << shard << "; they must tile the shard";
   }
   return success();
 }
 
-/// Fails if two runs of one buffer overlap.
-/// Sorts runs by start. They arrive as a few ascending sequences (one per
-/// descriptor, in row-major order), so merging those sequences pairwise costs
-/// O(n log k); std::sort on such interleavings degrades to its heapsort
-/// fallback and dominated whole-model verification.
-void sortRuns(std::vector<Run> &runs) {
-  auto before = [](const Run &a, const Run &b) { return a.begin < b.begin; };
-  std::vector<size_t> bounds{0};
-  for (size_t i = 1; i < runs.size(); ++i)
-    if (before(runs[i], runs[i - 1]))
-      bounds.push_back(i);
-  bounds.push_back(runs.size());
-  while (bounds.size() > 2) {
-    std::vector<size_t> merged{0};
-    size_t j = 0;
-    for (; j + 2 < bounds.size(); j += 2) {
-      std::inplace_merge(runs.begin() + bounds[j], runs.begin() + bounds[j + 1],
-                         runs.begin() + bounds[j + 2], before);
-      merged.push_back(bounds[j + 2]);
-    }
-    if (j + 1 < bounds.size()) // an odd sequence out, merged next round
-      merged.push_back(bounds[j + 1]);
-    bounds.swap(merged);
-  }
-}
+//===----------------------------------------------------------------------===//
+// PieceOp
+//===----------------------------------------------------------------------===//
 
-LogicalResult checkDisjoint(Operation *op, std::vector<Run> &runs,
-                            const Twine &what) {
-  sortRuns(runs);
-  for (size_t i = 1; i < runs.size(); ++i)
-    if (runs[i].begin < runs[i - 1].end)
-      return op->emitOpError()
-             << what << " writes bytes [" << runs[i].begin << ", "
-             << std::min(runs[i].end, runs[i - 1].end) << ") twice";
+LogicalResult PieceOp::verify() {
+  size_t rank = getSizes().size();
+  if (getDstOffset().size() != rank || getSrcOffset().size() != rank)
+    return emitOpError() << "has offsets of another rank than its box";
+  for (int64_t s : getSizes())
+    if (s <= 0)
+      return emitOpError() << "has an empty box";
+  for (ArrayRef<int64_t> offsets : {getDstOffset(), getSrcOffset()})
+    for (int64_t o : offsets)
+      if (o < 0)
+        return emitOpError() << "has a negative offset";
+  // I64Attr getters are unsigned: compare the stored integers.
+  if (getDstComboAttr().getInt() < 0 || getSrcComboAttr().getInt() < 0)
+    return emitOpError() << "names a negative combo";
   return success();
 }
 
-/// The length of the descriptor that starts `rest` (`length` is
-/// boxDescriptorLength or copyDescriptorLength), or failure after saying
-/// why it is malformed.
-FailureOr<size_t> descriptorAt(Operation *op, ArrayRef<int64_t> rest,
-                               size_t (*length)(ArrayRef<int64_t>),
-                               StringRef kind) {
-  if (size_t len = length(rest))
-    return len;
-  if (rest.size() >= 5 && (rest[4] < 0 || rest[4] > 64))
-    return op->emitOpError() << "has a " << kind << " descriptor with "
-                             << rest[4] << " loops; 0 to 64 are allowed";
-  return op->emitOpError() << "has a truncated " << kind << " descriptor";
+//===----------------------------------------------------------------------===//
+// ItemsOp
+//===----------------------------------------------------------------------===//
+
+ParseResult ItemsOp::parse(OpAsmParser &parser, OperationState &result) {
+  int64_t index;
+  if (parser.parseInteger(index))
+    return failure();
+  SmallVector<int64_t> rows;
+  if (parser.parseCommaSeparatedList(
+          OpAsmParser::Delimiter::Square, [&]() -> ParseResult {
+            SMLoc loc = parser.getCurrentLocation();
+            StringRef name;
+            if (parser.parseKeyword(&name))
+              return failure();
+            // gG.pP
+            auto [g, piece] = name.split('.');
+            int64_t group, p;
+            if (!g.consume_front("g") || !piece.consume_front("p") ||
+                g.getAsInteger(10, group) || piece.getAsInteger(10, p))
+              return parser.emitError(loc)
+                     << "expected an item gG.pP[...], got '" << name << "'";
+            int64_t start, stride = 1, count = 1;
+            if (parser.parseLSquare() || parser.parseInteger(start))
+              return failure();
+            if (succeeded(parser.parseOptionalKeyword("by")) &&
+                parser.parseInteger(stride))
+              return failure();
+            if (succeeded(parser.parseOptionalKeyword("x")) &&
+                parser.parseInteger(count))
+              return failure();
+            if (parser.parseRSquare())
+              return failure();
+            rows.append({group, p, start, stride, count});
+            return success();
+          }))
+    return failure();
+  Builder &b = parser.getBuilder();
+  result.addAttribute("index", b.getI64IntegerAttr(index));
+  result.addAttribute("rows", b.getDenseI64ArrayAttr(rows));
+  return parser.parseOptionalAttrDict(result.attributes);
 }
 
-struct Message {
-  Operation *op;
-  int64_t bytes;
-};
-
-} // namespace
-
-int64_t RankOp::getShardBytes(int64_t tensor, bool src) {
-  ArrayRef<int64_t> shards = getShards();
-  return reshard::engine::find_shard_bytes(
-      shards.data(), static_cast<int64_t>(shards.size() / 3), tensor, src);
+void ItemsOp::print(OpAsmPrinter &p) {
+  p << " " << getIndex() << " [";
+  ArrayRef<int64_t> rows = getRows();
+  for (size_t i = 0; i + 5 <= rows.size(); i += 5) {
+    p << (i ? ", " : "") << "g" << rows[i] << ".p" << rows[i + 1] << "["
+      << rows[i + 2];
+    if (rows[i + 3] != 1)
+      p << " by " << rows[i + 3];
+    if (rows[i + 4] != 1)
+      p << " x " << rows[i + 4];
+    p << "]";
+  }
+  p << "]";
+  p.printOptionalAttrDict((*this)->getAttrs(), {"index", "rows"});
 }
 
-void RankOp::encode(SmallVectorImpl<int64_t> &shards,
-                    SmallVectorImpl<int64_t> &copies,
-                    SmallVectorImpl<int64_t> &steps) {
-  shards.append(getShards().begin(), getShards().end());
+LogicalResult ItemsOp::verify() {
+  ArrayRef<int64_t> rows = getRows();
+  if (rows.size() % 5)
+    return emitOpError() << "holds " << rows.size()
+                         << " integers, not rows of 5";
+  for (size_t i = 0; i < rows.size(); i += 5) {
+    if (rows[i] < 0 || rows[i + 1] < 0 || rows[i + 2] < 0)
+      return emitOpError() << "item " << i / 5
+                           << " names a negative group, piece or member";
+    if (rows[i + 3] < 1 || rows[i + 4] < 1)
+      return emitOpError() << "item " << i / 5
+                           << " needs a positive stride and count";
+    std::optional<int64_t> last = llvm::checkedMul(rows[i + 3], rows[i + 4]);
+    if (!last || *last > INT32_MAX || rows[i + 2] > INT32_MAX)
+      return emitOpError() << "item " << i / 5 << " reaches past member 2^31";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// RankOp, SendOp, RecvOp
+//===----------------------------------------------------------------------===//
+
+template <class StreamOp> static LogicalResult verifyStream(StreamOp op) {
+  // I64Attr getters are unsigned: read the stored integers.
+  int64_t phase = op.getPhaseAttr().getInt(), peer = op.getPeerAttr().getInt(),
+          bytes = op.getBytesAttr().getInt(),
+          quota = op.getQuotaAttr().getInt(),
+          start = op.getStartAttr().getInt();
+  if (phase != 0 && phase != 1)
+    return op.emitOpError() << "phase " << phase << " must be 0 or 1";
+  if (peer < 0)
+    return op.emitOpError() << "names a negative peer";
+  if (bytes < 1 || quota < 1 || start < 0)
+    return op.emitOpError() << "needs positive bytes and quota and a start "
+                               "of at least 0";
+  int64_t steps = bytes / quota + (bytes % quota != 0);
+  if (start > INT32_MAX || steps > INT32_MAX - start)
+    return op.emitOpError() << "runs past step 2^31";
+  return success();
+}
+
+LogicalResult SendOp::verify() { return verifyStream(*this); }
+LogicalResult RecvOp::verify() { return verifyStream(*this); }
+
+LogicalResult RankOp::verifyRegions() {
+  int64_t rank = getRankAttr().getInt();
+  std::pair<int64_t, int64_t> lastSend{-1, -1}, lastRecv{-1, -1};
+  bool sawStream = false, sawRecv = false, sawCopy = false;
   for (Operation &op : getBody().front()) {
     if (auto copy = dyn_cast<CopyOp>(op)) {
-      copies.append(copy.getCopies().begin(), copy.getCopies().end());
+      if (sawStream || sawCopy)
+        return copy.emitOpError() << "must come first, once per rank";
+      sawCopy = true;
       continue;
     }
-    auto step = cast<StepOp>(op);
-    SmallVector<SendOp> sends(step.getBody().front().getOps<SendOp>());
-    SmallVector<RecvOp> recvs(step.getBody().front().getOps<RecvOp>());
-    steps.append({static_cast<int64_t>(step.getIndex()),
-                  static_cast<int64_t>(sends.size()),
-                  static_cast<int64_t>(recvs.size())});
-    for (SendOp s : sends) {
-      steps.append({static_cast<int64_t>(s.getPeer()),
-                    static_cast<int64_t>(s.getBytes()),
-                    static_cast<int64_t>(s.getStaging()),
-                    static_cast<int64_t>(s.getPack().size())});
-      steps.append(s.getPack().begin(), s.getPack().end());
-    }
-    for (RecvOp v : recvs) {
-      steps.append({static_cast<int64_t>(v.getPeer()),
-                    static_cast<int64_t>(v.getBytes()),
-                    static_cast<int64_t>(v.getStaging()),
-                    static_cast<int64_t>(v.getUnpack().size())});
-      steps.append(v.getUnpack().begin(), v.getUnpack().end());
+    auto check = [&](auto stream, std::pair<int64_t, int64_t> &last,
+                     const char *what) -> LogicalResult {
+      if (stream.getPeerAttr().getInt() == rank)
+        return stream.emitOpError() << "names its own rank; a rank copies "
+                                       "locally with reshard_rt.copy";
+      std::pair<int64_t, int64_t> key{stream.getPeerAttr().getInt(),
+                                      stream.getPhaseAttr().getInt()};
+      if (key <= last)
+        return stream.emitOpError()
+               << "comes out of order; a rank's " << what
+               << " are ordered by (peer, phase), one stream each";
+      last = key;
+      return success();
+    };
+    if (auto send = dyn_cast<SendOp>(op)) {
+      if (sawRecv)
+        return send.emitOpError() << "follows a receive; sends come first";
+      sawStream = true;
+      if (failed(check(send, lastSend, "sends")))
+        return failure();
+    } else if (auto recv = dyn_cast<RecvOp>(op)) {
+      sawStream = sawRecv = true;
+      if (failed(check(recv, lastRecv, "receives")))
+        return failure();
+    } else {
+      return op.emitOpError() << "is not part of a rank program";
     }
   }
+  if (getWorkspaceAttr().getInt() < 0)
+    return emitOpError() << "has a negative workspace";
+  return success();
 }
 
+//===----------------------------------------------------------------------===//
+// PlanOp
+//===----------------------------------------------------------------------===//
+
 LogicalResult PlanOp::verifyRegions() {
-  int64_t numRanks = getNumRanks();
-  size_t numTensors = getTensors().size();
-  if (numRanks <= 0 || numRanks > INT32_MAX)
-    return emitOpError() << "num_ranks must be in [1, 2^31 - 1], got "
-                         << numRanks;
-  // Names become shard file names and the C ABI's answers: one each.
-  llvm::StringMap<size_t> tensorAt;
-  for (auto [i, name] : llvm::enumerate(getTensors())) {
-    auto [it, inserted] =
-        tensorAt.try_emplace(cast<StringAttr>(name).getValue(), i);
-    if (!inserted)
-      return emitOpError() << "names tensor " << name << " twice (tensors["
-                           << it->second << "] and tensors[" << i << "])";
-  }
-  // (step, from, to) -> message, for sends and receives.
-  std::map<std::tuple<int64_t, int64_t, int64_t>, Message> sends, recvs;
-  llvm::DenseMap<int64_t, RankOp> seen;
-  int64_t runsLeft = kMaxVerifiedRuns;
-  for (Operation &child : getBody().front()) {
-    auto rank = dyn_cast<RankOp>(child);
-    if (!rank)
-      return child.emitOpError("is not allowed in a reshard_rt.plan");
-    int64_t r = rank.getRank();
-    if (r < 0 || r >= numRanks)
-      return rank.emitOpError()
-             << "rank " << r << " is outside the communicator of " << numRanks
-             << " ranks";
-    if (!seen.try_emplace(r, rank).second)
-      return rank.emitOpError() << "rank " << r << " has two programs";
-    ArrayRef<int64_t> shards = rank.getShards();
-    if (shards.size() % 3)
-      return rank.emitOpError() << "shards are (tensor, source bytes, "
-                                   "destination bytes) triples; got "
-                                << shards.size() << " numbers";
-    for (size_t i = 0; i < shards.size(); i += 3) {
-      int64_t t = shards[i], srcBytes = shards[i + 1], dstBytes = shards[i + 2];
-      if (t < 0 || t >= static_cast<int64_t>(numTensors))
-        return rank.emitOpError() << "shards[" << i / 3 << "] names tensor "
-                                  << t << " of " << numTensors;
-      if (i && t <= shards[i - 3])
-        return rank.emitOpError() << "shards[" << i / 3 << "] names tensor "
-                                  << t << " after tensor " << shards[i - 3]
-                                  << "; tensors must ascend, once each";
-      for (int64_t b : {srcBytes, dstBytes})
-        if (b < -1)
-          return rank.emitOpError()
-                 << "shard sizes are bytes, or -1 for a rank outside the "
-                    "mesh; got "
-                 << b << " for tensor " << t;
-      if (srcBytes < 0 && dstBytes < 0)
-        return rank.emitOpError() << "shards[" << i / 3 << "] lists tensor "
-                                  << t << " with neither shard; leave it out";
-    }
-    if (static_cast<int64_t>(rank.getWorkspace()) < 0)
-      return rank.emitOpError() << "workspace must not be negative";
-    auto bufferBytes = [&](int64_t tensor, int64_t buffer) -> int64_t {
-      return rank.getShardBytes(tensor, buffer == 0);
-    };
-    int64_t lastStep = -1;
-    bool seenStep = false;
-    CopyOp lastCopy;
-    std::map<int64_t, std::vector<Run>> copied; // all copies of the rank
-    for (Operation &op : rank.getBody().front()) {
-      if (auto copy = dyn_cast<CopyOp>(op)) {
-        if (seenStep)
-          return copy.emitOpError("must come before the rank's first step "
-                                  "(copies run first)");
-        std::map<int64_t, std::vector<Run>> &written = copied;
-        ArrayRef<int64_t> table = copy.getCopies();
-        for (size_t i = 0; i < table.size();) {
-          FailureOr<size_t> len = descriptorAt(copy, table.drop_front(i),
-                                               copyDescriptorLength, "copy");
-          if (failed(len))
-            return failure();
-          ArrayRef<int64_t> d = table.slice(i, *len);
-          if (d[0] < 0 || d[0] >= static_cast<int64_t>(numTensors))
-            return copy.emitOpError() << "names tensor " << d[0];
-          int64_t bytesSrc = 0, bytesDst = 0;
-          if (failed(checkBox(copy, "a copy source", d[1], d[3],
-                              d.drop_front(5), 3, 1, bufferBytes(d[0], 0),
-                              bytesSrc, nullptr, runsLeft)) ||
-              failed(checkBox(copy, "a copy destination", d[2], d[3],
-                              d.drop_front(5), 3, 2, bufferBytes(d[0], 1),
-                              bytesDst, &written[d[0]], runsLeft)))
-            return failure();
-          i += *len;
-        }
-        lastCopy = copy;
-        continue;
-      }
-      if (!seenStep && lastCopy)
-        for (auto &[tensor, runs] : copied)
-          if (failed(
-                  checkDisjoint(lastCopy, runs,
-                                "the local copies of tensor " + Twine(tensor))))
-            return failure();
-      seenStep = true;
-      auto step = dyn_cast<StepOp>(op);
-      if (!step)
-        return op.emitOpError("is not allowed in a reshard_rt.rank");
-      int64_t index = static_cast<int64_t>(step.getIndex());
-      if (index < 0)
-        return step.emitOpError()
-               << "step index " << index << " must not be negative";
-      if (index <= lastStep)
-        return step.emitOpError()
-               << "step " << index << " does not follow step " << lastStep;
-      lastStep = index;
-      std::vector<Run> staging;
-      std::map<int64_t, std::vector<Run>> written;
-      for (Operation &m : step.getBody().front()) {
-        bool isSend = isa<SendOp>(m);
-        if (!isSend && !isa<RecvOp>(m))
-          return m.emitOpError("is not allowed in a reshard_rt.step");
-        int64_t peer, bytes, at;
-        ArrayRef<int64_t> table;
-        if (auto s = dyn_cast<SendOp>(m)) {
-          peer = s.getPeer(), bytes = s.getBytes(), at = s.getStaging();
-          table = s.getPack();
-        } else {
-          auto rv = cast<RecvOp>(m);
-          peer = rv.getPeer(), bytes = rv.getBytes(), at = rv.getStaging();
-          table = rv.getUnpack();
-        }
-        if (peer < 0 || peer >= numRanks || peer == r)
-          return m.emitOpError() << "peer " << peer
-                                 << " must be another rank of the "
-                                    "communicator of "
-                                 << numRanks;
-        int64_t workspace = static_cast<int64_t>(rank.getWorkspace());
-        std::optional<int64_t> end = llvm::checkedAdd(at, bytes);
-        if (bytes <= 0 || at < 0 || !end || *end > workspace)
-          return m.emitOpError()
-                 << "staging of " << bytes << " bytes at offset " << at
-                 << " must be non-empty and inside the workspace of "
-                 << workspace << " bytes";
-        staging.push_back({at, at + bytes});
-        int64_t described = 0;
-        for (size_t i = 0; i < table.size();) {
-          FailureOr<size_t> len =
-              descriptorAt(&m, table.drop_front(i), boxDescriptorLength, "box");
-          if (failed(len))
-            return failure();
-          ArrayRef<int64_t> d = table.slice(i, *len);
-          if (d[0] < 0 || d[0] >= static_cast<int64_t>(numTensors) ||
-              (d[1] != 0 && d[1] != 1) || (!isSend && d[1] != 1))
-            return m.emitOpError() << "box descriptor names tensor " << d[0]
-                                   << " buffer " << d[1]
-                                   << "; receives unpack into destination "
-                                      "shards (buffer 1)";
-          if (failed(checkBox(&m, isSend ? "a packed box" : "an unpacked box",
-                              d[2], d[3], d.drop_front(5), 2, 1,
-                              bufferBytes(d[0], d[1]), described,
-                              isSend ? nullptr : &written[d[0]], runsLeft)))
-            return failure();
-          i += *len;
-        }
-        if (described != bytes)
-          return m.emitOpError() << "describes " << described
-                                 << " bytes but the message has " << bytes;
-        auto key = isSend ? std::make_tuple(index, r, peer)
-                          : std::make_tuple(index, peer, r);
-        auto &map = isSend ? sends : recvs;
-        if (!map.try_emplace(key, Message{&m, bytes}).second)
-          return m.emitOpError()
-                 << "is a second message between ranks " << std::get<1>(key)
-                 << " and " << std::get<2>(key) << " in step " << index;
-      }
-      if (failed(checkDisjoint(step, staging, "the staging of this step")))
-        return failure();
-      if (std::optional<uint64_t> budget = getStagingBudget()) {
-        int64_t used = 0;
-        for (const Run &r : staging)
-          used += r.end - r.begin;
-        if (used > static_cast<int64_t>(*budget))
-          return step.emitOpError()
-                 << "stages " << used << " bytes on rank " << r
-                 << ", more than the staging budget of " << *budget;
-      }
-      for (auto &[tensor, runs] : written)
-        if (failed(checkDisjoint(step, runs,
-                                 "the receives of tensor " + Twine(tensor))))
-          return failure();
-    }
-    if (!seenStep && lastCopy) // a rank with copies only
-      for (auto &[tensor, runs] : copied)
-        if (failed(checkDisjoint(
-                lastCopy, runs, "the local copies of tensor " + Twine(tensor))))
-          return failure();
-  }
-  for (auto &[key, send] : sends) {
-    auto it = recvs.find(key);
-    if (it == recvs.end())
-      return send.op->emitOpError()
-             << "has no matching reshard_rt.recv on rank " << std::get<2>(key)
-             << " in step " << std::get<0>(key);
-    if (it->second.bytes != send.bytes)
-      return send.op->emitOpError()
-             << "sends " << send.bytes << " bytes but rank " << std::get<2>(key)
-             << " receives " << it->second.bytes;
-  }
-  for (auto &[key, recv] : recvs)
-    if (!sends.count(key))
-      return recv.op->emitOpError()
-             << "has no matching reshard_rt.send on rank " << std::get<1>(key)
-             << " in step " << std::get<0>(key);
-  return success();
+  std::unique_ptr<EncodedPlan> encoded = EncodedPlan::encode(*this);
+  if (!encoded)
+    return failure();
+  return checkPlan(*encoded);
 }

@@ -1,6 +1,11 @@
-// RUN: reshard-opt %s --reshard-intersect | FileCheck %s
-// RUN: reshard-opt %s --reshard-intersect | reshard-opt | FileCheck %s
+// The explicit pieces (reshard-expand spells out what the compact class
+// and group stand for), also after a round trip of the compact form; then
+// both the reference interpreter and the lowered plan on the engine.
+// RUN: reshard-opt %s --reshard-intersect --reshard-expand | FileCheck %s
+// RUN: reshard-opt %s --reshard-intersect | reshard-opt --reshard-expand | FileCheck %s
 // RUN: reshard-opt %s --reshard-intersect | reshard-run - --check | FileCheck %s --check-prefix=EXEC
+// RUN: reshard-opt %s --reshard-intersect | FileCheck %s --check-prefix=CLASS
+// RUN: reshard-opt %s --reshard-intersect | reshard-run - --check --engine | FileCheck %s --check-prefix=EXEC
 
 // reshard-intersect, case (l): replication on the destination. Ranks that
 // differ only on the unused dp axis need the same boxes, and each gets its
@@ -31,6 +36,16 @@ reshard.redistribute @w from @src <[[tp], []]> to @dst <[[], [tp]]>
 // CHECK-NEXT:   box [2, 2] size [2, 2] from 1 at [0, 2] to 5 at [2, 0] group 1{{$}}
 // CHECK-NEXT: ]{{$}}
 // CHECK-NOT:  reshard.pieces
+
+// The class stores the pieces once per destination combo (the two
+// replicas share them): 4 rows for the 8 pieces above.
+// CLASS:      reshard.class @class0 of @w rank 2 [
+// CLASS-NEXT:   box [0, 0] size [2, 2] dst 0 at [0, 0] src 0 at [0, 0],
+// CLASS-NEXT:   box [2, 0] size [2, 2] dst 0 at [2, 0] src 1 at [0, 0],
+// CLASS-NEXT:   box [0, 2] size [2, 2] dst 1 at [0, 0] src 0 at [0, 2],
+// CLASS-NEXT:   box [2, 2] size [2, 2] dst 1 at [2, 0] src 1 at [0, 2]
+// CLASS-NEXT: ]
+// CLASS-NEXT: reshard.group @group0 class @class0 from @src to @dst tensors [@w]
 
 // 4 destination ranks x 4 x 2 elements.
 // EXEC: checked 1 tensors, 8 pieces, 32 destination elements: all correct

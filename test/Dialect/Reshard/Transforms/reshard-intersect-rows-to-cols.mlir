@@ -1,6 +1,11 @@
-// RUN: reshard-opt %s --reshard-intersect | FileCheck %s
-// RUN: reshard-opt %s --reshard-intersect | reshard-opt | FileCheck %s
+// The explicit pieces (reshard-expand spells out what the compact class
+// and group stand for), also after a round trip of the compact form; then
+// both the reference interpreter and the lowered plan on the engine.
+// RUN: reshard-opt %s --reshard-intersect --reshard-expand | FileCheck %s
+// RUN: reshard-opt %s --reshard-intersect | reshard-opt --reshard-expand | FileCheck %s
 // RUN: reshard-opt %s --reshard-intersect | reshard-run - --check | FileCheck %s --check-prefix=EXEC
+// RUN: reshard-opt %s --reshard-intersect | FileCheck %s --check-prefix=CLASS
+// RUN: reshard-opt %s --reshard-intersect | reshard-run - --check --engine | FileCheck %s --check-prefix=EXEC
 
 // reshard-intersect, case (b): row-sharded -> column-sharded, so every
 // destination shard is cut by every source shard. Worked out by hand from
@@ -29,6 +34,19 @@ reshard.redistribute @w from @rows <[[tp], []]> to @cols <[[], [tp]]>
 // CHECK-NEXT:   box [2, 4] size [2, 2] from 1 at [0, 4] to 4 at [2, 0] group 1{{$}}
 // CHECK-NEXT: ]{{$}}
 // CHECK-NOT:  reshard.pieces
+
+// The compact form: one class (its pieces in mesh coordinates: combo c is
+// destination column block c, or source row block c) and one group.
+// CLASS:      reshard.class @class0 of @w rank 2 [
+// CLASS-NEXT:   box [0, 0] size [2, 2] dst 0 at [0, 0] src 0 at [0, 0],
+// CLASS-NEXT:   box [2, 0] size [2, 2] dst 0 at [2, 0] src 1 at [0, 0],
+// CLASS-NEXT:   box [0, 2] size [2, 2] dst 1 at [0, 0] src 0 at [0, 2],
+// CLASS-NEXT:   box [2, 2] size [2, 2] dst 1 at [2, 0] src 1 at [0, 2],
+// CLASS-NEXT:   box [0, 4] size [2, 2] dst 2 at [0, 0] src 0 at [0, 4],
+// CLASS-NEXT:   box [2, 4] size [2, 2] dst 2 at [2, 0] src 1 at [0, 4]
+// CLASS-NEXT: ]
+// CLASS-NEXT: reshard.group @group0 class @class0 from @rows to @cols tensors [@w]
+// CLASS-NOT:  reshard.pieces
 
 // 3 destination ranks x 4 x 2 elements.
 // EXEC: checked 1 tensors, 6 pieces, 24 destination elements: all correct

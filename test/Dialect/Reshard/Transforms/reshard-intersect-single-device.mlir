@@ -1,6 +1,10 @@
-// RUN: reshard-opt %s --reshard-intersect | FileCheck %s
-// RUN: reshard-opt %s --reshard-intersect | reshard-opt | FileCheck %s
+// The explicit pieces (reshard-expand spells out what the compact class
+// and group stand for), also after a round trip of the compact form; then
+// both the reference interpreter and the lowered plan on the engine.
+// RUN: reshard-opt %s --reshard-intersect --reshard-expand | FileCheck %s
+// RUN: reshard-opt %s --reshard-intersect | reshard-opt --reshard-expand | FileCheck %s
 // RUN: reshard-opt %s --reshard-intersect | reshard-run - --check | FileCheck %s --check-prefix=EXEC
+// RUN: reshard-opt %s --reshard-intersect | reshard-run - --check --engine | FileCheck %s --check-prefix=EXEC
 
 // reshard-intersect, case (h): 1-device meshes (1-D of size 1 and 0-D).
 // A mesh of one device holds the whole tensor whatever the sharding says

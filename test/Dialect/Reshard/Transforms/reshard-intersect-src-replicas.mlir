@@ -1,6 +1,10 @@
-// RUN: reshard-opt %s --reshard-intersect | FileCheck %s
-// RUN: reshard-opt %s --reshard-intersect | reshard-opt | FileCheck %s
+// The explicit pieces (reshard-expand spells out what the compact class
+// and group stand for), also after a round trip of the compact form; then
+// both the reference interpreter and the lowered plan on the engine.
+// RUN: reshard-opt %s --reshard-intersect --reshard-expand | FileCheck %s
+// RUN: reshard-opt %s --reshard-intersect | reshard-opt --reshard-expand | FileCheck %s
 // RUN: reshard-opt %s --reshard-intersect | reshard-run - --check | FileCheck %s --check-prefix=EXEC
+// RUN: reshard-opt %s --reshard-intersect | reshard-run - --check --engine | FileCheck %s --check-prefix=EXEC
 
 // reshard-intersect, case (e): data-parallel replicas on the source. Source
 // devices that differ only on the replicating dp axis form one holder group

@@ -1,8 +1,8 @@
 // reshard-report errors: an unknown format (a typed option: refused by the
 // option parser), two formats at once, an output file that cannot be
 // opened, a module not planned at all (refused, naming
-// reshard-plan-pipeline), one planned only in part, a lowered plan, and a
-// tensor with two piece tables.
+// reshard-plan-pipeline), one planned only in part, a lowered plan, and the
+// explicit reference form (reshard.pieces, which reshard-run executes).
 
 // RUN: rm -rf %t && split-file %s %t
 // RUN: reshard-opt %t/unplanned.mlir --reshard-report -verify-diagnostics
@@ -24,7 +24,7 @@
 // OUTPUT-NOT: reshard report
 
 //--- unplanned.mlir
-// expected-error @+1 {{reshard-report: the module is not planned yet (no reshard.pieces); run --reshard-plan-pipeline=lower=false (or the planning passes) before --reshard-report, or use reshard-compile --report=FILE}}
+// expected-error @+1 {{reshard-report: the module is not planned yet (no reshard.group); run --reshard-plan-pipeline=lower=false (or the planning passes) before --reshard-report, or use reshard-compile --report=FILE}}
 module {
   reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
   reshard.redistribute @w from @m <[[tp]]> to @m <[[]]>
@@ -39,22 +39,30 @@ module {
 }
 
 //--- tables.mlir
-// Intersected in part: one tensor has its table, the other none.
+// Planned in part: one tensor is in a group, the other in none.
 reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
-// expected-error @+1 {{'reshard.redistribute' op has no reshard.pieces table; plan the module first (--reshard-plan-pipeline=lower=false, or --reshard-intersect before --reshard-report)}}
+// expected-error @+1 {{'reshard.redistribute' op is in no reshard.group; plan the module first (--reshard-plan-pipeline=lower=false, or --reshard-intersect before --reshard-report)}}
 reshard.redistribute @not_intersected from @m <[[tp]]> to @m <[[]]>
     : tensor<4xf32> -> tensor<4xf32>
 reshard.redistribute @intersected from @m <[[tp]]> to @m <[[]]>
     : tensor<4xf32> -> tensor<4xf32>
-reshard.pieces @intersected rank 1 holders [] []
+reshard.class @class0 of @intersected rank 1 [
+  box [0] size [2] dst 0 at [0] src 0 at [0],
+  box [2] size [2] dst 0 at [2] src 1 at [0]
+]
+reshard.group @group0 class @class0 from @m to @m tensors [@intersected]
 
 // -----
 
-// A second table for one tensor.
+// The explicit reference form: reshard-run executes it; the report reads
+// classes and groups.
 reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
-reshard.redistribute @two_tables from @m <[[tp]]> to @m <[[]]>
+reshard.redistribute @w from @m <[[tp]]> to @m <[[]]>
     : tensor<4xf32> -> tensor<4xf32>
-// expected-note @+1 {{first table here}}
-reshard.pieces @two_tables rank 1 holders [] []
-// expected-error @+1 {{'reshard.pieces' op is a second piece table for tensor @two_tables; a tensor has one}}
-reshard.pieces @two_tables rank 1 holders [] []
+// expected-error @+1 {{'reshard.pieces' op is the explicit reference form (reshard-expand's), which reshard-run executes; reshard-report reports the planned module (its reshard.class and reshard.group ops)}}
+reshard.pieces @w rank 1 holders [[0], [1]] [
+  box [0] size [2] from 0 at [0] to 0 at [0] group 0,
+  box [2] size [2] from 1 at [0] to 0 at [2] group 1,
+  box [0] size [2] from 0 at [0] to 1 at [0] group 0,
+  box [2] size [2] from 1 at [0] to 1 at [2] group 1
+]

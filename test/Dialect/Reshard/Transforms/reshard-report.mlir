@@ -57,7 +57,7 @@
 // RUN: reshard-opt %t/refit.mlir --reshard-plan-pipeline=lower=false -o %t/ir-plain.mlir
 // RUN: diff %t/rsp.mlir %t/ir-plain.mlir
 // RUN: reshard-opt %t/refit.mlir --reshard-intersect --mlir-print-ir-before=reshard-report --reshard-report=output=%t/to-file.txt 2>/dev/null | FileCheck %s --check-prefix=IR-KEPT
-// IR-KEPT: reshard.pieces
+// IR-KEPT: reshard.group
 // Reports of nested modules (run in parallel) come out whole, one each.
 // RUN: reshard-opt %t/nested.mlir '--pass-pipeline=builtin.module(builtin.module(reshard-plan-pipeline{lower=false},reshard-report{per-rank=false}))' | FileCheck %s --check-prefix=NESTED
 // NESTED-COUNT-2: reshard report: 1 tensors
@@ -129,7 +129,7 @@ reshard.redistribute @w from @train <[[tp]]> to @infer <[[]]> topology @t
     : tensor<1000xf32> -> tensor<1000xf32>
 
 // Columns: network B, NVLink B, local B, busiest NIC B, steps, est. s.
-// TEXT:      {{^}}reshard report: 1 tensors, 6 pieces{{$}}
+// TEXT:      {{^}}reshard report: 1 tensors, 6 pieces (1 classes, 1 groups){{$}}
 // TEXT-NEXT: {{^}}topology: 2 GPUs/node, NVLink domains of 2, NIC 1.00 GB/s, NVLink 10.00 GB/s per GPU{{$}}
 // TEXT-NEXT: {{^}}plan network B nvlink B local B busiest NIC B steps est. s{{$}}
 // TEXT-NEXT: {{^}}reshard 8000 4000 0 4000 2 1.020000e-05{{$}}
@@ -187,7 +187,9 @@ reshard.redistribute @w from @train <[[tp]]> to @infer <[[]]> topology @t
 // JSON-NEXT:     }
 // JSON-NEXT:   },
 // JSON-NEXT:   "busiest_nic_bytes": 4000,
+// JSON-NEXT:   "classes": 1,
 // JSON-NEXT:   "estimated_seconds": {{1\.02e-05|1\.020*[0-9]e-05|1\.01999[0-9]*e-05}},
+// JSON-NEXT:   "groups": 1,
 // JSON-NEXT:   "lower_bound_busiest_nic_bytes": 4000,
 // JSON-NEXT:   "lower_bound_network_bytes": 8000,
 // JSON-NEXT:   "lower_bound_seconds": {{9e-06|9\.0*[0-9]e-06|8\.9999[0-9]*e-06}},
@@ -334,7 +336,7 @@ reshard.mesh @b shape = [1] axes = ["x"] ranks = [1]
 reshard.redistribute @w from @a <[[]]> to @b <[[]]>
     : tensor<32xf32> -> tensor<32xf32>
 
-// NO-TOPO:      {{^}}reshard report: 1 tensors, 1 pieces{{$}}
+// NO-TOPO:      {{^}}reshard report: 1 tensors, 1 pieces (1 classes, 1 groups){{$}}
 // NO-TOPO-NEXT: {{^}}topology: none (every rank its own domain, default link speeds){{$}}
 // NO-TOPO-NEXT: plan
 // NO-TOPO-NEXT: {{^}}reshard 128 0 0 128 1 5.002560e-06{{$}}

@@ -1,8 +1,9 @@
 // reshard-schedule errors: a staging budget below one 8-byte element (the
 // largest element type), fewer than 2 operations per step (a relay must
-// receive and send), a module not yet intersected, and a tensor with two
-// piece tables. Option errors are reported at the module, so those cases
-// spell out `module`; the smallest accepted values are checked to pass.
+// receive and send), a module not yet intersected, a tensor in two
+// groups, and the explicit reference form as input. Option errors are
+// reported at the module, so those cases spell out `module`; the smallest
+// accepted values are checked to pass.
 
 // RUN: rm -rf %t && split-file %s %t
 // RUN: reshard-opt %t/budget-7.mlir --reshard-intersect --reshard-schedule=staging-budget=7 -verify-diagnostics
@@ -15,10 +16,12 @@
 // RUN: not reshard-opt %t/budget-7.mlir --reshard-intersect --reshard-schedule=staging-budget=7 -o /dev/null 2>&1 | FileCheck %s
 // CHECK: error: reshard-schedule: the staging budget of 7 bytes cannot hold one 8-byte element; give at least 8
 // The limits themselves are accepted: 4 x f64 over tp = 2 on ranks 0, 1 to
-// both ranks replicated; each keeps its half locally (2 pieces, not split)
-// and gets the other half from its peer as two 8-byte pieces (4 pieces).
+// both ranks replicated; each keeps its half locally (2 pieces, in no
+// stream) and gets the other half from its peer (2 pieces), each 16-byte
+// stream cut into two 8-byte steps.
 // RUN: reshard-opt %t/budget-0.mlir --reshard-intersect --reshard-schedule="staging-budget=8 max-ops-per-step=2" | reshard-run - --check | FileCheck %s --check-prefix=LIMITS
-// LIMITS: checked 1 tensors, 6 pieces, 8 destination elements: all correct
+// RUN: reshard-opt %t/budget-0.mlir --reshard-intersect --reshard-schedule="staging-budget=8 max-ops-per-step=2" | reshard-run - --check --engine | FileCheck %s --check-prefix=LIMITS
+// LIMITS: checked 1 tensors, 4 pieces, 8 destination elements: all correct
 
 //--- budget-7.mlir
 // expected-error @+1 {{reshard-schedule: the staging budget of 7 bytes cannot hold one 8-byte element; give at least 8}}
@@ -63,17 +66,50 @@ module {
 //--- tables.mlir
 // Not intersected yet.
 reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
-// expected-error @+1 {{'reshard.redistribute' op has no reshard.pieces table; plan the module first (--reshard-plan-pipeline=lower=false, or --reshard-intersect before --reshard-schedule)}}
+// expected-error @+1 {{'reshard.redistribute' op is in no reshard.group; plan the module first (--reshard-plan-pipeline=lower=false, or --reshard-intersect before --reshard-schedule)}}
 reshard.redistribute @not_intersected from @m <[[tp]]> to @m <[[]]>
     : tensor<4xf32> -> tensor<4xf32>
 
 // -----
 
-// A second table for one tensor.
+// One tensor in a group, the other not: the error names the second.
 reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
-reshard.redistribute @two_tables from @m <[[tp]]> to @m <[[]]>
+reshard.redistribute @planned from @m <[[tp]]> to @m <[[]]>
     : tensor<4xf32> -> tensor<4xf32>
-// expected-note @+1 {{first table here}}
-reshard.pieces @two_tables rank 1 holders [] []
-// expected-error @+1 {{'reshard.pieces' op is a second piece table for tensor @two_tables; a tensor has one}}
-reshard.pieces @two_tables rank 1 holders [] []
+reshard.class @class0 of @planned rank 1 [
+  box [0] size [2] dst 0 at [0] src 0 at [0],
+  box [2] size [2] dst 0 at [2] src 1 at [0]
+]
+reshard.group @group0 class @class0 from @m to @m tensors [@planned]
+// expected-error @+1 {{'reshard.redistribute' op is in no reshard.group; plan the module first (--reshard-plan-pipeline=lower=false, or --reshard-intersect before --reshard-schedule)}}
+reshard.redistribute @unplanned from @m <[[tp]]> to @m <[[]]>
+    : tensor<4xf32> -> tensor<4xf32>
+
+// -----
+
+// Two groups list one tensor.
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+reshard.redistribute @w from @m <[[tp]]> to @m <[[]]>
+    : tensor<4xf32> -> tensor<4xf32>
+reshard.class @class0 of @w rank 1 [
+  box [0] size [2] dst 0 at [0] src 0 at [0],
+  box [2] size [2] dst 0 at [2] src 1 at [0]
+]
+// expected-note @+1 {{its first group}}
+reshard.group @group0 class @class0 from @m to @m tensors [@w]
+// expected-error @+1 {{'reshard.group' op lists tensor @w, which is already in a group}}
+reshard.group @group1 class @class0 from @m to @m tensors [@w]
+
+// -----
+
+// The explicit reference form is no input to the planning passes.
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+reshard.redistribute @w from @m <[[tp]]> to @m <[[]]>
+    : tensor<4xf32> -> tensor<4xf32>
+// expected-error @+1 {{'reshard.pieces' op is the explicit reference form (reshard-expand writes it); reshard-schedule works on classes and groups: give it the module before reshard-expand}}
+reshard.pieces @w rank 1 holders [[0], [1]] [
+  box [0] size [2] from 0 at [0] to 0 at [0] group 0,
+  box [2] size [2] from 1 at [0] to 0 at [2] group 1,
+  box [0] size [2] from 0 at [0] to 1 at [0] group 0,
+  box [2] size [2] from 1 at [0] to 1 at [2] group 1
+]

@@ -1,8 +1,8 @@
 // reshard-select-sources errors: an unknown strategy (a typed option: the
 // option parser refuses it before any pass runs, names are case-sensitive,
 // and gather-broadcast is a report baseline, not a strategy), a module not
-// yet planned (the tensor without a table is named, with what to run
-// first), and a tensor with two piece tables.
+// yet planned (the tensor in no group is named, with what to run first),
+// a tensor in two groups, and the explicit reference form as input.
 
 // RUN: rm -rf %t && split-file %s %t
 // RUN: not reshard-opt %t/layout.mlir --reshard-intersect --reshard-select-sources=strategy=fastest -o /dev/null 2>&1 | FileCheck %s --check-prefix=FASTEST
@@ -30,33 +30,50 @@ module {
 //--- tables.mlir
 // Not intersected yet.
 reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
-// expected-error @+1 {{'reshard.redistribute' op has no reshard.pieces table; plan the module first (--reshard-plan-pipeline=lower=false, or --reshard-intersect before --reshard-select-sources)}}
+// expected-error @+1 {{'reshard.redistribute' op is in no reshard.group; plan the module first (--reshard-plan-pipeline=lower=false, or --reshard-intersect before --reshard-select-sources)}}
 reshard.redistribute @not_intersected from @m <[[tp]]> to @m <[[]]>
     : tensor<4xf32> -> tensor<4xf32>
 
 // -----
 
-// One tensor intersected, the other not: the error names the second.
+// One tensor in a group, the other not: the error names the second.
 reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
 reshard.redistribute @planned from @m <[[tp]]> to @m <[[]]>
     : tensor<4xf32> -> tensor<4xf32>
-reshard.pieces @planned rank 1 holders [[0], [1]] [
-  box [0] size [2] from 0 at [0] to 0 at [0] group 0,
-  box [2] size [2] from 1 at [0] to 0 at [2] group 1,
-  box [0] size [2] from 0 at [0] to 1 at [0] group 0,
-  box [2] size [2] from 1 at [0] to 1 at [2] group 1
+reshard.class @class0 of @planned rank 1 [
+  box [0] size [2] dst 0 at [0] src 0 at [0],
+  box [2] size [2] dst 0 at [2] src 1 at [0]
 ]
-// expected-error @+1 {{'reshard.redistribute' op has no reshard.pieces table; plan the module first (--reshard-plan-pipeline=lower=false, or --reshard-intersect before --reshard-select-sources)}}
+reshard.group @group0 class @class0 from @m to @m tensors [@planned]
+// expected-error @+1 {{'reshard.redistribute' op is in no reshard.group; plan the module first (--reshard-plan-pipeline=lower=false, or --reshard-intersect before --reshard-select-sources)}}
 reshard.redistribute @unplanned from @m <[[tp]]> to @m <[[]]>
     : tensor<4xf32> -> tensor<4xf32>
 
 // -----
 
-// A second table for one tensor.
+// Two groups list one tensor.
 reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
-reshard.redistribute @two_tables from @m <[[tp]]> to @m <[[]]>
+reshard.redistribute @w from @m <[[tp]]> to @m <[[]]>
     : tensor<4xf32> -> tensor<4xf32>
-// expected-note @+1 {{first table here}}
-reshard.pieces @two_tables rank 1 holders [] []
-// expected-error @+1 {{'reshard.pieces' op is a second piece table for tensor @two_tables; a tensor has one}}
-reshard.pieces @two_tables rank 1 holders [] []
+reshard.class @class0 of @w rank 1 [
+  box [0] size [2] dst 0 at [0] src 0 at [0],
+  box [2] size [2] dst 0 at [2] src 1 at [0]
+]
+// expected-note @+1 {{its first group}}
+reshard.group @group0 class @class0 from @m to @m tensors [@w]
+// expected-error @+1 {{'reshard.group' op lists tensor @w, which is already in a group}}
+reshard.group @group1 class @class0 from @m to @m tensors [@w]
+
+// -----
+
+// The explicit reference form is no input to the planning passes.
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+reshard.redistribute @w from @m <[[tp]]> to @m <[[]]>
+    : tensor<4xf32> -> tensor<4xf32>
+// expected-error @+1 {{'reshard.pieces' op is the explicit reference form (reshard-expand writes it); reshard-select-sources works on classes and groups: give it the module before reshard-expand}}
+reshard.pieces @w rank 1 holders [[0], [1]] [
+  box [0] size [2] from 0 at [0] to 0 at [0] group 0,
+  box [2] size [2] from 1 at [0] to 0 at [2] group 1,
+  box [0] size [2] from 0 at [0] to 1 at [0] group 0,
+  box [2] size [2] from 1 at [0] to 1 at [2] group 1
+]

@@ -14,37 +14,37 @@
 // RUN: rm -rf %t && split-file %s %t
 
 // (a) Data-parallel source replicas in two domains share the network load.
-// RUN: reshard-opt %t/replicas.mlir --reshard-intersect --reshard-select-sources | FileCheck %s --check-prefix=REPLICAS
-// RUN: reshard-opt %t/replicas.mlir --reshard-intersect --reshard-select-sources=strategy=balanced | FileCheck %s --check-prefix=REPLICAS
+// RUN: reshard-opt %t/replicas.mlir --reshard-intersect --reshard-select-sources --reshard-expand | FileCheck %s --check-prefix=REPLICAS
+// RUN: reshard-opt %t/replicas.mlir --reshard-intersect --reshard-select-sources=strategy=balanced --reshard-expand | FileCheck %s --check-prefix=REPLICAS
 // RUN: reshard-opt %t/replicas.mlir --reshard-intersect --reshard-select-sources | reshard-run - --check | FileCheck %s --check-prefix=EXEC-REPLICAS
 
 // (b) Eight destination replicas in one domain: one crossing per box.
-// RUN: reshard-opt %t/relay.mlir --reshard-intersect --reshard-select-sources | FileCheck %s --check-prefix=RELAY
-// RUN: reshard-opt %t/relay.mlir --reshard-intersect --reshard-select-sources | reshard-opt | FileCheck %s --check-prefix=RELAY
+// RUN: reshard-opt %t/relay.mlir --reshard-intersect --reshard-select-sources --reshard-expand | FileCheck %s --check-prefix=RELAY
+// RUN: reshard-opt %t/relay.mlir --reshard-intersect --reshard-select-sources | reshard-opt --reshard-expand | FileCheck %s --check-prefix=RELAY
 // RUN: reshard-opt %t/relay.mlir --reshard-intersect --reshard-select-sources | reshard-run - --check | FileCheck %s --check-prefix=EXEC-RELAY
 // RUN: reshard-opt %t/relay.mlir --reshard-intersect --reshard-select-sources --reshard-report=format=json -o /dev/null | FileCheck %s --check-prefix=RELAY-BYTES
 
 // (c) A holder inside the destination's domain sends over NVLink.
-// RUN: reshard-opt %t/nvlink.mlir --reshard-intersect --reshard-select-sources | FileCheck %s --check-prefix=NVLINK
+// RUN: reshard-opt %t/nvlink.mlir --reshard-intersect --reshard-select-sources --reshard-expand | FileCheck %s --check-prefix=NVLINK
 // RUN: reshard-opt %t/nvlink.mlir --reshard-intersect --reshard-select-sources | reshard-run - --check | FileCheck %s --check-prefix=EXEC-NVLINK
 
 // (d) A destination that holds its box copies it locally.
-// RUN: reshard-opt %t/local.mlir --reshard-intersect --reshard-select-sources | FileCheck %s --check-prefix=LOCAL
+// RUN: reshard-opt %t/local.mlir --reshard-intersect --reshard-select-sources --reshard-expand | FileCheck %s --check-prefix=LOCAL
 // RUN: reshard-opt %t/local.mlir --reshard-intersect --reshard-select-sources | reshard-run - --check | FileCheck %s --check-prefix=EXEC-LOCAL
 
 // (e) strategy=direct: a local copy or the lowest holder, never a relay; it
 // also undoes an earlier balanced selection.
-// RUN: reshard-opt %t/nvlink.mlir --reshard-intersect --reshard-select-sources=strategy=direct | FileCheck %s --check-prefix=DIRECT-NVLINK
+// RUN: reshard-opt %t/nvlink.mlir --reshard-intersect --reshard-select-sources=strategy=direct --reshard-expand | FileCheck %s --check-prefix=DIRECT-NVLINK
 // RUN: reshard-opt %t/nvlink.mlir --reshard-intersect --reshard-select-sources=strategy=direct | reshard-run - --check | FileCheck %s --check-prefix=EXEC-NVLINK
-// RUN: reshard-opt %t/relay.mlir --reshard-intersect --reshard-select-sources=strategy=direct | FileCheck %s --check-prefix=DIRECT-RELAY
-// RUN: reshard-opt %t/relay.mlir --reshard-intersect --reshard-select-sources --reshard-select-sources=strategy=direct | FileCheck %s --check-prefix=DIRECT-RELAY
+// RUN: reshard-opt %t/relay.mlir --reshard-intersect --reshard-select-sources=strategy=direct --reshard-expand | FileCheck %s --check-prefix=DIRECT-RELAY
+// RUN: reshard-opt %t/relay.mlir --reshard-intersect --reshard-select-sources --reshard-select-sources=strategy=direct --reshard-expand | FileCheck %s --check-prefix=DIRECT-RELAY
 // RUN: reshard-opt %t/relay.mlir --reshard-intersect --reshard-select-sources=strategy=direct | reshard-run - --check | FileCheck %s --check-prefix=EXEC-RELAY
-// RUN: reshard-opt %t/local.mlir --reshard-intersect --reshard-select-sources=strategy=direct | FileCheck %s --check-prefix=LOCAL
-// RUN: reshard-opt %t/replicas.mlir --reshard-intersect --reshard-select-sources=strategy=direct | FileCheck %s --check-prefix=DIRECT-REPLICAS
+// RUN: reshard-opt %t/local.mlir --reshard-intersect --reshard-select-sources=strategy=direct --reshard-expand | FileCheck %s --check-prefix=LOCAL
+// RUN: reshard-opt %t/replicas.mlir --reshard-intersect --reshard-select-sources=strategy=direct --reshard-expand | FileCheck %s --check-prefix=DIRECT-REPLICAS
 // RUN: reshard-opt %t/replicas.mlir --reshard-intersect --reshard-select-sources=strategy=direct | reshard-run - --check | FileCheck %s --check-prefix=EXEC-REPLICAS
 
 // (f) Two tensors: NIC load is balanced across the module, not per tensor.
-// RUN: reshard-opt %t/two-tensors.mlir --reshard-intersect --reshard-select-sources | FileCheck %s --check-prefix=TWO
+// RUN: reshard-opt %t/two-tensors.mlir --reshard-intersect --reshard-select-sources --reshard-expand | FileCheck %s --check-prefix=TWO
 // RUN: reshard-opt %t/two-tensors.mlir --reshard-intersect --reshard-select-sources | reshard-run - --check | FileCheck %s --check-prefix=EXEC-TWO
 
 //--- replicas.mlir

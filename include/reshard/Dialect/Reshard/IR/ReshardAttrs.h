@@ -7,6 +7,8 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 
+#include "reshard/Dialect/Reshard/IR/ReshardEnums.h.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "reshard/Dialect/Reshard/IR/ReshardAttrs.h.inc"
 

@@ -3,6 +3,7 @@
 #define RESHARD_DIALECT_RESHARD_IR_RESHARDATTRS_TD
 
 include "reshard/Dialect/Reshard/IR/ReshardBase.td"
+include "mlir/IR/EnumAttr.td"
 
 def Reshard_DimShardingAttr : Reshard_Attr<"DimSharding", "dim_sharding"> {
   let summary = "How one tensor dim is split over mesh axes";
@@ -61,6 +62,25 @@ def Reshard_ShardingAttr : Reshard_Attr<"Sharding", "sharding"> {
     unsigned getRank() const { return getDims().size(); }
     /// The plain-data form shared with the importers and the geometry.
     ::reshard::ShardingSpec toSpec() const;
+  }];
+}
+
+def Reshard_Routing : I32EnumAttr<"Routing",
+    "How a group's senders are chosen", [
+      I32EnumAttrCase<"Balanced", 0, "balanced">,
+      I32EnumAttrCase<"Direct", 1, "direct">
+    ]> {
+  let cppNamespace = "::reshard";
+  let genSpecializedAttr = 0;
+}
+
+def Reshard_RoutingAttr : EnumAttr<Reshard_Dialect, Reshard_Routing, "routing"> {
+  let summary = "How a group's senders are chosen";
+  let description = [{
+    `balanced`: local, then NVLink, then one network crossing per NVLink
+    domain, by the group's route rows; `direct`: a local copy or the lowest
+    holder, no relay (the baseline). A group without one is not routed yet
+    and moves as `direct` would.
   }];
 }
 

@@ -19,14 +19,7 @@ def Reshard_Dialect : Dialect {
     mesh axes `(a1, ..., am)` is split as nested `torch.chunk` (chunks of
     `ceil(n / |a|)`, the last ones short or empty), blocks are chunked one by
     one and concatenated per device, and axes that shard no dim replicate.
-
-    `reshard.staging_budget` (an `i64` on the module, at least 8) records
-    the staging bytes per rank and step that `reshard-schedule` planned
-    for; the lowering carries it into the `reshard_rt.plan`, whose verifier
-    holds every step to it.
   }];
-  let discardableAttrs = (ins "::mlir::IntegerAttr":$staging_budget);
-  let hasOperationAttrVerify = 1;
   let useDefaultAttributePrinterParser = 1;
   let extraClassDeclaration = [{
     void registerAttributes();

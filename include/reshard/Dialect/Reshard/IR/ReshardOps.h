@@ -4,7 +4,6 @@
 
 #include "reshard/Dialect/Reshard/IR/ReshardAttrs.h"
 #include "reshard/Dialect/Reshard/IR/ReshardDialect.h"
-#include "reshard/Layout/PieceTable.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -14,5 +13,7 @@
 
 #define GET_OP_CLASSES
 #include "reshard/Dialect/Reshard/IR/ReshardOps.h.inc"
+
+#include "reshard/Dialect/Reshard/IR/ReshardPlanOps.h"
 
 #endif // RESHARD_DIALECT_RESHARD_IR_RESHARDOPS_H

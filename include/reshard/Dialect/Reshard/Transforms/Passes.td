@@ -5,16 +5,18 @@
 include "mlir/Pass/PassBase.td"
 
 def ReshardIntersect : Pass<"reshard-intersect", "mlir::ModuleOp"> {
-  let summary = "Compute the exact pieces of every redistribution";
+  let summary = "Compute the classes and groups of every redistribution, and their pieces";
   let description = [{
-    For every `reshard.redistribute` that has no `reshard.pieces` yet, adds
-    one right after it: every destination rank's shard split into boxes where
-    the source partition changes holders, each with the source ranks that
-    hold it. A destination rank that holds a box itself copies it locally;
-    otherwise the box comes from its lowest holder (`reshard-select-sources`
-    balances that choice later). Work is per dim on intervals: it grows with
-    the number of pieces, never with elements or with source x destination
-    ranks. Tensors are intersected in parallel.
+    Sorts the module's redistributions into classes (the same global shape,
+    element type, both shardings and both mesh shapes) and groups (one
+    class between the same two meshes), and computes each class's pieces
+    once, in mesh coordinates: every destination combo's shard split into
+    boxes where the source partition changes combos (`reshard.class`).
+    Each group (`reshard.group`) lists its tensors; it is not routed yet,
+    so it moves as the `direct` plan would (a local copy where the
+    destination holds a piece, else its lowest holder). Work is per dim on
+    intervals and per class: it grows with classes and their pieces, never
+    with elements, ranks or the tensors of a class.
 
     Input:
     ```mlir
@@ -23,15 +25,17 @@ def ReshardIntersect : Pass<"reshard-intersect", "mlir::ModuleOp"> {
     reshard.redistribute @w from @a <[[tp], []]> to @b <[[], [tp]]>
         : tensor<4x4xf32> -> tensor<4x4xf32>
     ```
-    Output (after the redistribute):
+    Output (after the layout):
     ```mlir
-    reshard.pieces @w rank 2 holders [[0], [1]] [
-      box [0, 0] size [2, 2] from 0 at [0, 0] to 2 at [0, 0] group 0,
-      box [2, 0] size [2, 2] from 1 at [0, 0] to 2 at [2, 0] group 1,
-      box [0, 2] size [2, 2] from 0 at [0, 2] to 3 at [0, 0] group 0,
-      box [2, 2] size [2, 2] from 1 at [0, 2] to 3 at [2, 0] group 1
+    reshard.class @class0 of @w rank 2 [
+      box [0, 0] size [2, 2] dst 0 at [0, 0] src 0 at [0, 0],
+      box [2, 0] size [2, 2] dst 0 at [2, 0] src 1 at [0, 0],
+      box [0, 2] size [2, 2] dst 1 at [0, 0] src 0 at [0, 2],
+      box [2, 2] size [2, 2] dst 1 at [2, 0] src 1 at [0, 2]
     ]
+    reshard.group @group0 class @class0 from @a to @b tensors [@w]
     ```
+    `--reshard-expand` writes the same pieces as explicit per-tensor tables.
   }];
   let dependentDialects = ["::reshard::ReshardDialect"];
 }
@@ -39,33 +43,39 @@ def ReshardIntersect : Pass<"reshard-intersect", "mlir::ModuleOp"> {
 def ReshardSelectSources : Pass<"reshard-select-sources", "mlir::ModuleOp"> {
   let summary = "Choose who sends every piece, crossing the network once per NVLink domain";
   let description = [{
-    Decides, for the whole module at once, the sender of every piece:
+    Routes every group, for the whole module at once:
 
-    - the destination itself when it holds the box (a local copy);
+    - a local copy when the destination holds the piece;
     - else a holder in the destination's NVLink domain (over NVLink),
       spreading such sends over the domain's holders;
     - else one network crossing per destination NVLink domain: the
-      destinations of a domain that need the same box share it. It enters
+      destinations of a domain that need the same piece share it. It enters
       the domain at the one of them whose NIC has received least so far,
-      and is forwarded from there over NVLink (`via`, one step later). It
-      leaves from the holder whose NIC has sent least so far, so every
-      data-parallel replica of the source carries a share.
+      and is forwarded from there over NVLink (a relay). It leaves from the
+      holder whose NIC has sent least so far, so every data-parallel
+      replica of the source carries a share.
 
-    Decisions are made largest first (longest processing time first), in
-    input order on ties, so the result does not depend on threads or hash
-    order. Network bytes then equal the lower bound: every element needed in
-    a domain that no source rank of the domain holds crosses into it once.
+    Decisions are made per group piece, largest first (longest processing
+    time first), in input order on ties, so the result does not depend on
+    threads or hash order; the members of a group rotate over the
+    candidates from the chosen one on. Network bytes then equal the lower
+    bound: every element needed in a domain that no source rank of the
+    domain holds crosses into it once. The decisions are the group's
+    `routes`; a schedule made before is dropped (its streams change).
 
     `strategy=direct` instead takes a local copy or the lowest holder, with
-    no balancing and no relay: the `direct` baseline.
+    no balancing and no relay: the `direct` baseline. The `gather-broadcast`
+    baseline is not a strategy: `reshard-report` prints its figures beside
+    the plan's.
 
-    The plan stays executable: direct sends in step 0, forwards in step 1
-    (`reshard-schedule` refines this). The `gather-broadcast` baseline is
-    not a strategy: `reshard-report` prints its figures beside the plan's.
-
-    Example: rank 2 and 3 (one domain of 4) need the same box held only by
-    ranks 8 and 9 (another domain); after selection one crossing from 8 into
-    2, forwarded to 3:
+    Example: ranks 2 and 3 (one domain of 4) need the same piece, held only
+    by ranks 8 and 9 (another domain); it crosses once, from 8 into 2, and 2
+    forwards it to 3:
+    ```mlir
+    reshard.group @group0 class @class0 from @a to @b tensors [@w]
+        routing balanced
+    ```
+    and `--reshard-expand` shows
     ```mlir
     box [0] size [4] from 8 at [0] to 2 at [0] group 0,
     box [0] size [4] from 8 at [0] to 3 at [0] group 0 via 2 step 1
@@ -87,28 +97,40 @@ def ReshardSelectSources : Pass<"reshard-select-sources", "mlir::ModuleOp"> {
 }
 
 def ReshardSchedule : Pass<"reshard-schedule", "mlir::ModuleOp"> {
-  let summary = "Assign steps within a staging budget and an operation bound";
+  let summary = "Give every stream a start step and a quota within a staging budget";
   let description = [{
-    Every transfer between two ranks is packed into the sender's staging
-    memory and received into the receiver's. This pass splits pieces larger
-    than the staging budget along their outer dims and assigns each
-    transfer a step such that, on every rank and in every step, staged
-    sends plus receives stay within `staging-budget` bytes and the distinct
-    peers sent to plus received from stay within `max-ops-per-step` (one
-    NCCL group per step). A relay forwards a box only in a step after the
-    one in which it received it. Local copies use no staging (step 0).
+    Everything one rank sends another in one phase is one stream (phase 0
+    from holders' source shards, phase 1 what a relay forwards from its
+    destination shards). This pass gives each stream a start step and a
+    quota of bytes per step such that, on every rank and in every step,
+    staged sends plus receives stay within `staging-budget` bytes and the
+    distinct peers sent to plus received from stay within
+    `max-ops-per-step` (one NCCL group per step).
 
-    Transfers are placed first fit, largest first. Messages are formed
-    later, one per (step, sender, receiver) across all tensors, so many
-    small tensors cost one message per peer and step. The budget is recorded
-    on the module as the dialect attribute `reshard.staging_budget`, and the
-    lowering carries it into the runtime program, whose verifier holds every
-    step to it.
+    When no rank is in more streams than `max-ops-per-step`, all streams
+    run at once, each with a share of the budget B proportional to its
+    bytes: floor(B * bytes / max(T_sender, T_receiver)) a step, T_x being
+    the bytes of all of rank x's streams. A rank's quotas then add up to at
+    most B however its streams overlap, and they end together, after about
+    max(T) / B steps. Otherwise (or when rounding tiny streams up to one
+    byte a step would break the budget) a rank with K streams runs at most
+    C = min(K, max-ops-per-step, staging-budget) of them at once, each with
+    floor(B / max(C_sender, C_receiver)) bytes a step, placed longest first
+    at the earliest step where both ends have room. Either way a relay's
+    streams start after its last step of phase-0 receives. A stream's bytes
+    are cut into steps at any byte, so a piece larger than the budget
+    simply spans steps. Local copies use no staging.
+
+    The result is the module's `reshard.schedule` op, which the lowering
+    carries into the runtime program, whose verifier holds every step to the
+    budget and the bound.
 
     ```mlir
-    // staging-budget=64 on a 32 x f32 piece: two pieces of 16 elements.
-    box [0] size [16] from 0 at [0] to 1 at [0] group 0,
-    box [16] size [16] from 0 at [16] to 1 at [16] group 0 step 1
+    // staging-budget=64 on a 32 x f32 piece from rank 0 to rank 1:
+    reshard.schedule staging_budget = 64 max_ops_per_step = 1024 [
+      stream 0 -> 1 phase 0 start 0 quota 64
+    ]
+    // two steps of 64 bytes each
     ```
   }];
   let options = [
@@ -121,6 +143,27 @@ def ReshardSchedule : Pass<"reshard-schedule", "mlir::ModuleOp"> {
   let dependentDialects = ["::reshard::ReshardDialect"];
 }
 
+def ReshardExpand : Pass<"reshard-expand", "mlir::ModuleOp"> {
+  let summary = "Write every tensor's pieces as an explicit table";
+  let description = [{
+    The enumerating reference path: replaces the classes, groups and
+    schedule by one `reshard.pieces` table per tensor, with every piece's
+    destination rank, its sender (as the group's routing chooses it for
+    that tensor) and, for a relayed piece, its entry rank (`via`, step 1).
+    The result is for reading and for `reshard-run`, whose piece
+    interpreter checks it element by element; the planning passes and the
+    lowering do not take it.
+
+    ```mlir
+    reshard.pieces @w rank 2 holders [[0], [1]] [
+      box [0, 0] size [2, 2] from 0 at [0, 0] to 2 at [0, 0] group 0,
+      ...
+    ]
+    ```
+  }];
+  let dependentDialects = ["::reshard::ReshardDialect"];
+}
+
 def ReshardReport : Pass<"reshard-report", "mlir::ModuleOp"> {
   let summary = "Print bytes per link class, the lower bounds and the estimated time";
   let description = [{
@@ -130,12 +173,15 @@ def ReshardReport : Pass<"reshard-report", "mlir::ModuleOp"> {
     `lower_bound_network_bytes`; `estimated_seconds` from the latency and
     bandwidth model of docs/CostModel.md against `lower_bound_seconds`; and
     the same figures for the `gather-broadcast` and `direct` baselines,
-    computed from the same pieces, with the ratios. The IR is unchanged.
+    computed from the same pieces, with the ratios; and how many classes,
+    groups and pieces the plan has. The IR is unchanged.
 
-    The module must be planned (every redistribution has its
-    `reshard.pieces`): plan it first with `reshard-plan-pipeline` (with
-    `lower=false`) or the individual passes. A lowered plan (`reshard_rt`)
-    has no pieces left and is refused too. `--reshard-report=json` and
+    The module must be planned (every redistribution in a
+    `reshard.group`): plan it first with `reshard-plan-pipeline` (with
+    `lower=false`) or the individual passes. An unrouted group is reported
+    as the direct plan, an unscheduled plan in its trivial schedule (phase
+    0 in step 0, relays in step 1). A lowered plan (`reshard_rt`) is
+    refused. `--reshard-report=json` and
     `--reshard-report=text` are short for `format=json` and `format=text`.
 
     The report goes to `output` (a file, `-` for standard output), or to

@@ -1,30 +1,51 @@
-//===- PlanModule.h - A module's piece tables as plain data -----*- C++ -*-===//
+//===- PlanModule.h - A module's plan, read and written -------*- C++ -*-===//
 //
 // Passes that decide across the whole model (routing, scheduling, the
-// report) read every tensor's layout and table at once and write the tables
-// back.
+// report, the lowering) read the module's layouts, classes, groups and
+// schedule into one PlanModel and write their decisions back.
 //
 //===----------------------------------------------------------------------===//
 #ifndef RESHARD_DIALECT_RESHARD_TRANSFORMS_PLANMODULE_H
 #define RESHARD_DIALECT_RESHARD_TRANSFORMS_PLANMODULE_H
 
 #include "reshard/Dialect/Reshard/IR/ReshardOps.h"
-#include "reshard/Plan/PlannedTensor.h"
+#include "reshard/Plan/PlanModel.h"
+#include "reshard/Plan/Scheduling.h"
+
+#include "llvm/ADT/StringSet.h"
 
 namespace reshard {
 
 struct PlanModule {
-  llvm::SmallVector<RedistributeOp> ops;
-  llvm::SmallVector<PiecesOp> pieces;
-  std::vector<PlannedTensor> tensors;
+  PlanModel model;
+  /// In plan order: model tensor t is tensors[t].
+  llvm::SmallVector<RedistributeOp> tensors;
+  llvm::SmallVector<ClassOp> classes; ///< model.classes[i]
+  llvm::SmallVector<GroupOp> groups;  ///< model.groups[i]
+  ScheduleOp schedule;                ///< null when not scheduled
 
-  /// Reads every redistribution with its table and topology; fails with a
-  /// diagnostic when a tensor has no table (it is not planned yet).
+  /// Reads the planned module; fails with a diagnostic when a tensor is in
+  /// no group (the module is not planned yet: `passName` needs it planned)
+  /// or the plan is malformed.
   static mlir::FailureOr<PlanModule> load(mlir::ModuleOp module,
                                           llvm::StringRef passName);
-  /// Writes the (possibly changed) tables back into the pieces ops.
-  void store();
+  /// Fails with a diagnostic unless the schedule (if any) has exactly the
+  /// streams of the current routing.
+  mlir::LogicalResult
+  checkSchedule(const std::vector<StreamContent> &streams) const;
+  /// Writes every group's routing back to its op.
+  void storeRoutes();
+  /// Replaces the schedule op with the model's schedule.
+  void storeSchedule(mlir::ModuleOp module);
 };
+
+/// Adds the classes and groups of every redistribution of `module` (which
+/// must have none yet): the work of reshard-intersect.
+mlir::LogicalResult intersectModule(mlir::ModuleOp module);
+
+/// The first name `base`N (N = next, next + 1, ...) not in `taken`.
+std::string freeSymbolName(const llvm::StringSet<> &taken, llvm::StringRef base,
+                           int64_t &next);
 
 } // namespace reshard
 

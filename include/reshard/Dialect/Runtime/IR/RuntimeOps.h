@@ -12,14 +12,4 @@
 #define GET_OP_CLASSES
 #include "reshard/Dialect/Runtime/IR/RuntimeOps.h.inc"
 
-namespace reshard::rt {
-
-/// Length in integers of the box descriptor starting at `d`, or 0 if the
-/// table ends before it does.
-size_t boxDescriptorLength(llvm::ArrayRef<int64_t> d);
-/// Length in integers of the copy descriptor starting at `d`, or 0.
-size_t copyDescriptorLength(llvm::ArrayRef<int64_t> d);
-
-} // namespace reshard::rt
-
 #endif // RESHARD_DIALECT_RUNTIME_IR_RUNTIMEOPS_H

@@ -7,28 +7,40 @@ include "mlir/IR/BuiltinAttributes.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/IR/SymbolInterfaces.td"
 
-def Runtime_PlanOp : Runtime_Op<"plan",
-    [Symbol, SymbolTable, NoTerminator, SingleBlock, IsolatedFromAbove]> {
-  let summary = "A compiled redistribution plan: the programs of all ranks";
+// Not IsolatedFromAbove (it uses no values anyway): its region verifier
+// checks the tables after every nested op has verified itself.
+def Runtime_PlanOp : Runtime_Op<"plan", [Symbol, NoTerminator, SingleBlock]> {
+  let summary = "A compiled redistribution plan";
   let description = [{
-    Holds one `reshard_rt.rank` per rank that appears in a mesh of the plan
-    (a rank with nothing to do has an empty program, which still answers its
-    shard sizes). Tensors
-    are indexed in input order; the `shards` of each rank give the exact
-    shard sizes the generated code checks its arguments against.
-    `fingerprint` hashes the whole plan: generated code compares it across
-    ranks before any byte moves. `staging_budget`, when present (set by
-    `reshard-schedule`), bounds the message bytes (sends plus receives) of
-    every rank in every step.
+    Meshes, classes, groups and item lists first, each numbered by its
+    position (the printed index must equal it), then one `reshard_rt.rank`
+    per rank with something to do, ascending. Tensors are indexed in input
+    order. `fingerprint` hashes the whole plan: generated code compares it
+    across ranks before any byte moves. `staging_budget` and
+    `max_ops_per_step`, when present, bound the message bytes (sends plus
+    receives) and the messages of every rank in every step.
+
+    The verifier proves on the compact form, without listing pieces, what
+    the generated code relies on: every index in range; every sender holds
+    what it packs (its combo in the piece's mesh) and every receiver needs
+    it; every send stream has exactly one matching receive; a relay
+    forwards only what it received in phase 0, after its last phase-0
+    step; each (tensor, destination rank, piece) arrives exactly once (the
+    member progressions of each group piece and destination partition the
+    group's members); staging within the budget, the operation bound and
+    the stated workspace.
 
     ```mlir
-    reshard_rt.plan @refit num_ranks = 4 tensors = ["w"]
-        fingerprint = 1234 {
-      reshard_rt.rank 0 workspace = 64 shards = [0, 64, 0] {
-        reshard_rt.step 0 {
-          reshard_rt.send to 2 bytes 64 staging 0
-              pack = [0, 0, 0, 64, 0]
-        }
+    reshard_rt.plan @refit num_ranks = 4 tensors = ["w"] fingerprint = 42 {
+      reshard_rt.mesh 0 ranks [0, 1]
+      reshard_rt.mesh 1 ranks [2, 3]
+      reshard_rt.class 0 element_bytes 4 rank 2
+          src combos [0, 1] shapes [[2, 4], [2, 4]]
+          dst combos [0, 1] shapes [[4, 2], [4, 2]] { ... }
+      reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+      reshard_rt.items 0 [g0.p0[0], g0.p2[0]]
+      reshard_rt.rank 0 workspace = 32 {
+        reshard_rt.send to 2 phase 0 start 0 quota 32 bytes 32 items 0
       }
       ...
     }
@@ -39,120 +51,196 @@ def Runtime_PlanOp : Runtime_Op<"plan",
     I64Attr:$num_ranks,
     StrArrayAttr:$tensors,
     I64Attr:$fingerprint,
-    OptionalAttr<I64Attr>:$staging_budget
+    OptionalAttr<I64Attr>:$staging_budget,
+    OptionalAttr<I64Attr>:$max_ops_per_step
   );
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `num_ranks` `=` $num_ranks `tensors` `=` $tensors
-    `fingerprint` `=` $fingerprint attr-dict-with-keyword $body
+    `fingerprint` `=` $fingerprint
+    (`staging_budget` `=` $staging_budget^)?
+    (`max_ops_per_step` `=` $max_ops_per_step^)?
+    attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
+}
+
+def Runtime_MeshOp : Runtime_Op<"mesh", [HasParent<"PlanOp">]> {
+  let summary = "The global ranks of a mesh, by row-major linear index";
+  let arguments = (ins I64Attr:$index, DenseI64ArrayAttr:$ranks);
+  let assemblyFormat = "$index `ranks` $ranks attr-dict";
+  let hasVerifier = 1;
+}
+
+def Runtime_ClassOp : Runtime_Op<"class",
+    [HasParent<"PlanOp">, NoTerminator, SingleBlock]> {
+  let summary = "A tensor class: its shards and its pieces as box descriptors";
+  let description = [{
+    Tensors of one class share shape, element size, both shardings and both
+    mesh shapes. `src combos` gives the combo of each source mesh device
+    (by linear index; a combo is the row-major index of a device's
+    coordinates on the mesh axes the sharding uses) and `shapes` the shard
+    shape of each combo; likewise for the destination. The body holds the
+    class's `reshard_rt.piece` ops, ordered by destination combo; the
+    pieces of each destination combo tile its shard exactly once, which
+    the verifier proves on their boxes.
+  }];
+  let arguments = (ins
+    I64Attr:$index,
+    I64Attr:$element_bytes,
+    I64Attr:$rank,
+    DenseI64ArrayAttr:$src_combo_of,
+    DenseI64ArrayAttr:$src_shapes,
+    DenseI64ArrayAttr:$dst_combo_of,
+    DenseI64ArrayAttr:$dst_shapes
+  );
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shard shape of combo `combo` on the source (`src`) or
+    /// destination side.
+    ::llvm::ArrayRef<int64_t> getShardShape(bool src, int64_t combo);
+    int64_t getNumCombos(bool src);
+  }];
+}
+
+def Runtime_PieceOp : Runtime_Op<"piece", [HasParent<"ClassOp">]> {
+  let summary = "One piece of a class, with the descriptors that move it";
+  let description = [{
+    The box of `size` that every destination device of combo `dst` needs at
+    `at` in its shard, held by every source device of combo `src` at
+    `from`, and the descriptors derived from it (the verifier checks they
+    are): `pack` in the source shard, `unpack` in the destination shard,
+    `copy` both at once for a local copy.
+
+    ```mlir
+    reshard_rt.piece dst 0 src 1 size [2, 2] at [2, 0] from [0, 0]
+        pack <+0 run 8 x [2 by 16]> unpack <+16 run 16>
+        copy <+0 -> +16 run 8 x [2 by 16 -> 8]>
+    ```
+  }];
+  let arguments = (ins
+    I64Attr:$dst_combo,
+    I64Attr:$src_combo,
+    DenseI64ArrayAttr:$sizes,
+    DenseI64ArrayAttr:$dst_offset,
+    DenseI64ArrayAttr:$src_offset,
+    Runtime_BoxAttr:$pack,
+    Runtime_BoxAttr:$unpack,
+    Runtime_CopyAttr:$copy
+  );
+  let assemblyFormat = [{
+    `dst` $dst_combo `src` $src_combo `size` $sizes `at` $dst_offset
+    `from` $src_offset `pack` $pack `unpack` $unpack `copy` $copy attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Runtime_GroupOp : Runtime_Op<"group", [HasParent<"PlanOp">]> {
+  let summary = "The tensors of one class moving between two meshes";
+  let description = [{
+    Member k of the group is tensor `tensors[k]` (an index into the plan's
+    tensors). The location is that of the redistributions.
+
+    ```mlir
+    reshard_rt.group 0 class 0 from 0 to 1 tensors [0, 3, 5]
+    ```
+  }];
+  let arguments = (ins
+    I64Attr:$index,
+    I64Attr:$class_index,
+    I64Attr:$src_mesh,
+    I64Attr:$dst_mesh,
+    DenseI64ArrayAttr:$tensors
+  );
+  let assemblyFormat = [{
+    $index `class` $class_index `from` $src_mesh `to` $dst_mesh
+    `tensors` $tensors attr-dict
+  }];
+}
+
+def Runtime_ItemsOp : Runtime_Op<"items", [HasParent<"PlanOp">]> {
+  let summary = "A list of items: pieces of progressions of group members";
+  let description = [{
+    Each item `gG.pP[S by D x N]` names piece P of group G's class for
+    members S, S + D, ..., S + (N - 1) D of group G (`[S x N]` when D is 1,
+    `[S]` when N is 1). A stream's bytes are its items' boxes in order,
+    member by member; the sender and the receiver of a stream name the same
+    list. Stored as rows of 5 integers (group, piece, start, stride,
+    count), the `reshard::engine::Item` schema.
+
+    ```mlir
+    reshard_rt.items 3 [g0.p1[0 by 2 x 4], g1.p0[5]]
+    ```
+  }];
+  let arguments = (ins I64Attr:$index, DenseI64ArrayAttr:$rows);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
 }
 
 def Runtime_RankOp : Runtime_Op<"rank",
     [HasParent<"PlanOp">, NoTerminator, SingleBlock]> {
   let summary = "The program of one rank";
   let description = [{
-    Local copies first (they need no staging and no peer), then the steps in
-    order. `workspace` is the staging bytes the rank needs: the largest step's
-    sends plus receives. `shards` lists (tensor, source bytes, destination
-    bytes) for every tensor whose source or destination mesh holds the rank,
-    ascending by tensor; -1 means the rank is not in that side's mesh (0 is
-    an empty shard). Tensors not listed have neither. The list is sparse
-    because a pipeline stage's rank is in few tensors' meshes: one entry per
-    tensor and rank would make most of a whole-model plan.
-
-    ```mlir
-    // Tensor 0: a 64-byte source shard, not in the destination mesh;
-    // tensor 2: both, the destination shard empty.
-    reshard_rt.rank 3 workspace = 64 shards = [0, 64, -1, 2, 16, 0] { ... }
-    ```
+    An optional `reshard_rt.copy` (local copies, before the first step),
+    then the rank's sends ordered by (peer, phase), then its receives
+    ordered likewise. `workspace` is the staging bytes its largest step
+    needs: in every step the messages are one per peer and direction (the
+    active streams to that peer, phase 0 first), sends then receives, each
+    at a multiple of 16 bytes.
   }];
-  let arguments = (ins
-    I64Attr:$rank,
-    I64Attr:$workspace,
-    DenseI64ArrayAttr:$shards
-  );
+  let arguments = (ins I64Attr:$rank, I64Attr:$workspace);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $rank `workspace` `=` $workspace `shards` `=` $shards
-    attr-dict-with-keyword $body
+    $rank `workspace` `=` $workspace attr-dict-with-keyword $body
   }];
-  let extraClassDeclaration = [{
-    /// Bytes of the rank's source (`src`) or destination shard of `tensor`;
-    /// -1 when the rank is not in that side's mesh. `shards` must be sorted
-    /// (the plan verifier checks it).
-    int64_t getShardBytes(int64_t tensor, bool src);
-    /// The flat tables of this rank's program, as the generated code and
-    /// the execution engine (reshard::engine::RankProgram) read them.
-    void encode(::llvm::SmallVectorImpl<int64_t> &shards,
-                ::llvm::SmallVectorImpl<int64_t> &copies,
-                ::llvm::SmallVectorImpl<int64_t> &steps);
-  }];
+  let hasRegionVerifier = 1;
 }
 
 def Runtime_CopyOp : Runtime_Op<"copy", [HasParent<"RankOp">]> {
-  let summary = "Local copies of strided boxes, source shard to destination shard";
+  let summary = "Local copies: items from the rank's source to its destination shards";
+  let arguments = (ins I64Attr:$items);
+  let assemblyFormat = "`items` $items attr-dict";
+}
+
+def Runtime_SendOp : Runtime_Op<"send", [HasParent<"RankOp">]> {
+  let summary = "A stream to one peer: items packed from source (phase 0) or destination (phase 1) shards";
   let description = [{
-    A table of copy descriptors (see the dialect description), executed in
-    order before the first step.
+    `bytes` bytes, `quota` bytes a step from step `start`: in step
+    `start + i` bytes `[i * quota, min(bytes, (i + 1) * quota))` of the
+    items' boxes in order. The location names the groups it moves.
 
     ```mlir
-    // 4 rows of 16 bytes, source rows 32 bytes apart, destination packed.
-    reshard_rt.copy [0, 0, 0, 16, 1, 4, 32, 16]
+    reshard_rt.send to 2 phase 0 start 0 quota 4096 bytes 8192 items 7
     ```
   }];
-  let arguments = (ins DenseI64ArrayAttr:$copies);
-  let assemblyFormat = "$copies attr-dict";
-}
-
-def Runtime_StepOp : Runtime_Op<"step",
-    [HasParent<"RankOp">, NoTerminator, SingleBlock]> {
-  let summary = "One step: messages that may be in flight together";
-  let description = [{
-    All sends are packed into staging, all receives and sends are posted as
-    one group (an NCCL group, or nonblocking MPI operations), and the
-    receives are unpacked when all have completed. Every rank runs the same
-    step indices in the same order.
-  }];
-  let arguments = (ins I64Attr:$index);
-  let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "$index attr-dict-with-keyword $body";
-}
-
-def Runtime_SendOp : Runtime_Op<"send", [HasParent<"StepOp">]> {
-  let summary = "Pack boxes into staging and send them to a peer as one message";
-  let description = [{
-    `pack` is a table of box descriptors; their bytes, in order, make the
-    message of `bytes` bytes at `staging` in the workspace.
-  }];
   let arguments = (ins
-    I64Attr:$peer,
-    I64Attr:$bytes,
-    I64Attr:$staging,
-    DenseI64ArrayAttr:$pack
+    I64Attr:$peer, I64Attr:$phase, I64Attr:$start, I64Attr:$quota,
+    I64Attr:$bytes, I64Attr:$items
   );
   let assemblyFormat = [{
-    `to` $peer `bytes` $bytes `staging` $staging `pack` `=` $pack attr-dict
+    `to` $peer `phase` $phase `start` $start `quota` $quota `bytes` $bytes
+    `items` $items attr-dict
   }];
+  let hasVerifier = 1;
 }
 
-def Runtime_RecvOp : Runtime_Op<"recv", [HasParent<"StepOp">]> {
-  let summary = "Receive one message from a peer into staging and unpack it";
+def Runtime_RecvOp : Runtime_Op<"recv", [HasParent<"RankOp">]> {
+  let summary = "A stream from one peer, unpacked into destination shards";
   let description = [{
-    `unpack` is a table of box descriptors into destination shards; the
-    message's bytes, in order, fill them.
+    The receiving end of the peer's `reshard_rt.send` to this rank in the
+    same phase: the same start, quota, bytes and items.
   }];
   let arguments = (ins
-    I64Attr:$peer,
-    I64Attr:$bytes,
-    I64Attr:$staging,
-    DenseI64ArrayAttr:$unpack
+    I64Attr:$peer, I64Attr:$phase, I64Attr:$start, I64Attr:$quota,
+    I64Attr:$bytes, I64Attr:$items
   );
   let assemblyFormat = [{
-    `from` $peer `bytes` $bytes `staging` $staging `unpack` `=` $unpack
-    attr-dict
+    `from` $peer `phase` $phase `start` $start `quota` $quota `bytes` $bytes
+    `items` $items attr-dict
   }];
+  let hasVerifier = 1;
 }
 
 #endif // RESHARD_DIALECT_RUNTIME_IR_RUNTIMEOPS_TD

@@ -1,0 +1,81 @@
+//===- PlanRows.h - Route and stream rows of a compact plan -----*- C++ -*-===//
+//
+// The `reshard.group` op stores a group's routing decisions and the
+// `reshard.schedule` op the plan's streams as flat rows of integers; this
+// header owns both schemas, for the ops, the planner and the lowering.
+//
+//===----------------------------------------------------------------------===//
+#ifndef RESHARD_LAYOUT_PLANROWS_H
+#define RESHARD_LAYOUT_PLANROWS_H
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace reshard {
+
+/// What a routing decision is about: the in-domain holder that sends piece
+/// `piece` to one destination replica over NVLink, or the one network
+/// crossing of piece `piece` into one NVLink domain.
+enum class RouteKind : int64_t { NVLink = 0, Network = 1 };
+
+/// One routing decision of a group, for the pieces where a choice exists.
+/// `key` is the replica's destination mesh linear index (NVLink) or the
+/// NVLink domain (Network). Member k of the group takes candidate
+/// `(holderBase + k) mod n` of the n holders that qualify (those in the
+/// replica's domain for NVLink, all of them for the network), and, for the
+/// network, enters the domain at destination `(entryBase + k) mod m` of the
+/// m replicas there that need it (ascending by rank), which forwards it to
+/// the others over NVLink. A decision left out is 0, 0.
+/// Stored as rows of 5: piece, kind, key, holderBase, entryBase.
+struct RouteRow {
+  static constexpr unsigned kWidth = 5;
+  int64_t piece;
+  RouteKind kind;
+  int64_t key;
+  int64_t holderBase;
+  int64_t entryBase;
+
+  bool sameDecision(const RouteRow &o) const {
+    return piece == o.piece && kind == o.kind && key == o.key;
+  }
+  bool operator<(const RouteRow &o) const {
+    if (piece != o.piece)
+      return piece < o.piece;
+    if (kind != o.kind)
+      return kind < o.kind;
+    return key < o.key;
+  }
+  static std::vector<RouteRow> fromRows(llvm::ArrayRef<int64_t> rows);
+  static std::vector<int64_t> toRows(llvm::ArrayRef<RouteRow> routes);
+};
+
+/// One ordered stream of bytes from `sender` to `receiver`: phase 0 carries
+/// what holders send from their source shards, phase 1 what a relay
+/// forwards from its own destination shards. It runs from step `start`,
+/// `quota` bytes a step, until its bytes are sent.
+/// Stored as rows of 5: sender, receiver, phase, start, quota.
+struct PlanStream {
+  static constexpr unsigned kWidth = 5;
+  int64_t sender, receiver, phase, start, quota;
+
+  bool operator<(const PlanStream &o) const {
+    if (sender != o.sender)
+      return sender < o.sender;
+    if (receiver != o.receiver)
+      return receiver < o.receiver;
+    return phase < o.phase;
+  }
+  static std::vector<PlanStream> fromRows(llvm::ArrayRef<int64_t> rows);
+  static std::vector<int64_t> toRows(llvm::ArrayRef<PlanStream> streams);
+};
+
+/// Steps a stream of `bytes` at `quota` bytes a step takes (0 for none).
+inline int64_t streamSteps(int64_t bytes, int64_t quota) {
+  return bytes <= 0 ? 0 : bytes / quota + (bytes % quota != 0);
+}
+
+} // namespace reshard
+
+#endif // RESHARD_LAYOUT_PLANROWS_H

@@ -1,0 +1,55 @@
+//===- Transfers.h - Who sends which members of which piece -----*- C++ -*-===//
+//
+// A routed group's decisions, spelled out per sender and receiver: each
+// transfer moves one class piece of an arithmetic progression of the
+// group's members. Scheduling, the cost model, the lowering and the
+// expansion into explicit pieces all start from this one enumeration, so
+// they agree on what moves.
+//
+//===----------------------------------------------------------------------===//
+#ifndef RESHARD_PLAN_TRANSFERS_H
+#define RESHARD_PLAN_TRANSFERS_H
+
+#include "reshard/Plan/PlanModel.h"
+
+namespace reshard {
+
+enum class TransferKind {
+  Copy,   ///< inside one rank, source shard to destination shard
+  Direct, ///< a holder's source shard to another rank (NVLink or network)
+  Relay,  ///< a destination forwards what it received, from its own shard
+};
+
+/// Members memberStart + i * memberStride, i < memberCount, of group
+/// `group` move piece `piece` from `sender` to `receiver`.
+struct TransferGroup {
+  int64_t group, piece;
+  int64_t sender, receiver;
+  TransferKind kind;
+  int64_t memberStart, memberStride, memberCount;
+
+  /// 0 for what holders send, 1 for relays: a relay's stream starts after
+  /// the relay has received what it forwards.
+  int64_t phase() const { return kind == TransferKind::Relay ? 1 : 0; }
+  bool hasMember(int64_t k) const {
+    return k >= memberStart && (k - memberStart) % memberStride == 0 &&
+           (k - memberStart) / memberStride < memberCount;
+  }
+};
+
+/// Every transfer of the plan, group by group, piece by piece, in
+/// destination replica order (then network domains ascending).
+std::vector<TransferGroup> enumerateTransfers(const PlanModel &model);
+
+/// The transfers of one group piece (what enumerateTransfers lists for it).
+void appendTransfers(const PlanModel &model, int64_t group, int64_t piece,
+                     std::vector<TransferGroup> &out);
+
+/// The members k in [0, count) with k = a (mod m) and k = b (mod n), as
+/// start, stride and count (count 0 when there are none).
+void solveMembers(int64_t count, int64_t a, int64_t m, int64_t b, int64_t n,
+                  int64_t &start, int64_t &stride, int64_t &number);
+
+} // namespace reshard
+
+#endif // RESHARD_PLAN_TRANSFERS_H

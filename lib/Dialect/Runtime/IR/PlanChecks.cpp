@@ -1,0 +1,429 @@
+//===- PlanChecks.cpp - What a compact plan must prove --------------------===//
+//
+// Every check runs on the engine tables, never on pieces of tensors: a
+// group piece's deliveries to one destination are a few arithmetic
+// progressions of members, and exactly-once is that they partition the
+// group's members (pairwise disjoint and as many as the members).
+//
+//===----------------------------------------------------------------------===//
+#include "reshard/Dialect/Runtime/IR/PlanEncoding.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/CheckedArithmetic.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+using namespace mlir;
+using namespace reshard;
+using namespace reshard::rt;
+
+namespace {
+
+/// Members start + i * stride, i < count.
+struct Progression {
+  int64_t start, stride, count;
+  int64_t last() const { return start + (count - 1) * stride; }
+};
+
+int64_t gcd(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/// The smallest member of both, or -1.
+int64_t firstCommon(const Progression &a, const Progression &b) {
+  // x = a.start (mod m), x = b.start (mod n), by the extended Euclid
+  // algorithm in 128 bits (m, n < 2^31, so lcm < 2^62).
+  int64_t m = a.count > 1 ? a.stride : 1, n = b.count > 1 ? b.stride : 1;
+  int64_t g = gcd(m, n);
+  if ((b.start - a.start) % g != 0)
+    return -1;
+  __int128 oldR = m, r = n, oldS = 1, s = 0;
+  while (r != 0) {
+    __int128 q = oldR / r, t = r;
+    r = oldR - q * r;
+    oldR = t;
+    t = s;
+    s = oldS - q * s;
+    oldS = t;
+  }
+  __int128 lcm = static_cast<__int128>(m) / g * n;
+  __int128 x = a.start + static_cast<__int128>(m) * (((b.start - a.start) / g *
+                                                      oldS) % (n / g));
+  __int128 lo = std::max(a.start, b.start);
+  x = ((x - lo) % lcm + lcm) % lcm + lo;
+  return x <= std::min(a.last(), b.last()) ? static_cast<int64_t>(x) : -1;
+}
+
+/// How many members both have.
+int64_t commonCount(const Progression &a, const Progression &b) {
+  int64_t x = firstCommon(a, b);
+  if (x < 0)
+    return 0;
+  int64_t m = a.count > 1 ? a.stride : 1, n = b.count > 1 ? b.stride : 1;
+  __int128 lcm = static_cast<__int128>(m) / gcd(m, n) * n;
+  return static_cast<int64_t>((std::min(a.last(), b.last()) - x) / lcm + 1);
+}
+
+/// One progression of members of one group piece reaching one destination
+/// (mesh linear index), from item `item` (or a copy item).
+struct Delivery {
+  int64_t group, piece, linear;
+  Progression members;
+  int64_t item;
+  int64_t rank;
+  bool operator<(const Delivery &o) const {
+    return std::tie(group, piece, linear, members.start) <
+           std::tie(o.group, o.piece, o.linear, o.members.start);
+  }
+};
+
+class Checker {
+public:
+  explicit Checker(const EncodedPlan &e) : e(e), p(e.view()) {}
+  LogicalResult run();
+
+private:
+  InFlightDiagnostic atItem(int64_t item) {
+    return e.itemsOpOf(item).emitOpError()
+           << "item " << item - e.listFirst[listOf(item)] << " ";
+  }
+  int64_t listOf(int64_t item) const {
+    return std::upper_bound(e.listFirst.begin(), e.listFirst.end(), item) -
+           e.listFirst.begin() - 1;
+  }
+  std::string tensorName(int64_t group, int64_t member) const {
+    return e.tensorNames[engine::member_tensor(p, p.groups[group], member)];
+  }
+  /// The linear index of `rank` in mesh `mesh`, or -1.
+  int64_t linearOf(int64_t mesh, int64_t rank) const {
+    auto it = linear.find({mesh, rank});
+    return it == linear.end() ? -1 : it->second;
+  }
+  const engine::Piece &pieceOf(const engine::Item &it) const {
+    return p.pieces[p.classes[p.groups[it.group].cls].first_piece + it.piece];
+  }
+  int64_t combo(int64_t cls, bool src, int64_t l) const {
+    const engine::Class &c = p.classes[cls];
+    return p.words[(src ? c.src_combo_of : c.dst_combo_of) + l];
+  }
+
+  LogicalResult checkGroups();
+  LogicalResult checkItems();
+  LogicalResult checkStreams();
+  LogicalResult checkCopies();
+  LogicalResult checkRelays();
+  LogicalResult checkExactlyOnce();
+  LogicalResult checkSteps();
+
+  /// Whether `rank` holds item `it`'s piece in its source (`src`) or
+  /// destination shard; also its linear index there.
+  bool holds(int64_t rank, const engine::Item &it, bool src, int64_t &l) {
+    const engine::Group &g = p.groups[it.group];
+    l = linearOf(src ? g.src_mesh : g.dst_mesh, rank);
+    const engine::Piece &piece = pieceOf(it);
+    return l >= 0 &&
+           combo(g.cls, src, l) == (src ? piece.src_combo : piece.dst_combo);
+  }
+
+  const EncodedPlan &e;
+  const engine::Plan &p;
+  llvm::DenseMap<std::pair<int64_t, int64_t>, int64_t> linear;
+  std::vector<Delivery> deliveries;
+};
+
+} // namespace
+
+LogicalResult Checker::checkGroups() {
+  for (int64_t m = 0; m < p.num_meshes; ++m)
+    for (int64_t i = 0; i < p.meshes[m].num_ranks; ++i)
+      linear[{m, p.words[p.meshes[m].ranks + i]}] = i;
+  for (int64_t gi = 0; gi < p.num_groups; ++gi) {
+    const engine::Group &g = p.groups[gi];
+    GroupOp op = e.groupOpOf(gi);
+    if (g.cls < 0 || g.cls >= p.num_classes)
+      return op.emitOpError() << "names class " << g.cls << " of "
+                              << p.num_classes;
+    for (auto [mesh, src] : {std::pair{g.src_mesh, true}, {g.dst_mesh, false}}) {
+      if (mesh < 0 || mesh >= p.num_meshes)
+        return op.emitOpError() << "names mesh " << mesh << " of "
+                                << p.num_meshes;
+      const engine::Class &c = p.classes[g.cls];
+      int64_t devices = src ? c.src_devices : c.dst_devices;
+      if (p.meshes[mesh].num_ranks != devices)
+        return op.emitOpError()
+               << "moves between meshes " << g.src_mesh << " and "
+               << g.dst_mesh << ", but mesh " << mesh << " has "
+               << p.meshes[mesh].num_ranks << " ranks where class " << g.cls
+               << " has " << devices << " " << (src ? "source" : "destination")
+               << " devices";
+    }
+  }
+  for (int t = 0; t < p.num_tensors; ++t)
+    if (p.tensor_group[t] < 0)
+      return e.getPlanOp().emitOpError()
+             << "tensor " << t << " ('" << e.tensorNames[t]
+             << "') is in no reshard_rt.group";
+  return success();
+}
+
+LogicalResult Checker::checkItems() {
+  for (int64_t i = 0; i < p.num_items; ++i) {
+    const engine::Item &it = p.items[i];
+    if (it.group >= p.num_groups)
+      return atItem(i) << "names group " << it.group << " of " << p.num_groups;
+    const engine::Group &g = p.groups[it.group];
+    if (it.piece >= p.classes[g.cls].num_pieces)
+      return atItem(i) << "names piece " << it.piece << " of class " << g.cls
+                       << ", which has " << p.classes[g.cls].num_pieces;
+    int64_t last = it.start + (it.count - 1) * int64_t(it.stride);
+    if (last >= g.num_members)
+      return atItem(i) << "reaches member " << last << " of group " << it.group
+                       << ", which has " << g.num_members;
+  }
+  return success();
+}
+
+LogicalResult Checker::checkStreams() {
+  for (int64_t si = 0; si < p.num_streams; ++si) {
+    const engine::Stream &s = p.streams[si];
+    SendOp op = e.sendOpOf(si);
+    if (s.sender == s.receiver)
+      return op.emitOpError() << "sends to its own rank; a rank copies "
+                                 "locally with reshard_rt.copy";
+    std::optional<int64_t> bytes = 0;
+    for (int64_t i = s.first_item; i < s.first_item + s.num_items; ++i) {
+      const engine::Item &it = p.items[i];
+      int64_t l;
+      if (!holds(s.sender, it, s.phase == 0, l))
+        return atItem(i) << "is sent by rank " << s.sender << " from its "
+                         << (s.phase == 0 ? "source" : "destination")
+                         << " shards, but rank " << s.sender << " does not "
+                         << "hold piece " << it.piece << " of group "
+                         << it.group << " there";
+      if (!holds(s.receiver, it, false, l))
+        return atItem(i) << "is received by rank " << s.receiver
+                         << ", which does not need piece " << it.piece
+                         << " of group " << it.group;
+      deliveries.push_back({it.group, it.piece, l,
+                            {it.start, it.stride, it.count}, i, s.receiver});
+      std::optional<int64_t> b = llvm::checkedMul(pieceOf(it).bytes,
+                                                  int64_t(it.count));
+      if (!b || !(bytes = llvm::checkedAdd(*bytes, *b)))
+        return op.emitOpError() << "carries more than 2^63 bytes";
+    }
+    if (*bytes != s.bytes)
+      return op.emitOpError() << "states " << s.bytes << " bytes, but its "
+                              << "items are " << *bytes << " bytes";
+  }
+  return success();
+}
+
+LogicalResult Checker::checkCopies() {
+  for (int64_t pi = 0; pi < p.num_programs; ++pi) {
+    const engine::RankProgram &prog = p.programs[pi];
+    for (int64_t i = prog.first_copy; i < prog.first_copy + prog.num_copies;
+         ++i) {
+      const engine::Item &it = p.items[i];
+      int64_t l;
+      if (!holds(prog.rank, it, true, l))
+        return atItem(i) << "is copied locally on rank " << prog.rank
+                         << ", which does not hold piece " << it.piece
+                         << " of group " << it.group << " in its source shards";
+      if (!holds(prog.rank, it, false, l))
+        return atItem(i) << "is copied locally on rank " << prog.rank
+                         << ", which does not need piece " << it.piece
+                         << " of group " << it.group;
+      deliveries.push_back({it.group, it.piece, l,
+                            {it.start, it.stride, it.count}, i, prog.rank});
+    }
+  }
+  return success();
+}
+
+LogicalResult Checker::checkRelays() {
+  for (int64_t pi = 0; pi < p.num_programs; ++pi) {
+    const engine::RankProgram &prog = p.programs[pi];
+    // What the rank has before it relays: local copies and phase-0
+    // receives, by (group, piece); and the step after its last receive.
+    std::map<std::pair<int64_t, int64_t>, std::vector<Progression>> has;
+    auto add = [&](int64_t first, int64_t n) {
+      for (int64_t i = first; i < first + n; ++i) {
+        const engine::Item &it = p.items[i];
+        has[{it.group, it.piece}].push_back({it.start, it.stride, it.count});
+      }
+    };
+    add(prog.first_copy, prog.num_copies);
+    int64_t received = 0;
+    for (int64_t i = 0; i < prog.num_recvs; ++i) {
+      const engine::Stream &s = engine::recv_stream(p, prog, i);
+      if (s.phase != 0)
+        continue;
+      add(s.first_item, s.num_items);
+      received = std::max(received, s.start + engine::stream_steps(s));
+    }
+    for (int64_t si = prog.first_send; si < prog.first_send + prog.num_sends;
+         ++si) {
+      const engine::Stream &s = p.streams[si];
+      if (s.phase != 1)
+        continue;
+      if (s.start < received)
+        return e.sendOpOf(si).emitOpError()
+               << "relays from step " << s.start << ", but rank " << prog.rank
+               << " receives phase-0 data until step " << received - 1
+               << "; a relay forwards only what it has";
+      // What the rank has of a group piece is disjoint (exactly-once is
+      // checked first), so counting the common members proves coverage.
+      for (int64_t i = s.first_item; i < s.first_item + s.num_items; ++i) {
+        const engine::Item &it = p.items[i];
+        Progression want{it.start, it.stride, it.count};
+        int64_t covered = 0;
+        auto found = has.find({it.group, it.piece});
+        if (found != has.end())
+          for (const Progression &h : found->second)
+            covered += commonCount(h, want);
+        if (covered != want.count)
+          return atItem(i) << "is relayed by rank " << prog.rank
+                           << ", which does not receive all those members of "
+                           << "piece " << it.piece << " of group " << it.group
+                           << " in phase 0 or copy them locally";
+      }
+    }
+  }
+  return success();
+}
+
+LogicalResult Checker::checkExactlyOnce() {
+  std::sort(deliveries.begin(), deliveries.end());
+  int64_t keys = 0;
+  for (size_t a = 0; a < deliveries.size();) {
+    size_t b = a;
+    const Delivery &k = deliveries[a];
+    while (b < deliveries.size() && deliveries[b].group == k.group &&
+           deliveries[b].piece == k.piece && deliveries[b].linear == k.linear)
+      ++b;
+    ++keys;
+    int64_t n = p.groups[k.group].num_members, total = 0;
+    for (size_t i = a; i < b; ++i)
+      total += deliveries[i].members.count;
+    // Disjoint: pairwise for a few progressions, else by one bit a member.
+    int64_t twice = -1;
+    if (b - a <= 64) {
+      for (size_t i = a; i < b && twice < 0; ++i)
+        for (size_t j = i + 1; j < b && twice < 0; ++j)
+          twice = firstCommon(deliveries[i].members, deliveries[j].members);
+    } else {
+      std::vector<bool> seen(n);
+      for (size_t i = a; i < b && twice < 0; ++i)
+        for (int64_t m = 0; m < deliveries[i].members.count && twice < 0; ++m) {
+          int64_t member = deliveries[i].members.start +
+                           m * deliveries[i].members.stride;
+          if (seen[member])
+            twice = member;
+          seen[member] = true;
+        }
+    }
+    if (twice >= 0)
+      return atItem(deliveries[a].item)
+             << "(with others) delivers piece " << k.piece << " of tensor '"
+             << tensorName(k.group, twice) << "' (group " << k.group
+             << ", member " << twice << ") to rank " << k.rank
+             << " twice; each element arrives exactly once";
+    if (total != n) {
+      std::vector<bool> seen(n);
+      for (size_t i = a; i < b; ++i)
+        for (int64_t m = 0; m < deliveries[i].members.count; ++m)
+          seen[deliveries[i].members.start + m * deliveries[i].members.stride] =
+              true;
+      int64_t missing = std::find(seen.begin(), seen.end(), false) -
+                        seen.begin();
+      return atItem(deliveries[a].item)
+             << "(with others) delivers piece " << k.piece << " of group "
+             << k.group << " to rank " << k.rank << ", but never for tensor '"
+             << tensorName(k.group, missing) << "' (member " << missing
+             << "); each element arrives exactly once";
+    }
+    a = b;
+  }
+  // Every key delivered is a valid one; as many as there are means all.
+  int64_t expected = 0;
+  for (int64_t gi = 0; gi < p.num_groups; ++gi) {
+    const engine::Group &g = p.groups[gi];
+    const engine::Class &c = p.classes[g.cls];
+    std::vector<int64_t> perCombo(c.dst_combos, 0);
+    for (int64_t i = 0; i < c.num_pieces; ++i)
+      ++perCombo[p.pieces[c.first_piece + i].dst_combo];
+    for (int64_t l = 0; l < c.dst_devices; ++l)
+      expected += perCombo[combo(g.cls, false, l)];
+  }
+  if (keys == expected)
+    return success();
+  // Name one that is missing.
+  std::set<std::tuple<int64_t, int64_t, int64_t>> got;
+  for (const Delivery &d : deliveries)
+    got.insert({d.group, d.piece, d.linear});
+  for (int64_t gi = 0; gi < p.num_groups; ++gi) {
+    const engine::Group &g = p.groups[gi];
+    const engine::Class &c = p.classes[g.cls];
+    for (int64_t l = 0; l < c.dst_devices; ++l)
+      for (int64_t i = 0; i < c.num_pieces; ++i)
+        if (p.pieces[c.first_piece + i].dst_combo == combo(g.cls, false, l) &&
+            !got.count({gi, i, l}))
+          return e.groupOpOf(gi).emitOpError()
+                 << "piece " << i << " of tensor '" << tensorName(gi, 0)
+                 << "' (member 0) never reaches rank "
+                 << p.words[p.meshes[g.dst_mesh].ranks + l]
+                 << "; each element arrives exactly once";
+  }
+  return success();
+}
+
+LogicalResult Checker::checkSteps() {
+  std::vector<engine::Message> sends, recvs;
+  for (int64_t pi = 0; pi < p.num_programs; ++pi) {
+    const engine::RankProgram &prog = p.programs[pi];
+    int64_t most = 0;
+    for (int64_t step = 0; step < prog.steps; ++step) {
+      int64_t used = engine::step_messages(p, prog, step, sends, recvs);
+      most = std::max(most, used);
+      int64_t bytes = 0;
+      for (const std::vector<engine::Message> *list : {&sends, &recvs})
+        for (const engine::Message &m : *list)
+          bytes += m.bytes;
+      if (p.staging_budget > 0 && bytes > p.staging_budget)
+        return e.rankOpOf(pi).emitOpError()
+               << "moves " << bytes << " bytes in step " << step
+               << ", over the staging budget of " << p.staging_budget;
+      int64_t ops = sends.size() + recvs.size();
+      if (p.max_ops_per_step > 0 && ops > p.max_ops_per_step)
+        return e.rankOpOf(pi).emitOpError()
+               << "posts " << ops << " messages in step " << step
+               << ", over max_ops_per_step " << p.max_ops_per_step;
+    }
+    if (most != prog.workspace)
+      return e.rankOpOf(pi).emitOpError()
+             << "states a workspace of " << prog.workspace
+             << " bytes; its largest step stages " << most;
+  }
+  return success();
+}
+
+LogicalResult Checker::run() {
+  if (failed(checkGroups()) || failed(checkItems()) ||
+      failed(checkStreams()) || failed(checkCopies()) ||
+      failed(checkExactlyOnce()) || failed(checkRelays()) ||
+      failed(checkSteps()))
+    return failure();
+  return success();
+}
+
+LogicalResult reshard::rt::checkPlan(const EncodedPlan &plan) {
+  return Checker(plan).run();
+}

@@ -1,0 +1,367 @@
+//===- PlanEncoding.cpp - A reshard_rt.plan as engine tables --------------===//
+#include "reshard/Dialect/Runtime/IR/PlanEncoding.h"
+
+#include "llvm/Support/CheckedArithmetic.h"
+
+#include <algorithm>
+#include <climits>
+
+using namespace mlir;
+using namespace reshard;
+using namespace reshard::rt;
+
+int64_t EncodedPlan::intern(ArrayRef<int64_t> v) {
+  std::vector<int64_t> key(v.begin(), v.end());
+  auto [it, inserted] = interned.try_emplace(key, words.size());
+  if (inserted)
+    words.insert(words.end(), v.begin(), v.end());
+  return it->second;
+}
+
+ItemsOp EncodedPlan::itemsOpOf(int64_t item) const {
+  auto it = std::upper_bound(listFirst.begin(), listFirst.end(), item);
+  return itemsOps[std::max<int64_t>(0, it - listFirst.begin() - 1)];
+}
+
+RecvOp EncodedPlan::recvOpOf(int64_t program, int64_t i) const {
+  return recvOps[program][i];
+}
+
+namespace {
+/// Null, once the diagnostic `d` has been reported (at the end of the
+/// caller's full expression).
+std::nullptr_t reported(InFlightDiagnostic &&d) { return nullptr; }
+
+/// The order the plan's ops come in.
+enum class Section { Meshes, Classes, Groups, Items, Ranks };
+
+template <class T> bool fitsInt32(T v) { return v >= 0 && v <= INT32_MAX; }
+} // namespace
+
+std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
+  std::unique_ptr<EncodedPlan> e(new EncodedPlan());
+  e->name = op.getSymName().str();
+  for (Attribute t : op.getTensors())
+    e->tensorNames.push_back(cast<StringAttr>(t).getValue().str());
+  int64_t numTensors = e->tensorNames.size();
+  int64_t numRanks = op.getNumRanks();
+  if (numRanks < 1 || numRanks > (int64_t(1) << 24))
+    return reported(op.emitOpError() << "num_ranks " << numRanks
+                            << " must be in [1, 2^24]");
+  if (numTensors > INT32_MAX)
+    return reported(op.emitOpError() << "has more than 2^31 tensors");
+  e->tensorGroup.assign(numTensors, -1);
+
+  Section at = Section::Meshes;
+  auto enter = [&](Operation *child, Section s, int64_t index,
+                   size_t position) -> bool {
+    static const char *names[] = {"meshes", "classes", "groups", "item lists",
+                                  "ranks"};
+    if (s < at) {
+      child->emitOpError() << "comes after the plan's "
+                           << names[static_cast<int>(at)]
+                           << "; a plan lists meshes, classes, groups, item "
+                              "lists, then ranks";
+      return false;
+    }
+    at = s;
+    if (s != Section::Ranks && index != static_cast<int64_t>(position)) {
+      child->emitOpError() << "is numbered " << index << " but is "
+                           << names[static_cast<int>(s)] << " entry "
+                           << position << "; number them in order";
+      return false;
+    }
+    return true;
+  };
+
+  std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> streamIndex;
+  struct PendingRecv {
+    int64_t program;
+    RecvOp op;
+  };
+  std::vector<PendingRecv> recvs;
+  for (Operation &child : op.getBody().front()) {
+    if (auto mesh = dyn_cast<MeshOp>(child)) {
+      if (!enter(mesh, Section::Meshes, mesh.getIndex(), e->meshes.size()))
+        return nullptr;
+      for (int64_t r : mesh.getRanks())
+        if (r < 0 || r >= numRanks)
+          return reported(mesh.emitOpError() << "lists rank " << r << " outside the "
+                                    << numRanks << " ranks of the plan");
+      e->meshes.push_back({static_cast<int64_t>(mesh.getRanks().size()),
+                           e->intern(mesh.getRanks())});
+    } else if (auto cls = dyn_cast<ClassOp>(child)) {
+      if (!enter(cls, Section::Classes, cls.getIndex(), e->classes.size()))
+        return nullptr;
+      engine::Class c = {};
+      c.first_piece = e->pieces.size();
+      for (bool src : {true, false}) {
+        SmallVector<int64_t> bytes;
+        for (int64_t k = 0, n = cls.getNumCombos(src); k < n; ++k) {
+          std::optional<int64_t> b = cls.getElementBytes();
+          for (int64_t s : cls.getShardShape(src, k))
+            if (b)
+              b = llvm::checkedMul(*b, s);
+          if (!b)
+            return reported(cls.emitOpError() << "has a shard whose bytes overflow "
+                                        "64 bits");
+          bytes.push_back(*b);
+        }
+        ArrayRef<int64_t> comboOf =
+            src ? cls.getSrcComboOf() : cls.getDstComboOf();
+        (src ? c.src_devices : c.dst_devices) = comboOf.size();
+        (src ? c.src_combo_of : c.dst_combo_of) = e->intern(comboOf);
+        (src ? c.src_combos : c.dst_combos) = bytes.size();
+        (src ? c.src_shard_bytes : c.dst_shard_bytes) = e->intern(bytes);
+      }
+      for (PieceOp piece : cls.getBody().front().getOps<PieceOp>()) {
+        std::optional<int64_t> bytes = cls.getElementBytes();
+        for (int64_t s : piece.getSizes())
+          if (bytes)
+            bytes = llvm::checkedMul(*bytes, s);
+        if (!bytes)
+          return reported(piece.emitOpError() << "has a box whose bytes overflow 64 "
+                                        "bits");
+        e->pieces.push_back({piece.getSrcComboAttr().getInt(),
+                             piece.getDstComboAttr().getInt(), *bytes,
+                             e->intern(piece.getPack().descriptor()),
+                             e->intern(piece.getUnpack().descriptor()),
+                             e->intern(piece.getCopy().descriptor())});
+      }
+      c.num_pieces = e->pieces.size() - c.first_piece;
+      e->classes.push_back(c);
+      e->classOps.push_back(cls);
+    } else if (auto group = dyn_cast<GroupOp>(child)) {
+      int64_t g = e->groups.size();
+      if (!enter(group, Section::Groups, group.getIndex(), g))
+        return nullptr;
+      for (int64_t t : group.getTensors()) {
+        if (t < 0 || t >= numTensors)
+          return reported(group.emitOpError() << "lists tensor " << t << " of the "
+                                     << numTensors << " of the plan");
+        if (e->tensorGroup[t] != -1) {
+          InFlightDiagnostic diag = group.emitOpError()
+                                    << "lists tensor " << t << " ('"
+                                    << e->tensorNames[t]
+                                    << "'), which group "
+                                    << e->tensorGroup[t] << " lists too";
+          diag.attachNote(e->groupOps[e->tensorGroup[t]].getLoc())
+              << "the other group";
+          return nullptr;
+        }
+        e->tensorGroup[t] = g;
+      }
+      e->groups.push_back({group.getClassIndexAttr().getInt(),
+                           group.getSrcMeshAttr().getInt(),
+                           group.getDstMeshAttr().getInt(),
+                           e->intern(group.getTensors()),
+                           static_cast<int64_t>(group.getTensors().size())});
+      e->groupOps.push_back(group);
+    } else if (auto items = dyn_cast<ItemsOp>(child)) {
+      if (!enter(items, Section::Items, items.getIndex(),
+                 e->itemsOps.size()))
+        return nullptr;
+      e->listFirst.push_back(e->items.size());
+      ArrayRef<int64_t> rows = items.getRows();
+      for (size_t i = 0; i + 5 <= rows.size(); i += 5) {
+        for (int k = 0; k < 5; ++k)
+          if (!fitsInt32(rows[i + k]))
+            return reported(items.emitOpError() << "item " << i / 5 << " has field "
+                                       << rows[i + k]
+                                       << " outside [0, 2^31)");
+        e->items.push_back({static_cast<int32_t>(rows[i]),
+                            static_cast<int32_t>(rows[i + 1]),
+                            static_cast<int32_t>(rows[i + 2]),
+                            static_cast<int32_t>(rows[i + 3]),
+                            static_cast<int32_t>(rows[i + 4])});
+      }
+      e->itemsOps.push_back(items);
+    } else if (auto rank = dyn_cast<RankOp>(child)) {
+      if (!enter(rank, Section::Ranks, 0, 0))
+        return nullptr;
+      int64_t r = rank.getRank();
+      if (r < 0 || r >= numRanks)
+        return reported(rank.emitOpError() << "is rank " << r << " of a plan of "
+                                  << numRanks << " ranks");
+      if (!e->rankOps.empty() && r <= e->rankOps.back().getRankAttr().getInt())
+        return reported(rank.emitOpError()
+                        << "follows rank " << e->rankOps.back().getRank()
+                        << "; ranks are listed once each, ascending");
+      int64_t program = e->programs.size();
+      engine::RankProgram p = {};
+      p.rank = r;
+      p.workspace = rank.getWorkspace();
+      p.first_send = e->streams.size();
+      auto list = [&](Operation *user, int64_t index, int64_t &first,
+                      int64_t &count) -> bool {
+        if (index < 0 || index >= static_cast<int64_t>(e->itemsOps.size())) {
+          user->emitOpError() << "names item list " << index << " of "
+                              << e->itemsOps.size();
+          return false;
+        }
+        first = e->listFirst[index];
+        count = e->itemsOps[index].getRows().size() / 5;
+        return true;
+      };
+      e->recvOps.emplace_back();
+      for (Operation &step : rank.getBody().front()) {
+        if (auto copy = dyn_cast<CopyOp>(step)) {
+          if (!list(copy, copy.getItems(), p.first_copy, p.num_copies))
+            return nullptr;
+        } else if (auto send = dyn_cast<SendOp>(step)) {
+          int64_t first, count;
+          if (!list(send, send.getItems(), first, count))
+            return nullptr;
+          if (send.getPeerAttr().getInt() >= numRanks || count > INT32_MAX)
+            return reported(send.emitOpError() << "sends to rank " << send.getPeer()
+                                      << " of a plan of " << numRanks
+                                      << " ranks");
+          streamIndex[{r, send.getPeer(), send.getPhase()}] =
+              e->streams.size();
+          e->streams.push_back(
+              {static_cast<int32_t>(r), static_cast<int32_t>(send.getPeer()),
+               static_cast<int32_t>(send.getPhase()),
+               static_cast<int32_t>(count), send.getStartAttr().getInt(),
+               send.getQuotaAttr().getInt(), send.getBytesAttr().getInt(),
+               first});
+          e->sendOps.push_back(send);
+          e->streamList.push_back(send.getItems());
+        } else if (auto recv = dyn_cast<RecvOp>(step)) {
+          recvs.push_back({program, recv});
+          e->recvOps.back().push_back(recv);
+        }
+      }
+      p.num_sends = e->streams.size() - p.first_send;
+      e->programs.push_back(p);
+      e->rankOps.push_back(rank);
+    } else {
+      return reported(child.emitOpError() << "is not part of a reshard_rt.plan");
+    }
+  }
+
+  // Receives name their sender's stream: one row serves both ends.
+  std::vector<int64_t> receivers(e->streams.size(), 0);
+  std::vector<std::vector<int64_t>> recvLists(e->programs.size());
+  for (const PendingRecv &pr : recvs) {
+    RecvOp recv = pr.op;
+    int64_t r = e->programs[pr.program].rank;
+    auto it = streamIndex.find({recv.getPeer(), r, recv.getPhase()});
+    if (it == streamIndex.end())
+      return reported(recv.emitOpError() << "receives from rank " << recv.getPeer()
+                                << " in phase " << recv.getPhase()
+                                << ", which sends nothing to rank " << r
+                                << " in that phase");
+    const engine::Stream &s = e->streams[it->second];
+    if (s.start != recv.getStartAttr().getInt() ||
+        s.quota != recv.getQuotaAttr().getInt() ||
+        s.bytes != recv.getBytesAttr().getInt() ||
+        e->streamList[it->second] != recv.getItemsAttr().getInt()) {
+      InFlightDiagnostic diag =
+          recv.emitOpError()
+          << "differs from the send it receives (start " << s.start
+          << ", quota " << s.quota << ", bytes " << s.bytes << ", items "
+          << e->streamList[it->second] << "); both ends must agree";
+      diag.attachNote(e->sendOps[it->second].getLoc()) << "the send";
+      return nullptr;
+    }
+    if (receivers[it->second]++)
+      return reported(recv.emitOpError() << "receives a stream another receive "
+                                   "already takes");
+    recvLists[pr.program].push_back(it->second);
+  }
+  for (size_t s = 0; s < e->streams.size(); ++s)
+    if (!receivers[s])
+      return reported(e->sendOps[s].emitOpError()
+                 << "is received by no reshard_rt.recv of rank "
+                 << e->streams[s].receiver);
+  for (size_t p = 0; p < e->programs.size(); ++p) {
+    engine::RankProgram &prog = e->programs[p];
+    prog.recvs = e->words.size(); // not interned: lists are per rank
+    prog.num_recvs = recvLists[p].size();
+    e->words.insert(e->words.end(), recvLists[p].begin(), recvLists[p].end());
+  }
+  e->programOfRank.assign(numRanks, -1);
+  for (size_t p = 0; p < e->programs.size(); ++p)
+    e->programOfRank[e->programs[p].rank] = p;
+  e->listFirst.push_back(e->items.size());
+  e->finish(op);
+  return e;
+}
+
+void EncodedPlan::finish(PlanOp op) {
+  planOp = op;
+  for (const std::string &n : tensorNames)
+    tensorNamePtrs.push_back(n.c_str());
+  plan.name = name.c_str();
+  plan.fingerprint = static_cast<uint64_t>(op.getFingerprint());
+  plan.num_ranks = static_cast<int>(op.getNumRanks());
+  plan.num_tensors = static_cast<int>(tensorNames.size());
+  plan.tensor_names = tensorNamePtrs.data();
+  plan.tensor_group = tensorGroup.data();
+  plan.meshes = meshes.data();
+  plan.num_meshes = meshes.size();
+  plan.classes = classes.data();
+  plan.num_classes = classes.size();
+  plan.pieces = pieces.data();
+  plan.num_pieces = pieces.size();
+  plan.groups = groups.data();
+  plan.num_groups = groups.size();
+  plan.items = items.data();
+  plan.num_items = items.size();
+  plan.streams = streams.data();
+  plan.num_streams = streams.size();
+  plan.programs = programs.data();
+  plan.num_programs = programs.size();
+  plan.program_of_rank = programOfRank.data();
+  plan.words = words.data();
+  plan.num_words = words.size();
+  plan.staging_budget = op.getStagingBudget().value_or(0);
+  plan.max_ops_per_step = op.getMaxOpsPerStep().value_or(0);
+  plan.max_steps = 0;
+  // The stream verifiers bound start + steps below 2^31, so these sums hold.
+  for (engine::RankProgram &p : programs) {
+    p.steps = engine::rank_steps(plan, p);
+    plan.max_steps = std::max(plan.max_steps, p.steps);
+  }
+}
+
+uint64_t EncodedPlan::fingerprint() const {
+  uint64_t h = 1469598103934665603ull;
+  auto bytes = [&](const void *p, size_t n) {
+    const uint8_t *b = static_cast<const uint8_t *>(p);
+    for (size_t i = 0; i < n; ++i) {
+      h ^= b[i];
+      h *= 1099511628211ull;
+    }
+  };
+  auto word = [&](uint64_t v) { bytes(&v, sizeof(v)); };
+  auto vec = [&](const auto &v) {
+    word(v.size());
+    if (!v.empty())
+      bytes(v.data(), v.size() * sizeof(v[0]));
+  };
+  word(name.size());
+  bytes(name.data(), name.size());
+  word(plan.num_ranks);
+  for (const std::string &n : tensorNames) {
+    word(n.size());
+    bytes(n.data(), n.size());
+  }
+  vec(tensorGroup);
+  vec(words);
+  vec(meshes);
+  vec(classes);
+  vec(pieces);
+  vec(groups);
+  vec(items);
+  vec(streams);
+  // Programs without their workspace: the lowering fingerprints before it
+  // knows it, and the workspace follows from the rest.
+  for (const engine::RankProgram &p : programs)
+    for (int64_t v : {p.rank, p.first_copy, p.num_copies, p.first_send,
+                      p.num_sends, p.recvs, p.num_recvs})
+      word(v);
+  word(plan.staging_budget);
+  word(plan.max_ops_per_step);
+  return h;
+}

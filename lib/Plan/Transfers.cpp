@@ -1,0 +1,115 @@
+//===- Transfers.cpp - Route rules spelled out per sender and receiver ----===//
+#include "reshard/Plan/Transfers.h"
+
+#include <numeric>
+
+using namespace reshard;
+
+static int64_t mod(int64_t a, int64_t m) { return ((a % m) + m) % m; }
+
+/// x with a * x = 1 (mod m), for a and m coprime, m >= 1.
+static int64_t inverse(int64_t a, int64_t m) {
+  int64_t r0 = mod(a, m), r1 = m, s0 = 1, s1 = 0;
+  while (r1) { // extended Euclid
+    int64_t q = r0 / r1;
+    r0 -= q * r1;
+    std::swap(r0, r1);
+    s0 -= q * s1;
+    std::swap(s0, s1);
+  }
+  return mod(s0, m);
+}
+
+void reshard::solveMembers(int64_t count, int64_t a, int64_t m, int64_t b,
+                           int64_t n, int64_t &start, int64_t &stride,
+                           int64_t &number) {
+  a = mod(a, m);
+  b = mod(b, n);
+  int64_t g = std::gcd(m, n);
+  number = 0;
+  stride = m / g * n;
+  if ((b - a) % g != 0)
+    return;
+  // k = a + m * t with m * t = b - a (mod n).
+  int64_t mg = m / g, ng = n / g;
+  int64_t t = ng == 1 ? 0 : mod((b - a) / g % ng * inverse(mg, ng), ng);
+  start = a + m * t;
+  if (start < count)
+    number = (count - 1 - start) / stride + 1;
+}
+
+void reshard::appendTransfers(const PlanModel &model, int64_t group,
+                              int64_t piece, std::vector<TransferGroup> &out) {
+  const PlanGroup &g = model.groups[group];
+  int64_t members = g.numMembers();
+  if (!members)
+    return;
+  PieceDeliveries d = deliveriesOf(model, group, piece);
+  auto add = [&](int64_t sender, int64_t receiver, TransferKind kind,
+                 int64_t start, int64_t stride, int64_t count) {
+    if (count > 0)
+      out.push_back({group, piece, sender, receiver, kind, start, stride,
+                     count});
+  };
+  bool balanced = g.routing == GroupRouting::Balanced;
+  for (const PieceDeliveries::Replica &rep : d.replicas) {
+    if (rep.kind == PieceDeliveries::Kind::Local) {
+      add(rep.rank, rep.rank, TransferKind::Copy, 0, 1, members);
+      continue;
+    }
+    if (!balanced) {
+      add(d.holders.front(), rep.rank, TransferKind::Direct, 0, 1, members);
+      continue;
+    }
+    if (rep.kind != PieceDeliveries::Kind::NVLink)
+      continue; // the network crossings follow, per domain
+    RouteRow r = g.route(piece, RouteKind::NVLink, rep.linear);
+    int64_t n = rep.domainHolders.size();
+    for (int64_t h = 0; h < n; ++h) {
+      int64_t start = mod(h - r.holderBase, n);
+      if (start < members)
+        add(rep.domainHolders[h], rep.rank, TransferKind::Direct, start, n,
+            (members - 1 - start) / n + 1);
+    }
+  }
+  if (!balanced)
+    return;
+  int64_t nH = d.holders.size();
+  for (const PieceDeliveries::Domain &dom : d.networkDomains) {
+    RouteRow r = g.route(piece, RouteKind::Network, dom.domain);
+    int64_t nE = dom.ranks.size();
+    for (int64_t e = 0; e < nE; ++e)
+      for (int64_t h = 0; h < nH; ++h) {
+        int64_t start, stride, count;
+        solveMembers(members, e - r.entryBase, nE, h - r.holderBase, nH,
+                     start, stride, count);
+        add(d.holders[h], dom.ranks[e], TransferKind::Direct, start, stride,
+            count);
+      }
+    for (int64_t e = 0; e < nE; ++e) {
+      int64_t start = mod(e - r.entryBase, nE);
+      if (start >= members)
+        continue;
+      int64_t count = (members - 1 - start) / nE + 1;
+      for (int64_t other = 0; other < nE; ++other)
+        if (other != e)
+          add(dom.ranks[e], dom.ranks[other], TransferKind::Relay, start, nE,
+              count);
+    }
+  }
+}
+
+std::vector<TransferGroup> reshard::enumerateTransfers(const PlanModel &model) {
+  std::vector<TransferGroup> out;
+  // About one transfer per piece and destination replica.
+  size_t estimate = 0;
+  for (const PlanGroup &g : model.groups)
+    estimate += model.classes[g.cls].pattern.size() * 2;
+  out.reserve(estimate);
+  for (size_t g = 0; g < model.groups.size(); ++g) {
+    const ClassPattern &p = model.classes[model.groups[g].cls].pattern;
+    for (size_t j = 0; j < p.size(); ++j)
+      appendTransfers(model, g, j, out);
+  }
+  return out;
+}
