@@ -89,10 +89,10 @@ SmallVector<int64_t> reshard::boxDescriptor(ArrayRef<int64_t> shape,
   return out;
 }
 
-SmallVector<int64_t> reshard::copyDescriptor(
-    ArrayRef<int64_t> srcShape, ArrayRef<int64_t> srcOffset,
-    ArrayRef<int64_t> dstShape, ArrayRef<int64_t> dstOffset,
-    ArrayRef<int64_t> sizes, int64_t elementBytes) {
+SmallVector<int64_t>
+reshard::copyDescriptor(ArrayRef<int64_t> srcShape, ArrayRef<int64_t> srcOffset,
+                        ArrayRef<int64_t> dstShape, ArrayRef<int64_t> dstOffset,
+                        ArrayRef<int64_t> sizes, int64_t elementBytes) {
   SmallVector<int64_t> out;
   describe(sizes, {srcShape, dstShape}, {srcOffset, dstOffset}, elementBytes,
            out);

@@ -23,8 +23,8 @@ std::vector<int64_t> RouteRow::toRows(llvm::ArrayRef<RouteRow> routes) {
 std::vector<PlanStream> PlanStream::fromRows(llvm::ArrayRef<int64_t> rows) {
   std::vector<PlanStream> out;
   for (size_t i = 0; i + kWidth <= rows.size(); i += kWidth)
-    out.push_back({rows[i], rows[i + 1], rows[i + 2], rows[i + 3],
-                   rows[i + 4]});
+    out.push_back(
+        {rows[i], rows[i + 1], rows[i + 2], rows[i + 3], rows[i + 4]});
   return out;
 }
 

@@ -39,8 +39,8 @@ PieceTable reshard::expandPieces(const PlanModel &model, int64_t tensor) {
           if (x.domain == domain)
             dom = &x;
         src = d.holders[rotate(route.holderBase, k, d.holders.size())];
-        int64_t entry = dom->ranks[rotate(route.entryBase, k,
-                                          dom->ranks.size())];
+        int64_t entry =
+            dom->ranks[rotate(route.entryBase, k, dom->ranks.size())];
         if (entry != r.rank) {
           via = entry;
           step = 1;

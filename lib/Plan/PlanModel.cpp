@@ -20,8 +20,8 @@ const PlanStream *PlanSchedule::find(int64_t sender, int64_t receiver,
                                      int64_t phase) const {
   PlanStream probe{sender, receiver, phase, 0, 0};
   auto it = std::lower_bound(streams.begin(), streams.end(), probe);
-  if (it == streams.end() || it->sender != sender ||
-      it->receiver != receiver || it->phase != phase)
+  if (it == streams.end() || it->sender != sender || it->receiver != receiver ||
+      it->phase != phase)
     return nullptr;
   return &*it;
 }
@@ -94,8 +94,8 @@ PlanModel reshard::buildPlanModel(std::vector<TensorLayout> layouts,
         classOf.try_emplace(classKey(l), model.classes.size());
     if (newClass)
       model.classes.push_back({l, ClassPattern(l.shape.size())});
-    auto key = std::make_tuple(cit->second, meshId(l.src.mesh),
-                               meshId(l.dst.mesh));
+    auto key =
+        std::make_tuple(cit->second, meshId(l.src.mesh), meshId(l.dst.mesh));
     auto [git, newGroup] = groupOf.try_emplace(key, model.groups.size());
     if (newGroup) {
       PlanGroup g;
@@ -131,8 +131,7 @@ PieceDeliveries reshard::deliveriesOf(const PlanModel &model, int64_t group,
     rep.linear = dstSplit.deviceOf(p.dstCombo(), r);
     rep.rank = g.dstMesh.ranks[rep.linear];
     int64_t domain = model.domainOf(rep.rank);
-    if (std::binary_search(out.holders.begin(), out.holders.end(),
-                           rep.rank)) {
+    if (std::binary_search(out.holders.begin(), out.holders.end(), rep.rank)) {
       rep.kind = PieceDeliveries::Kind::Local;
     } else {
       for (int64_t h : out.holders)

@@ -80,58 +80,157 @@ private:
 };
 } // namespace
 
+/// For each stream, for each of its transfers, the first step a relay may
+/// send it in: after the last byte of every phase-0 transfer that brought
+/// the relay any of its members (0 for phase 0 and local copies, which are
+/// there before step 0). `schedule` has the phase-0 rows.
+static std::vector<std::vector<int64_t>>
+readySteps(const PlanModel &model, const std::vector<TransferGroup> &transfers,
+           const std::vector<StreamContent> &streams,
+           const PlanSchedule &schedule) {
+  // (rank, group, piece) -> (phase-0 transfer, its last step at the rank).
+  std::map<std::tuple<int64_t, int64_t, int64_t>,
+           std::vector<std::pair<size_t, int64_t>>>
+      arrivals;
+  for (const StreamContent &s : streams) {
+    const PlanStream *row = schedule.find(s.sender, s.receiver, s.phase);
+    if (s.phase != 0 || !row)
+      continue;
+    int64_t at = 0;
+    for (size_t t : s.transfers) {
+      const TransferGroup &x = transfers[t];
+      int64_t bytes = x.memberCount * model.pieceBytes(x.group, x.piece);
+      if (bytes > 0)
+        arrivals[{s.receiver, x.group, x.piece}].push_back(
+            {t, row->start + (at + bytes - 1) / row->quota});
+      at += bytes;
+    }
+  }
+  std::vector<std::vector<int64_t>> ready(streams.size());
+  for (size_t i = 0; i < streams.size(); ++i) {
+    const StreamContent &s = streams[i];
+    ready[i].assign(s.transfers.size(), 0);
+    if (s.phase != 1)
+      continue;
+    for (size_t j = 0; j < s.transfers.size(); ++j) {
+      const TransferGroup &x = transfers[s.transfers[j]];
+      auto found = arrivals.find({s.sender, x.group, x.piece});
+      if (found != arrivals.end())
+        for (auto [from, last] : found->second)
+          if (transfers[from].sharesMembersWith(x))
+            ready[i][j] = std::max(ready[i][j], last + 1);
+    }
+  }
+  return ready;
+}
+
+void reshard::orderRelays(const PlanModel &model,
+                          const std::vector<TransferGroup> &transfers,
+                          const PlanSchedule &schedule,
+                          std::vector<StreamContent> &streams) {
+  std::vector<std::vector<int64_t>> ready =
+      readySteps(model, transfers, streams, schedule);
+  for (size_t i = 0; i < streams.size(); ++i) {
+    if (streams[i].phase != 1)
+      continue;
+    std::vector<size_t> order(streams[i].transfers.size());
+    for (size_t j = 0; j < order.size(); ++j)
+      order[j] = j;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return ready[i][a] < ready[i][b];
+    });
+    std::vector<size_t> sorted;
+    sorted.reserve(order.size());
+    for (size_t j : order)
+      sorted.push_back(streams[i].transfers[j]);
+    streams[i].transfers = std::move(sorted);
+  }
+}
+
 namespace {
-/// Every stream at once, each with a share of the budget proportional to
-/// its bytes: stream i between s and r moves floor(B * b_i / max(T_s, T_r))
-/// bytes a step, where T_x is all the bytes of rank x's streams. A rank's
-/// quotas then add up to at most B whatever overlaps, and its streams end
-/// together, after about max(T_s, T_r) / B steps: the steps follow the
-/// busiest ranks' bytes, not the largest stream times the stream count.
-/// Phase 0 starts at step 0, a relay's streams after its last phase-0
-/// receive. None when a rank has more streams than operations per step, or
-/// when rounding tiny streams up to 1 byte a step would break the budget.
-std::optional<PlanSchedule>
-proportionalSchedule(const std::vector<StreamContent> &streams,
-                     const ScheduleOptions &options,
-                     const llvm::DenseMap<int64_t, int64_t> &streamsAt,
-                     const llvm::DenseMap<int64_t, int64_t> &bytesAt) {
-  for (auto &[rank, n] : streamsAt)
-    if (n > options.maxOpsPerStep)
+/// Starts each relay stream (their transfers in orderRelays' order) at the
+/// first step where every transfer's first byte follows its arrival.
+void startRelays(const PlanModel &model,
+                 const std::vector<TransferGroup> &transfers,
+                 const std::vector<StreamContent> &streams,
+                 PlanSchedule &schedule) {
+  std::vector<std::vector<int64_t>> ready =
+      readySteps(model, transfers, streams, schedule);
+  for (size_t i = 0; i < streams.size(); ++i) {
+    const StreamContent &s = streams[i];
+    if (s.phase != 1)
+      continue;
+    PlanStream &row = schedule.streams[i];
+    int64_t start = 0, at = 0;
+    for (size_t j = 0; j < s.transfers.size(); ++j) {
+      const TransferGroup &x = transfers[s.transfers[j]];
+      start = std::max(start, ready[i][j] - at / row.quota);
+      at += x.memberCount * model.pieceBytes(x.group, x.piece);
+    }
+    row.start = start;
+  }
+}
+
+/// Every stream at once and at one pace: with N steps, stream i moves
+/// ceil(b_i / N) bytes a step, so that every rank moves 1/N of its bytes
+/// in every step and each step lasts about 1/N of the busiest link's time
+/// (a share of the budget by bytes alone would run light ranks' streams
+/// out early and leave the busy links' load uneven over the steps). N is
+/// the least whose rounded quotas fit every rank's budget; T_x / N + K_x
+/// <= B (T_x a rank's bytes, K_x its streams) bounds it. Relays start as soon
+/// as what they forward has arrived (startRelays). None when a rank has more
+/// streams than operations per step or than bytes in the budget.
+std::optional<PlanSchedule> uniformSchedule(
+    const PlanModel &model, const std::vector<TransferGroup> &transfers,
+    const std::vector<StreamContent> &streams, const ScheduleOptions &options,
+    const llvm::DenseMap<int64_t, int64_t> &streamsAt,
+    const llvm::DenseMap<int64_t, int64_t> &bytesAt) {
+  // T_x / N + K_x <= B makes N enough; the least N whose rounded quotas
+  // fit lies between that and T_x / B.
+  int64_t lo = 1, hi = 1;
+  for (auto &[rank, k] : streamsAt) {
+    if (k > options.maxOpsPerStep || k >= options.stagingBudget)
       return std::nullopt;
+    int64_t bytes = bytesAt.lookup(rank), room = options.stagingBudget - k;
+    lo = std::max(lo,
+                  (bytes + options.stagingBudget - 1) / options.stagingBudget);
+    hi = std::max(hi, (bytes + room - 1) / room);
+  }
+  auto fits = [&](int64_t n) {
+    llvm::DenseMap<int64_t, int64_t> used;
+    for (const StreamContent &s : streams) {
+      int64_t q = (s.bytes + n - 1) / n;
+      if ((used[s.sender] += q) > options.stagingBudget ||
+          (used[s.receiver] += q) > options.stagingBudget)
+        return false;
+    }
+    return true;
+  };
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (fits(mid))
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  int64_t steps = hi;
   PlanSchedule schedule;
   schedule.stagingBudget = options.stagingBudget;
   schedule.maxOpsPerStep = options.maxOpsPerStep;
-  llvm::DenseMap<int64_t, int64_t> used, lastReceive;
-  std::vector<int64_t> steps(streams.size());
-  for (size_t i = 0; i < streams.size(); ++i) {
-    const StreamContent &s = streams[i];
-    int64_t most =
-        std::max(bytesAt.lookup(s.sender), bytesAt.lookup(s.receiver));
-    __int128 share = static_cast<__int128>(options.stagingBudget) * s.bytes;
-    int64_t quota = most ? static_cast<int64_t>(share / most) : 1;
-    quota = std::max<int64_t>(quota, 1);
-    if ((used[s.sender] += quota) > options.stagingBudget ||
-        (used[s.receiver] += quota) > options.stagingBudget)
-      return std::nullopt;
-    steps[i] = streamSteps(s.bytes, quota);
-    schedule.streams.push_back({s.sender, s.receiver, s.phase, 0, quota});
-    if (s.phase == 0 && steps[i] > 0) {
-      int64_t &last = lastReceive.try_emplace(s.receiver, -1).first->second;
-      last = std::max(last, steps[i] - 1);
-    }
-  }
-  for (size_t i = 0; i < streams.size(); ++i)
-    if (streams[i].phase == 1) {
-      auto it = lastReceive.find(streams[i].sender);
-      schedule.streams[i].start = it == lastReceive.end() ? 0 : it->second + 1;
-    }
+  for (const StreamContent &s : streams)
+    schedule.streams.push_back(
+        {s.sender, s.receiver, s.phase, 0,
+         std::max<int64_t>(1, (s.bytes + steps - 1) / steps)});
+  std::vector<StreamContent> ordered = streams;
+  orderRelays(model, transfers, schedule, ordered);
+  startRelays(model, transfers, ordered, schedule);
   return schedule;
 }
 } // namespace
 
-llvm::Expected<PlanSchedule>
-reshard::schedulePlan(const std::vector<StreamContent> &streams,
-                      const ScheduleOptions &options) {
+llvm::Expected<PlanSchedule> reshard::schedulePlan(
+    const PlanModel &model, const std::vector<TransferGroup> &transfers,
+    const std::vector<StreamContent> &streams, const ScheduleOptions &options) {
   auto error = [](const llvm::Twine &msg) {
     return llvm::createStringError(msg);
   };
@@ -149,9 +248,9 @@ reshard::schedulePlan(const std::vector<StreamContent> &streams,
     bytesAt[s.sender] += s.bytes;
     bytesAt[s.receiver] += s.bytes;
   }
-  if (std::optional<PlanSchedule> shared =
-          proportionalSchedule(streams, options, streamsAt, bytesAt))
-    return std::move(*shared);
+  if (std::optional<PlanSchedule> uniform = uniformSchedule(
+          model, transfers, streams, options, streamsAt, bytesAt))
+    return std::move(*uniform);
   // Streams a rank may run at once, and so each stream's quota.
   for (auto &[rank, n] : streamsAt)
     capacity[rank] =

@@ -1,6 +1,7 @@
 //===- Transfers.cpp - Route rules spelled out per sender and receiver ----===//
 #include "reshard/Plan/Transfers.h"
 
+#include <algorithm>
 #include <numeric>
 
 using namespace reshard;
@@ -38,6 +39,27 @@ void reshard::solveMembers(int64_t count, int64_t a, int64_t m, int64_t b,
     number = (count - 1 - start) / stride + 1;
 }
 
+bool TransferGroup::sharesMembersWith(const TransferGroup &o) const {
+  if (!memberCount || !o.memberCount)
+    return false;
+  int64_t last = memberStart + (memberCount - 1) * memberStride;
+  int64_t oLast = o.memberStart + (o.memberCount - 1) * o.memberStride;
+  int64_t lo = std::max(memberStart, o.memberStart);
+  int64_t hi = std::min(last, oLast);
+  if (lo > hi)
+    return false;
+  // A one-member progression's stride says nothing; any modulus 1 does.
+  int64_t m = memberCount > 1 ? memberStride : 1;
+  int64_t n = o.memberCount > 1 ? o.memberStride : 1;
+  int64_t start, stride, number;
+  solveMembers(hi + 1, memberStart, m, o.memberStart, n, start, stride, number);
+  if (!number)
+    return false;
+  if (start < lo)
+    start += (lo - start + stride - 1) / stride * stride;
+  return start <= hi;
+}
+
 void reshard::appendTransfers(const PlanModel &model, int64_t group,
                               int64_t piece, std::vector<TransferGroup> &out) {
   const PlanGroup &g = model.groups[group];
@@ -48,8 +70,8 @@ void reshard::appendTransfers(const PlanModel &model, int64_t group,
   auto add = [&](int64_t sender, int64_t receiver, TransferKind kind,
                  int64_t start, int64_t stride, int64_t count) {
     if (count > 0)
-      out.push_back({group, piece, sender, receiver, kind, start, stride,
-                     count});
+      out.push_back(
+          {group, piece, sender, receiver, kind, start, stride, count});
   };
   bool balanced = g.routing == GroupRouting::Balanced;
   for (const PieceDeliveries::Replica &rep : d.replicas) {
@@ -81,8 +103,8 @@ void reshard::appendTransfers(const PlanModel &model, int64_t group,
     for (int64_t e = 0; e < nE; ++e)
       for (int64_t h = 0; h < nH; ++h) {
         int64_t start, stride, count;
-        solveMembers(members, e - r.entryBase, nE, h - r.holderBase, nH,
-                     start, stride, count);
+        solveMembers(members, e - r.entryBase, nE, h - r.holderBase, nH, start,
+                     stride, count);
         add(d.holders[h], dom.ranks[e], TransferKind::Direct, start, stride,
             count);
       }

@@ -298,15 +298,32 @@ Case decode(FuzzedDataProvider &in) {
 
 /// Holds the schedule to its promises: per rank and step, staging bytes
 /// (sends plus receives) within the budget and distinct peers within the
-/// operation bound; a relay's streams after its phase-0 receives.
-void checkSchedule(const Case &c, const PlanSchedule &schedule,
+/// operation bound; a relay sends each member of a piece in a later step
+/// than the last byte of it arrived (member by member, not as the lowered
+/// plan's verifier proves it, per item).
+void checkSchedule(const Case &c, const PlanModel &model,
+                   const std::vector<TransferGroup> &transfers,
+                   const PlanSchedule &schedule,
                    const std::vector<StreamContent> &streams) {
   struct Load {
     int64_t staging = 0;
     std::set<int64_t> sendPeers, recvPeers;
   };
   std::map<std::pair<int64_t, int64_t>, Load> loads; // (rank, step)
-  std::map<int64_t, int64_t> received;               // rank -> end of phase 0
+  // (rank, group, piece, member) -> the step its last byte arrives in.
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, int64_t> arrived;
+  auto walk = [&](const StreamContent &sc, const PlanStream &row,
+                  auto &&perMember) {
+    int64_t at = 0;
+    for (size_t t : sc.transfers) {
+      const TransferGroup &x = transfers[t];
+      int64_t pb = model.pieceBytes(x.group, x.piece);
+      for (int64_t i = 0; i < x.memberCount; ++i, at += pb)
+        perMember(x, x.memberStart + i * x.memberStride,
+                  row.start + at / row.quota,
+                  row.start + (at + pb - 1) / row.quota);
+    }
+  };
   if (schedule.streams.size() != streams.size())
     fail(c, "the schedule does not have one row per stream");
   for (size_t i = 0; i < streams.size(); ++i) {
@@ -325,18 +342,27 @@ void checkSchedule(const Case &c, const PlanSchedule &schedule,
       s.sendPeers.insert(sc.receiver);
       r.recvPeers.insert(sc.sender);
     }
-    if (sc.phase == 0) {
-      int64_t &end = received[sc.receiver];
-      end = std::max(end, row.start + steps);
-    }
+    if (sc.phase == 0)
+      walk(sc, row,
+           [&](const TransferGroup &x, int64_t k, int64_t, int64_t last) {
+             arrived[{sc.receiver, x.group, x.piece, k}] = last;
+           });
   }
-  for (size_t i = 0; i < streams.size(); ++i)
-    if (streams[i].phase == 1 &&
-        schedule.streams[i].start < received[streams[i].sender])
-      fail(c, llvm::formatv("rank {0} relays from step {1}, before its "
-                            "phase-0 receives end (step {2})",
-                            streams[i].sender, schedule.streams[i].start,
-                            received[streams[i].sender]));
+  for (size_t i = 0; i < streams.size(); ++i) {
+    const StreamContent &sc = streams[i];
+    if (sc.phase != 1)
+      continue;
+    walk(sc, schedule.streams[i],
+         [&](const TransferGroup &x, int64_t k, int64_t first, int64_t) {
+           auto it = arrived.find({sc.sender, x.group, x.piece, k});
+           if (it != arrived.end() && first <= it->second)
+             fail(c, llvm::formatv("rank {0} relays member {1} of group {2} "
+                                   "piece {3} from step {4}, but its last "
+                                   "byte arrives in step {5}",
+                                   sc.sender, k, x.group, x.piece, first,
+                                   it->second));
+         });
+  }
   for (auto &[at, load] : loads) {
     if (load.staging > c.options.stagingBudget)
       fail(c, llvm::formatv("rank {0} stages {1} bytes in step {2}, over the "
@@ -399,12 +425,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   PlanModel model = buildPlanModel(c.tensors, c.topology);
   selectSources(model, c.strategy);
   if (c.schedule) {
-    std::vector<StreamContent> streams =
-        collectStreams(model, enumerateTransfers(model));
-    llvm::Expected<PlanSchedule> schedule = schedulePlan(streams, c.options);
+    std::vector<TransferGroup> transfers = enumerateTransfers(model);
+    std::vector<StreamContent> streams = collectStreams(model, transfers);
+    llvm::Expected<PlanSchedule> schedule =
+        schedulePlan(model, transfers, streams, c.options);
     if (!schedule)
       fail(c, "schedulePlan: " + llvm::toString(schedule.takeError()));
-    checkSchedule(c, *schedule, streams);
+    orderRelays(model, transfers, *schedule, streams);
+    checkSchedule(c, model, transfers, *schedule, streams);
     model.schedule = std::move(*schedule);
   }
   // The enumerating reference: every tensor's pieces as routed.

@@ -49,10 +49,9 @@ TEST(Engine, RangeCutsRowsAndRuns) {
   EXPECT_EQ(std::vector<uint8_t>(out, out + 4),
             (std::vector<uint8_t>{12, 13, 14, 21}));
   int pieces = 0;
-  for_each_subbox(d.data(), 5, 9,
-                  [&](int64_t, int64_t, const int64_t *, int64_t) {
-                    ++pieces;
-                  });
+  for_each_subbox(
+      d.data(), 5, 9,
+      [&](int64_t, int64_t, const int64_t *, int64_t) { ++pieces; });
   EXPECT_EQ(pieces, 2);
 }
 

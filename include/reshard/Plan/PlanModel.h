@@ -65,8 +65,7 @@ struct PlanSchedule {
   /// Sorted by (sender, receiver, phase).
   std::vector<PlanStream> streams;
 
-  const PlanStream *find(int64_t sender, int64_t receiver,
-                         int64_t phase) const;
+  const PlanStream *find(int64_t sender, int64_t receiver, int64_t phase) const;
 };
 
 struct PlanModel {

@@ -1,7 +1,8 @@
 //===- Scheduling.h - Streams and their steps -------------------*- C++ -*-===//
 //
 // Everything one rank sends another in one phase is one stream: the
-// transfers of the pair, in enumeration order, as one sequence of bytes.
+// transfers of the pair, in enumeration order (a relay's: orderRelays), as
+// one sequence of bytes.
 // A stream runs from a start step at a fixed number of bytes (its quota)
 // a step, so that a plan's steps are a few numbers per pair of ranks, not
 // a table per piece.
@@ -40,15 +41,27 @@ struct ScheduleOptions {
 
 /// Assigns every stream a start step and a quota within the budget and the
 /// operation bound, so that every rank stays within both in every step
-/// (reshard-schedule's description has the rules): all streams at once
-/// with budget shares proportional to their bytes when the operation bound
+/// (reshard-schedule's description has the rules): all streams at once at
+/// one pace (each moves 1/N of its bytes a step) when the operation bound
 /// allows, else at most min(K, maxOpsPerStep, stagingBudget) of a rank's K
 /// streams at once, each with an equal share, placed longest first at the
-/// earliest step where both ends have room. A relay's streams start after
-/// its last step of phase-0 receives.
-llvm::Expected<PlanSchedule>
-schedulePlan(const std::vector<StreamContent> &streams,
-             const ScheduleOptions &options);
+/// earliest step where both ends have room. At one pace a relay's stream
+/// starts once every item's first byte follows the arrival of what it
+/// forwards; otherwise after the relay's last step of phase-0 receives.
+/// `streams` are collectStreams(model, transfers).
+llvm::Expected<PlanSchedule> schedulePlan(
+    const PlanModel &model, const std::vector<TransferGroup> &transfers,
+    const std::vector<StreamContent> &streams, const ScheduleOptions &options);
+
+/// Puts every relay stream's transfers in the order what they forward
+/// arrives (the last step of its phase-0 receives, ties in enumeration
+/// order), so that a relay can follow its receives a step behind. The
+/// scheduler and everything that walks a stream's bytes (the lowering)
+/// call it with the same schedule, so they agree on the order.
+void orderRelays(const PlanModel &model,
+                 const std::vector<TransferGroup> &transfers,
+                 const PlanSchedule &schedule,
+                 std::vector<StreamContent> &streams);
 
 /// The schedule of a plan that has none: every phase-0 stream whole in
 /// step 0, every relay stream whole in step 1; no budget.

@@ -35,6 +35,8 @@ struct TransferGroup {
     return k >= memberStart && (k - memberStart) % memberStride == 0 &&
            (k - memberStart) / memberStride < memberCount;
   }
+  /// Whether this and `o` (of the same group) move a member in common.
+  bool sharesMembersWith(const TransferGroup &o) const;
 };
 
 /// Every transfer of the plan, group by group, piece by piece, in

@@ -132,6 +132,7 @@ void ConvertReshardToRuntimePass::runOnOperation() {
   if (failed(plan->checkSchedule(streams)))
     return signalPassFailure();
   PlanSchedule schedule = scheduleOf(model, streams);
+  orderRelays(model, transfers, schedule, streams);
 
   OpBuilder b(ctx);
   SmallVector<StringRef> names;

@@ -15,8 +15,7 @@
 using namespace mlir;
 using namespace reshard;
 
-LogicalResult reshard::translatePlanToFlows(rt::PlanOp plan,
-                                            raw_ostream &os) {
+LogicalResult reshard::translatePlanToFlows(rt::PlanOp plan, raw_ostream &os) {
   std::unique_ptr<rt::EncodedPlan> encoded = rt::EncodedPlan::encode(plan);
   if (!encoded)
     return failure();
@@ -32,8 +31,8 @@ LogicalResult reshard::translatePlanToFlows(rt::PlanOp plan,
          ++c) {
       const engine::Item &it = p.items[c];
       const engine::Group &g = p.groups[it.group];
-      copied += it.count *
-                p.pieces[p.classes[g.cls].first_piece + it.piece].bytes;
+      copied +=
+          it.count * p.pieces[p.classes[g.cls].first_piece + it.piece].bytes;
     }
     if (copied)
       os << "0 " << prog.rank << " " << prog.rank << " " << copied << "\n";

@@ -23,7 +23,7 @@
 // RUN: reshard-opt %t/group.mlir --reshard-intersect --convert-reshard-to-runtime | reshard-opt | FileCheck %s --check-prefix=GROUP
 // RUN: reshard-opt %t/rotation.mlir --reshard-intersect --reshard-select-sources --convert-reshard-to-runtime | reshard-opt | FileCheck %s --check-prefix=ROTATION
 // RUN: reshard-opt %t/relay.mlir --reshard-intersect --reshard-select-sources --convert-reshard-to-runtime | reshard-opt | FileCheck %s --check-prefix=RELAY
-// RUN: reshard-opt %t/split.mlir --reshard-intersect --reshard-select-sources --reshard-schedule=staging-budget=127 --convert-reshard-to-runtime | reshard-opt | FileCheck %s --check-prefix=SPLIT
+// RUN: reshard-opt %t/split.mlir --reshard-intersect --reshard-select-sources --reshard-schedule=staging-budget=50 --convert-reshard-to-runtime | reshard-opt | FileCheck %s --check-prefix=SPLIT
 // RUN: reshard-opt %t/scalar.mlir --reshard-intersect --convert-reshard-to-runtime | reshard-opt | FileCheck %s --check-prefix=SCALAR
 // RUN: reshard-opt %t/not-in-mesh.mlir --reshard-intersect --convert-reshard-to-runtime | reshard-opt | FileCheck %s --check-prefix=NO-MESH
 // RUN: reshard-opt %t/empty.mlir --convert-reshard-to-runtime | reshard-opt | FileCheck %s --check-prefix=EMPTY
@@ -40,7 +40,7 @@
 // RUN: reshard-opt %t/group.mlir --reshard-intersect | reshard-run - --check --engine | FileCheck %s --check-prefix=EXEC
 // RUN: reshard-opt %t/rotation.mlir --reshard-intersect --reshard-select-sources | reshard-run - --check --engine | FileCheck %s --check-prefix=EXEC
 // RUN: reshard-opt %t/relay.mlir --reshard-intersect --reshard-select-sources | reshard-run - --check --engine | FileCheck %s --check-prefix=EXEC
-// RUN: reshard-opt %t/split.mlir --reshard-intersect --reshard-select-sources --reshard-schedule=staging-budget=127 | reshard-run - --check --engine | FileCheck %s --check-prefix=EXEC
+// RUN: reshard-opt %t/split.mlir --reshard-intersect --reshard-select-sources --reshard-schedule=staging-budget=50 | reshard-run - --check --engine | FileCheck %s --check-prefix=EXEC
 // RUN: reshard-opt %t/scalar.mlir --reshard-intersect | reshard-run - --check --engine | FileCheck %s --check-prefix=EXEC
 // RUN: reshard-opt %t/not-in-mesh.mlir --reshard-intersect | reshard-run - --check --engine | FileCheck %s --check-prefix=EXEC
 // EXEC: all correct
@@ -400,17 +400,17 @@ reshard.redistribute @w from @src <[[], []]> to @dst <[[], [tp]]> topology @t
 // RELAY-NEXT: }
 
 //--- split.mlir
-// The full pipeline with a tight budget (the split case of
-// reshard-schedule.mlir): 32 x f32 = 128 B from rank 0 to rank 1, budget
-// 127: one stream of quota 127, so 127 B in step 0 and 1 B in step 1 (the
-// engine cuts the box where the quota falls, mid-element too: bytes are
-// bytes). Workspace = the larger step: 127 rounded up to 16 = 128.
+// The full pipeline with a tight budget: 32 x f32 = 128 B from rank 0 to
+// rank 1, budget 50: one stream in N = 3 steps of quota ceil(128 / 3) =
+// 43, so 43, 43 and 42 B (the engine cuts the box where the quota falls,
+// mid-element too: bytes are bytes). Workspace = the largest step: 43
+// rounded up to 16 = 48.
 reshard.mesh @a shape = [1] axes = ["x"] ranks = [0]
 reshard.mesh @b shape = [1] axes = ["x"] ranks = [1]
 reshard.redistribute @w from @a <[[]]> to @b <[[]]>
     : tensor<32xf32> -> tensor<32xf32>
 
-// SPLIT:      reshard_rt.plan @reshard_plan num_ranks = 2 tensors = ["w"] fingerprint = {{-?[0-9]+}} staging_budget = 127 max_ops_per_step = 1024 {
+// SPLIT:      reshard_rt.plan @reshard_plan num_ranks = 2 tensors = ["w"] fingerprint = {{-?[0-9]+}} staging_budget = 50 max_ops_per_step = 1024 {
 // SPLIT-NEXT: reshard_rt.mesh 0 ranks [0]
 // SPLIT-NEXT: reshard_rt.mesh 1 ranks [1]
 // SPLIT-NEXT: reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes {{\[\[}}32{{\]\]}} dst combos [0] shapes {{\[\[}}32{{\]\]}} {
@@ -418,11 +418,11 @@ reshard.redistribute @w from @a <[[]]> to @b <[[]]>
 // SPLIT-NEXT: }
 // SPLIT-NEXT: reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
 // SPLIT-NEXT: reshard_rt.items 0 [g0.p0[0{{\]\]}}
-// SPLIT-NEXT: reshard_rt.rank 0 workspace = 128 {
-// SPLIT-NEXT: reshard_rt.send to 1 phase 0 start 0 quota 127 bytes 128 items 0
+// SPLIT-NEXT: reshard_rt.rank 0 workspace = 48 {
+// SPLIT-NEXT: reshard_rt.send to 1 phase 0 start 0 quota 43 bytes 128 items 0
 // SPLIT-NEXT: }
-// SPLIT-NEXT: reshard_rt.rank 1 workspace = 128 {
-// SPLIT-NEXT: reshard_rt.recv from 0 phase 0 start 0 quota 127 bytes 128 items 0
+// SPLIT-NEXT: reshard_rt.rank 1 workspace = 48 {
+// SPLIT-NEXT: reshard_rt.recv from 0 phase 0 start 0 quota 43 bytes 128 items 0
 // SPLIT-NEXT: }
 // SPLIT-NEXT: }
 

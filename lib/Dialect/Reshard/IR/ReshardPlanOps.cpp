@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "reshard/Dialect/Reshard/IR/ReshardPlanOps.h"
+#include "reshard/Dialect/IntListSyntax.h"
 #include "reshard/Dialect/Reshard/IR/LayoutInterop.h"
 #include "reshard/Dialect/Reshard/IR/ReshardOps.h"
 
@@ -18,24 +19,6 @@ using namespace reshard;
 
 #define GET_OP_CLASSES
 #include "reshard/Dialect/Reshard/IR/ReshardPlanOps.cpp.inc"
-
-static ParseResult parseIntList(OpAsmParser &parser,
-                                SmallVectorImpl<int64_t> &out) {
-  return parser.parseCommaSeparatedList(
-      OpAsmParser::Delimiter::Square, [&]() -> ParseResult {
-        int64_t v;
-        if (parser.parseInteger(v))
-          return failure();
-        out.push_back(v);
-        return success();
-      });
-}
-
-static void printIntList(OpAsmPrinter &p, ArrayRef<int64_t> values) {
-  p << '[';
-  llvm::interleaveComma(values, p);
-  p << ']';
-}
 
 /// Parses `[ item, item, ... ]` with one item per printed line.
 static ParseResult parseRows(OpAsmParser &parser,
@@ -65,11 +48,11 @@ static FailureOr<TensorLayout> layoutOfSymbol(Operation *op,
                                               FlatSymbolRefAttr ref,
                                               SymbolTableCollection &symbols,
                                               StringRef what) {
-  auto tensor = symbols.lookupNearestSymbolFrom<RedistributeOp>(
-      op, ref.getAttr());
+  auto tensor =
+      symbols.lookupNearestSymbolFrom<RedistributeOp>(op, ref.getAttr());
   if (!tensor)
-    return op->emitOpError() << what << " " << ref
-                             << " is not a reshard.redistribute";
+    return op->emitOpError()
+           << what << " " << ref << " is not a reshard.redistribute";
   return getTensorLayout(tensor, symbols);
 }
 
@@ -206,9 +189,9 @@ LogicalResult ClassOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (failed(layout))
     return failure();
   if (static_cast<int64_t>(layout->shape.size()) != getRankAttr().getInt())
-    return emitOpError() << "rank " << getRank()
-                         << " differs from the rank " << layout->shape.size()
-                         << " of exemplar " << getExemplarAttr();
+    return emitOpError() << "rank " << getRank() << " differs from the rank "
+                         << layout->shape.size() << " of exemplar "
+                         << getExemplarAttr();
   MeshAxisSplit src(layout->src.mesh.shape, layout->src.sharding);
   MeshAxisSplit dst(layout->dst.mesh.shape, layout->dst.sharding);
   ShardGeometry srcGeom = layout->srcGeometry(),
@@ -223,8 +206,8 @@ LogicalResult ClassOp::verifySymbolUses(SymbolTableCollection &symbols) {
                            << fmt(p.sizes()) << ") ";
     };
     if (p.dstCombo() >= dst.numCombos())
-      return where() << "names destination combo " << p.dstCombo()
-                     << " of " << dst.numCombos();
+      return where() << "names destination combo " << p.dstCombo() << " of "
+                     << dst.numCombos();
     if (p.srcCombo() >= src.numCombos())
       return where() << "names source combo " << p.srcCombo() << " of "
                      << src.numCombos();
@@ -234,8 +217,7 @@ LogicalResult ClassOp::verifySymbolUses(SymbolTableCollection &symbols) {
     if (!dstGeom.holdsBox(dst.coordsOf(p.dstCombo()), p.globalOffset(),
                           p.sizes(), p.dstOffset()))
       return where() << "is not stored at " << fmt(p.dstOffset())
-                     << " in the shard of destination combo "
-                     << p.dstCombo();
+                     << " in the shard of destination combo " << p.dstCombo();
     if (!srcGeom.holdsBox(src.coordsOf(p.srcCombo()), p.globalOffset(),
                           p.sizes(), p.srcOffset()))
       return where() << "is not stored at " << fmt(p.srcOffset())
@@ -252,9 +234,9 @@ LogicalResult ClassOp::verifySymbolUses(SymbolTableCollection &symbols) {
     for (size_t a = first; a < end; ++a)
       for (size_t b = a + 1; b < end; ++b)
         if (overlaps(pattern[a], pattern[b]))
-          return emitOpError() << "pieces " << a << " and " << b
-                               << " of destination combo " << c
-                               << " overlap; each element arrives once";
+          return emitOpError()
+                 << "pieces " << a << " and " << b << " of destination combo "
+                 << c << " overlap; each element arrives once";
     int64_t shard = dstGeom.localNumElements(dst.coordsOf(c));
     if (covered != shard)
       return emitOpError() << "the pieces of destination combo " << c
@@ -282,14 +264,14 @@ ParseResult GroupOp::parse(OpAsmParser &parser, OperationState &result) {
       parser.parseKeyword("tensors"))
     return failure();
   SmallVector<Attribute> tensors;
-  if (parser.parseCommaSeparatedList(
-          OpAsmParser::Delimiter::Square, [&]() -> ParseResult {
-            FlatSymbolRefAttr t;
-            if (parser.parseAttribute(t))
-              return failure();
-            tensors.push_back(t);
-            return success();
-          }))
+  if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square,
+                                     [&]() -> ParseResult {
+                                       FlatSymbolRefAttr t;
+                                       if (parser.parseAttribute(t))
+                                         return failure();
+                                       tensors.push_back(t);
+                                       return success();
+                                     }))
     return failure();
   Builder &b = parser.getBuilder();
   result.addAttribute("tensors", b.getArrayAttr(tensors));
@@ -302,8 +284,7 @@ ParseResult GroupOp::parse(OpAsmParser &parser, OperationState &result) {
     std::optional<Routing> routing = symbolizeRouting(keyword);
     if (!routing)
       return parser.emitError(loc, "routing must be balanced or direct");
-    result.addAttribute("routing",
-                        RoutingAttr::get(b.getContext(), *routing));
+    result.addAttribute("routing", RoutingAttr::get(b.getContext(), *routing));
     if (succeeded(parser.parseOptionalKeyword("routes"))) {
       auto parseRoute = [&]() -> ParseResult {
         int64_t piece, key, holder, entry = 0;
@@ -339,9 +320,8 @@ void GroupOp::print(OpAsmPrinter &p) {
   p << " to ";
   p.printAttributeWithoutType(getDstMeshAttr());
   p << " tensors [";
-  llvm::interleaveComma(getTensors(), p, [&](Attribute t) {
-    p.printAttributeWithoutType(t);
-  });
+  llvm::interleaveComma(getTensors(), p,
+                        [&](Attribute t) { p.printAttributeWithoutType(t); });
   p << ']';
   if (std::optional<Routing> routing = getRouting()) {
     p << " routing " << stringifyRouting(*routing);
@@ -384,8 +364,8 @@ LogicalResult GroupOp::verify() {
                               "non-negative, the kind is nvlink or network, "
                               "and an nvlink route has no entry";
     if (i && !(routes[i - 1] < r))
-      return emitOpError() << "route " << i
-                           << " does not follow route " << i - 1
+      return emitOpError() << "route " << i << " does not follow route "
+                           << i - 1
                            << "; routes are sorted by (piece, kind, key), "
                               "one per decision";
   }
@@ -393,8 +373,8 @@ LogicalResult GroupOp::verify() {
 }
 
 LogicalResult GroupOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  auto cls = symbols.lookupNearestSymbolFrom<ClassOp>(*this,
-                                                      getClassNameAttr());
+  auto cls =
+      symbols.lookupNearestSymbolFrom<ClassOp>(*this, getClassNameAttr());
   if (!cls)
     return emitOpError() << "class " << getClassNameAttr()
                          << " is not a reshard.class";
@@ -457,10 +437,9 @@ LogicalResult GroupOp::verifySymbolUses(SymbolTableCollection &symbols) {
                            << pattern.size();
     if (r.kind == RouteKind::NVLink && r.key >= dst.numDevices())
       return emitOpError() << "an nvlink route names replica " << r.key
-                           << " of a destination mesh of "
-                           << dst.numDevices() << " devices";
-    if (r.holderBase >= src.numReplicas() ||
-        r.entryBase >= dst.numReplicas())
+                           << " of a destination mesh of " << dst.numDevices()
+                           << " devices";
+    if (r.holderBase >= src.numReplicas() || r.entryBase >= dst.numReplicas())
       return emitOpError() << "a route of piece " << r.piece
                            << " starts past its candidates (holder base "
                            << r.holderBase << " of " << src.numReplicas()
@@ -508,8 +487,8 @@ void ScheduleOp::print(OpAsmPrinter &p) {
   std::vector<PlanStream> streams = PlanStream::fromRows(getStreams());
   printRows(p, streams.size(), [&](size_t i) {
     const PlanStream &s = streams[i];
-    p << "stream " << s.sender << " -> " << s.receiver << " phase "
-      << s.phase << " start " << s.start << " quota " << s.quota;
+    p << "stream " << s.sender << " -> " << s.receiver << " phase " << s.phase
+      << " start " << s.start << " quota " << s.quota;
   });
   p.printOptionalAttrDict((*this)->getAttrs(),
                           {"staging_budget", "max_ops_per_step", "streams"});
@@ -517,12 +496,14 @@ void ScheduleOp::print(OpAsmPrinter &p) {
 
 LogicalResult ScheduleOp::verify() {
   if (getStagingBudgetAttr().getInt() < kMinStagingBudget)
-    return emitOpError() << "staging_budget of " << getStagingBudgetAttr().getInt()
+    return emitOpError() << "staging_budget of "
+                         << getStagingBudgetAttr().getInt()
                          << " bytes cannot hold one 8-byte element; it must "
                             "be at least "
                          << kMinStagingBudget;
   if (getMaxOpsPerStepAttr().getInt() < 2)
-    return emitOpError() << "max_ops_per_step of " << getMaxOpsPerStepAttr().getInt()
+    return emitOpError() << "max_ops_per_step of "
+                         << getMaxOpsPerStepAttr().getInt()
                          << " leaves no room for a send and a receive; it "
                             "must be at least 2";
   if (getStreams().size() % PlanStream::kWidth)
@@ -540,8 +521,8 @@ LogicalResult ScheduleOp::verify() {
                 "start of at least 0 and a quota of 1 to the staging "
                 "budget";
     if (i && !(streams[i - 1] < s))
-      return emitOpError() << "stream " << i
-                           << " does not follow stream " << i - 1
+      return emitOpError() << "stream " << i << " does not follow stream "
+                           << i - 1
                            << "; streams are sorted by (sender, receiver, "
                               "phase), one each";
   }
@@ -567,7 +548,6 @@ PiecesOp PiecesOp::create(OpBuilder &builder, Location loc, StringRef tensor,
   return PiecesOp::create(builder, loc, tensor, table.rank(),
                           table.holderOffsets, table.holderRanks, table.rows);
 }
-
 
 ParseResult PiecesOp::parse(OpAsmParser &parser, OperationState &result) {
   FlatSymbolRefAttr tensor;

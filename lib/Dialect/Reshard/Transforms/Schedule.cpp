@@ -18,10 +18,10 @@ struct SchedulePass : public reshard::impl::ReshardScheduleBase<SchedulePass> {
         PlanModule::load(getOperation(), getArgument());
     if (failed(plan))
       return signalPassFailure();
-    std::vector<StreamContent> streams =
-        collectStreams(plan->model, enumerateTransfers(plan->model));
-    llvm::Expected<PlanSchedule> schedule =
-        schedulePlan(streams, {stagingBudget, maxOpsPerStep});
+    std::vector<TransferGroup> transfers = enumerateTransfers(plan->model);
+    std::vector<StreamContent> streams = collectStreams(plan->model, transfers);
+    llvm::Expected<PlanSchedule> schedule = schedulePlan(
+        plan->model, transfers, streams, {stagingBudget, maxOpsPerStep});
     if (!schedule) {
       emitError(getOperation().getLoc())
           << "reshard-schedule: " << llvm::toString(schedule.takeError());

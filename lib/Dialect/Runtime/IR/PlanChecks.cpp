@@ -55,8 +55,8 @@ int64_t firstCommon(const Progression &a, const Progression &b) {
     oldS = t;
   }
   __int128 lcm = static_cast<__int128>(m) / g * n;
-  __int128 x = a.start + static_cast<__int128>(m) * (((b.start - a.start) / g *
-                                                      oldS) % (n / g));
+  __int128 x = a.start + static_cast<__int128>(m) *
+                             (((b.start - a.start) / g * oldS) % (n / g));
   __int128 lo = std::max(a.start, b.start);
   x = ((x - lo) % lcm + lcm) % lcm + lo;
   return x <= std::min(a.last(), b.last()) ? static_cast<int64_t>(x) : -1;
@@ -149,21 +149,21 @@ LogicalResult Checker::checkGroups() {
     const engine::Group &g = p.groups[gi];
     GroupOp op = e.groupOpOf(gi);
     if (g.cls < 0 || g.cls >= p.num_classes)
-      return op.emitOpError() << "names class " << g.cls << " of "
-                              << p.num_classes;
-    for (auto [mesh, src] : {std::pair{g.src_mesh, true}, {g.dst_mesh, false}}) {
+      return op.emitOpError()
+             << "names class " << g.cls << " of " << p.num_classes;
+    for (auto [mesh, src] :
+         {std::pair{g.src_mesh, true}, {g.dst_mesh, false}}) {
       if (mesh < 0 || mesh >= p.num_meshes)
-        return op.emitOpError() << "names mesh " << mesh << " of "
-                                << p.num_meshes;
+        return op.emitOpError()
+               << "names mesh " << mesh << " of " << p.num_meshes;
       const engine::Class &c = p.classes[g.cls];
       int64_t devices = src ? c.src_devices : c.dst_devices;
       if (p.meshes[mesh].num_ranks != devices)
         return op.emitOpError()
-               << "moves between meshes " << g.src_mesh << " and "
-               << g.dst_mesh << ", but mesh " << mesh << " has "
-               << p.meshes[mesh].num_ranks << " ranks where class " << g.cls
-               << " has " << devices << " " << (src ? "source" : "destination")
-               << " devices";
+               << "moves between meshes " << g.src_mesh << " and " << g.dst_mesh
+               << ", but mesh " << mesh << " has " << p.meshes[mesh].num_ranks
+               << " ranks where class " << g.cls << " has " << devices << " "
+               << (src ? "source" : "destination") << " devices";
     }
   }
   for (int t = 0; t < p.num_tensors; ++t)
@@ -212,10 +212,14 @@ LogicalResult Checker::checkStreams() {
         return atItem(i) << "is received by rank " << s.receiver
                          << ", which does not need piece " << it.piece
                          << " of group " << it.group;
-      deliveries.push_back({it.group, it.piece, l,
-                            {it.start, it.stride, it.count}, i, s.receiver});
-      std::optional<int64_t> b = llvm::checkedMul(pieceOf(it).bytes,
-                                                  int64_t(it.count));
+      deliveries.push_back({it.group,
+                            it.piece,
+                            l,
+                            {it.start, it.stride, it.count},
+                            i,
+                            s.receiver});
+      std::optional<int64_t> b =
+          llvm::checkedMul(pieceOf(it).bytes, int64_t(it.count));
       if (!b || !(bytes = llvm::checkedAdd(*bytes, *b)))
         return op.emitOpError() << "carries more than 2^63 bytes";
     }
@@ -241,54 +245,76 @@ LogicalResult Checker::checkCopies() {
         return atItem(i) << "is copied locally on rank " << prog.rank
                          << ", which does not need piece " << it.piece
                          << " of group " << it.group;
-      deliveries.push_back({it.group, it.piece, l,
-                            {it.start, it.stride, it.count}, i, prog.rank});
+      deliveries.push_back({it.group,
+                            it.piece,
+                            l,
+                            {it.start, it.stride, it.count},
+                            i,
+                            prog.rank});
     }
   }
   return success();
 }
 
 LogicalResult Checker::checkRelays() {
+  /// Members a rank has of a group piece, and the step the last byte of
+  /// them arrives in (-1: copied locally, before step 0).
+  struct Had {
+    Progression members;
+    int64_t lastStep;
+  };
+  auto itemBytes = [&](const engine::Item &it) {
+    return it.count * pieceOf(it).bytes;
+  };
   for (int64_t pi = 0; pi < p.num_programs; ++pi) {
     const engine::RankProgram &prog = p.programs[pi];
-    // What the rank has before it relays: local copies and phase-0
-    // receives, by (group, piece); and the step after its last receive.
-    std::map<std::pair<int64_t, int64_t>, std::vector<Progression>> has;
-    auto add = [&](int64_t first, int64_t n) {
-      for (int64_t i = first; i < first + n; ++i) {
-        const engine::Item &it = p.items[i];
-        has[{it.group, it.piece}].push_back({it.start, it.stride, it.count});
-      }
-    };
-    add(prog.first_copy, prog.num_copies);
-    int64_t received = 0;
-    for (int64_t i = 0; i < prog.num_recvs; ++i) {
-      const engine::Stream &s = engine::recv_stream(p, prog, i);
+    std::map<std::pair<int64_t, int64_t>, std::vector<Had>> has;
+    for (int64_t i = prog.first_copy; i < prog.first_copy + prog.num_copies;
+         ++i) {
+      const engine::Item &it = p.items[i];
+      has[{it.group, it.piece}].push_back(
+          {{it.start, it.stride, it.count}, -1});
+    }
+    for (int64_t r = 0; r < prog.num_recvs; ++r) {
+      const engine::Stream &s = engine::recv_stream(p, prog, r);
       if (s.phase != 0)
         continue;
-      add(s.first_item, s.num_items);
-      received = std::max(received, s.start + engine::stream_steps(s));
+      int64_t at = 0;
+      for (int64_t i = s.first_item; i < s.first_item + s.num_items; ++i) {
+        const engine::Item &it = p.items[i];
+        int64_t bytes = itemBytes(it);
+        has[{it.group, it.piece}].push_back(
+            {{it.start, it.stride, it.count},
+             bytes ? s.start + (at + bytes - 1) / s.quota : -1});
+        at += bytes;
+      }
     }
     for (int64_t si = prog.first_send; si < prog.first_send + prog.num_sends;
          ++si) {
       const engine::Stream &s = p.streams[si];
       if (s.phase != 1)
         continue;
-      if (s.start < received)
-        return e.sendOpOf(si).emitOpError()
-               << "relays from step " << s.start << ", but rank " << prog.rank
-               << " receives phase-0 data until step " << received - 1
-               << "; a relay forwards only what it has";
-      // What the rank has of a group piece is disjoint (exactly-once is
-      // checked first), so counting the common members proves coverage.
+      int64_t at = 0;
       for (int64_t i = s.first_item; i < s.first_item + s.num_items; ++i) {
         const engine::Item &it = p.items[i];
+        int64_t first = s.start + at / s.quota;
+        at += itemBytes(it);
         Progression want{it.start, it.stride, it.count};
+        // What the rank has of a group piece is disjoint (exactly-once is
+        // checked first), so counting the common members proves coverage.
         int64_t covered = 0;
         auto found = has.find({it.group, it.piece});
         if (found != has.end())
-          for (const Progression &h : found->second)
-            covered += commonCount(h, want);
+          for (const Had &h : found->second) {
+            int64_t common = commonCount(h.members, want);
+            if (common && h.lastStep >= first)
+              return atItem(i)
+                     << "is relayed by rank " << prog.rank << " from step "
+                     << first << ", but the rank receives members of it "
+                     << "until step " << h.lastStep
+                     << "; a relay forwards only what it has";
+            covered += common;
+          }
         if (covered != want.count)
           return atItem(i) << "is relayed by rank " << prog.rank
                            << ", which does not receive all those members of "
@@ -323,8 +349,8 @@ LogicalResult Checker::checkExactlyOnce() {
       std::vector<bool> seen(n);
       for (size_t i = a; i < b && twice < 0; ++i)
         for (int64_t m = 0; m < deliveries[i].members.count && twice < 0; ++m) {
-          int64_t member = deliveries[i].members.start +
-                           m * deliveries[i].members.stride;
+          int64_t member =
+              deliveries[i].members.start + m * deliveries[i].members.stride;
           if (seen[member])
             twice = member;
           seen[member] = true;
@@ -342,8 +368,8 @@ LogicalResult Checker::checkExactlyOnce() {
         for (int64_t m = 0; m < deliveries[i].members.count; ++m)
           seen[deliveries[i].members.start + m * deliveries[i].members.stride] =
               true;
-      int64_t missing = std::find(seen.begin(), seen.end(), false) -
-                        seen.begin();
+      int64_t missing =
+          std::find(seen.begin(), seen.end(), false) - seen.begin();
       return atItem(deliveries[a].item)
              << "(with others) delivers piece " << k.piece << " of group "
              << k.group << " to rank " << k.rank << ", but never for tensor '"
@@ -416,10 +442,9 @@ LogicalResult Checker::checkSteps() {
 }
 
 LogicalResult Checker::run() {
-  if (failed(checkGroups()) || failed(checkItems()) ||
-      failed(checkStreams()) || failed(checkCopies()) ||
-      failed(checkExactlyOnce()) || failed(checkRelays()) ||
-      failed(checkSteps()))
+  if (failed(checkGroups()) || failed(checkItems()) || failed(checkStreams()) ||
+      failed(checkCopies()) || failed(checkExactlyOnce()) ||
+      failed(checkRelays()) || failed(checkSteps()))
     return failure();
   return success();
 }

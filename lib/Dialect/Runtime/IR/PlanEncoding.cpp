@@ -46,8 +46,8 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
   int64_t numTensors = e->tensorNames.size();
   int64_t numRanks = op.getNumRanks();
   if (numRanks < 1 || numRanks > (int64_t(1) << 24))
-    return reported(op.emitOpError() << "num_ranks " << numRanks
-                            << " must be in [1, 2^24]");
+    return reported(op.emitOpError()
+                    << "num_ranks " << numRanks << " must be in [1, 2^24]");
   if (numTensors > INT32_MAX)
     return reported(op.emitOpError() << "has more than 2^31 tensors");
   e->tensorGroup.assign(numTensors, -1);
@@ -86,8 +86,9 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
         return nullptr;
       for (int64_t r : mesh.getRanks())
         if (r < 0 || r >= numRanks)
-          return reported(mesh.emitOpError() << "lists rank " << r << " outside the "
-                                    << numRanks << " ranks of the plan");
+          return reported(mesh.emitOpError()
+                          << "lists rank " << r << " outside the " << numRanks
+                          << " ranks of the plan");
       e->meshes.push_back({static_cast<int64_t>(mesh.getRanks().size()),
                            e->intern(mesh.getRanks())});
     } else if (auto cls = dyn_cast<ClassOp>(child)) {
@@ -103,8 +104,9 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
             if (b)
               b = llvm::checkedMul(*b, s);
           if (!b)
-            return reported(cls.emitOpError() << "has a shard whose bytes overflow "
-                                        "64 bits");
+            return reported(cls.emitOpError()
+                            << "has a shard whose bytes overflow "
+                               "64 bits");
           bytes.push_back(*b);
         }
         ArrayRef<int64_t> comboOf =
@@ -120,8 +122,9 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
           if (bytes)
             bytes = llvm::checkedMul(*bytes, s);
         if (!bytes)
-          return reported(piece.emitOpError() << "has a box whose bytes overflow 64 "
-                                        "bits");
+          return reported(piece.emitOpError()
+                          << "has a box whose bytes overflow 64 "
+                             "bits");
         e->pieces.push_back({piece.getSrcComboAttr().getInt(),
                              piece.getDstComboAttr().getInt(), *bytes,
                              e->intern(piece.getPack().descriptor()),
@@ -137,13 +140,13 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
         return nullptr;
       for (int64_t t : group.getTensors()) {
         if (t < 0 || t >= numTensors)
-          return reported(group.emitOpError() << "lists tensor " << t << " of the "
-                                     << numTensors << " of the plan");
+          return reported(group.emitOpError()
+                          << "lists tensor " << t << " of the " << numTensors
+                          << " of the plan");
         if (e->tensorGroup[t] != -1) {
           InFlightDiagnostic diag = group.emitOpError()
                                     << "lists tensor " << t << " ('"
-                                    << e->tensorNames[t]
-                                    << "'), which group "
+                                    << e->tensorNames[t] << "'), which group "
                                     << e->tensorGroup[t] << " lists too";
           diag.attachNote(e->groupOps[e->tensorGroup[t]].getLoc())
               << "the other group";
@@ -151,24 +154,22 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
         }
         e->tensorGroup[t] = g;
       }
-      e->groups.push_back({group.getClassIndexAttr().getInt(),
-                           group.getSrcMeshAttr().getInt(),
-                           group.getDstMeshAttr().getInt(),
-                           e->intern(group.getTensors()),
-                           static_cast<int64_t>(group.getTensors().size())});
+      e->groups.push_back(
+          {group.getClassIndexAttr().getInt(), group.getSrcMeshAttr().getInt(),
+           group.getDstMeshAttr().getInt(), e->intern(group.getTensors()),
+           static_cast<int64_t>(group.getTensors().size())});
       e->groupOps.push_back(group);
     } else if (auto items = dyn_cast<ItemsOp>(child)) {
-      if (!enter(items, Section::Items, items.getIndex(),
-                 e->itemsOps.size()))
+      if (!enter(items, Section::Items, items.getIndex(), e->itemsOps.size()))
         return nullptr;
       e->listFirst.push_back(e->items.size());
       ArrayRef<int64_t> rows = items.getRows();
       for (size_t i = 0; i + 5 <= rows.size(); i += 5) {
         for (int k = 0; k < 5; ++k)
           if (!fitsInt32(rows[i + k]))
-            return reported(items.emitOpError() << "item " << i / 5 << " has field "
-                                       << rows[i + k]
-                                       << " outside [0, 2^31)");
+            return reported(items.emitOpError()
+                            << "item " << i / 5 << " has field " << rows[i + k]
+                            << " outside [0, 2^31)");
         e->items.push_back({static_cast<int32_t>(rows[i]),
                             static_cast<int32_t>(rows[i + 1]),
                             static_cast<int32_t>(rows[i + 2]),
@@ -181,8 +182,9 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
         return nullptr;
       int64_t r = rank.getRank();
       if (r < 0 || r >= numRanks)
-        return reported(rank.emitOpError() << "is rank " << r << " of a plan of "
-                                  << numRanks << " ranks");
+        return reported(rank.emitOpError()
+                        << "is rank " << r << " of a plan of " << numRanks
+                        << " ranks");
       if (!e->rankOps.empty() && r <= e->rankOps.back().getRankAttr().getInt())
         return reported(rank.emitOpError()
                         << "follows rank " << e->rankOps.back().getRank()
@@ -195,8 +197,8 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
       auto list = [&](Operation *user, int64_t index, int64_t &first,
                       int64_t &count) -> bool {
         if (index < 0 || index >= static_cast<int64_t>(e->itemsOps.size())) {
-          user->emitOpError() << "names item list " << index << " of "
-                              << e->itemsOps.size();
+          user->emitOpError()
+              << "names item list " << index << " of " << e->itemsOps.size();
           return false;
         }
         first = e->listFirst[index];
@@ -213,11 +215,10 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
           if (!list(send, send.getItems(), first, count))
             return nullptr;
           if (send.getPeerAttr().getInt() >= numRanks || count > INT32_MAX)
-            return reported(send.emitOpError() << "sends to rank " << send.getPeer()
-                                      << " of a plan of " << numRanks
-                                      << " ranks");
-          streamIndex[{r, send.getPeer(), send.getPhase()}] =
-              e->streams.size();
+            return reported(send.emitOpError()
+                            << "sends to rank " << send.getPeer()
+                            << " of a plan of " << numRanks << " ranks");
+          streamIndex[{r, send.getPeer(), send.getPhase()}] = e->streams.size();
           e->streams.push_back(
               {static_cast<int32_t>(r), static_cast<int32_t>(send.getPeer()),
                static_cast<int32_t>(send.getPhase()),
@@ -235,7 +236,8 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
       e->programs.push_back(p);
       e->rankOps.push_back(rank);
     } else {
-      return reported(child.emitOpError() << "is not part of a reshard_rt.plan");
+      return reported(child.emitOpError()
+                      << "is not part of a reshard_rt.plan");
     }
   }
 
@@ -247,10 +249,10 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
     int64_t r = e->programs[pr.program].rank;
     auto it = streamIndex.find({recv.getPeer(), r, recv.getPhase()});
     if (it == streamIndex.end())
-      return reported(recv.emitOpError() << "receives from rank " << recv.getPeer()
-                                << " in phase " << recv.getPhase()
-                                << ", which sends nothing to rank " << r
-                                << " in that phase");
+      return reported(recv.emitOpError()
+                      << "receives from rank " << recv.getPeer() << " in phase "
+                      << recv.getPhase() << ", which sends nothing to rank "
+                      << r << " in that phase");
     const engine::Stream &s = e->streams[it->second];
     if (s.start != recv.getStartAttr().getInt() ||
         s.quota != recv.getQuotaAttr().getInt() ||
@@ -266,14 +268,14 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
     }
     if (receivers[it->second]++)
       return reported(recv.emitOpError() << "receives a stream another receive "
-                                   "already takes");
+                                            "already takes");
     recvLists[pr.program].push_back(it->second);
   }
   for (size_t s = 0; s < e->streams.size(); ++s)
     if (!receivers[s])
       return reported(e->sendOps[s].emitOpError()
-                 << "is received by no reshard_rt.recv of rank "
-                 << e->streams[s].receiver);
+                      << "is received by no reshard_rt.recv of rank "
+                      << e->streams[s].receiver);
   for (size_t p = 0; p < e->programs.size(); ++p) {
     engine::RankProgram &prog = e->programs[p];
     prog.recvs = e->words.size(); // not interned: lists are per rank

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "reshard/Dialect/Runtime/IR/RuntimeOps.h"
 
+#include "reshard/Dialect/IntListSyntax.h"
 #include "reshard/Dialect/Runtime/IR/PlanEncoding.h"
 #include "reshard/Layout/BoxDescriptor.h"
 
@@ -147,24 +148,6 @@ LogicalResult MeshOp::verify() {
 //===----------------------------------------------------------------------===//
 // ClassOp
 //===----------------------------------------------------------------------===//
-
-static ParseResult parseIntList(OpAsmParser &parser,
-                                SmallVectorImpl<int64_t> &out) {
-  return parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square,
-                                        [&]() -> ParseResult {
-                                          int64_t v;
-                                          if (parser.parseInteger(v))
-                                            return failure();
-                                          out.push_back(v);
-                                          return success();
-                                        });
-}
-
-static void printIntList(OpAsmPrinter &p, ArrayRef<int64_t> v) {
-  p << "[";
-  llvm::interleaveComma(v, p);
-  p << "]";
-}
 
 ParseResult ClassOp::parse(OpAsmParser &parser, OperationState &result) {
   int64_t index, elementBytes, rank;

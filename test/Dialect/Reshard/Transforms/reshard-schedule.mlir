@@ -3,16 +3,16 @@
 // worked out by hand from the pass description (Passes.td,
 // docs/Routing.md): everything one rank sends another in one phase is one
 // stream. When no rank is in more streams than max-ops-per-step, all run
-// at once, each with a share of the budget B proportional to its bytes:
-// floor(B * bytes / max(T_sender, T_receiver)) a step, T_x being all the
-// bytes of rank x's streams, so that a rank's quotas add up to at most B
-// and its streams end together. Otherwise a rank in K streams runs at most
-// C = min(K, max-ops-per-step, B) of them in any step, each at
-// floor(B / max(C_sender, C_receiver)) bytes a step, placed longest first
-// (phase 0 before relays, then (sender, receiver) order on ties) at the
-// earliest start where neither end already runs C streams. Either way a
-// relay's streams start after the last step of its phase-0 receives, and
-// local copies need no stream. Every schedule is then executed by
+// at once at one pace: each moves ceil(bytes / N) a step, N the least step
+// count at which every rank's quotas add up to at most the budget B; a
+// relay's stream starts at the first step where each of its items goes out
+// after the last byte of what brought it arrived. Otherwise a rank in K
+// streams runs at most C = min(K, max-ops-per-step, B) of them in any
+// step, each at floor(B / max(C_sender, C_receiver)) bytes a step, placed
+// longest first (phase 0 before relays, then (sender, receiver) order on
+// ties) at the earliest start where neither end already runs C streams,
+// and a relay's streams start after the last step of its phase-0
+// receives. Local copies need no stream. Every schedule is then executed by
 // reshard-run (the reference pieces, and the lowered plan on the engine,
 // which cuts each stream's boxes at the quota, mid-row where it falls).
 
@@ -54,11 +54,15 @@
 // RUN: reshard-opt %t/relay-split.mlir --reshard-intersect --reshard-select-sources --reshard-schedule=staging-budget=16 | FileCheck %s --check-prefix=RELAY-SPLIT
 // RUN: reshard-opt %t/relay-split.mlir --reshard-intersect --reshard-select-sources --reshard-schedule=staging-budget=16 | reshard-run - --check --engine | FileCheck %s --check-prefix=EXEC-RELAY-SPLIT
 
+// A relay that forwards while it still receives.
+// RUN: reshard-opt %t/relay-overlap.mlir --reshard-intersect --reshard-select-sources --reshard-schedule=staging-budget=16 | FileCheck %s --check-prefix=RELAY-OVERLAP
+// RUN: reshard-opt %t/relay-overlap.mlir --reshard-intersect --reshard-select-sources --reshard-schedule=staging-budget=16 | reshard-run - --check --engine | FileCheck %s --check-prefix=EXEC-RELAY-OVERLAP
+
 //--- split.mlir
 // Rank 0 sends all 32 x f32 = 128 B to rank 1 (no topology: network). One
-// stream, all of both ends' bytes, so its share is the whole budget:
-//   budget 64: 2 steps of 64 B.  budget 127: 127 B, then 1 B.
-//   budget 128 (and the 1 GiB default): one step.
+// stream, so N = ceil(128 / B) and the quota ceil(128 / N):
+//   budget 64 and 127: 2 steps of 64 B.
+//   budget 128 (and the 1 GiB default): one step of 128 B.
 
 reshard.mesh @a shape = [1] axes = ["x"] ranks = [0]
 reshard.mesh @b shape = [1] axes = ["x"] ranks = [1]
@@ -69,13 +73,13 @@ reshard.redistribute @w from @a <[[]]> to @b <[[]]>
 // SPLIT64-NEXT:   stream 0 -> 1 phase 0 start 0 quota 64{{$}}
 // SPLIT64-NEXT: ]
 // SPLIT127:      reshard.schedule staging_budget = 127 max_ops_per_step = 1024 [
-// SPLIT127-NEXT:   stream 0 -> 1 phase 0 start 0 quota 127{{$}}
+// SPLIT127-NEXT:   stream 0 -> 1 phase 0 start 0 quota 64{{$}}
 // SPLIT127-NEXT: ]
 // SPLIT128:      reshard.schedule staging_budget = 128 max_ops_per_step = 1024 [
 // SPLIT128-NEXT:   stream 0 -> 1 phase 0 start 0 quota 128{{$}}
 // SPLIT128-NEXT: ]
 // DEFAULT:      reshard.schedule staging_budget = 1073741824 max_ops_per_step = 1024 [
-// DEFAULT-NEXT:   stream 0 -> 1 phase 0 start 0 quota 1073741824{{$}}
+// DEFAULT-NEXT:   stream 0 -> 1 phase 0 start 0 quota 128{{$}}
 // DEFAULT-NEXT: ]
 
 // EXEC-SPLIT: checked 1 tensors, 1 pieces, 32 destination elements: all correct
@@ -110,10 +114,10 @@ reshard.redistribute @v from @a <[[], []]> to @b <[[], []]>
 // EXEC-SLABS: checked 1 tensors, 1 pieces, 12 destination elements: all correct
 
 //--- rows.mlir
-// 2 x 6 x f32 = 48 B, rank 0 to rank 1, budget 20: quota 20, 3 steps.
-// A row is 24 B, so step 0 takes row 0 columns 0-4, step 1 row 0 column 5
-// and row 1 columns 0-3, step 2 row 1 columns 4-5: the engine packs and
-// unpacks partial rows (reshard-run --engine checks every element).
+// 2 x 6 x f32 = 48 B, rank 0 to rank 1, budget 20: N = 3, quota 16.
+// A row is 24 B, so step 0 takes row 0 columns 0-3, step 1 row 0 columns
+// 4-5 and row 1 columns 0-1, step 2 row 1 columns 2-5: the engine packs
+// and unpacks partial rows (reshard-run --engine checks every element).
 
 reshard.mesh @a shape = [1] axes = ["x"] ranks = [0]
 reshard.mesh @b shape = [1] axes = ["x"] ranks = [1]
@@ -121,7 +125,7 @@ reshard.redistribute @w from @a <[[], []]> to @b <[[], []]>
     : tensor<2x6xf32> -> tensor<2x6xf32>
 
 // ROWS:      reshard.schedule staging_budget = 20 max_ops_per_step = 1024 [
-// ROWS-NEXT:   stream 0 -> 1 phase 0 start 0 quota 20{{$}}
+// ROWS-NEXT:   stream 0 -> 1 phase 0 start 0 quota 16{{$}}
 // ROWS-NEXT: ]
 
 // EXEC-ROWS: checked 1 tensors, 1 pieces, 12 destination elements: all correct
@@ -132,8 +136,8 @@ reshard.redistribute @w from @a <[[], []]> to @b <[[], []]>
 // max-ops-per-step=2 it runs 2 at once (C_0 = 2, the receivers 1), so the
 // quota is 2^30 / 2. All take one step; in (receiver) order 0 -> 1 and
 // 0 -> 2 fill rank 0's step 0, and 0 -> 3 waits for step 1 although its
-// bytes would fit. With 3 ops all run at once: T_0 = 28, so the shares are
-// 2^30 * 12 / 28 = 460175067 and 2^30 * 4 / 28 = 153391689.
+// bytes would fit. With 3 ops all run at once, in N = 1 step: each
+// stream's quota is its bytes.
 
 reshard.mesh @a shape = [1] axes = ["x"] ranks = [0]
 reshard.mesh @b shape = [3] axes = ["tp"] ranks = [1, 2, 3]
@@ -147,9 +151,9 @@ reshard.redistribute @w from @a <[[]]> to @b <[[tp]]>
 // FAN-OUT-NEXT: ]
 
 // FAN-OUT-3:      reshard.schedule staging_budget = 1073741824 max_ops_per_step = 3 [
-// FAN-OUT-3-NEXT:   stream 0 -> 1 phase 0 start 0 quota 460175067,
-// FAN-OUT-3-NEXT:   stream 0 -> 2 phase 0 start 0 quota 460175067,
-// FAN-OUT-3-NEXT:   stream 0 -> 3 phase 0 start 0 quota 153391689{{$}}
+// FAN-OUT-3-NEXT:   stream 0 -> 1 phase 0 start 0 quota 12,
+// FAN-OUT-3-NEXT:   stream 0 -> 2 phase 0 start 0 quota 12,
+// FAN-OUT-3-NEXT:   stream 0 -> 3 phase 0 start 0 quota 4{{$}}
 // FAN-OUT-3-NEXT: ]
 
 // EXEC-FAN-OUT: checked 1 tensors, 3 pieces, 7 destination elements: all correct
@@ -181,12 +185,10 @@ reshard.redistribute @w from @a <[[tp]]> to @b <[[]]>
 // (NIC in all 0) -> 4; 5 and 6 get it from 4 (phase 1). @local is a local
 // copy, in no stream.
 // Streams: 0 -> 4 (16 B), 0 -> 7 (32 B), 4 -> 5 and 4 -> 6 (16 B each,
-// phase 1). Rank 0 is in 2 streams, rank 4 in 3 (at most 4 ops): shares of
-// budget 32 with T_0 = 48, T_4 = 48, T_7 = 32, T_5 = T_6 = 16:
-//   0 -> 4: 32 * 16 / 48 = 10, 2 steps.  0 -> 7: 32 * 32 / 48 = 21, 2 steps.
-//   4 -> 5, 4 -> 6: 32 * 16 / 48 = 10, 2 steps each.
-// Phase 0 starts at 0; rank 4's receives end in step 1, so its relays
-// start at step 2. Rank 0 stages 10 + 21 B a step, rank 4 10 + 10.
+// phase 1). Rank 0 is in 2 streams, rank 4 in 3 (at most 4 ops). With
+// budget 32 and T_0 = T_4 = 48 B, N = 2: quotas 8 (0 -> 4), 16 (0 -> 7)
+// and 8 (each relay). @w's last byte reaches rank 4 in step 1, so the
+// relays start at step 2. Rank 0 stages 8 + 16 B a step, rank 4 8 + 8.
 
 reshard.topology @t gpus_per_node = 4 nvl_domain_size = 4
     nvlink_GBps_per_gpu = 100.0 nic_GBps_per_gpu = 10.0
@@ -208,10 +210,10 @@ reshard.redistribute @local from @five <[[]]> to @five <[[]]> topology @t
 // RELAY-PIECES-NEXT: ]
 
 // RELAY:      reshard.schedule staging_budget = 32 max_ops_per_step = 4 [
-// RELAY-NEXT:   stream 0 -> 4 phase 0 start 0 quota 10,
-// RELAY-NEXT:   stream 0 -> 7 phase 0 start 0 quota 21,
-// RELAY-NEXT:   stream 4 -> 5 phase 1 start 2 quota 10,
-// RELAY-NEXT:   stream 4 -> 6 phase 1 start 2 quota 10{{$}}
+// RELAY-NEXT:   stream 0 -> 4 phase 0 start 0 quota 8,
+// RELAY-NEXT:   stream 0 -> 7 phase 0 start 0 quota 16,
+// RELAY-NEXT:   stream 4 -> 5 phase 1 start 2 quota 8,
+// RELAY-NEXT:   stream 4 -> 6 phase 1 start 2 quota 8{{$}}
 // RELAY-NEXT: ]
 
 // 8 + 3 x 4 + 64 destination elements.
@@ -221,8 +223,8 @@ reshard.redistribute @local from @five <[[]]> to @five <[[]]> topology @t
 // Domains of 4. Rank 0 holds 8 x f32 = 32 B; dp = 2 replicas on ranks 4, 5
 // (domain 1) need it: one crossing into 4 (equal NIC in, lowest), 5 gets
 // it from 4. Rank 4 moves T_4 = 64 B in its 2 streams, so with budget 16
-// both have the share 16 * 32 / 64 = 8: 4 steps each. 0 -> 4 runs steps
-// 0-3; the relay 4 -> 5 starts after, at step 4.
+// N = 4 and both quotas are 8. 0 -> 4 runs steps 0-3; the relay forwards
+// the piece whole once its last byte arrived, from step 4.
 
 reshard.topology @t gpus_per_node = 4 nvl_domain_size = 4
     nvlink_GBps_per_gpu = 100.0 nic_GBps_per_gpu = 10.0
@@ -237,3 +239,29 @@ reshard.redistribute @w from @src <[[]]> to @dp <[[]]> topology @t
 // RELAY-SPLIT-NEXT: ]
 
 // EXEC-RELAY-SPLIT: checked 1 tensors, 2 pieces, 16 destination elements: all correct
+
+//--- relay-overlap.mlir
+// Domains of 4. Rank 0 holds @w (8 x f32 = 32 B, needed by dp = 2
+// replicas on ranks 4 and 5) and @small (4 x f32 = 16 B, needed by rank 4).
+// @w crosses once, into rank 4, and 4 relays it to 5. Stream 0 -> 4 is
+// [@w 32 B, @small 16 B]; T_4 = 48 + 32, so with budget 16 N = 6: quotas 8
+// and ceil(32 / 6) = 6 (8 + 6 <= 16; N = 5 would need 10 + 7). @w's last
+// byte arrives in step 3, so the relay runs from step 4 while rank 4
+// still receives @small in steps 4 and 5.
+
+reshard.topology @t gpus_per_node = 4 nvl_domain_size = 4
+    nvlink_GBps_per_gpu = 100.0 nic_GBps_per_gpu = 10.0
+reshard.mesh @src shape = [1] axes = ["x"] ranks = [0]
+reshard.mesh @four shape = [1] axes = ["x"] ranks = [4]
+reshard.mesh @dp shape = [2] axes = ["dp"] ranks = [4, 5]
+reshard.redistribute @w from @src <[[]]> to @dp <[[]]> topology @t
+    : tensor<8xf32> -> tensor<8xf32>
+reshard.redistribute @small from @src <[[]]> to @four <[[]]> topology @t
+    : tensor<4xf32> -> tensor<4xf32>
+
+// RELAY-OVERLAP:      reshard.schedule staging_budget = 16 max_ops_per_step = 1024 [
+// RELAY-OVERLAP-NEXT:   stream 0 -> 4 phase 0 start 0 quota 8,
+// RELAY-OVERLAP-NEXT:   stream 4 -> 5 phase 1 start 4 quota 6{{$}}
+// RELAY-OVERLAP-NEXT: ]
+
+// EXEC-RELAY-OVERLAP: checked 2 tensors, 3 pieces, 20 destination elements: all correct

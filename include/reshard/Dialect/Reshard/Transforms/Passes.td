@@ -108,15 +108,17 @@ def ReshardSchedule : Pass<"reshard-schedule", "mlir::ModuleOp"> {
     `max-ops-per-step` (one NCCL group per step).
 
     When no rank is in more streams than `max-ops-per-step`, all streams
-    run at once, each with a share of the budget B proportional to its
-    bytes: floor(B * bytes / max(T_sender, T_receiver)) a step, T_x being
-    the bytes of all of rank x's streams. A rank's quotas then add up to at
-    most B however its streams overlap, and they end together, after about
-    max(T) / B steps. Otherwise (or when rounding tiny streams up to one
-    byte a step would break the budget) a rank with K streams runs at most
-    C = min(K, max-ops-per-step, staging-budget) of them at once, each with
-    floor(B / max(C_sender, C_receiver)) bytes a step, placed longest first
-    at the earliest step where both ends have room. Either way a relay's
+    run at once at one pace: each moves ceil(bytes / N) a step, N being the
+    least step count at which every rank's quotas add up to at most the
+    budget B (at most T_x / B rounded up plus a little for rounding, T_x
+    the bytes of rank x's streams), so every rank moves 1/N of its bytes in
+    every step. A relay's stream lists its
+    items in the order what they forward arrives and starts at the first
+    step where each item follows that arrival. Otherwise (or when a rank
+    has as many streams as budget bytes) a rank with K streams runs at
+    most C = min(K, max-ops-per-step, staging-budget) of them at once, each
+    with floor(B / max(C_sender, C_receiver)) bytes a step, placed longest
+    first at the earliest step where both ends have room, and a relay's
     streams start after its last step of phase-0 receives. A stream's bytes
     are cut into steps at any byte, so a piece larger than the budget
     simply spans steps. Local copies use no staging.

@@ -24,8 +24,8 @@ def Runtime_PlanOp : Runtime_Op<"plan", [Symbol, NoTerminator, SingleBlock]> {
     the generated code relies on: every index in range; every sender holds
     what it packs (its combo in the piece's mesh) and every receiver needs
     it; every send stream has exactly one matching receive; a relay
-    forwards only what it received in phase 0, after its last phase-0
-    step; each (tensor, destination rank, piece) arrives exactly once (the
+    forwards only what it received in phase 0, each item in a later step
+    than the last byte of what brought it; each (tensor, destination rank, piece) arrives exactly once (the
     member progressions of each group piece and destination partition the
     group's members); staging within the budget, the operation bound and
     the stated workspace.
