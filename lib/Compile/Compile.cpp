@@ -20,10 +20,8 @@ void reshard::registerCompileDialects(DialectRegistry &registry) {
 OwningOpRef<ModuleOp>
 reshard::loadInput(const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
                    MLIRContext *context) {
-  OwningOpRef<ModuleOp> module = parseLayoutOrMLIR(sourceMgr, context);
-  if (!module || failed(verify(*module)))
-    return nullptr;
-  return module;
+  // Both the importer and the MLIR parser verify what they return.
+  return parseLayoutOrMLIR(sourceMgr, context);
 }
 
 FailureOr<Stage> reshard::getStage(ModuleOp module) {
@@ -76,7 +74,6 @@ static LogicalResult runPasses(PassManager &pm, ModuleOp module,
 
 LogicalResult reshard::planModule(ModuleOp module,
                                   const ReshardPlanOptions &options,
-                                  llvm::raw_ostream *report,
                                   PassManagerSetup setup) {
   PassManager pm(module.getContext());
   ReshardPlanOptions planning;
@@ -85,21 +82,20 @@ LogicalResult reshard::planModule(ModuleOp module,
   planning.strategy = options.strategy;
   planning.lower = false;
   buildReshardPlanPipeline(pm, planning);
-  if (report) {
-    ReshardReportOptions json;
-    json.format = ReportFormat::Json;
-    pm.addPass(createReshardReportPass(json, *report));
-  }
   return runPasses(pm, module, setup);
 }
 
-LogicalResult reshard::reportModule(ModuleOp module, llvm::raw_ostream &os,
-                                    PassManagerSetup setup) {
-  PassManager pm(module.getContext());
+FailureOr<std::future<FailureOr<std::string>>>
+reshard::startReport(ModuleOp module) {
   ReshardReportOptions json;
-  json.format = ReportFormat::Json;
-  pm.addPass(createReshardReportPass(json, os));
-  return runPasses(pm, module, setup);
+  FailureOr<std::function<FailureOr<std::string>()>> work = prepareReport(
+      module, "reshard-compile", ReportFormat::Json, json.perRank);
+  if (failed(work))
+    return failure();
+  std::launch how = module.getContext()->isMultithreadingEnabled()
+                        ? std::launch::async
+                        : std::launch::deferred;
+  return std::async(how, std::move(*work));
 }
 
 LogicalResult reshard::lowerModule(ModuleOp module, StringRef planName,

@@ -246,7 +246,8 @@ llvm::Expected<Sharding> reshard::resolveSharding(
   for (size_t d = 0; d < spec.dims.size(); ++d) {
     const DimShardingSpec &dimSpec = spec.dims[d];
     DimSharding dim;
-    std::string dimPath = at(path, "dims", d);
+    // Paths are built only for errors: this runs for every tensor.
+    auto dimPath = [&] { return at(path, "dims", d); };
     for (size_t j = 0; j < dimSpec.axes.size(); ++j) {
       const std::string &name = dimSpec.axes[j];
       std::optional<unsigned> axis;
@@ -257,7 +258,7 @@ llvm::Expected<Sharding> reshard::resolveSharding(
         std::string known;
         for (const std::string &a : meshAxes)
           known += (known.empty() ? "" : ", ") + a;
-        diag(formatv("{0}[{1}]", dimPath, j).str(),
+        diag(formatv("{0}[{1}]", dimPath(), j).str(),
              formatv("axis '{0}' is not an axis of the mesh (its axes: {1})",
                      name, known.empty() ? "none" : known));
         continue;
@@ -268,7 +269,7 @@ llvm::Expected<Sharding> reshard::resolveSharding(
             it->second == d
                 ? formatv("twice in dim {0}", d).str()
                 : formatv("twice (also by dim {0})", it->second).str();
-        diag(formatv("{0}[{1}]", dimPath, j).str(),
+        diag(formatv("{0}[{1}]", dimPath(), j).str(),
              formatv("mesh axis '{0}' is used {1}; an axis shards at most "
                      "one dim, once",
                      name, also));
@@ -277,13 +278,15 @@ llvm::Expected<Sharding> reshard::resolveSharding(
       dim.axes.push_back(*axis);
     }
     if (!dimSpec.blocks.empty()) {
-      std::string blocksPath = at(path, formatv("blocks.{0}", d).str());
+      auto blocksPath = [&] {
+        return at(path, formatv("blocks.{0}", d).str());
+      };
       std::optional<int64_t> sum = 0; // std::nullopt once it overflows
       bool blocksOk = true;
       for (size_t b = 0; b < dimSpec.blocks.size(); ++b) {
         int64_t size = dimSpec.blocks[b];
         if (size < 0) {
-          diag(formatv("{0}[{1}]", blocksPath, b).str(),
+          diag(formatv("{0}[{1}]", blocksPath(), b).str(),
                formatv("block size {0} must be non-negative", size));
           blocksOk = false;
         } else if (sum) {
@@ -291,7 +294,7 @@ llvm::Expected<Sharding> reshard::resolveSharding(
         }
       }
       if (blocksOk && sum != shape[d])
-        diag(blocksPath,
+        diag(blocksPath(),
              formatv("blocks sum to {0} but dim {1} has size {2}; blocks "
                      "must add up to the dim",
                      sum ? std::to_string(*sum) : std::string("at least 2^63"),

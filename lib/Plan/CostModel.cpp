@@ -46,24 +46,26 @@ double seconds(int64_t bytes, double gbps, double latencyUs) {
 namespace {
 /// The links of a rank: NIC out, NIC in, NVLink out, NVLink in, local.
 enum RankLink { kNicOut, kNicIn, kNvlOut, kNvlIn, kCopy, kNumRankLinks };
-
-/// A change of one rank-link's bytes per step from `step` on.
-struct LoadChange {
-  int64_t step, rank;
-  int link;
-  int64_t delta;
-};
+using RankLoad = std::array<int64_t, kNumRankLinks>;
 } // namespace
 
 // Loads are piecewise constant over steps (a stream moves its quota every
-// step), so they are kept as changes and swept once: the cost does not
-// grow with streams times steps.
+// step), so they are kept as changes per (step, rank) and swept once: the
+// cost does not grow with streams times steps, and streams that start and
+// end together (one pace) share their changes.
 struct FigureBuilder::State {
   explicit State(const std::optional<TopologySpec> &topology)
       : links(topology) {}
   Links links;
   PlanFigures figures;
-  std::vector<LoadChange> changes;
+  llvm::DenseMap<int64_t, RankFigures> perRank;
+  llvm::DenseMap<std::pair<int64_t, int64_t>, RankLoad> changes;
+  RankFigures &figuresOf(int64_t rank) { return perRank[rank]; }
+  void change(int64_t step, int64_t rank, int link, int64_t delta) {
+    if (delta)
+      changes.try_emplace({step, rank}, RankLoad{}).first->second[link] +=
+          delta;
+  }
 };
 
 FigureBuilder::FigureBuilder(const std::optional<TopologySpec> &topology)
@@ -80,19 +82,19 @@ void FigureBuilder::addSteps(int64_t begin, int64_t end, int64_t from,
   int64_t bytes = perStep * (end - begin - 1) + last;
   f.bytes[c] += bytes;
   f.messages[c] += messages;
-  RankFigures &out = f.perRank[from];
+  RankFigures &out = state->figuresOf(from);
   out.bytesOut[c] += bytes;
   out.messagesOut[c] += messages;
   auto change = [&](int64_t rank, int link) {
-    state->changes.push_back({begin, rank, link, perStep});
-    state->changes.push_back({end - 1, rank, link, last - perStep});
-    state->changes.push_back({end, rank, link, -last});
+    state->change(begin, rank, link, perStep);
+    state->change(end - 1, rank, link, last - perStep);
+    state->change(end, rank, link, -last);
   };
   if (c == kLocal) {
     change(from, kCopy);
     return;
   }
-  RankFigures &in = f.perRank[to];
+  RankFigures &in = state->figuresOf(to);
   in.bytesIn[c] += bytes;
   in.messagesIn[c] += messages;
   change(from, c == kNetwork ? kNicOut : kNvlOut);
@@ -100,23 +102,22 @@ void FigureBuilder::addSteps(int64_t begin, int64_t end, int64_t from,
 }
 
 void FigureBuilder::reserve(size_t additions) {
-  state->changes.reserve(6 * additions);
+  state->perRank.reserve(std::min<size_t>(additions, 1 << 16));
 }
 
 PlanFigures FigureBuilder::finish() {
   PlanFigures &f = state->figures;
   const TopologySpec &spec = state->links.spec;
-  std::vector<LoadChange> &changes = state->changes;
-  std::sort(
-      changes.begin(), changes.end(),
-      [](const LoadChange &a, const LoadChange &b) { return a.step < b.step; });
+  std::vector<std::pair<std::pair<int64_t, int64_t>, RankLoad>> changes(
+      state->changes.begin(), state->changes.end());
+  llvm::sort(changes,
+             [](const auto &a, const auto &b) { return a.first < b.first; });
   // Sweep the steps: each rank's time in a step is its slowest link; a
   // step lasts as long as its slowest rank.
-  llvm::DenseMap<int64_t, std::array<int64_t, kNumRankLinks>> load;
+  llvm::DenseMap<int64_t, RankLoad> load;
   llvm::DenseMap<int64_t, double> rankTime;
   std::multiset<double> times;
-  std::vector<int64_t> touched;
-  auto timeOf = [&](const std::array<int64_t, kNumRankLinks> &l) {
+  auto timeOf = [&](const RankLoad &l) {
     return std::max({seconds(l[kNicOut], spec.nicGBps, spec.nicLatencyUs),
                      seconds(l[kNicIn], spec.nicGBps, spec.nicLatencyUs),
                      seconds(l[kNvlOut], spec.nvlinkGBps, spec.nvlinkLatencyUs),
@@ -124,30 +125,29 @@ PlanFigures FigureBuilder::finish() {
                      seconds(l[kCopy], spec.nvlinkGBps, 0)});
   };
   for (size_t i = 0; i < changes.size();) {
-    int64_t step = changes[i].step;
-    touched.clear();
-    for (; i < changes.size() && changes[i].step == step; ++i) {
-      load[changes[i].rank][changes[i].link] += changes[i].delta;
-      touched.push_back(changes[i].rank);
-    }
-    llvm::sort(touched);
-    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-    for (int64_t rank : touched) {
+    int64_t step = changes[i].first.first;
+    for (; i < changes.size() && changes[i].first.first == step; ++i) {
+      int64_t rank = changes[i].first.second;
+      RankLoad &l = load[rank];
+      for (int k = 0; k < kNumRankLinks; ++k)
+        l[k] += changes[i].second[k];
       auto [it, fresh] = rankTime.try_emplace(rank, 0.0);
       if (!fresh)
         times.erase(times.find(it->second));
-      it->second = timeOf(load[rank]);
+      it->second = timeOf(l);
       times.insert(it->second);
     }
     if (i == changes.size())
       break;
     double slowest = times.empty() ? 0 : *times.rbegin();
     if (slowest > 0) {
-      int64_t steps = changes[i].step - step;
+      int64_t steps = changes[i].first.first - step;
       f.estimatedSeconds += slowest * steps;
       f.steps += steps;
     }
   }
+  for (auto &[rank, r] : state->perRank)
+    f.perRank.emplace(rank, r);
   for (auto &[rank, r] : f.perRank) {
     if (r.bytesOut[kNetwork] > f.busiestNicOutBytes) {
       f.busiestNicOutBytes = r.bytesOut[kNetwork];
@@ -214,7 +214,7 @@ public:
 
 private:
   FigureBuilder &b;
-  std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
+  llvm::DenseSet<std::tuple<int64_t, int64_t, int64_t>> seen;
 };
 
 /// The `direct` baseline: a local copy or the lowest holder, one step.
@@ -350,6 +350,13 @@ static PlanBounds computeBounds(const PlanModel &model, const Links &links) {
 }
 
 PlanReport reshard::buildReport(const PlanModel &model) {
+  std::vector<TransferGroup> transfers = enumerateTransfers(model);
+  return buildReport(model, transfers, collectStreams(model, transfers));
+}
+
+PlanReport reshard::buildReport(const PlanModel &model,
+                                const std::vector<TransferGroup> &transfers,
+                                const std::vector<StreamContent> &streams) {
   PlanReport r;
   Links links(model.topology);
   r.hasTopology = links.topo.has_value();
@@ -365,8 +372,6 @@ PlanReport reshard::buildReport(const PlanModel &model) {
     r.pieces += static_cast<int64_t>(model.classes[g.cls].pattern.size()) *
                 dst.numReplicas() * g.numMembers();
   }
-  std::vector<TransferGroup> transfers = enumerateTransfers(model);
-  std::vector<StreamContent> streams = collectStreams(model, transfers);
   r.plan = planFigures(model, transfers, streams, scheduleOf(model, streams));
   r.direct = directFigures(model);
   r.gatherBroadcast = gatherBroadcastFigures(model);

@@ -2,6 +2,8 @@
 #include "reshard/Plan/Scheduling.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -13,25 +15,46 @@ using namespace reshard;
 std::vector<StreamContent>
 reshard::collectStreams(const PlanModel &model,
                         const std::vector<TransferGroup> &transfers) {
-  std::map<std::tuple<int64_t, int64_t, int64_t>, size_t> at;
-  std::vector<StreamContent> streams;
+  // Which stream each transfer joins (first come), then the streams in
+  // (sender, receiver, phase) order, each filled in transfer order.
+  constexpr uint32_t kNone = ~0u;
+  llvm::DenseMap<std::tuple<int64_t, int64_t, int64_t>, uint32_t> at;
+  std::vector<uint32_t> streamOf(transfers.size(), kNone);
+  std::vector<StreamContent> found;
+  std::vector<size_t> sizes;
   for (size_t i = 0; i < transfers.size(); ++i) {
     const TransferGroup &t = transfers[i];
     if (t.kind == TransferKind::Copy)
       continue;
     auto [it, inserted] = at.try_emplace(
-        std::make_tuple(t.sender, t.receiver, t.phase()), streams.size());
-    if (inserted)
-      streams.push_back({t.sender, t.receiver, t.phase(), 0, {}});
-    StreamContent &s = streams[it->second];
-    s.bytes += t.memberCount * model.pieceBytes(t.group, t.piece);
-    s.transfers.push_back(i);
+        std::make_tuple(t.sender, t.receiver, t.phase()), found.size());
+    if (inserted) {
+      found.push_back({t.sender, t.receiver, t.phase(), 0, {}});
+      sizes.push_back(0);
+    }
+    found[it->second].bytes +=
+        t.memberCount * model.pieceBytes(t.group, t.piece);
+    ++sizes[it->second];
+    streamOf[i] = it->second;
   }
-  std::sort(streams.begin(), streams.end(),
-            [](const StreamContent &a, const StreamContent &b) {
-              return std::tie(a.sender, a.receiver, a.phase) <
-                     std::tie(b.sender, b.receiver, b.phase);
-            });
+  std::vector<uint32_t> order(found.size());
+  for (uint32_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  llvm::sort(order, [&](uint32_t a, uint32_t b) {
+    return std::tie(found[a].sender, found[a].receiver, found[a].phase) <
+           std::tie(found[b].sender, found[b].receiver, found[b].phase);
+  });
+  std::vector<uint32_t> position(found.size());
+  std::vector<StreamContent> streams;
+  streams.reserve(found.size());
+  for (uint32_t p = 0; p < order.size(); ++p) {
+    position[order[p]] = p;
+    streams.push_back(std::move(found[order[p]]));
+    streams.back().transfers.reserve(sizes[order[p]]);
+  }
+  for (size_t i = 0; i < transfers.size(); ++i)
+    if (streamOf[i] != kNone)
+      streams[position[streamOf[i]]].transfers.push_back(i);
   return streams;
 }
 
@@ -88,24 +111,34 @@ static std::vector<std::vector<int64_t>>
 readySteps(const PlanModel &model, const std::vector<TransferGroup> &transfers,
            const std::vector<StreamContent> &streams,
            const PlanSchedule &schedule) {
-  // (rank, group, piece) -> (phase-0 transfer, its last step at the rank).
-  std::map<std::tuple<int64_t, int64_t, int64_t>,
-           std::vector<std::pair<size_t, int64_t>>>
-      arrivals;
+  // Every phase-0 arrival as (rank, group, piece, last step at the rank,
+  // transfer), sorted so that a key's latest arrival comes first: the first
+  // one sharing a member with a relayed transfer decides.
+  struct Arrival {
+    int64_t rank, group, piece, last;
+    size_t transfer;
+    auto key() const { return std::make_tuple(rank, group, piece); }
+  };
+  std::vector<Arrival> arrivals;
   for (const StreamContent &s : streams) {
-    const PlanStream *row = schedule.find(s.sender, s.receiver, s.phase);
-    if (s.phase != 0 || !row)
+    const PlanStream *row =
+        s.phase == 0 ? schedule.find(s.sender, s.receiver, s.phase) : nullptr;
+    if (!row)
       continue;
     int64_t at = 0;
     for (size_t t : s.transfers) {
       const TransferGroup &x = transfers[t];
       int64_t bytes = x.memberCount * model.pieceBytes(x.group, x.piece);
       if (bytes > 0)
-        arrivals[{s.receiver, x.group, x.piece}].push_back(
-            {t, row->start + (at + bytes - 1) / row->quota});
+        arrivals.push_back({s.receiver, x.group, x.piece,
+                            row->start + (at + bytes - 1) / row->quota, t});
       at += bytes;
     }
   }
+  llvm::sort(arrivals, [](const Arrival &a, const Arrival &b) {
+    return std::make_tuple(a.rank, a.group, a.piece, -a.last, a.transfer) <
+           std::make_tuple(b.rank, b.group, b.piece, -b.last, b.transfer);
+  });
   std::vector<std::vector<int64_t>> ready(streams.size());
   for (size_t i = 0; i < streams.size(); ++i) {
     const StreamContent &s = streams[i];
@@ -114,20 +147,24 @@ readySteps(const PlanModel &model, const std::vector<TransferGroup> &transfers,
       continue;
     for (size_t j = 0; j < s.transfers.size(); ++j) {
       const TransferGroup &x = transfers[s.transfers[j]];
-      auto found = arrivals.find({s.sender, x.group, x.piece});
-      if (found != arrivals.end())
-        for (auto [from, last] : found->second)
-          if (transfers[from].sharesMembersWith(x))
-            ready[i][j] = std::max(ready[i][j], last + 1);
+      auto key = std::make_tuple(s.sender, x.group, x.piece);
+      auto it = llvm::partition_point(
+          arrivals, [&](const Arrival &a) { return a.key() < key; });
+      for (; it != arrivals.end() && it->key() == key; ++it)
+        if (transfers[it->transfer].sharesMembersWith(x)) {
+          ready[i][j] = it->last + 1;
+          break;
+        }
     }
   }
   return ready;
 }
 
-void reshard::orderRelays(const PlanModel &model,
-                          const std::vector<TransferGroup> &transfers,
-                          const PlanSchedule &schedule,
-                          std::vector<StreamContent> &streams) {
+/// orderRelays, returning each transfer's ready step in the new order
+/// (phase-0 rows and their order do not change, so neither do arrivals).
+static std::vector<std::vector<int64_t>> orderRelaysByReadiness(
+    const PlanModel &model, const std::vector<TransferGroup> &transfers,
+    const PlanSchedule &schedule, std::vector<StreamContent> &streams) {
   std::vector<std::vector<int64_t>> ready =
       readySteps(model, transfers, streams, schedule);
   for (size_t i = 0; i < streams.size(); ++i) {
@@ -140,22 +177,35 @@ void reshard::orderRelays(const PlanModel &model,
       return ready[i][a] < ready[i][b];
     });
     std::vector<size_t> sorted;
+    std::vector<int64_t> sortedReady;
     sorted.reserve(order.size());
-    for (size_t j : order)
+    sortedReady.reserve(order.size());
+    for (size_t j : order) {
       sorted.push_back(streams[i].transfers[j]);
+      sortedReady.push_back(ready[i][j]);
+    }
     streams[i].transfers = std::move(sorted);
+    ready[i] = std::move(sortedReady);
   }
+  return ready;
+}
+
+void reshard::orderRelays(const PlanModel &model,
+                          const std::vector<TransferGroup> &transfers,
+                          const PlanSchedule &schedule,
+                          std::vector<StreamContent> &streams) {
+  orderRelaysByReadiness(model, transfers, schedule, streams);
 }
 
 namespace {
-/// Starts each relay stream (their transfers in orderRelays' order) at the
-/// first step where every transfer's first byte follows its arrival.
+/// Starts each relay stream (their transfers in orderRelays' order, with
+/// their ready steps) at the first step where every transfer's first byte
+/// follows its arrival.
 void startRelays(const PlanModel &model,
                  const std::vector<TransferGroup> &transfers,
                  const std::vector<StreamContent> &streams,
+                 const std::vector<std::vector<int64_t>> &ready,
                  PlanSchedule &schedule) {
-  std::vector<std::vector<int64_t>> ready =
-      readySteps(model, transfers, streams, schedule);
   for (size_t i = 0; i < streams.size(); ++i) {
     const StreamContent &s = streams[i];
     if (s.phase != 1)
@@ -222,8 +272,9 @@ std::optional<PlanSchedule> uniformSchedule(
         {s.sender, s.receiver, s.phase, 0,
          std::max<int64_t>(1, (s.bytes + steps - 1) / steps)});
   std::vector<StreamContent> ordered = streams;
-  orderRelays(model, transfers, schedule, ordered);
-  startRelays(model, transfers, ordered, schedule);
+  startRelays(model, transfers, ordered,
+              orderRelaysByReadiness(model, transfers, schedule, ordered),
+              schedule);
   return schedule;
 }
 } // namespace

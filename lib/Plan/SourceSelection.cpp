@@ -115,12 +115,20 @@ void reshard::selectSources(PlanModel &model, SourceStrategy strategy) {
   if (strategy == SourceStrategy::Direct)
     return;
 
-  auto heavierFirst = [](const Unit &a, const Unit &b) {
-    return a.weight > b.weight;
+  // Heaviest first, ties in enumeration order; units are sorted by index
+  // (they carry their candidate lists).
+  auto heavierFirst = [](const std::vector<Unit> &units) {
+    std::vector<uint32_t> order(units.size());
+    for (uint32_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      return units[a].weight > units[b].weight;
+    });
+    return order;
   };
   Loads nicOut, nicIn, nvlOut;
-  std::stable_sort(nvlink.begin(), nvlink.end(), heavierFirst);
-  for (const Unit &u : nvlink) {
+  for (uint32_t i : heavierFirst(nvlink)) {
+    const Unit &u = nvlink[i];
     PlanGroup &group = model.groups[u.group];
     int64_t base = leastLoaded(u.holders, nvlOut);
     addRotated(nvlOut, u.holders, base, group.numMembers(),
@@ -128,8 +136,8 @@ void reshard::selectSources(PlanModel &model, SourceStrategy strategy) {
     if (base)
       group.routes.push_back({u.piece, u.kind, u.key, base, 0});
   }
-  std::stable_sort(network.begin(), network.end(), heavierFirst);
-  for (const Unit &u : network) {
+  for (uint32_t i : heavierFirst(network)) {
+    const Unit &u = network[i];
     PlanGroup &group = model.groups[u.group];
     int64_t bytes = model.pieceBytes(u.group, u.piece);
     int64_t members = group.numMembers();

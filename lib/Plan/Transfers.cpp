@@ -51,6 +51,9 @@ bool TransferGroup::sharesMembersWith(const TransferGroup &o) const {
   // A one-member progression's stride says nothing; any modulus 1 does.
   int64_t m = memberCount > 1 ? memberStride : 1;
   int64_t n = o.memberCount > 1 ? o.memberStride : 1;
+  // The common case, replicas rotated over instances: one stride.
+  if (m == n)
+    return (o.memberStart - memberStart) % m == 0;
   int64_t start, stride, number;
   solveMembers(hi + 1, memberStart, m, o.memberStart, n, start, stride, number);
   if (!number)
@@ -100,8 +103,12 @@ void reshard::appendTransfers(const PlanModel &model, int64_t group,
   for (const PieceDeliveries::Domain &dom : d.networkDomains) {
     RouteRow r = g.route(piece, RouteKind::Network, dom.domain);
     int64_t nE = dom.ranks.size();
+    // Members k = e - entryBase (mod nE) and k = h - holderBase (mod nH)
+    // exist only where h = e - entryBase + holderBase (mod gcd(nE, nH)).
+    int64_t common = std::gcd(nE, nH);
     for (int64_t e = 0; e < nE; ++e)
-      for (int64_t h = 0; h < nH; ++h) {
+      for (int64_t h = mod(e - r.entryBase + r.holderBase, common); h < nH;
+           h += common) {
         int64_t start, stride, count;
         solveMembers(members, e - r.entryBase, nE, h - r.holderBase, nH, start,
                      stride, count);

@@ -225,16 +225,29 @@ int compile() {
     stageTimer.stop();
     stageTimer = root.nest(name);
   };
-  nextStage("plan and report");
-  if (*stage == Stage::Layout &&
-      failed(planModule(*module, options, reportOS, setup)))
+  nextStage("plan");
+  if (*stage == Stage::Layout && failed(planModule(*module, options, setup)))
     return 1;
-  if (*stage == Stage::Planned && reportOS &&
-      failed(reportModule(*module, *reportOS, setup)))
-    return 1;
+  // The report is worked out beside the lowering, from its own copy of
+  // the plan.
+  std::future<FailureOr<std::string>> report;
+  if (reportOS) {
+    FailureOr<std::future<FailureOr<std::string>>> started =
+        startReport(*module);
+    if (failed(started))
+      return 1;
+    report = std::move(*started);
+  }
   nextStage("lower");
   if (*stage != Stage::Lowered && failed(lowerModule(*module, planName, setup)))
     return 1;
+  if (reportOS) {
+    nextStage("report (what outlasts the lowering)");
+    FailureOr<std::string> text = report.get();
+    if (failed(text))
+      return 1;
+    *reportOS << *text;
+  }
   nextStage("emit");
 
   CppBackend cpp =

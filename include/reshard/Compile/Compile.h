@@ -15,7 +15,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <future>
 #include <memory>
+#include <string>
 
 namespace llvm {
 class SourceMgr;
@@ -53,16 +55,18 @@ loadInput(const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
 mlir::FailureOr<Stage> getStage(mlir::ModuleOp module);
 
 /// Plans a Layout module in place with reshard-plan-pipeline (without the
-/// lowering). With `report`, the JSON report of the plan is written there.
+/// lowering).
 mlir::LogicalResult planModule(mlir::ModuleOp module,
                                const ReshardPlanOptions &options,
-                               llvm::raw_ostream *report = nullptr,
                                PassManagerSetup setup = {});
 
-/// Writes the JSON report of a Planned module to `report`.
-mlir::LogicalResult reportModule(mlir::ModuleOp module,
-                                 llvm::raw_ostream &report,
-                                 PassManagerSetup setup = {});
+/// Starts the JSON report of a Planned module (reshard-report's): its plan
+/// is read now, failing with a diagnostic; the rest is worked out from that
+/// copy on another thread (unless the context is single-threaded), so that
+/// the caller may lower the module meanwhile. get() waits for the text
+/// (a failure has been reported).
+mlir::FailureOr<std::future<mlir::FailureOr<std::string>>>
+startReport(mlir::ModuleOp module);
 
 /// Lowers a Planned module in place to a reshard_rt plan named `planName`
 /// (empty: the module's name, else reshard_plan).

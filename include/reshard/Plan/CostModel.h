@@ -9,6 +9,8 @@
 #define RESHARD_PLAN_COSTMODEL_H
 
 #include "reshard/Plan/PlanModel.h"
+#include "reshard/Plan/Scheduling.h"
+#include "reshard/Plan/Transfers.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -90,6 +92,11 @@ private:
 /// are reported as the direct plan, an unscheduled plan in its trivial
 /// schedule), with its baselines.
 PlanReport buildReport(const PlanModel &model);
+/// The same, given the plan's transfers and streams (enumerateTransfers and
+/// collectStreams of `model`) when the caller has them already.
+PlanReport buildReport(const PlanModel &model,
+                       const std::vector<TransferGroup> &transfers,
+                       const std::vector<StreamContent> &streams);
 
 enum class ReportFormat { Text, Json };
 

@@ -17,6 +17,7 @@
 #include "reshard/Layout/Geometry.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Threading.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <cctype>
@@ -248,10 +249,16 @@ void ConvertReshardToRuntimePass::runOnOperation() {
   std::unique_ptr<rt::EncodedPlan> encoded = rt::EncodedPlan::encode(planOp);
   if (!encoded)
     return signalPassFailure();
+  // Each rank's largest step, walked over the steps (in parallel: the
+  // engine's tables are read only).
   SmallVector<rt::RankOp> rankOps(body->getOps<rt::RankOp>());
+  std::vector<int64_t> workspace(rankOps.size());
+  parallelFor(ctx, 0, rankOps.size(), [&](size_t i) {
+    workspace[i] =
+        engine::rank_workspace(encoded->view(), encoded->programs[i]);
+  });
   for (auto [i, rankOp] : llvm::enumerate(rankOps))
-    rankOp.setWorkspace(
-        engine::rank_workspace(encoded->view(), encoded->programs[i]));
+    rankOp.setWorkspace(workspace[i]);
   planOp.setFingerprint(static_cast<int64_t>(encoded->fingerprint()));
 
   // The runtime program replaces the layout and its plan.

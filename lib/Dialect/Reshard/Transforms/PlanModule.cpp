@@ -150,6 +150,16 @@ LogicalResult
 PlanModule::checkSchedule(const std::vector<StreamContent> &streams) const {
   if (!model.schedule)
     return success();
+  ScheduleOp op = schedule;
+  return checkScheduleMatches(model, streams, op.getLoc());
+}
+
+LogicalResult
+reshard::checkScheduleMatches(const PlanModel &model,
+                              const std::vector<StreamContent> &streams,
+                              Location scheduleLoc) {
+  if (!model.schedule)
+    return success();
   const std::vector<PlanStream> &rows = model.schedule->streams;
   bool same = rows.size() == streams.size();
   for (size_t i = 0; same && i < rows.size(); ++i)
@@ -158,10 +168,9 @@ PlanModule::checkSchedule(const std::vector<StreamContent> &streams) const {
            rows[i].phase == streams[i].phase;
   if (same)
     return success();
-  ScheduleOp op = schedule;
-  return op.emitOpError()
-         << "has " << rows.size() << " streams but the plan's routing makes "
-         << streams.size()
+  return emitError(scheduleLoc)
+         << "'" << ScheduleOp::getOperationName() << "' op has " << rows.size()
+         << " streams but the plan's routing makes " << streams.size()
          << " (a different set); run reshard-schedule after the routing";
 }
 
@@ -196,6 +205,7 @@ LogicalResult reshard::intersectModule(ModuleOp module) {
   SymbolTableCollection symbols;
   SmallVector<RedistributeOp> ops(module.getOps<RedistributeOp>());
   std::vector<TensorLayout> layouts;
+  layouts.reserve(ops.size());
   for (RedistributeOp op : ops) {
     FailureOr<TensorLayout> layout = getTensorLayout(op, symbols);
     if (failed(layout))

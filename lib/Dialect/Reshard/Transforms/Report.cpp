@@ -52,36 +52,13 @@ struct ReportPass : public reshard::impl::ReshardReportBase<ReportPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (!module.getOps<rt::PlanOp>().empty()) {
-      emitError(module.getLoc())
-          << "reshard-report: the module holds a lowered reshard_rt.plan, "
-             "which no longer has the pieces the report reads; report "
-             "before convert-reshard-to-runtime";
+    FailureOr<std::function<FailureOr<std::string>()>> work =
+        prepareReport(module, getArgument(), format, perRank);
+    if (failed(work))
       return signalPassFailure();
-    }
-    if (auto pieces = module.getOps<PiecesOp>(); !pieces.empty()) {
-      (*pieces.begin()).emitOpError()
-          << "is the explicit reference form (reshard-expand's), which "
-             "reshard-run executes; reshard-report reports the planned "
-             "module (its reshard.class and reshard.group ops)";
+    FailureOr<std::string> text = (*work)();
+    if (failed(text))
       return signalPassFailure();
-    }
-    if (!module.getOps<RedistributeOp>().empty() &&
-        module.getOps<GroupOp>().empty()) {
-      emitError(module.getLoc())
-          << "reshard-report: the module is not planned yet (no "
-             "reshard.group); run --reshard-plan-pipeline=lower=false (or "
-             "the planning passes) before --reshard-report, or use "
-             "reshard-compile --report=FILE";
-      return signalPassFailure();
-    }
-    FailureOr<PlanModule> plan = PlanModule::load(module, getArgument());
-    if (failed(plan) || failed(plan->checkSchedule(collectStreams(
-                            plan->model, enumerateTransfers(plan->model)))))
-      return signalPassFailure();
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    printReport(buildReport(plan->model), format, perRank, os);
 
     std::lock_guard<std::mutex> guard(sink->lock);
     if (!sink->stream) {
@@ -94,7 +71,7 @@ struct ReportPass : public reshard::impl::ReshardReportBase<ReportPass> {
       sink->file->keep();
       sink->stream = &sink->file->os();
     }
-    *sink->stream << text;
+    *sink->stream << *text;
     sink->stream->flush();
     markAllAnalysesPreserved();
   }
@@ -103,6 +80,54 @@ struct ReportPass : public reshard::impl::ReshardReportBase<ReportPass> {
   std::shared_ptr<ReportSink> sink = std::make_shared<ReportSink>();
 };
 } // namespace
+
+FailureOr<std::function<FailureOr<std::string>()>>
+reshard::prepareReport(ModuleOp module, StringRef passName, ReportFormat format,
+                       bool perRank) {
+  if (!module.getOps<rt::PlanOp>().empty()) {
+    emitError(module.getLoc())
+        << "reshard-report: the module holds a lowered reshard_rt.plan, "
+           "which no longer has the pieces the report reads; report "
+           "before convert-reshard-to-runtime";
+    return failure();
+  }
+  if (auto pieces = module.getOps<PiecesOp>(); !pieces.empty()) {
+    (*pieces.begin()).emitOpError()
+        << "is the explicit reference form (reshard-expand's), which "
+           "reshard-run executes; reshard-report reports the planned "
+           "module (its reshard.class and reshard.group ops)";
+    return failure();
+  }
+  if (!module.getOps<RedistributeOp>().empty() &&
+      module.getOps<GroupOp>().empty()) {
+    emitError(module.getLoc())
+        << "reshard-report: the module is not planned yet (no "
+           "reshard.group); run --reshard-plan-pipeline=lower=false (or "
+           "the planning passes) before --reshard-report, or use "
+           "reshard-compile --report=FILE";
+    return failure();
+  }
+  FailureOr<PlanModule> plan = PlanModule::load(module, passName);
+  if (failed(plan))
+    return failure();
+  // The work owns its copy of the plan and touches no op: the module may
+  // be lowered meanwhile.
+  auto model = std::make_shared<PlanModel>(std::move(plan->model));
+  ScheduleOp schedule = plan->schedule;
+  Location scheduleLoc = schedule ? schedule.getLoc() : module.getLoc();
+  return std::function<FailureOr<std::string>()>(
+      [=]() -> FailureOr<std::string> {
+        std::vector<TransferGroup> transfers = enumerateTransfers(*model);
+        std::vector<StreamContent> streams = collectStreams(*model, transfers);
+        if (failed(checkScheduleMatches(*model, streams, scheduleLoc)))
+          return failure();
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        printReport(buildReport(*model, transfers, streams), format, perRank,
+                    os);
+        return text;
+      });
+}
 
 std::unique_ptr<Pass>
 reshard::createReshardReportPass(const ReshardReportOptions &options,

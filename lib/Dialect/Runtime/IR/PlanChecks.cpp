@@ -8,11 +8,13 @@
 //===----------------------------------------------------------------------===//
 #include "reshard/Dialect/Runtime/IR/PlanEncoding.h"
 
+#include "mlir/IR/Threading.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -85,15 +87,37 @@ struct Delivery {
   }
 };
 
+/// A failed check: its diagnostic, or none in the quiet (parallel) pass.
+class CheckFailure {
+public:
+  CheckFailure() = default;
+  explicit CheckFailure(InFlightDiagnostic diag) : diag(std::move(diag)) {}
+  template <typename T> CheckFailure &operator<<(T &&value) {
+    if (diag)
+      *diag << std::forward<T>(value);
+    return *this;
+  }
+  operator LogicalResult() const { return failure(); }
+
+private:
+  std::optional<InFlightDiagnostic> diag;
+};
+
 class Checker {
 public:
   explicit Checker(const EncodedPlan &e) : e(e), p(e.view()) {}
   LogicalResult run();
 
 private:
-  InFlightDiagnostic atItem(int64_t item) {
-    return e.itemsOpOf(item).emitOpError()
-           << "item " << item - e.listFirst[listOf(item)] << " ";
+  CheckFailure atItem(int64_t item, bool quiet = false) {
+    if (quiet)
+      return CheckFailure();
+    CheckFailure f(e.itemsOpOf(item).emitOpError());
+    f << "item " << item - e.listFirst[listOf(item)] << " ";
+    return f;
+  }
+  CheckFailure errorAt(Operation *op, bool quiet) {
+    return quiet ? CheckFailure() : CheckFailure(op->emitOpError());
   }
   int64_t listOf(int64_t item) const {
     return std::upper_bound(e.listFirst.begin(), e.listFirst.end(), item) -
@@ -119,9 +143,10 @@ private:
   LogicalResult checkItems();
   LogicalResult checkStreams();
   LogicalResult checkCopies();
-  LogicalResult checkRelays();
-  LogicalResult checkExactlyOnce();
-  LogicalResult checkSteps();
+  LogicalResult checkExactlyOnce(bool quiet);
+  LogicalResult checkDeliveries();
+  LogicalResult checkRelays(int64_t program, bool quiet);
+  LogicalResult checkSteps(int64_t program, bool quiet);
 
   /// Whether `rank` holds item `it`'s piece in its source (`src`) or
   /// destination shard; also its linear index there.
@@ -256,7 +281,7 @@ LogicalResult Checker::checkCopies() {
   return success();
 }
 
-LogicalResult Checker::checkRelays() {
+LogicalResult Checker::checkRelays(int64_t pi, bool quiet) {
   /// Members a rank has of a group piece, and the step the last byte of
   /// them arrives in (-1: copied locally, before step 0).
   struct Had {
@@ -266,7 +291,7 @@ LogicalResult Checker::checkRelays() {
   auto itemBytes = [&](const engine::Item &it) {
     return it.count * pieceOf(it).bytes;
   };
-  for (int64_t pi = 0; pi < p.num_programs; ++pi) {
+  {
     const engine::RankProgram &prog = p.programs[pi];
     std::map<std::pair<int64_t, int64_t>, std::vector<Had>> has;
     for (int64_t i = prog.first_copy; i < prog.first_copy + prog.num_copies;
@@ -308,7 +333,7 @@ LogicalResult Checker::checkRelays() {
           for (const Had &h : found->second) {
             int64_t common = commonCount(h.members, want);
             if (common && h.lastStep >= first)
-              return atItem(i)
+              return atItem(i, quiet)
                      << "is relayed by rank " << prog.rank << " from step "
                      << first << ", but the rank receives members of it "
                      << "until step " << h.lastStep
@@ -316,17 +341,18 @@ LogicalResult Checker::checkRelays() {
             covered += common;
           }
         if (covered != want.count)
-          return atItem(i) << "is relayed by rank " << prog.rank
-                           << ", which does not receive all those members of "
-                           << "piece " << it.piece << " of group " << it.group
-                           << " in phase 0 or copy them locally";
+          return atItem(i, quiet)
+                 << "is relayed by rank " << prog.rank
+                 << ", which does not receive all those members of "
+                 << "piece " << it.piece << " of group " << it.group
+                 << " in phase 0 or copy them locally";
       }
     }
   }
   return success();
 }
 
-LogicalResult Checker::checkExactlyOnce() {
+LogicalResult Checker::checkExactlyOnce(bool quiet) {
   std::sort(deliveries.begin(), deliveries.end());
   int64_t keys = 0;
   for (size_t a = 0; a < deliveries.size();) {
@@ -357,7 +383,7 @@ LogicalResult Checker::checkExactlyOnce() {
         }
     }
     if (twice >= 0)
-      return atItem(deliveries[a].item)
+      return atItem(deliveries[a].item, quiet)
              << "(with others) delivers piece " << k.piece << " of tensor '"
              << tensorName(k.group, twice) << "' (group " << k.group
              << ", member " << twice << ") to rank " << k.rank
@@ -370,7 +396,7 @@ LogicalResult Checker::checkExactlyOnce() {
               true;
       int64_t missing =
           std::find(seen.begin(), seen.end(), false) - seen.begin();
-      return atItem(deliveries[a].item)
+      return atItem(deliveries[a].item, quiet)
              << "(with others) delivers piece " << k.piece << " of group "
              << k.group << " to rank " << k.rank << ", but never for tensor '"
              << tensorName(k.group, missing) << "' (member " << missing
@@ -402,7 +428,7 @@ LogicalResult Checker::checkExactlyOnce() {
       for (int64_t i = 0; i < c.num_pieces; ++i)
         if (p.pieces[c.first_piece + i].dst_combo == combo(g.cls, false, l) &&
             !got.count({gi, i, l}))
-          return e.groupOpOf(gi).emitOpError()
+          return errorAt(e.groupOpOf(gi), quiet)
                  << "piece " << i << " of tensor '" << tensorName(gi, 0)
                  << "' (member 0) never reaches rank "
                  << p.words[p.meshes[g.dst_mesh].ranks + l]
@@ -411,9 +437,9 @@ LogicalResult Checker::checkExactlyOnce() {
   return success();
 }
 
-LogicalResult Checker::checkSteps() {
+LogicalResult Checker::checkSteps(int64_t pi, bool quiet) {
   std::vector<engine::Message> sends, recvs;
-  for (int64_t pi = 0; pi < p.num_programs; ++pi) {
+  {
     const engine::RankProgram &prog = p.programs[pi];
     int64_t most = 0;
     for (int64_t step = 0; step < prog.steps; ++step) {
@@ -424,27 +450,56 @@ LogicalResult Checker::checkSteps() {
         for (const engine::Message &m : *list)
           bytes += m.bytes;
       if (p.staging_budget > 0 && bytes > p.staging_budget)
-        return e.rankOpOf(pi).emitOpError()
+        return errorAt(e.rankOpOf(pi), quiet)
                << "moves " << bytes << " bytes in step " << step
                << ", over the staging budget of " << p.staging_budget;
       int64_t ops = sends.size() + recvs.size();
       if (p.max_ops_per_step > 0 && ops > p.max_ops_per_step)
-        return e.rankOpOf(pi).emitOpError()
+        return errorAt(e.rankOpOf(pi), quiet)
                << "posts " << ops << " messages in step " << step
                << ", over max_ops_per_step " << p.max_ops_per_step;
     }
     if (most != prog.workspace)
-      return e.rankOpOf(pi).emitOpError()
+      return errorAt(e.rankOpOf(pi), quiet)
              << "states a workspace of " << prog.workspace
              << " bytes; its largest step stages " << most;
   }
   return success();
 }
 
+/// Exactly-once and each program's relays and steps read the shared tables
+/// only: they are checked quietly in parallel, and only when one fails
+/// again in order (exactly-once, then relays, then steps), for the
+/// diagnostic of the first that fails. The relay check's counting assumes
+/// exactly-once, which the ordered pass checks first.
+LogicalResult Checker::checkDeliveries() {
+  int64_t n = p.num_programs;
+  std::vector<char> ok(n + 1, 0);
+  parallelFor(e.getPlanOp()->getContext(), 0, n + 1, [&](size_t task) {
+    if (task == 0) {
+      ok[0] = succeeded(checkExactlyOnce(true));
+      return;
+    }
+    int64_t pi = task - 1;
+    ok[task] =
+        succeeded(checkRelays(pi, true)) && succeeded(checkSteps(pi, true));
+  });
+  if (llvm::all_of(ok, [](char c) { return c; }))
+    return success();
+  if (failed(checkExactlyOnce(false)))
+    return failure();
+  for (int64_t pi = 0; pi < n; ++pi)
+    if (failed(checkRelays(pi, false)))
+      return failure();
+  for (int64_t pi = 0; pi < n; ++pi)
+    if (failed(checkSteps(pi, false)))
+      return failure();
+  return success();
+}
+
 LogicalResult Checker::run() {
   if (failed(checkGroups()) || failed(checkItems()) || failed(checkStreams()) ||
-      failed(checkCopies()) || failed(checkExactlyOnce()) ||
-      failed(checkRelays()) || failed(checkSteps()))
+      failed(checkCopies()) || failed(checkDeliveries()))
     return failure();
   return success();
 }

@@ -9,6 +9,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include <functional>
+#include <string>
+
 namespace reshard {
 
 #define GEN_PASS_DECL
@@ -19,6 +22,15 @@ namespace reshard {
 std::unique_ptr<mlir::Pass>
 createReshardReportPass(const ReshardReportOptions &options,
                         llvm::raw_ostream &os);
+
+/// What reshard-report does, in two parts: reads the planned module's plan
+/// now (failing with a diagnostic, as the pass does); the returned work
+/// checks the schedule and builds the report's text from that copy alone,
+/// touching no op, so it may run on another thread while the module is
+/// lowered. `passName` names the caller in the diagnostics.
+mlir::FailureOr<std::function<mlir::FailureOr<std::string>()>>
+prepareReport(mlir::ModuleOp module, llvm::StringRef passName,
+              ReportFormat format, bool perRank);
 
 /// Whether `pass` is a reshard-report that writes to standard output.
 bool isReportToStdout(const mlir::Pass &pass);

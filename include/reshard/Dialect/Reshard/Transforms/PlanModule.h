@@ -39,6 +39,13 @@ struct PlanModule {
   void storeSchedule(mlir::ModuleOp module);
 };
 
+/// PlanModule::checkSchedule on a copy of the plan: touches no op (the
+/// report runs it on another thread), so the error goes to `scheduleLoc`.
+mlir::LogicalResult
+checkScheduleMatches(const PlanModel &model,
+                     const std::vector<StreamContent> &streams,
+                     mlir::Location scheduleLoc);
+
 /// Adds the classes and groups of every redistribution of `module` (which
 /// must have none yet): the work of reshard-intersect.
 mlir::LogicalResult intersectModule(mlir::ModuleOp module);
