@@ -268,12 +268,17 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
   emitTable(os, "int32_t", "kProgramOf", e.programOfRank, 32,
             [&](int32_t v, size_t) { os << v; });
   os << llvm::formatv(
+      "// Fields named as in struct Plan (ExecutionEngine/Engine.h).\n"
       "const Plan kPlan = {{\n"
-      "    {0}, {1:x}ull, {2}, {3},\n"
+      "    /*name=*/{0}, /*fingerprint=*/{1:x}ull,\n"
+      "    /*num_ranks=*/{2}, /*num_tensors=*/{3},\n"
       "    kTensorNames, kTensorGroup,\n"
-      "    kMeshes, {4}, kClasses, {5}, kPieces, {6}, kGroups, {7},\n"
-      "    kItems, {8}, kStreams, {9}, kPrograms, {10}, kProgramOf,\n"
-      "    kWords, {11}, {12}, {13}, {14}};\n\n"
+      "    kMeshes, /*num_meshes=*/{4}, kClasses, /*num_classes=*/{5},\n"
+      "    kPieces, /*num_pieces=*/{6}, kGroups, /*num_groups=*/{7},\n"
+      "    kItems, /*num_items=*/{8}, kStreams, /*num_streams=*/{9},\n"
+      "    kPrograms, /*num_programs=*/{10}, kProgramOf,\n"
+      "    kWords, /*num_words=*/{11}, /*staging_budget=*/{12},\n"
+      "    /*max_ops_per_step=*/{13}, /*max_steps=*/{14}};\n\n"
       "} // namespace\n\nextern \"C\" {{\n\n",
       cString(name), p.fingerprint, p.num_ranks, p.num_tensors, p.num_meshes,
       p.num_classes, p.num_pieces, p.num_groups, p.num_items, p.num_streams,

@@ -124,12 +124,17 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] fingerprint = -2 
 
 // fingerprint -2 is 0xfffffffffffffffe; no staging budget or operation
 // bound (0); steps 0 and 1 -> 2.
+// CHECK-NEXT: // Fields named as in struct Plan (ExecutionEngine/Engine.h).
 // CHECK-NEXT: const Plan kPlan = {
-// CHECK-NEXT:     "tiny", 0xfffffffffffffffeull, 3, 2,
+// CHECK-NEXT:     /*name=*/"tiny", /*fingerprint=*/0xfffffffffffffffeull,
+// CHECK-NEXT:     /*num_ranks=*/3, /*num_tensors=*/2,
 // CHECK-NEXT:     kTensorNames, kTensorGroup,
-// CHECK-NEXT:     kMeshes, 3, kClasses, 2, kPieces, 2, kGroups, 2,
-// CHECK-NEXT:     kItems, 3, kStreams, 1, kPrograms, 2, kProgramOf,
-// CHECK-NEXT:     kWords, 24, 0, 0, 2};
+// CHECK-NEXT:     kMeshes, /*num_meshes=*/3, kClasses, /*num_classes=*/2,
+// CHECK-NEXT:     kPieces, /*num_pieces=*/2, kGroups, /*num_groups=*/2,
+// CHECK-NEXT:     kItems, /*num_items=*/3, kStreams, /*num_streams=*/1,
+// CHECK-NEXT:     kPrograms, /*num_programs=*/2, kProgramOf,
+// CHECK-NEXT:     kWords, /*num_words=*/24, /*staging_budget=*/0,
+// CHECK-NEXT:     /*max_ops_per_step=*/0, /*max_steps=*/2};
 // CHECK-EMPTY:
 // CHECK-NEXT: } // namespace
 // CHECK-EMPTY:
@@ -248,8 +253,10 @@ reshard_rt.plan @idle num_ranks = 2 tensors = [] fingerprint = 0 {
 // IDLE:      const int32_t kProgramOf[] = {
 // IDLE-NEXT:     -1, -1,};
 // IDLE:      const Plan kPlan = {
-// IDLE-NEXT:     "idle", 0x0ull, 2, 0,
-// IDLE:          kWords, 0, 0, 0, 0};
+// IDLE-NEXT:     /*name=*/"idle", /*fingerprint=*/0x0ull,
+// IDLE-NEXT:     /*num_ranks=*/2, /*num_tensors=*/0,
+// IDLE:          kWords, /*num_words=*/0, /*staging_budget=*/0,
+// IDLE-NEXT:     /*max_ops_per_step=*/0, /*max_steps=*/0};
 // IDLE:      size_t idle_workspace_bytes(int rank) {
 
 //--- raw.mlir
@@ -269,7 +276,8 @@ module @refit {
 // RAW-NEXT:     {0, 64, 0, 1, 0, 1, {{[0-9]+}}, 1, 1},
 // RAW-NEXT:     {1, 64, 1, 1, 1, 1, {{[0-9]+}}, 1, 1},};
 // RAW:      const Plan kPlan = {
-// RAW-NEXT:     "refit", 0x{{[0-9a-f]+}}ull, 2, 1,
+// RAW-NEXT:     /*name=*/"refit", /*fingerprint=*/0x{{[0-9a-f]+}}ull,
+// RAW-NEXT:     /*num_ranks=*/2, /*num_tensors=*/1,
 // RAW:      int refit_run(
 
 //--- raw-unnamed.mlir
@@ -278,7 +286,7 @@ reshard.redistribute @w from @m <[[], [tp]]> to @m <[[], []]>
     : tensor<4x4xf32> -> tensor<4x4xf32>
 
 // RAW-UNNAMED: const Plan kPlan = {
-// RAW-UNNAMED-NEXT: "reshard_plan",
+// RAW-UNNAMED-NEXT: /*name=*/"reshard_plan",
 // RAW-UNNAMED: int reshard_plan_run(
 
 //--- names.mlir
