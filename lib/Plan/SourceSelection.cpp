@@ -75,6 +75,8 @@ void reshard::selectSources(PlanModel &model, SourceStrategy strategy) {
     };
     std::vector<PieceDeliveries> deliveries;
     std::vector<Entry> entries;
+    deliveries.reserve(pattern.size());
+    entries.reserve(pattern.size());
     for (size_t j = 0; j < pattern.size(); ++j) {
       deliveries.push_back(deliveriesOf(model, g, j));
       for (size_t r = 0; r < deliveries.back().replicas.size(); ++r)
