@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Every benchmark table of BENCHMARKS.md in one run (about 25 minutes on 2
-# cores): bytes and modelled time (refit_bench.py), compile stages and the
-# SimGrid simulation (sim_bench.py), then the runs measured on this machine
+# Every benchmark table of BENCHMARKS.md in one run (hours on 2 cores: since
+# the one-pace schedule SimGrid replays every stream in every step):
+# bytes and modelled time (refit_bench.py), the one-command compile
+# (compile_bench.py), compile stages and the SimGrid simulation
+# (sim_bench.py), then the runs measured on this machine
 # (measured_bench.py: MPI plan vs MPI gather+broadcast, DTensor over gloo).
 # Builds the tools on first use; torch for the DTensor table comes from
 # bench/setup-bench.sh (skipped with a note if it cannot be installed).
