@@ -18,7 +18,16 @@ case "${1:-}" in
   *) echo "usage: scripts/test.sh [--quick]" >&2; exit 2 ;;
 esac
 
-"$root/scripts/build.sh" reshard-compile reshard-opt reshard-translate reshard-run reshard-proptest ReshardUnitTests >/dev/null
+# The build's progress is kept out of the way, but not its errors (ninja
+# prints them on standard output).
+build_log="$(mktemp)"
+if ! "$root/scripts/build.sh" reshard-compile reshard-opt reshard-translate \
+    reshard-run reshard-proptest ReshardUnitTests >"$build_log" 2>&1; then
+  tail -n 60 "$build_log" >&2
+  echo "test: the build failed (whole log: $build_log)" >&2
+  exit 1
+fi
+rm -f "$build_log"
 if [ "${1:-}" = --quick ]; then
   exec ninja -C "$build" check-reshard-quick
 fi
