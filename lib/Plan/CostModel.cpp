@@ -101,10 +101,6 @@ void FigureBuilder::addSteps(int64_t begin, int64_t end, int64_t from,
   change(to, c == kNetwork ? kNicIn : kNvlIn);
 }
 
-void FigureBuilder::reserve(size_t additions) {
-  state->perRank.reserve(std::min<size_t>(additions, 1 << 16));
-}
-
 PlanFigures FigureBuilder::finish() {
   PlanFigures &f = state->figures;
   const TopologySpec &spec = state->links.spec;
@@ -169,7 +165,6 @@ static PlanFigures planFigures(const PlanModel &model,
                                const std::vector<StreamContent> &streams,
                                const PlanSchedule &schedule) {
   FigureBuilder b(model.topology);
-  b.reserve(transfers.size() + streams.size());
   for (const TransferGroup &t : transfers)
     if (t.kind == TransferKind::Copy)
       b.add(0, t.sender, t.sender,
@@ -197,6 +192,18 @@ static PlanFigures planFigures(const PlanModel &model,
   return b.finish();
 }
 
+/// Calls fn(deliveries, bytes of all members, members) for every piece of
+/// every group.
+template <typename Fn>
+static void forEachGroupPiece(const PlanModel &model, Fn fn) {
+  for (size_t g = 0; g < model.groups.size(); ++g) {
+    int64_t members = model.groups[g].numMembers();
+    const ClassPattern &pattern = model.classes[model.groups[g].cls].pattern;
+    for (size_t j = 0; j < pattern.size(); ++j)
+      fn(deliveriesOf(model, g, j), model.pieceBytes(g, j) * members, members);
+  }
+}
+
 /// Adds traffic with one message per (step, sender, receiver) however
 /// many pieces it carries; `pieces` counts local copies.
 class PairMessages {
@@ -221,18 +228,13 @@ private:
 static PlanFigures directFigures(const PlanModel &model) {
   FigureBuilder b(model.topology);
   PairMessages out(b);
-  for (size_t g = 0; g < model.groups.size(); ++g) {
-    int64_t members = model.groups[g].numMembers();
-    const ClassPattern &pattern = model.classes[model.groups[g].cls].pattern;
-    for (size_t j = 0; j < pattern.size(); ++j) {
-      PieceDeliveries d = deliveriesOf(model, g, j);
-      int64_t bytes = model.pieceBytes(g, j) * members;
-      for (const PieceDeliveries::Replica &r : d.replicas) {
-        bool local = r.kind == PieceDeliveries::Kind::Local;
-        out.add(0, local ? r.rank : d.holders.front(), r.rank, bytes, members);
-      }
+  forEachGroupPiece(model, [&](const PieceDeliveries &d, int64_t bytes,
+                               int64_t members) {
+    for (const PieceDeliveries::Replica &r : d.replicas) {
+      bool local = r.kind == PieceDeliveries::Kind::Local;
+      out.add(0, local ? r.rank : d.holders.front(), r.rank, bytes, members);
     }
-  }
+  });
   return b.finish();
 }
 
@@ -297,32 +299,27 @@ static PlanBounds computeBounds(const PlanModel &model, const Links &links) {
   llvm::DenseMap<int64_t, int64_t> ingress, egress, nonLocalIn;
   llvm::DenseMap<int64_t, llvm::DenseSet<int64_t>> receivers, senders;
   llvm::DenseSet<int64_t> networkHolders; // ranks holding network-bound data
-  for (size_t g = 0; g < model.groups.size(); ++g) {
-    int64_t members = model.groups[g].numMembers();
-    const ClassPattern &pattern = model.classes[model.groups[g].cls].pattern;
-    for (size_t j = 0; j < pattern.size(); ++j) {
-      PieceDeliveries d = deliveriesOf(model, g, j);
-      int64_t bytes = model.pieceBytes(g, j) * members;
-      for (int64_t h : d.holders)
-        senders[links.domainOf(h)].insert(h);
-      for (const PieceDeliveries::Replica &r : d.replicas) {
-        receivers[links.domainOf(r.rank)].insert(r.rank);
-        if (r.kind != PieceDeliveries::Kind::Local)
-          nonLocalIn[r.rank] += bytes;
-      }
-      int64_t holderDomain = links.domainOf(d.holders.front());
-      bool oneDomain = llvm::all_of(d.holders, [&](int64_t h) {
-        return links.domainOf(h) == holderDomain;
+  forEachGroupPiece(
+      model, [&](const PieceDeliveries &d, int64_t bytes, int64_t) {
+        for (int64_t h : d.holders)
+          senders[links.domainOf(h)].insert(h);
+        for (const PieceDeliveries::Replica &r : d.replicas) {
+          receivers[links.domainOf(r.rank)].insert(r.rank);
+          if (r.kind != PieceDeliveries::Kind::Local)
+            nonLocalIn[r.rank] += bytes;
+        }
+        int64_t holderDomain = links.domainOf(d.holders.front());
+        bool oneDomain = llvm::all_of(d.holders, [&](int64_t h) {
+          return links.domainOf(h) == holderDomain;
+        });
+        for (const PieceDeliveries::Domain &dom : d.networkDomains) {
+          b.networkBytes += bytes;
+          networkHolders.insert(d.holders.begin(), d.holders.end());
+          ingress[dom.domain] += bytes;
+          if (oneDomain)
+            egress[holderDomain] += bytes;
+        }
       });
-      for (const PieceDeliveries::Domain &dom : d.networkDomains) {
-        b.networkBytes += bytes;
-        networkHolders.insert(d.holders.begin(), d.holders.end());
-        ingress[dom.domain] += bytes;
-        if (oneDomain)
-          egress[holderDomain] += bytes;
-      }
-    }
-  }
   auto spread = [](int64_t bytes, size_t nics) {
     return nics ? (bytes + static_cast<int64_t>(nics) - 1) /
                       static_cast<int64_t>(nics)

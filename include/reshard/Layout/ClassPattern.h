@@ -10,6 +10,7 @@
 #ifndef RESHARD_LAYOUT_CLASSPATTERN_H
 #define RESHARD_LAYOUT_CLASSPATTERN_H
 
+#include "reshard/Layout/BoxRow.h"
 #include "reshard/Layout/Layout.h"
 
 #include <vector>
@@ -66,28 +67,11 @@ public:
   unsigned rank() const { return tensorRank; }
   size_t size() const { return rows.size() / rowWidth(tensorRank); }
 
-  class Piece {
+  class Piece : public BoxRow<kFixedColumns> {
   public:
-    Piece(const int64_t *row, unsigned rank) : row(row), tensorRank(rank) {}
+    using BoxRow::BoxRow;
     int64_t dstCombo() const { return row[0]; }
     int64_t srcCombo() const { return row[1]; }
-    llvm::ArrayRef<int64_t> globalOffset() const { return dims(0); }
-    llvm::ArrayRef<int64_t> sizes() const { return dims(1); }
-    llvm::ArrayRef<int64_t> dstOffset() const { return dims(2); }
-    llvm::ArrayRef<int64_t> srcOffset() const { return dims(3); }
-    int64_t numElements() const {
-      int64_t n = 1;
-      for (int64_t s : sizes())
-        n *= s; // bounded by the tensor's element count
-      return n;
-    }
-
-  private:
-    llvm::ArrayRef<int64_t> dims(unsigned block) const {
-      return {row + kFixedColumns + block * tensorRank, tensorRank};
-    }
-    const int64_t *row;
-    unsigned tensorRank;
   };
 
   Piece operator[](size_t i) const {

@@ -11,6 +11,8 @@
 #ifndef RESHARD_LAYOUT_PIECETABLE_H
 #define RESHARD_LAYOUT_PIECETABLE_H
 
+#include "reshard/Layout/BoxRow.h"
+
 #include "llvm/ADT/ArrayRef.h"
 
 #include <cstdint>
@@ -43,9 +45,9 @@ public:
   size_t numHolderGroups() const { return holderOffsets.size() - 1; }
 
   /// A read-only view of one row.
-  class Piece {
+  class Piece : public BoxRow<kFixedColumns> {
   public:
-    Piece(const int64_t *row, unsigned rank) : row(row), tensorRank(rank) {}
+    using BoxRow::BoxRow;
     int64_t dstRank() const { return row[0]; }
     int64_t srcRank() const { return row[1]; }
     int64_t holderGroup() const { return row[2]; }
@@ -55,23 +57,6 @@ public:
     int64_t sender() const { return via() == -1 ? srcRank() : via(); }
     /// A copy inside one rank (no message).
     bool isLocalCopy() const { return via() == -1 && srcRank() == dstRank(); }
-    llvm::ArrayRef<int64_t> globalOffset() const { return dims(0); }
-    llvm::ArrayRef<int64_t> sizes() const { return dims(1); }
-    llvm::ArrayRef<int64_t> dstOffset() const { return dims(2); }
-    llvm::ArrayRef<int64_t> srcOffset() const { return dims(3); }
-    int64_t numElements() const {
-      int64_t n = 1;
-      for (int64_t s : sizes())
-        n *= s; // bounded by the tensor's element count
-      return n;
-    }
-
-  protected:
-    llvm::ArrayRef<int64_t> dims(unsigned block) const {
-      return {row + kFixedColumns + block * tensorRank, tensorRank};
-    }
-    const int64_t *row;
-    unsigned tensorRank;
   };
 
   /// One row, with the routing and scheduling columns writable.

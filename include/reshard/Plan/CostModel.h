@@ -79,8 +79,6 @@ public:
   /// step end - 1 (a stream at its quota), `messages` messages in all.
   void addSteps(int64_t begin, int64_t end, int64_t from, int64_t to,
                 int64_t perStep, int64_t last, int64_t messages);
-  /// Room for this many additions (a hint).
-  void reserve(size_t additions);
   PlanFigures finish();
 
 private:

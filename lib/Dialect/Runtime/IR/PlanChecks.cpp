@@ -131,6 +131,13 @@ private:
     auto it = linear.find({mesh, rank});
     return it == linear.end() ? -1 : it->second;
   }
+  /// Records that item `item` reaches destination linear index `l`, rank
+  /// `rank`, for the exactly-once check.
+  void deliver(int64_t item, int64_t l, int64_t rank) {
+    const engine::Item &it = p.items[item];
+    deliveries.push_back(
+        {it.group, it.piece, l, {it.start, it.stride, it.count}, item, rank});
+  }
   const engine::Piece &pieceOf(const engine::Item &it) const {
     return p.pieces[p.classes[p.groups[it.group].cls].first_piece + it.piece];
   }
@@ -237,12 +244,7 @@ LogicalResult Checker::checkStreams() {
         return atItem(i) << "is received by rank " << s.receiver
                          << ", which does not need piece " << it.piece
                          << " of group " << it.group;
-      deliveries.push_back({it.group,
-                            it.piece,
-                            l,
-                            {it.start, it.stride, it.count},
-                            i,
-                            s.receiver});
+      deliver(i, l, s.receiver);
       std::optional<int64_t> b =
           llvm::checkedMul(pieceOf(it).bytes, int64_t(it.count));
       if (!b || !(bytes = llvm::checkedAdd(*bytes, *b)))
@@ -270,12 +272,7 @@ LogicalResult Checker::checkCopies() {
         return atItem(i) << "is copied locally on rank " << prog.rank
                          << ", which does not need piece " << it.piece
                          << " of group " << it.group;
-      deliveries.push_back({it.group,
-                            it.piece,
-                            l,
-                            {it.start, it.stride, it.count},
-                            i,
-                            prog.rank});
+      deliver(i, l, prog.rank);
     }
   }
   return success();
