@@ -24,9 +24,10 @@ case "${1:-}" in
   *) echo "usage: scripts/format.sh [--check]" >&2; exit 2 ;;
 esac
 
-# Every tracked C++ source: the compiler, tools, tests, benchmarks, examples.
+# Every C++ source, tracked or new (not ignored): the compiler, tools,
+# tests, benchmarks, examples.
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  mapfile -t files < <(git ls-files '*.h' '*.cpp' '*.cu' | grep -v '^test/fuzz/corpus/')
+  mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.h' '*.cpp' '*.cu' | grep -v '^test/fuzz/corpus/')
 else # a tree without git (an unpacked archive)
   mapfile -t files < <(find include lib tools test unittests bench examples \
     \( -name '*.h' -o -name '*.cpp' -o -name '*.cu' \) -not -path 'test/fuzz/corpus/*' | sort)

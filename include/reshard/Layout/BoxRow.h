@@ -16,8 +16,7 @@
 namespace reshard {
 
 /// A read-only view of one row whose box columns start after `FixedColumns`.
-template <unsigned FixedColumns>
-class BoxRow {
+template <unsigned FixedColumns> class BoxRow {
 public:
   BoxRow(const int64_t *row, unsigned rank) : row(row), tensorRank(rank) {}
   llvm::ArrayRef<int64_t> globalOffset() const { return dims(0); }
