@@ -38,23 +38,58 @@ ShardGeometry::segments(unsigned dim, llvm::ArrayRef<int64_t> coords) const {
     sizes.push_back(meshShape[axis]);
     axisCoords.push_back(coords[axis]);
   }
-  llvm::SmallVector<DimSegment> out;
+  // Runs in stored coordinates first; the order then maps them to logical.
+  llvm::SmallVector<DimSegment> stored;
   auto addBlock = [&](int64_t blockBegin, int64_t blockSize, int64_t &local) {
     Interval piece = chunkInterval(blockSize, sizes, axisCoords);
     if (piece.empty())
       return;
-    out.push_back({blockBegin + piece.begin, piece.size(), local});
+    stored.push_back({blockBegin + piece.begin, piece.size(), local});
     local += piece.size();
   };
   int64_t local = 0;
   if (ds.blocks.empty()) {
     addBlock(0, shape[dim], local);
-    return out;
+  } else {
+    int64_t blockBegin = 0;
+    for (int64_t blockSize : ds.blocks) {
+      addBlock(blockBegin, blockSize, local);
+      blockBegin += blockSize;
+    }
   }
-  int64_t blockBegin = 0;
-  for (int64_t blockSize : ds.blocks) {
-    addBlock(blockBegin, blockSize, local);
-    blockBegin += blockSize;
+  if (ds.order.empty())
+    return stored;
+  return toLogical(stored, ds.order);
+}
+
+llvm::SmallVector<DimSegment>
+reshard::toLogical(llvm::ArrayRef<DimSegment> stored,
+                   llvm::ArrayRef<OrderRun> order) {
+  llvm::SmallVector<DimSegment> out;
+  auto append = [&](DimSegment s) {
+    // Neighbours contiguous in both coordinates stay one run.
+    if (!out.empty() &&
+        out.back().globalBegin + out.back().size == s.globalBegin &&
+        out.back().localBegin + out.back().size == s.localBegin) {
+      out.back().size += s.size;
+      return;
+    }
+    out.push_back(s);
+  };
+  for (const DimSegment &seg : stored) {
+    // Walk the runs that [seg.globalBegin, +size) of the stored dim crosses.
+    int64_t runStored = 0; // stored index of the run's first element
+    for (const OrderRun &run : order) {
+      int64_t runEnd = runStored + run.length;
+      int64_t begin = std::max(seg.globalBegin, runStored);
+      int64_t end = std::min(seg.globalBegin + seg.size, runEnd);
+      if (begin < end)
+        append({run.start + (begin - runStored), end - begin,
+                seg.localBegin + (begin - seg.globalBegin)});
+      runStored = runEnd;
+      if (runStored >= seg.globalBegin + seg.size)
+        break;
+    }
   }
   return out;
 }

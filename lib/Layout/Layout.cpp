@@ -227,6 +227,81 @@ llvm::Error reshard::verifyTensorShape(llvm::ArrayRef<int64_t> shape,
   return errors.take();
 }
 
+/// Checks a dim's storage order (runs in stored order) and returns it
+/// canonical: empty runs dropped, runs that continue each other merged, and
+/// nothing left for the logical order.
+static llvm::SmallVector<OrderRun> resolveOrder(
+    llvm::ArrayRef<OrderRun> runs, int64_t n, size_t dim,
+    const std::string &path,
+    llvm::function_ref<void(const std::string &, const std::string &)> diag) {
+  auto runPath = [&](size_t k) { return formatv("{0}[{1}]", path, k).str(); };
+  // Non-empty runs by start, to find overlaps and gaps.
+  llvm::SmallVector<size_t> byStart;
+  bool ok = true;
+  for (size_t k = 0; k < runs.size(); ++k) {
+    const OrderRun &r = runs[k];
+    if (r.length == 0)
+      continue;
+    std::optional<int64_t> end = llvm::checkedAdd(r.start, r.length);
+    if (r.start < 0 || r.length < 0 || !end || *end > n) {
+      diag(runPath(k),
+           formatv("run [{0}, {1}] is outside dim {2} of size {3}; a run "
+                   "[start, length] needs 0 <= start and start + length <= "
+                   "{3}",
+                   r.start, r.length, dim, n));
+      ok = false;
+      continue;
+    }
+    byStart.push_back(k);
+  }
+  if (!ok)
+    return {};
+  llvm::sort(byStart,
+             [&](size_t a, size_t b) { return runs[a].start < runs[b].start; });
+  int64_t covered = 0; // [0, covered) is covered by the runs seen so far
+  for (size_t k : byStart) {
+    const OrderRun &r = runs[k];
+    if (r.start < covered) {
+      size_t other = 0;
+      for (size_t j : byStart)
+        if (j != k && runs[j].start <= r.start &&
+            r.start < runs[j].start + runs[j].length)
+          other = j;
+      diag(runPath(k), formatv("run [{0}, {1}] overlaps run {2} [{3}, {4}] "
+                               "of dim {5}; runs must not overlap",
+                               r.start, r.length, other, runs[other].start,
+                               runs[other].length, dim));
+      return {};
+    }
+    if (r.start > covered) {
+      diag(path, formatv("no run covers indices [{0}, {1}) of dim {2}; the "
+                         "runs must cover [0, {3}) exactly",
+                         covered, r.start, dim, n));
+      return {};
+    }
+    covered = r.start + r.length;
+  }
+  if (covered != n) {
+    diag(path, formatv("no run covers indices [{0}, {1}) of dim {2}; the "
+                       "runs must cover [0, {1}) exactly",
+                       covered, n, dim));
+    return {};
+  }
+  llvm::SmallVector<OrderRun> canonical;
+  for (const OrderRun &r : runs) {
+    if (r.length == 0)
+      continue;
+    if (!canonical.empty() &&
+        canonical.back().start + canonical.back().length == r.start)
+      canonical.back().length += r.length;
+    else
+      canonical.push_back(r);
+  }
+  if (canonical.size() == 1)
+    canonical.clear(); // one run covering the dim: the logical order
+  return canonical;
+}
+
 llvm::Expected<Sharding> reshard::resolveSharding(
     const ShardingSpec &spec, llvm::ArrayRef<std::string> meshAxes,
     llvm::ArrayRef<int64_t> shape, const std::string &path) {
@@ -301,6 +376,9 @@ llvm::Expected<Sharding> reshard::resolveSharding(
                      d, shape[d]));
       dim.blocks = dimSpec.blocks;
     }
+    if (!dimSpec.order.empty())
+      dim.order = resolveOrder(dimSpec.order, shape[d], d,
+                               at(path, formatv("order.{0}", d).str()), diag);
     out.dims.push_back(std::move(dim));
   }
   if (!errors.empty())

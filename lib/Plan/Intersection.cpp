@@ -155,7 +155,7 @@ static bool sameSharding(const Sharding &a, const Sharding &b) {
   if (a.dims.size() != b.dims.size())
     return false;
   for (auto [x, y] : llvm::zip(a.dims, b.dims))
-    if (x.axes != y.axes || x.blocks != y.blocks)
+    if (x.axes != y.axes || x.blocks != y.blocks || x.order != y.order)
       return false;
   return true;
 }

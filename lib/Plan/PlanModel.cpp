@@ -67,6 +67,9 @@ static std::vector<int64_t> classKey(const TensorLayout &l) {
       key.insert(key.end(), d.axes.begin(), d.axes.end());
       key.push_back(-3);
       key.insert(key.end(), d.blocks.begin(), d.blocks.end());
+      key.push_back(-4); // runs are non-negative: the markers cannot clash
+      for (const OrderRun &r : d.order)
+        key.insert(key.end(), {r.start, r.length});
     }
   }
   return key;

@@ -19,6 +19,14 @@ std::vector<int64_t> reshard::referenceDimIndices(
     llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> meshShape,
     const Sharding &sharding, unsigned dim, llvm::ArrayRef<int64_t> coords) {
   const DimSharding &ds = sharding.dims[dim];
+  // The logical index of each stored index: the order's runs concatenated.
+  std::vector<int64_t> stored;
+  for (const OrderRun &run : ds.order)
+    for (int64_t i = 0; i < run.length; ++i)
+      stored.push_back(run.start + i);
+  if (ds.order.empty())
+    for (int64_t i = 0; i < shape[dim]; ++i)
+      stored.push_back(i);
   std::vector<int64_t> blocks(ds.blocks.begin(), ds.blocks.end());
   if (blocks.empty())
     blocks.push_back(shape[dim]);
@@ -27,7 +35,7 @@ std::vector<int64_t> reshard::referenceDimIndices(
   for (int64_t size : blocks) {
     std::vector<int64_t> piece;
     for (int64_t i = 0; i < size; ++i)
-      piece.push_back(start + i);
+      piece.push_back(stored[start + i]);
     for (unsigned axis : ds.axes)
       piece = torchChunk(piece, meshShape[axis], coords[axis]);
     local.insert(local.end(), piece.begin(), piece.end());

@@ -85,6 +85,13 @@ std::string shardingText(const MeshSpec &mesh, const Sharding &s) {
     for (size_t j = 0; j < s.dims[d].axes.size(); ++j)
       out += (j ? ", " : "") + mesh.axes[s.dims[d].axes[j]];
     out += "]";
+    if (!s.dims[d].order.empty()) {
+      out += " order [";
+      for (auto [k, r] : llvm::enumerate(s.dims[d].order))
+        out += llvm::formatv("{0}[{1}, {2}]", k ? ", " : "", r.start, r.length)
+                   .str();
+      out += "]";
+    }
     if (!s.dims[d].blocks.empty())
       out += " blocks " + list(s.dims[d].blocks);
   }
@@ -182,6 +189,23 @@ ShardingSpec drawSharding(FuzzedDataProvider &in, const MeshSpec &mesh,
       left -= size;
     }
     spec.dims[d].blocks.push_back(left);
+  }
+  // Storage orders: the dim cut into runs, permuted, an empty run or not.
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (in.ConsumeIntegralInRange<int>(0, 3) != 0)
+      continue;
+    llvm::SmallVector<int64_t> cuts = {0, shape[d]};
+    for (int k = 0, nk = in.ConsumeIntegralInRange<int>(0, 4); k < nk; ++k)
+      cuts.push_back(in.ConsumeIntegralInRange<int64_t>(0, shape[d]));
+    llvm::sort(cuts);
+    llvm::SmallVector<OrderRun> &runs = spec.dims[d].order;
+    for (size_t k = 0; k + 1 < cuts.size(); ++k)
+      runs.push_back({cuts[k], cuts[k + 1] - cuts[k]});
+    for (size_t i = 0; i + 1 < runs.size(); ++i)
+      std::swap(runs[i],
+                runs[in.ConsumeIntegralInRange<size_t>(i, runs.size() - 1)]);
+    if (in.ConsumeBool())
+      runs.push_back({in.ConsumeIntegralInRange<int64_t>(0, shape[d] + 2), 0});
   }
   return spec;
 }

@@ -103,6 +103,38 @@ TEST(ShardGeometry, BlocksQkvOverTP4LeavesKvEmptyOnHighRanks) {
   EXPECT_EQ(g.localShape({2}), (V{2}));
 }
 
+TEST(ShardGeometry, OrderInterleavesQkvPerGroup) {
+  // Megatron's linear_qkv with nq = 4, nkv = 2, hd = 1: logical [q; k; v] =
+  // rows 0-3, 4-5, 6-7, stored per group as q0 q1 k0 v0 | q2 q3 k1 v1.
+  Sharding s = sharding({{0}});
+  s.dims[0].order = {{0, 2}, {4, 1}, {6, 1}, {2, 2}, {5, 1}, {7, 1}};
+  ShardGeometry g({8}, {2}, s);
+  EXPECT_EQ(g.segments(0, {0}),
+            (llvm::SmallVector<DimSegment>{{0, 2, 0}, {4, 1, 2}, {6, 1, 3}}));
+  EXPECT_EQ(g.segments(0, {1}),
+            (llvm::SmallVector<DimSegment>{{2, 2, 0}, {5, 1, 2}, {7, 1, 3}}));
+  EXPECT_EQ(g.localShape({1}), (V{4}));
+}
+
+TEST(ShardGeometry, OrderAppliesBeforeBlocks) {
+  // [up; gate] of a logical [gate; up] (f = 3) with blocks [3, 3] over tp =
+  // 3: stored rows are 3 4 5 0 1 2; each block is chunked on its own.
+  Sharding s = sharding({{0}}, {{3, 3}});
+  s.dims[0].order = {{3, 3}, {0, 3}};
+  ShardGeometry g({6}, {3}, s);
+  EXPECT_EQ(g.segments(0, {1}),
+            (llvm::SmallVector<DimSegment>{{4, 1, 0}, {1, 1, 1}}));
+}
+
+TEST(ShardGeometry, OrderMergesRunsContiguousInBoth) {
+  // A stored chunk that crosses runs which continue each other is one run.
+  EXPECT_EQ(toLogical({{1, 4, 0}}, {{0, 3}, {3, 3}}),
+            (llvm::SmallVector<DimSegment>{{1, 4, 0}}));
+  // ...and one that crosses a jump splits, keeping its local offsets.
+  EXPECT_EQ(toLogical({{1, 4, 2}}, {{3, 3}, {0, 3}}),
+            (llvm::SmallVector<DimSegment>{{4, 2, 2}, {0, 2, 4}}));
+}
+
 TEST(ShardGeometry, ReplicationOverUnusedAxis) {
   // Mesh (dp = 2, tp = 2); rows over tp, dp replicates.
   ShardGeometry g({4, 6}, {2, 2}, sharding({{1}, {}}));

@@ -149,6 +149,51 @@ TEST(ResolveSharding, NamesEachProblem) {
   EXPECT_TRUE(d6.mentions("at least 2^63"));
 }
 
+TEST(ResolveSharding, ChecksAndCanonicalizesOrders) {
+  std::vector<std::string> axes = {"tp"};
+  auto withOrder = [](llvm::SmallVector<OrderRun> order) {
+    ShardingSpec s = spec({{"tp"}});
+    s.dims[0].order = std::move(order);
+    return s;
+  };
+  Diags d;
+  llvm::Expected<Sharding> r = resolveSharding(
+      withOrder({{4, 4}, {9, 0}, {0, 2}, {2, 2}}), axes, {8}, "src");
+  ASSERT_TRUE(d.ok(r.takeError()));
+  // The empty run is dropped and [0, 2) [2, 2) merge.
+  EXPECT_EQ(r->dims[0].order, (llvm::SmallVector<OrderRun>{{4, 4}, {0, 4}}));
+  llvm::Expected<Sharding> identity =
+      resolveSharding(withOrder({{0, 3}, {3, 5}}), axes, {8}, "src");
+  ASSERT_TRUE(d.ok(identity.takeError()));
+  EXPECT_TRUE(identity->dims[0].order.empty());
+
+  Diags d1;
+  EXPECT_FALSE(
+      d1.ok(resolveSharding(withOrder({{0, 4}, {3, 5}}), axes, {8}, "src")));
+  EXPECT_TRUE(d1.mentions("src.order.0[1]: run [3, 5] overlaps run 0 [0, 4] "
+                          "of dim 0"));
+  Diags d2;
+  EXPECT_FALSE(
+      d2.ok(resolveSharding(withOrder({{0, 4}, {5, 3}}), axes, {8}, "src")));
+  EXPECT_TRUE(d2.mentions("src.order.0: no run covers indices [4, 5) of dim "
+                          "0"));
+  Diags d3;
+  EXPECT_FALSE(
+      d3.ok(resolveSharding(withOrder({{0, 4}, {4, 5}}), axes, {8}, "src")));
+  EXPECT_TRUE(d3.mentions("src.order.0[1]: run [4, 5] is outside dim 0 of "
+                          "size 8"));
+  Diags d4;
+  EXPECT_FALSE(d4.ok(
+      resolveSharding(withOrder({{4, INT64_MAX}, {0, 4}}), axes, {8}, "src")));
+  EXPECT_TRUE(d4.mentions("src.order.0[0]: run [4, 9223372036854775807] is "
+                          "outside dim 0"));
+  Diags d5;
+  EXPECT_FALSE(
+      d5.ok(resolveSharding(withOrder({{0, 4}, {4, 3}}), axes, {8}, "src")));
+  EXPECT_TRUE(d5.mentions("no run covers indices [7, 8) of dim 0; the runs "
+                          "must cover [0, 8) exactly"));
+}
+
 TEST(Dtypes, KnowsEveryInterchangeName) {
   EXPECT_EQ(dtypeBytes("bf16"), 2);
   EXPECT_EQ(dtypeBytes("fp8e4m3"), 1);

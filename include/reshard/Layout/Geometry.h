@@ -56,6 +56,12 @@ struct DimSegment {
   }
 };
 
+/// Maps runs of a dim in stored coordinates (`globalBegin` a stored index)
+/// to logical ones through a storage order, in local order: a run that
+/// crosses order runs splits; neighbours contiguous in both stay one.
+llvm::SmallVector<DimSegment> toLogical(llvm::ArrayRef<DimSegment> stored,
+                                        llvm::ArrayRef<OrderRun> order);
+
 /// A box of the global index space held by a device, and where its first
 /// element sits in the device's local buffer.
 struct HeldBox {
@@ -74,7 +80,8 @@ public:
   llvm::ArrayRef<int64_t> globalShape() const { return shape; }
 
   /// The runs of dim `dim` held by the device at mesh coordinates `coords`,
-  /// in local order (block order); empty runs are left out.
+  /// in local order (block order), in logical coordinates (through the
+  /// dim's storage order); empty runs are left out.
   llvm::SmallVector<DimSegment> segments(unsigned dim,
                                          llvm::ArrayRef<int64_t> coords) const;
   /// The dense local shape of that device's shard.

@@ -71,10 +71,23 @@ struct MeshSpec {
   int64_t linear(llvm::ArrayRef<int64_t> coords) const;
 };
 
-/// One tensor dim as written: mesh axis names major to minor, optional blocks.
+/// A run of a storage order: logical indices [start, start + length) of a
+/// dim, stored consecutively.
+struct OrderRun {
+  int64_t start = 0;
+  int64_t length = 0;
+  bool operator==(const OrderRun &o) const {
+    return start == o.start && length == o.length;
+  }
+  bool operator!=(const OrderRun &o) const { return !(*this == o); }
+};
+
+/// One tensor dim as written: mesh axis names major to minor, optional
+/// blocks, an optional storage order (its runs in stored order).
 struct DimShardingSpec {
   llvm::SmallVector<std::string> axes;
   llvm::SmallVector<int64_t> blocks; // empty: the dim is one block
+  llvm::SmallVector<OrderRun> order; // empty: stored in logical order
 };
 
 /// A sharding as written: one entry per tensor dim.
@@ -82,10 +95,14 @@ struct ShardingSpec {
   llvm::SmallVector<DimShardingSpec> dims;
 };
 
-/// One tensor dim resolved against its mesh: axes as mesh axis indices.
+/// One tensor dim resolved against its mesh: axes as mesh axis indices; the
+/// storage order canonical (empty runs dropped, runs that continue each
+/// other merged, and no runs at all for the logical order), so that two
+/// spellings of one order make one class.
 struct DimSharding {
   llvm::SmallVector<unsigned> axes;
   llvm::SmallVector<int64_t> blocks; // empty: the dim is one block
+  llvm::SmallVector<OrderRun> order; // empty: stored in logical order
 };
 
 /// A sharding resolved against its mesh and checked against a global shape.
@@ -119,7 +136,8 @@ llvm::Error verifyTensorShape(llvm::ArrayRef<int64_t> shape,
 
 /// Resolves `spec` against a mesh with axes `meshAxes` for a tensor of
 /// `shape` (already checked by verifyTensorShape): one entry per dim, known
-/// axes each used at most once, blocks non-negative and summing to the dim.
+/// axes each used at most once, blocks non-negative and summing to the dim,
+/// an order's non-empty runs inside the dim, disjoint and covering it.
 llvm::Expected<Sharding> resolveSharding(const ShardingSpec &spec,
                                          llvm::ArrayRef<std::string> meshAxes,
                                          llvm::ArrayRef<int64_t> shape,

@@ -96,7 +96,8 @@ private:
   /// Reports the shared layout checks' findings, which carry paths that
   /// start with `basePath` (the path of `base`), as errors at the value each
   /// path names. Returns whether there were none.
-  bool report(llvm::Error err, const JValue &base, const std::string &basePath);
+  bool report(llvm::Error err, const JValue &base, const std::string &basePath,
+              StringRef tensor = "");
   const JValue &resolve(const JValue &base, StringRef rest);
 
   llvm::SourceMgr &sm;
@@ -157,13 +158,17 @@ const JValue &Importer::resolve(const JValue &base, StringRef rest) {
 }
 
 bool Importer::report(llvm::Error err, const JValue &base,
-                      const std::string &basePath) {
+                      const std::string &basePath, StringRef tensor) {
   bool ok = true;
   forEachLayoutError(std::move(err), [&](const LayoutError &e) {
     StringRef rest(e.getPath());
     if (!rest.consume_front(basePath))
       rest = "";
-    error(resolve(base, rest), e.getPath(), e.getMessage());
+    if (tensor.empty())
+      error(resolve(base, rest), e.getPath(), e.getMessage());
+    else
+      error(resolve(base, rest), e.getPath(),
+            e.getMessage() + " (tensor '" + tensor + "')");
     ok = false;
   });
   return ok;
@@ -308,37 +313,80 @@ bool Importer::readSharding(const JValue &v, const std::string &path,
       return false;
     spec.dims.push_back(std::move(dim));
   }
-  if (const JValue *blocks = field(v, path, "blocks", /*required=*/false)) {
-    std::string blocksPath = keyPath(path, "blocks");
-    if (!expectKind(*blocks, blocksPath, Kind::Object,
-                    "an object mapping dim indices to block sizes"))
+  // `blocks` and `order` map tensor dim indices ("0", "1", ...) to lists.
+  auto forEachDim =
+      [&](StringRef key, StringRef noun, StringRef what,
+          llvm::function_ref<bool(const JValue &, const std::string &,
+                                  DimShardingSpec &)>
+              readEntry) {
+        const JValue *obj = field(v, path, key, /*required=*/false);
+        if (!obj)
+          return true;
+        std::string objPath = keyPath(path, key);
+        std::string expected =
+            ("an object mapping dim indices to " + what).str();
+        if (!expectKind(*obj, objPath, Kind::Object, expected.c_str()))
+          return false;
+        for (const auto &[dimKey, entry] : obj->members) {
+          std::string entryPath = keyPath(objPath, dimKey);
+          unsigned long long dim;
+          if (StringRef(dimKey).getAsInteger(10, dim) || dimKey.empty() ||
+              !llvm::all_of(dimKey,
+                            [](char c) { return c >= '0' && c <= '9'; }) ||
+              (dimKey.size() > 1 && dimKey[0] == '0'))
+            return error(entry, entryPath,
+                         llvm::formatv("{0} keys must be tensor dim indices "
+                                       "written in decimal without leading "
+                                       "zeros, such as \"0\"",
+                                       noun)
+                             .str());
+          if (dim >= rank)
+            return error(entry, entryPath,
+                         llvm::formatv("{0} for dim {1}, but the tensor has "
+                                       "rank {2}",
+                                       key, dimKey, rank)
+                             .str());
+          if (dim >= spec.dims.size())
+            continue; // the dims count mismatch is reported by resolveSharding
+          if (!readEntry(entry, entryPath, spec.dims[dim]))
+            return false;
+        }
+        return true;
+      };
+  auto readBlocks = [&](const JValue &sizes, const std::string &entryPath,
+                        DimShardingSpec &dim) {
+    SmallVector<int64_t> list;
+    if (!readIntList(sizes, entryPath, list))
       return false;
-    for (const auto &[key, sizes] : blocks->members) {
-      std::string entryPath = keyPath(blocksPath, key);
-      unsigned long long dim;
-      if (StringRef(key).getAsInteger(10, dim) || key.empty() ||
-          !llvm::all_of(key, [](char c) { return c >= '0' && c <= '9'; }) ||
-          (key.size() > 1 && key[0] == '0'))
-        return error(sizes, entryPath,
-                     "block keys must be tensor dim indices written in "
-                     "decimal without leading zeros, such as \"0\"");
-      if (dim >= rank)
-        return error(sizes, entryPath,
-                     llvm::formatv("blocks for dim {0}, but the tensor has "
-                                   "rank {1}",
-                                   key, rank)
-                         .str());
-      if (dim >= spec.dims.size())
-        continue; // the dims count mismatch is reported by resolveSharding
-      SmallVector<int64_t> list;
-      if (!readIntList(sizes, entryPath, list))
+    if (list.empty())
+      return error(sizes, entryPath, "blocks need at least one size");
+    dim.blocks.assign(list.begin(), list.end());
+    return true;
+  };
+  auto readOrder = [&](const JValue &runs, const std::string &entryPath,
+                       DimShardingSpec &dim) {
+    if (!expectKind(runs, entryPath, Kind::Array,
+                    "an array of [start, length] runs"))
+      return false;
+    if (runs.elements.empty())
+      return error(runs, entryPath, "an order needs at least one run");
+    for (auto [k, run] : llvm::enumerate(runs.elements)) {
+      std::string runPath = indexPath(entryPath, k);
+      SmallVector<int64_t> pair;
+      if (!readIntList(run, runPath, pair))
         return false;
-      if (list.empty())
-        return error(sizes, entryPath, "blocks need at least one size");
-      spec.dims[dim].blocks.assign(list.begin(), list.end());
+      if (pair.size() != 2)
+        return error(run, runPath,
+                     llvm::formatv("a run is [start, length], got {0} "
+                                   "number(s)",
+                                   pair.size())
+                         .str());
+      dim.order.push_back({pair[0], pair[1]});
     }
-  }
-  return true;
+    return true;
+  };
+  return forEachDim("blocks", "block", "block sizes", readBlocks) &&
+         forEachDim("order", "order", "storage orders", readOrder);
 }
 
 bool Importer::readTensor(const JValue &v, const std::string &path,
@@ -373,10 +421,10 @@ bool Importer::readTensor(const JValue &v, const std::string &path,
   bool ok =
       report(resolveSharding(t.src, meshes[t.srcMesh].axes, t.shape, srcPath)
                  .takeError(),
-             *src, srcPath);
+             *src, srcPath, t.name);
   ok &= report(resolveSharding(t.dst, meshes[t.dstMesh].axes, t.shape, dstPath)
                    .takeError(),
-               *dst, dstPath);
+               *dst, dstPath, t.name);
   return ok;
 }
 
@@ -480,7 +528,10 @@ OwningOpRef<ModuleOp> Importer::run() {
       SmallVector<StringAttr> axes;
       for (const std::string &a : d.axes)
         axes.push_back(b.getStringAttr(a));
-      dims.push_back(DimShardingAttr::get(ctx, axes, d.blocks));
+      SmallVector<int64_t> order;
+      for (const OrderRun &r : d.order)
+        order.append({r.start, r.length});
+      dims.push_back(DimShardingAttr::get(ctx, axes, d.blocks, order));
     }
     return ShardingAttr::get(ctx, dims);
   };

@@ -416,6 +416,44 @@ reshard.redistribute @axis_in_two_dims from @m <[[], []]> to @m <[[dp], [tp, dp]
 
 // expected-note @+1 {{mesh @m declared here}}
 reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-error @+1 {{@overlapping_runs src_sharding.order.0[1]: run [3, 5] overlaps run 0 [0, 4] of dim 0; runs must not overlap (mesh @m)}}
+reshard.redistribute @overlapping_runs from @m <[[tp] order [[0, 4], [3, 5]]]> to @m <[[]]>
+    : tensor<8xf32> -> tensor<8xf32>
+
+// -----
+
+// expected-note @+1 {{mesh @m declared here}}
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-error @+1 {{@runs_leave_a_gap dst_sharding.order.1: no run covers indices [2, 4) of dim 1; the runs must cover [0, 8) exactly (mesh @m)}}
+reshard.redistribute @runs_leave_a_gap from @m <[[], []]> to @m <[[], [tp] order [[4, 4], [0, 2]]]>
+    : tensor<2x8xf32> -> tensor<2x8xf32>
+
+// -----
+
+// expected-note @+1 {{mesh @m declared here}}
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-error @+1 {{@run_outside_the_dim src_sharding.order.0[0]: run [6, 3] is outside dim 0 of size 8}}
+reshard.redistribute @run_outside_the_dim from @m <[[tp] order [[6, 3], [0, 6]]]> to @m <[[]]>
+    : tensor<8xf32> -> tensor<8xf32>
+
+// -----
+
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-error @+1 {{'order' needs at least one run}}
+reshard.redistribute @no_runs from @m <[[tp] order []]> to @m <[[]]>
+    : tensor<8xf32> -> tensor<8xf32>
+
+// -----
+
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-error @+1 {{expected ','}}
+reshard.redistribute @run_not_a_pair from @m <[[tp] order [[8]]]> to @m <[[]]>
+    : tensor<8xf32> -> tensor<8xf32>
+
+// -----
+
+// expected-note @+1 {{mesh @m declared here}}
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
 // expected-error @+1 {{src_sharding.blocks.0[1]: block size -2 must be non-negative (mesh @m)}}
 reshard.redistribute @negative_block from @m <[[tp] blocks [6, -2, 4]]> to @m <[[]]>
     : tensor<8xf32> -> tensor<8xf32>

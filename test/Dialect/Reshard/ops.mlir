@@ -5,7 +5,7 @@
 // syntax: meshes from 0-D to 4-D (a 1-device mesh, shared, disjoint and
 // partly overlapping rank sets), topologies with and without the optional
 // latencies, and redistributions covering several axes on one dim, several
-// sharded dims, replication, blocks, 0-D and zero-size tensors, uneven
+// sharded dims, replication, blocks, storage orders, 0-D and zero-size tensors, uneven
 // sizes, every supported element type, and names that need quoting. The
 // printed forms are what later passes and the Python front end rely on.
 // There is no func dialect here: every op is a module-level symbol, so each
@@ -82,6 +82,17 @@ reshard.redistribute @"model.layers.0.self_attn.qkv_proj.weight"
     from @train <[[tp] blocks [32, 6, 6], []]>
     to @infer <[[tp] blocks [32, 6, 6], []]> topology @gb200_nvl72
     : tensor<44x32xf16> -> tensor<44x32xf16>
+
+// Storage orders: Megatron's per-group q/k/v interleave on the source (an
+// empty run kept as written), [up; gate] with blocks on the destination.
+// CHECK: reshard.redistribute @megatron.linear_qkv
+// CHECK-SAME: from @train <{{\[\[}}tp] order {{\[\[}}0, 16], [32, 6], [38, 0], [16, 16], [38, 6]], []]>
+// CHECK-SAME: to @infer <{{\[\[}}tp] order {{\[\[}}22, 22], [0, 22]] blocks [22, 22], []]>
+// CHECK-SAME: : tensor<44x32xbf16> -> tensor<44x32xbf16>{{$}}
+reshard.redistribute @megatron.linear_qkv
+    from @train <[[tp] order [[0, 16], [32, 6], [38, 0], [16, 16], [38, 6]], []]>
+    to @infer <[[tp] order [[22, 22], [0, 22]] blocks [22, 22], []]>
+    : tensor<44x32xbf16> -> tensor<44x32xbf16>
 
 // Several sharded dims, onto a mesh that shares every rank.
 // CHECK: reshard.redistribute @model.layers.0.mlp.gate_up_proj.weight

@@ -115,7 +115,27 @@ std::vector<int64_t> pickRanks(Rng &rng, int64_t n,
 struct RandomSharding {
   std::vector<std::vector<unsigned>> axes; // per dim
   std::vector<std::vector<int64_t>> blocks;
+  std::vector<std::vector<std::pair<int64_t, int64_t>>>
+      order; // [start, length]
 };
+
+/// A random storage order of [0, n): cut into runs, shuffled, with the odd
+/// empty run (any start) thrown in; sometimes the logical order spelt out.
+std::vector<std::pair<int64_t, int64_t>> randomOrder(Rng &rng, int64_t n) {
+  std::vector<int64_t> cuts = {0, n};
+  for (int64_t k = 0, nk = rng.below(5); k < nk; ++k)
+    cuts.push_back(rng.below(n + 1));
+  std::sort(cuts.begin(), cuts.end());
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  for (size_t k = 0; k + 1 < cuts.size(); ++k)
+    runs.push_back({cuts[k], cuts[k + 1] - cuts[k]});
+  if (!rng.chance(15))
+    std::shuffle(runs.begin(), runs.end(), rng.gen);
+  if (rng.chance(20))
+    runs.insert(runs.begin() + rng.below(runs.size() + 1),
+                {rng.below(n + 3), 0});
+  return runs;
+}
 
 RandomSharding randomSharding(Rng &rng, const std::vector<int64_t> &shape,
                               size_t meshRank) {
@@ -142,6 +162,10 @@ RandomSharding randomSharding(Rng &rng, const std::vector<int64_t> &shape,
     }
     s.blocks[d].push_back(left);
   }
+  s.order.resize(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (rng.chance(30))
+      s.order[d] = randomOrder(rng, shape[d]);
   return s;
 }
 
@@ -168,6 +192,14 @@ std::string shardingIR(const RandomSharding &s) {
     for (size_t j = 0; j < s.axes[d].size(); ++j)
       out += (j ? ", a" : "a") + std::to_string(s.axes[d][j]);
     out += "]";
+    if (!s.order[d].empty()) {
+      out += " order [";
+      for (size_t k = 0; k < s.order[d].size(); ++k)
+        out += llvm::formatv("{0}[{1}, {2}]", k ? ", " : "",
+                             s.order[d][k].first, s.order[d][k].second)
+                   .str();
+      out += "]";
+    }
     if (!s.blocks[d].empty())
       out += " blocks " + list(s.blocks[d]);
   }

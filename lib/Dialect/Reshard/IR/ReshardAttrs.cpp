@@ -1,7 +1,8 @@
 //===- ReshardAttrs.cpp - Sharding attribute syntax ------------------===//
 //
 // `#reshard.sharding<[[tp] blocks [8, 2, 2], []]>`: one bracketed list of
-// axes per tensor dim, each optionally followed by its blocks.
+// axes per tensor dim, each optionally followed by its storage order and its
+// blocks.
 //
 //===----------------------------------------------------------------------===//
 #include "reshard/Dialect/Reshard/IR/ReshardAttrs.h"
@@ -25,10 +26,10 @@ void ReshardDialect::registerAttributes() {
       >();
 }
 
-/// Parses `[axis, ...] (blocks [size, ...])?`.
+/// Parses `[axis, ...] (order [[start, length], ...])? (blocks [size, ...])?`.
 static DimShardingAttr parseDimBody(AsmParser &parser) {
   SmallVector<StringAttr> axes;
-  SmallVector<int64_t> blocks;
+  SmallVector<int64_t> blocks, order;
   auto parseAxis = [&]() -> ParseResult {
     std::string name;
     if (failed(parser.parseOptionalKeywordOrString(&name)))
@@ -41,6 +42,26 @@ static DimShardingAttr parseDimBody(AsmParser &parser) {
   if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseAxis,
                                      " in a list of mesh axes"))
     return {};
+  SMLoc orderLoc = parser.getCurrentLocation();
+  if (succeeded(parser.parseOptionalKeyword("order"))) {
+    auto parseRun = [&]() -> ParseResult {
+      int64_t start, length;
+      if (parser.parseLSquare() || parser.parseInteger(start) ||
+          parser.parseComma() || parser.parseInteger(length) ||
+          parser.parseRSquare())
+        return failure();
+      order.append({start, length});
+      return success();
+    };
+    if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseRun,
+                                       " in a storage order ([start, length] "
+                                       "runs)"))
+      return {};
+    if (order.empty()) {
+      parser.emitError(orderLoc, "'order' needs at least one run");
+      return {};
+    }
+  }
   SMLoc blocksLoc = parser.getCurrentLocation();
   if (succeeded(parser.parseOptionalKeyword("blocks"))) {
     auto parseBlock = [&]() -> ParseResult {
@@ -58,7 +79,7 @@ static DimShardingAttr parseDimBody(AsmParser &parser) {
       return {};
     }
   }
-  return DimShardingAttr::get(parser.getContext(), axes, blocks);
+  return DimShardingAttr::get(parser.getContext(), axes, blocks, order);
 }
 
 static void printDimBody(AsmPrinter &printer, DimShardingAttr dim) {
@@ -67,6 +88,13 @@ static void printDimBody(AsmPrinter &printer, DimShardingAttr dim) {
     printer.printKeywordOrString(axis.getValue());
   });
   printer << ']';
+  if (!dim.getOrder().empty()) {
+    printer << " order [";
+    ArrayRef<int64_t> order = dim.getOrder();
+    for (size_t i = 0; i + 1 < order.size(); i += 2)
+      printer << (i ? ", [" : "[") << order[i] << ", " << order[i + 1] << ']';
+    printer << ']';
+  }
   if (!dim.getBlocks().empty()) {
     printer << " blocks [";
     llvm::interleaveComma(dim.getBlocks(), printer);
@@ -121,6 +149,9 @@ ShardingSpec ShardingAttr::toSpec() const {
     for (StringAttr axis : dim.getAxes())
       d.axes.push_back(axis.str());
     d.blocks.assign(dim.getBlocks().begin(), dim.getBlocks().end());
+    ArrayRef<int64_t> order = dim.getOrder();
+    for (size_t i = 0; i + 1 < order.size(); i += 2)
+      d.order.push_back({order[i], order[i + 1]});
     spec.dims.push_back(std::move(d));
   }
   return spec;

@@ -155,7 +155,8 @@ static LogicalResult verifySide(RedistributeOp op,
   llvm::Expected<Sharding> resolved = resolveSharding(spec, axes, shape, path);
   forEachLayoutError(resolved.takeError(), [&](const LayoutError &e) {
     op.emitOpError()
-            .append(e.getPath(), ": ", e.getMessage(), " (mesh ", ref, ")")
+            .append("@", op.getSymName(), " ", e.getPath(), ": ",
+                    e.getMessage(), " (mesh ", ref, ")")
             .attachNote(mesh.getLoc())
         << "mesh " << ref << " declared here";
     ok = false;

@@ -2,7 +2,7 @@
 """Shard files for reshard-run, computed independently of the C++ code.
 
 Reads a layout in the JSON interchange format and applies the layout semantics
-of docs/Layout.md itself (nested torch.chunk with ceil(n/k) chunks, blocks chunked
+of docs/Layout.md itself (storage orders, nested torch.chunk with ceil(n/k) chunks, blocks chunked
 separately and concatenated, replication over unused mesh axes, row-major
 local buffers, mesh coordinates from the row-major `ranks` list). Element
 values are random (a fixed seed per tensor, all distinct where the element
@@ -46,8 +46,15 @@ def unravel(linear, shape):
     return list(reversed(coords))
 
 
-def dim_indices(size, axes, blocks, mesh, coords):
-    """Global indices, in local order, that a device holds along one dim."""
+def dim_indices(size, axes, blocks, mesh, coords, order=None):
+    """Global (logical) indices, in local order, that a device holds along
+    one dim. An order lists [start, length] runs of logical indices in
+    stored order; axes and blocks split the stored dim."""
+    stored = list(range(size))
+    if order is not None:
+        stored = [i for start, length in order
+                  for i in range(start, start + length)]
+        assert sorted(stored) == list(range(size)), "order must cover the dim"
     out = []
     block_start = 0
     for block in blocks if blocks is not None else [size]:
@@ -55,7 +62,7 @@ def dim_indices(size, axes, blocks, mesh, coords):
         for axis in axes:
             a = mesh["axes"].index(axis)
             start, length = chunk(start, length, mesh["shape"][a], coords[a])
-        out.extend(range(start, start + length))
+        out.extend(stored[start:start + length])
         block_start += block
     assert block_start == size, "blocks must sum to the dim"
     return out
@@ -70,11 +77,13 @@ def local_shards(layout, tensor, side):
     for d in range(len(shape) - 2, -1, -1):
         strides[d] = strides[d + 1] * shape[d + 1]
     blocks = spec.get("blocks", {})
+    order = spec.get("order", {})
     shards = {}
     for i, rank in enumerate(mesh["ranks"]):
         coords = unravel(i, mesh["shape"])
         per_dim = [dim_indices(shape[d], spec["dims"][d], blocks.get(str(d)),
-                               mesh, coords) for d in range(len(shape))]
+                               mesh, coords, order.get(str(d)))
+                   for d in range(len(shape))]
         local_shape = [len(ix) for ix in per_dim]
         linear = [sum(i * s for i, s in zip(idx, strides))
                   for idx in itertools.product(*per_dim)]

@@ -13,19 +13,29 @@ def Reshard_DimShardingAttr : Reshard_Attr<"DimSharding", "dim_sharding"> {
     own over the same axes; a device's local extent is its piece of every
     block, concatenated in block order (fused q/k/v or gate/up weights).
 
+    A dim may also have a storage order: runs `[start, length]` of the
+    logical dim in the order they are stored. The stored dim is the runs
+    concatenated; the axes and blocks split the stored dim. Elements keep
+    their logical index everywhere else (Megatron's `linear_qkv` interleaves
+    q, k and v per query group this way).
+
     Inside a `#reshard.sharding` it prints as `[axes...]`, followed by
-    `blocks [sizes...]` when the dim has blocks:
+    `order [[start, length], ...]` when the dim has an order and by
+    `blocks [sizes...]` when it has blocks:
 
     ```mlir
     [tp]                          // split over tp
     [dp, tp]                      // split over dp, each chunk again over tp
     [tp] blocks [8192, 1024, 1024] // q, k and v each split over tp
+    [tp] order [[4, 4], [0, 4]] blocks [4, 4] // [up; gate] of [gate; up]
     []                            // not split
     ```
   }];
   let parameters = (ins
     OptionalArrayRefParameter<"::mlir::StringAttr">:$axes,
-    OptionalArrayRefParameter<"int64_t">:$blocks
+    OptionalArrayRefParameter<"int64_t">:$blocks,
+    // The runs flattened: start, length, start, length, ...
+    OptionalArrayRefParameter<"int64_t">:$order
   );
   let hasCustomAssemblyFormat = 1;
 }
