@@ -46,3 +46,25 @@ sys.exit(not all(u.find_spec(m) for m in ("pytest", "matplotlib")))' 2>/dev/null
       --no-install-recommends python3-pytest python3-matplotlib >/dev/null
   fi
 fi
+
+# mpi4py in the suite's Python venv ($RESHARD_PY_VENV, which
+# bench/setup-bench.sh passes after it made the venv with torch), built from
+# source against Debian's Open MPI, so that the library mpi4py calls is the
+# one mpicxx links the plans against. Python's reshard.Plan.run takes an
+# mpi4py communicator (python/tests/test_runtime.py).
+venv="${RESHARD_PY_VENV:-}"
+if [ -n "$venv" ] && [ -x "$venv/bin/python" ]; then
+  if ! "$venv/bin/python" -c 'import mpi4py' 2>/dev/null; then
+    echo "setup: building mpi4py in $venv against $(command -v mpicc)" >&2
+    MPICC=mpicc "$venv/bin/python" -m pip install --quiet --no-cache-dir \
+      --no-binary mpi4py mpi4py >/dev/null
+  fi
+  # The same MPI: mpi4py's library version names the release mpicxx reports.
+  want="$(mpicxx --showme:version 2>&1 | sed -n 's/.*Open MPI \([0-9.]*\).*/\1/p')"
+  have="$("$venv/bin/python" -c 'from mpi4py import MPI; print(MPI.Get_library_version())' |
+          sed -n '1s/.*Open MPI v\([0-9.]*\).*/\1/p')"
+  if [ -z "$want" ] || [ "$want" != "$have" ]; then
+    echo "setup: mpi4py in $venv uses Open MPI '${have:-?}', mpicxx links '${want:-?}'" >&2
+    exit 1
+  fi
+fi

@@ -127,6 +127,11 @@ function(reshard_add_plan target)
   add_library(${target} ${kind} "${out}/${plan}.cpp" "${out}/${plan}.h")
   target_compile_features(${target} PUBLIC cxx_std_17)
   set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  if(ARG_SHARED)
+    # The plan list that Python's reshard.Plan.load reads binds inside this
+    # library, even with other plan libraries loaded.
+    target_link_options(${target} PRIVATE "LINKER:-Bsymbolic")
+  endif()
   # Public both: the plan's header includes the engine's ErrorCodes.h.
   target_include_directories(${target}
     PUBLIC "${out}" "${RESHARD_INCLUDE_DIR}")

@@ -65,6 +65,8 @@ struct Class {
   int64_t src_combos, src_shard_bytes; /* words: bytes of each combo */
   int64_t dst_devices, dst_combo_of;
   int64_t dst_combos, dst_shard_bytes;
+  int64_t ndim;                   /* the tensors' rank */
+  int64_t src_shapes, dst_shapes; /* words: ndim extents per combo */
 };
 
 /* The tensors of one class moving between two meshes; member k is tensor
@@ -106,7 +108,8 @@ struct Plan {
   int num_ranks;
   int num_tensors;
   const char *const *tensor_names;
-  const int64_t *tensor_group; /* num_tensors entries */
+  const char *const *tensor_dtypes; /* interchange names (bf16, ...) */
+  const int64_t *tensor_group;      /* num_tensors entries */
   const Mesh *meshes;
   int64_t num_meshes;
   const Class *classes;
@@ -189,18 +192,51 @@ inline void shard_table(const Plan &plan, int64_t rank, bool src,
   }
 }
 
-/* Bytes of one shard, as shard_table says. */
-inline int64_t shard_bytes(const Plan &plan, int64_t rank, int64_t tensor,
-                           bool src) {
+/* The combo of `rank` in one side of `tensor`'s class (in `*cls`), or -1
+ * where the rank is not in that side's mesh or there is no such tensor. */
+inline int64_t shard_combo(const Plan &plan, int64_t rank, int64_t tensor,
+                           bool src, const Class **cls) {
   if (tensor < 0 || tensor >= plan.num_tensors)
     return -1;
   const Group &g = plan.groups[plan.tensor_group[tensor]];
-  const Class &c = plan.classes[g.cls];
+  *cls = &plan.classes[g.cls];
   int64_t l = linear_of(plan, plan.meshes[src ? g.src_mesh : g.dst_mesh], rank);
   if (l < 0)
     return -1;
-  int64_t combo = plan.words[(src ? c.src_combo_of : c.dst_combo_of) + l];
-  return plan.words[(src ? c.src_shard_bytes : c.dst_shard_bytes) + combo];
+  return plan.words[(src ? (*cls)->src_combo_of : (*cls)->dst_combo_of) + l];
+}
+
+/* Bytes of one shard, as shard_table says. */
+inline int64_t shard_bytes(const Plan &plan, int64_t rank, int64_t tensor,
+                           bool src) {
+  const Class *c = 0;
+  int64_t combo = shard_combo(plan, rank, tensor, src, &c);
+  if (combo < 0)
+    return -1;
+  return plan.words[(src ? c->src_shard_bytes : c->dst_shard_bytes) + combo];
+}
+
+/* The rank of `tensor` (-1: no such tensor). */
+inline int64_t tensor_ndim(const Plan &plan, int64_t tensor) {
+  if (tensor < 0 || tensor >= plan.num_tensors)
+    return -1;
+  return plan.classes[plan.groups[plan.tensor_group[tensor]].cls].ndim;
+}
+
+/* The shard shape of `rank` for `tensor` into `dims` (tensor_ndim
+ * entries; may be null): returns the ndim, or -1 where the rank is not in
+ * that side's mesh or there is no such tensor. */
+inline int64_t shard_shape(const Plan &plan, int64_t rank, int64_t tensor,
+                           bool src, int64_t *dims) {
+  const Class *c = 0;
+  int64_t combo = shard_combo(plan, rank, tensor, src, &c);
+  if (combo < 0)
+    return -1;
+  const int64_t *shape =
+      plan.words + (src ? c->src_shapes : c->dst_shapes) + combo * c->ndim;
+  for (int64_t d = 0; dims && d < c->ndim; ++d)
+    dims[d] = shape[d];
+  return c->ndim;
 }
 
 inline int fail(char *err, size_t errlen, int code, const char *fmt, ...) {
@@ -258,12 +294,15 @@ inline int check_arguments(const Plan &plan, int rank, void *const *src,
 inline int check_call(const Plan &plan, int rank, int me, int comm_size,
                       void *const *src, void *const *dst, const void *workspace,
                       size_t workspace_size, char *err, size_t errlen,
-                      int *verdict) {
+                      int *verdict, const char *rejected = 0) {
   if (comm_size < plan.num_ranks)
     return fail(err, errlen, RESHARD_ERR_RANK,
                 "%s: the communicator has %d ranks, the plan needs %d",
                 plan.name, comm_size, plan.num_ranks);
-  if (me != rank)
+  if (rejected) /* the caller's own checks failed (<plan>_reject) */
+    *verdict = fail(err, errlen, RESHARD_ERR_ARGS, "%s: rank %d: %s", plan.name,
+                    me, rejected);
+  else if (me != rank)
     *verdict = fail(err, errlen, RESHARD_ERR_RANK,
                     "%s: called as rank %d on communicator rank %d", plan.name,
                     rank, me);

@@ -7,6 +7,8 @@
 #ifndef RESHARD_EXECUTIONENGINE_ERRORCODES_H
 #define RESHARD_EXECUTIONENGINE_ERRORCODES_H
 
+#include <stdint.h>
+
 enum {
   /* Success. */
   RESHARD_OK = 0,
@@ -25,7 +27,22 @@ enum {
   /* A peer did not answer within the deadline. */
   RESHARD_ERR_TIMEOUT = 6,
   /* A CUDA call failed. */
-  RESHARD_ERR_CUDA = 7
+  RESHARD_ERR_CUDA = 7,
+  /* The caller rejected its own arguments (<plan>_reject): this rank
+   * returns it, every other rank RESHARD_ERR_MISMATCH, and nothing moves. */
+  RESHARD_ERR_ARGS = 8
 };
+
+/* One digest <plan>_digests reports: of the bytes of `tensor` that rank
+ * `sender` sent rank `receiver` in one stream (phase 0 from its source
+ * shard, 1 a relay from its destination shard, -1 a local copy), computed
+ * by the sender over what it packed (`direction` 0) or by the receiver
+ * over what its destination shard holds after the run (`direction` 1).
+ * Equal bytes give equal digests; a changed byte changes it. */
+typedef struct reshard_digest {
+  int32_t sender, receiver, phase, tensor, direction, reserved;
+  uint64_t digest;
+  int64_t bytes;
+} reshard_digest;
 
 #endif /* RESHARD_EXECUTIONENGINE_ERRORCODES_H */

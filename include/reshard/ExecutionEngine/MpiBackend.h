@@ -15,6 +15,7 @@
 #ifndef RESHARD_EXECUTIONENGINE_MPIBACKEND_H
 #define RESHARD_EXECUTIONENGINE_MPIBACKEND_H
 
+#include "reshard/ExecutionEngine/Digests.h"
 #include "reshard/ExecutionEngine/Engine.h"
 
 #include <mpi.h>
@@ -107,9 +108,12 @@ inline int agree(const Plan &plan, int rank, int status, MPI_Comm comm,
   return verdict;
 }
 
+/* `rejected`, when not null, is why the caller refuses its own arguments:
+ * the rank joins the agreement only to make every rank fail
+ * (<plan>_reject). */
 inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
                MPI_Comm comm, void *workspace, size_t workspace_size, char *err,
-               size_t errlen) {
+               size_t errlen, const char *rejected = 0) {
   if (err && errlen)
     err[0] = '\0';
   int size = 0, me = -1;
@@ -119,7 +123,7 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
                 "%s: cannot query the communicator", plan.name);
   int status = RESHARD_OK;
   if (int rc = check_call(plan, rank, me, size, src, dst, workspace,
-                          workspace_size, err, errlen, &status))
+                          workspace_size, err, errlen, &status, rejected))
     return rc;
   int rc = agree(plan, me, status, comm, err, errlen);
   if (rc)
@@ -131,6 +135,9 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
   std::vector<MPI_Request> reqs;
   size_t nrecv_reqs = 0;
   HostMover mover;
+  /* A test hook: corrupt one byte in flight (the first received), so that
+   * tests can show that verify=True notices. */
+  bool flip = std::getenv("RESHARD_TEST_FLIP_RECEIVED_BYTE") != 0;
   return run_program(
       plan, *p, src, dst, ws, mover,
       [&](int64_t step, const std::vector<Message> &sends,
@@ -159,7 +166,12 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
           if (pass == 0)
             nrecv_reqs = reqs.size();
         }
-        return wait_all(plan, rank, reqs, nrecv_reqs, step, err, errlen);
+        int waited = wait_all(plan, rank, reqs, nrecv_reqs, step, err, errlen);
+        if (!waited && flip && !recvs.empty() && recvs[0].bytes > 0) {
+          ws[recvs[0].staging] ^= 0x10;
+          flip = false;
+        }
+        return waited;
       });
 }
 

@@ -34,6 +34,7 @@
 #ifndef RESHARD_EXECUTIONENGINE_NCCLBACKEND_H
 #define RESHARD_EXECUTIONENGINE_NCCLBACKEND_H
 
+#include "reshard/ExecutionEngine/Digests.h"
 #include "reshard/ExecutionEngine/Engine.h"
 
 #include <cuda_runtime.h>
@@ -309,9 +310,13 @@ inline int agree(const Plan &plan, int rank, int status, int device,
   return agreement_verdict(plan, rank, status, reduced, err, errlen);
 }
 
+/* `rejected`, when not null, is why the caller refuses its own arguments:
+ * the rank joins the agreement only to make every rank fail
+ * (<plan>_reject). */
 inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
                ncclComm_t comm, cudaStream_t stream, void *workspace,
-               size_t workspace_size, char *err, size_t errlen) {
+               size_t workspace_size, char *err, size_t errlen,
+               const char *rejected = 0) {
   if (err && errlen)
     err[0] = '\0';
   int count = 0, me = -1;
@@ -326,7 +331,7 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
                        err, errlen);
   int status = RESHARD_OK;
   if (int rc = check_call(plan, rank, me, count, src, dst, workspace,
-                          workspace_size, err, errlen, &status))
+                          workspace_size, err, errlen, &status, rejected))
     return rc;
   int rc = agree(plan, me, status, device, comm, stream, err, errlen);
   if (rc)

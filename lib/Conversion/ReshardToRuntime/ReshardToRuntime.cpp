@@ -136,18 +136,21 @@ void ConvertReshardToRuntimePass::runOnOperation() {
   orderRelays(model, transfers, schedule, streams);
 
   OpBuilder b(ctx);
-  SmallVector<StringRef> names;
-  for (RedistributeOp op : plan->tensors)
+  SmallVector<StringRef> names, dtypes;
+  for (RedistributeOp op : plan->tensors) {
     names.push_back(op.getSymName());
+    dtypes.push_back(getDtypeName(op.getSrcTensorType().getElementType()));
+  }
   std::optional<int64_t> budget, maxOps;
   if (model.schedule) {
     budget = schedule.stagingBudget;
     maxOps = schedule.maxOpsPerStep;
   }
-  auto planOp = rt::PlanOp::create(
-      b, module.getLoc(), name, model.numRanks(), b.getStrArrayAttr(names), 0,
-      budget ? b.getI64IntegerAttr(*budget) : IntegerAttr(),
-      maxOps ? b.getI64IntegerAttr(*maxOps) : IntegerAttr());
+  auto planOp =
+      rt::PlanOp::create(b, module.getLoc(), name, model.numRanks(),
+                         b.getStrArrayAttr(names), b.getStrArrayAttr(dtypes), 0,
+                         budget ? b.getI64IntegerAttr(*budget) : IntegerAttr(),
+                         maxOps ? b.getI64IntegerAttr(*maxOps) : IntegerAttr());
   Block *body = b.createBlock(&planOp.getBody());
   b.setInsertionPointToEnd(body);
 

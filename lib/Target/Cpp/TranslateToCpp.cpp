@@ -65,6 +65,50 @@ static void emitTable(raw_ostream &os, StringRef type, StringRef name,
   os << (comment && !rows.empty() ? "\n" : "") << "};\n\n";
 }
 
+/// What callers that check their own tensors need (python/reshard's
+/// runtime): dtypes and shard shapes, a way to make every rank refuse a
+/// call, and the digests behind `verify=True`.
+static void emitCallerChecks(raw_ostream &os, StringRef name, StringRef comm,
+                             StringRef stream, CppBackend backend,
+                             bool definitions) {
+  auto body = [&](StringRef text) {
+    return definitions ? (" {\n" + text + "\n}").str() : std::string(";");
+  };
+  os << llvm::formatv(
+      "const char *{0}_backend(void){1}\n", name,
+      definitions ? llvm::formatv(" {{ return \"{0}\"; }",
+                                  backend == CppBackend::Mpi ? "mpi" : "nccl")
+                        .str()
+                  : std::string(";"));
+  os << llvm::formatv(
+      "const char *{0}_tensor_dtype(int tensor){1}\n"
+      "int {0}_tensor_ndim(int tensor){2}\n"
+      "int {0}_shard_shape(int rank, int tensor, int src, int64_t *dims){3}\n"
+      "int {0}_reject(int rank, {4} comm, {5}stream, const char *why,\n"
+      "    char *err, size_t errlen){6}\n"
+      "int64_t {0}_digests(int rank, const void *const *src,\n"
+      "    const void *const *dst, reshard_digest *out, int64_t capacity){7}\n",
+      name,
+      body("  return tensor >= 0 && tensor < kPlan.num_tensors && "
+           "kPlan.tensor_dtypes\n             ? kPlan.tensor_dtypes[tensor] "
+           ": 0;"),
+      body("  return static_cast<int>(reshard::engine::tensor_ndim(kPlan, "
+           "tensor));"),
+      body("  return static_cast<int>(\n      "
+           "reshard::engine::shard_shape(kPlan, rank, tensor, src != 0, "
+           "dims));"),
+      comm, stream,
+      body(llvm::formatv("{0}  return reshard::engine::{1}::run(kPlan, rank, "
+                         "0, 0, comm, {2}0, 0, err, errlen,\n      why ? why "
+                         ": \"rejected by the caller\");",
+                         backend == CppBackend::Mpi ? "  (void)stream;\n" : "",
+                         backend == CppBackend::Mpi ? "mpi" : "nccl",
+                         backend == CppBackend::Mpi ? "" : "stream, ")
+               .str()),
+      body("  return reshard::engine::rank_digests(kPlan, rank, src, dst, out, "
+           "capacity);"));
+}
+
 static void emitSignatures(raw_ostream &os, StringRef name, CppBackend backend,
                            bool definitions) {
   StringRef comm = backend == CppBackend::Mpi ? "MPI_Comm" : "ncclComm_t";
@@ -108,6 +152,7 @@ static void emitSignatures(raw_ostream &os, StringRef name, CppBackend backend,
       definitions ? " {\n  return reshard::engine::shard_bytes(kPlan, rank, "
                     "tensor, false);\n}"
                   : ";");
+  emitCallerChecks(os, name, comm, stream, backend, definitions);
 }
 
 /// What a stream moves, for its comment: its first tensor (an index into
@@ -173,6 +218,7 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
   size_t nameBytes = 0;
   for (const std::string &n : e.tensorNames)
     nameBytes += n.size() + 1 + sizeof(char *);
+  nameBytes += e.tensorDtypes.size() * sizeof(char *); // literals are pooled
   size_t tables = bytesOf(e.words) + bytesOf(e.tensorGroup) +
                   bytesOf(e.meshes) + bytesOf(e.classes) + bytesOf(e.pieces) +
                   bytesOf(e.groups) + bytesOf(e.items) + bytesOf(e.streams) +
@@ -198,6 +244,10 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
       [&](const int64_t &i) { os << i; });
   emitTable(os, "int64_t", "kTensorGroup", e.tensorGroup, 16,
             [&](int64_t v, size_t) { os << v; });
+  if (!e.tensorDtypes.empty())
+    emitTable<std::string>(
+        os, "char *const", "kTensorDtypes", e.tensorDtypes, 12,
+        [&](const std::string &d, size_t) { os << cString(d); });
   os << "// Rank lists, combo maps, shard sizes, members and box\n"
         "// descriptors, each stored once (see Engine.h).\n";
   emitTable(os, "int64_t", "kWords", e.words, 16,
@@ -209,14 +259,15 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
             });
   os << "// {first_piece, num_pieces, src_devices, src_combo_of, src_combos,\n"
         "//  src_shard_bytes, dst_devices, dst_combo_of, dst_combos,\n"
-        "//  dst_shard_bytes}\n";
+        "//  dst_shard_bytes, ndim, src_shapes, dst_shapes}\n";
   emitTable(os, "Class", "kClasses", e.classes, 1,
             [&](const engine::Class &c, size_t) {
               os << "{" << c.first_piece << ", " << c.num_pieces << ", "
                  << c.src_devices << ", " << c.src_combo_of << ", "
                  << c.src_combos << ", " << c.src_shard_bytes << ", "
                  << c.dst_devices << ", " << c.dst_combo_of << ", "
-                 << c.dst_combos << ", " << c.dst_shard_bytes << "}";
+                 << c.dst_combos << ", " << c.dst_shard_bytes << ", " << c.ndim
+                 << ", " << c.src_shapes << ", " << c.dst_shapes << "}";
             });
   os << "// {src_combo, dst_combo, bytes, pack, unpack, copy}\n";
   emitTable(os, "Piece", "kPieces", e.pieces, 2,
@@ -272,7 +323,7 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
       "const Plan kPlan = {{\n"
       "    /*name=*/{0}, /*fingerprint=*/{1:x}ull,\n"
       "    /*num_ranks=*/{2}, /*num_tensors=*/{3},\n"
-      "    kTensorNames, kTensorGroup,\n"
+      "    kTensorNames, {15}, kTensorGroup,\n"
       "    kMeshes, /*num_meshes=*/{4}, kClasses, /*num_classes=*/{5},\n"
       "    kPieces, /*num_pieces=*/{6}, kGroups, /*num_groups=*/{7},\n"
       "    kItems, /*num_items=*/{8}, kStreams, /*num_streams=*/{9},\n"
@@ -283,9 +334,23 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
       cString(name), p.fingerprint, p.num_ranks, p.num_tensors, p.num_meshes,
       p.num_classes, p.num_pieces, p.num_groups, p.num_items, p.num_streams,
       p.num_programs, p.num_words, p.staging_budget, p.max_ops_per_step,
-      p.max_steps);
+      p.max_steps,
+      e.tensorDtypes.empty() ? "/*tensor_dtypes=*/0" : "kTensorDtypes");
   emitSignatures(os, name, backend, true);
-  os << "\n} // extern \"C\"\n";
+  // Discovery: python/reshard's Plan.load finds the plans of a shared
+  // library here. The weak definitions of every plan in one library merge
+  // into one list, which each plan joins when the library loads.
+  os << "\n#define RESHARD_MAX_PLANS_PER_LIBRARY 64\n"
+        "__attribute__((weak)) const char "
+        "*reshard_plans[RESHARD_MAX_PLANS_PER_LIBRARY];\n"
+        "__attribute__((weak)) int reshard_num_plans;\n";
+  os << "\n} // extern \"C\"\n\nnamespace {\n"
+     << "__attribute__((used)) const int kRegistered =\n    (reshard_num_plans "
+        "< "
+        "RESHARD_MAX_PLANS_PER_LIBRARY\n"
+        "         ? (reshard_plans[reshard_num_plans++] = "
+     << cString(name) << ", 1)\n         : 0);\n"
+     << "} // namespace\n";
   if (backend == CppBackend::Mpi)
     os << "\n#ifdef RESHARD_MPI_DRIVER\n#include "
           "\"reshard/ExecutionEngine/MpiDriver.h\"\n"

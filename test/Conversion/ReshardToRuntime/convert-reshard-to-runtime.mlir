@@ -66,7 +66,7 @@ reshard.mesh @cols shape = [3] axes = ["tp"] ranks = [2, 3, 4]
 reshard.redistribute @w from @rows <[[tp], []]> to @cols <[[], [tp]]>
     : tensor<4x6xbf16> -> tensor<4x6xbf16>
 
-// R2C:      reshard_rt.plan @reshard_plan num_ranks = 5 tensors = ["w"] fingerprint = {{-?[0-9]+}} {
+// R2C:      reshard_rt.plan @reshard_plan num_ranks = 5 tensors = ["w"] dtypes = ["bf16"] fingerprint = {{-?[0-9]+}} {
 // R2C-NEXT: reshard_rt.mesh 0 ranks [0, 1]
 // R2C-NEXT: reshard_rt.mesh 1 ranks [2, 3, 4]
 // R2C-NEXT: reshard_rt.class 0 element_bytes 2 rank 2 src combos [0, 1] shapes {{\[\[}}2, 6], [2, 6{{\]\]}} dst combos [0, 1, 2] shapes {{\[\[}}4, 2], [4, 2], [4, 2{{\]\]}} {
@@ -119,7 +119,7 @@ reshard.mesh @tp shape = [2] axes = ["tp"] ranks = [1, 2]
 reshard.redistribute @w from @one <[[], []]> to @tp <[[tp], []]>
     : tensor<4x6xf32> -> tensor<4x6xf32>
 
-// CONTIG:      reshard_rt.plan @contig num_ranks = 3 tensors = ["w"] fingerprint = {{-?[0-9]+}} {
+// CONTIG:      reshard_rt.plan @contig num_ranks = 3 tensors = ["w"] dtypes = [{{.*}}] fingerprint = {{-?[0-9]+}} {
 // CONTIG-NEXT: reshard_rt.mesh 0 ranks [0]
 // CONTIG-NEXT: reshard_rt.mesh 1 ranks [1, 2]
 // CONTIG-NEXT: reshard_rt.class 0 element_bytes 4 rank 2 src combos [0] shapes {{\[\[}}4, 6{{\]\]}} dst combos [0, 1] shapes {{\[\[}}2, 6], [2, 6{{\]\]}} {
@@ -166,7 +166,7 @@ module @three_d {
 }
 
 // THREE-D:      module @three_d {
-// THREE-D-NEXT:   reshard_rt.plan @three_d num_ranks = 3 tensors = ["w", "v"] fingerprint = {{-?[0-9]+}} {
+// THREE-D-NEXT:   reshard_rt.plan @three_d num_ranks = 3 tensors = ["w", "v"] dtypes = [{{.*}}] fingerprint = {{-?[0-9]+}} {
 // THREE-D-NEXT: reshard_rt.mesh 0 ranks [0]
 // THREE-D-NEXT: reshard_rt.mesh 1 ranks [1, 2]
 // THREE-D-NEXT: reshard_rt.class 0 element_bytes 4 rank 3 src combos [0] shapes {{\[\[}}2, 4, 3{{\]\]}} dst combos [0, 1] shapes {{\[\[}}2, 2, 3], [2, 2, 3{{\]\]}} {
@@ -206,7 +206,7 @@ reshard.mesh @g shape = [2, 2] axes = ["a", "b"] ranks = [1, 2, 3, 4]
 reshard.redistribute @x from @one <[[], [], []]> to @g <[[a], [], [b]]>
     : tensor<2x2x4xf32> -> tensor<2x2x4xf32>
 
-// COUNT-ONE:      reshard_rt.plan @reshard_plan num_ranks = 5 tensors = ["x"] fingerprint = {{-?[0-9]+}} {
+// COUNT-ONE:      reshard_rt.plan @reshard_plan num_ranks = 5 tensors = ["x"] dtypes = [{{.*}}] fingerprint = {{-?[0-9]+}} {
 // COUNT-ONE-NEXT: reshard_rt.mesh 0 ranks [0]
 // COUNT-ONE-NEXT: reshard_rt.mesh 1 ranks [1, 2, 3, 4]
 // COUNT-ONE-NEXT: reshard_rt.class 0 element_bytes 4 rank 3 src combos [0] shapes {{\[\[}}2, 2, 4{{\]\]}} dst combos [0, 1, 2, 3] shapes {{\[\[}}1, 2, 2], [1, 2, 2], [1, 2, 2], [1, 2, 2{{\]\]}} {
@@ -254,7 +254,7 @@ reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
 reshard.redistribute @w from @m <[[], [tp]]> to @m <[[], []]>
     : tensor<4x4xf32> -> tensor<4x4xf32>
 
-// COPY:      reshard_rt.plan @reshard_plan num_ranks = 2 tensors = ["w"] fingerprint = {{-?[0-9]+}} {
+// COPY:      reshard_rt.plan @reshard_plan num_ranks = 2 tensors = ["w"] dtypes = [{{.*}}] fingerprint = {{-?[0-9]+}} {
 // COPY-NEXT: reshard_rt.mesh 0 ranks [0, 1]
 // COPY-NEXT: reshard_rt.class 0 element_bytes 4 rank 2 src combos [0, 1] shapes {{\[\[}}4, 2], [4, 2{{\]\]}} dst combos [0, 0] shapes {{\[\[}}4, 4{{\]\]}} {
 // COPY-NEXT: reshard_rt.piece dst 0 src 0 size [4, 2] at [0, 0] from [0, 0] pack <+0 run 32> unpack <+0 run 8 x [4 by 16]> copy <+0 -> +0 run 8 x [4 by 8 -> 16]>
@@ -287,7 +287,7 @@ reshard.redistribute @e0 from @one <[[]]> to @tp <[[tp]]>
 reshard.redistribute @e1 from @one <[[]]> to @tp <[[tp]]>
     : tensor<4xf32> -> tensor<4xf32>
 
-// GROUP:      reshard_rt.plan @reshard_plan num_ranks = 3 tensors = ["e0", "e1"] fingerprint = {{-?[0-9]+}} {
+// GROUP:      reshard_rt.plan @reshard_plan num_ranks = 3 tensors = ["e0", "e1"] dtypes = [{{.*}}] fingerprint = {{-?[0-9]+}} {
 // GROUP-NEXT: reshard_rt.mesh 0 ranks [0]
 // GROUP-NEXT: reshard_rt.mesh 1 ranks [1, 2]
 // GROUP-NEXT: reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes {{\[\[}}4{{\]\]}} dst combos [0, 1] shapes {{\[\[}}2], [2{{\]\]}} {
@@ -329,7 +329,7 @@ reshard.redistribute @e2 from @dp <[[]]> to @two <[[]]> topology @node
 reshard.redistribute @e3 from @dp <[[]]> to @two <[[]]> topology @node
     : tensor<4xf32> -> tensor<4xf32>
 
-// ROTATION:      reshard_rt.plan @reshard_plan num_ranks = 3 tensors = ["e0", "e1", "e2", "e3"] fingerprint = {{-?[0-9]+}} {
+// ROTATION:      reshard_rt.plan @reshard_plan num_ranks = 3 tensors = ["e0", "e1", "e2", "e3"] dtypes = [{{.*}}] fingerprint = {{-?[0-9]+}} {
 // ROTATION-NEXT: reshard_rt.mesh 0 ranks [0, 1]
 // ROTATION-NEXT: reshard_rt.mesh 1 ranks [2]
 // ROTATION-NEXT: reshard_rt.class 0 element_bytes 4 rank 1 src combos [0, 0] shapes {{\[\[}}4{{\]\]}} dst combos [0] shapes {{\[\[}}4{{\]\]}} {
@@ -369,7 +369,7 @@ reshard.mesh @dst shape = [2, 2] axes = ["tp", "dp"] ranks = [4, 5, 6, 7]
 reshard.redistribute @w from @src <[[], []]> to @dst <[[], [tp]]> topology @t
     : tensor<2x4xf32> -> tensor<2x4xf32>
 
-// RELAY:      reshard_rt.plan @reshard_plan num_ranks = 8 tensors = ["w"] fingerprint = {{-?[0-9]+}} {
+// RELAY:      reshard_rt.plan @reshard_plan num_ranks = 8 tensors = ["w"] dtypes = [{{.*}}] fingerprint = {{-?[0-9]+}} {
 // RELAY-NEXT: reshard_rt.mesh 0 ranks [0]
 // RELAY-NEXT: reshard_rt.mesh 1 ranks [4, 5, 6, 7]
 // RELAY-NEXT: reshard_rt.class 0 element_bytes 4 rank 2 src combos [0] shapes {{\[\[}}2, 4{{\]\]}} dst combos [0, 0, 1, 1] shapes {{\[\[}}2, 2], [2, 2{{\]\]}} {
@@ -410,7 +410,7 @@ reshard.mesh @b shape = [1] axes = ["x"] ranks = [1]
 reshard.redistribute @w from @a <[[]]> to @b <[[]]>
     : tensor<32xf32> -> tensor<32xf32>
 
-// SPLIT:      reshard_rt.plan @reshard_plan num_ranks = 2 tensors = ["w"] fingerprint = {{-?[0-9]+}} staging_budget = 50 max_ops_per_step = 1024 {
+// SPLIT:      reshard_rt.plan @reshard_plan num_ranks = 2 tensors = ["w"] dtypes = [{{.*}}] fingerprint = {{-?[0-9]+}} staging_budget = 50 max_ops_per_step = 1024 {
 // SPLIT-NEXT: reshard_rt.mesh 0 ranks [0]
 // SPLIT-NEXT: reshard_rt.mesh 1 ranks [1]
 // SPLIT-NEXT: reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes {{\[\[}}32{{\]\]}} dst combos [0] shapes {{\[\[}}32{{\]\]}} {
@@ -436,7 +436,7 @@ reshard.mesh @b shape = [2] axes = ["y"] ranks = [1, 2]
 reshard.redistribute @s from @a <[]> to @b <[]>
     : tensor<f64> -> tensor<f64>
 
-// SCALAR:      reshard_rt.plan @reshard_plan num_ranks = 3 tensors = ["s"] fingerprint = {{-?[0-9]+}} {
+// SCALAR:      reshard_rt.plan @reshard_plan num_ranks = 3 tensors = ["s"] dtypes = [{{.*}}] fingerprint = {{-?[0-9]+}} {
 // SCALAR-NEXT: reshard_rt.mesh 0 ranks [0, 1]
 // SCALAR-NEXT: reshard_rt.mesh 1 ranks [1, 2]
 // SCALAR-NEXT: reshard_rt.class 0 element_bytes 8 rank 0 src combos [0, 0] shapes {{\[\[}}{{\]\]}} dst combos [0, 0] shapes {{\[\[}}{{\]\]}} {
@@ -470,7 +470,7 @@ reshard.redistribute @u from @a <[[tp]]> to @b <[[]]>
 reshard.redistribute @v from @b <[[]]> to @c <[[]]>
     : tensor<3xi8> -> tensor<3xi8>
 
-// NO-MESH:      reshard_rt.plan @reshard_plan num_ranks = 4 tensors = ["u", "v"] fingerprint = {{-?[0-9]+}} {
+// NO-MESH:      reshard_rt.plan @reshard_plan num_ranks = 4 tensors = ["u", "v"] dtypes = [{{.*}}] fingerprint = {{-?[0-9]+}} {
 // NO-MESH-NEXT: reshard_rt.mesh 0 ranks [0, 2]
 // NO-MESH-NEXT: reshard_rt.mesh 1 ranks [3]
 // NO-MESH-NEXT: reshard_rt.mesh 2 ranks [0]
@@ -499,7 +499,7 @@ reshard.redistribute @v from @b <[[]]> to @c <[[]]>
 // with no tensors and no programs.
 
 
-// EMPTY:      reshard_rt.plan @reshard_plan num_ranks = 1 tensors = [] fingerprint = {{-?[0-9]+}} {
+// EMPTY:      reshard_rt.plan @reshard_plan num_ranks = 1 tensors = [] dtypes = [{{.*}}] fingerprint = {{-?[0-9]+}} {
 // EMPTY-NEXT: }
 
 //--- mesh-only.mlir
@@ -510,6 +510,6 @@ module @idle {
 }
 
 // MESH-ONLY:      module @idle {
-// MESH-ONLY-NEXT:   reshard_rt.plan @idle num_ranks = 1 tensors = [] fingerprint = {{-?[0-9]+}} {
+// MESH-ONLY-NEXT:   reshard_rt.plan @idle num_ranks = 1 tensors = [] dtypes = [{{.*}}] fingerprint = {{-?[0-9]+}} {
 // MESH-ONLY-NEXT: }
 // MESH-ONLY-NEXT: }

@@ -63,3 +63,10 @@ Type reshard::getElementTypeForDtype(MLIRContext *ctx, llvm::StringRef dtype) {
       .Case("uint64", [&] { return intType(64, true); })
       .Default([] { return Type(); })();
 }
+
+llvm::StringRef reshard::getDtypeName(Type type) {
+  for (llvm::StringRef name : dtypeNames())
+    if (getElementTypeForDtype(type.getContext(), name) == type)
+      return name;
+  return "";
+}

@@ -1,6 +1,9 @@
 //===- PlanEncoding.cpp - A reshard_rt.plan as engine tables --------------===//
 #include "reshard/Dialect/Runtime/IR/PlanEncoding.h"
 
+#include "reshard/Layout/Layout.h"
+
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
 #include <algorithm>
@@ -51,6 +54,20 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
   if (numTensors > INT32_MAX)
     return reported(op.emitOpError() << "has more than 2^31 tensors");
   e->tensorGroup.assign(numTensors, -1);
+  if (std::optional<ArrayAttr> dtypes = op.getDtypes()) {
+    if (static_cast<int64_t>(dtypes->size()) != numTensors)
+      return reported(op.emitOpError()
+                      << "has " << dtypes->size() << " dtypes for "
+                      << numTensors << " tensors; give one per tensor");
+    for (Attribute d : *dtypes) {
+      StringRef name = cast<StringAttr>(d).getValue();
+      if (!dtypeBytes(name))
+        return reported(op.emitOpError()
+                        << "dtype '" << name << "' is not one of: "
+                        << llvm::join(dtypeNames(), ", "));
+      e->tensorDtypes.push_back(name.str());
+    }
+  }
 
   Section at = Section::Meshes;
   auto enter = [&](Operation *child, Section s, int64_t index,
@@ -115,7 +132,10 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
         (src ? c.src_combo_of : c.dst_combo_of) = e->intern(comboOf);
         (src ? c.src_combos : c.dst_combos) = bytes.size();
         (src ? c.src_shard_bytes : c.dst_shard_bytes) = e->intern(bytes);
+        (src ? c.src_shapes : c.dst_shapes) =
+            e->intern(src ? cls.getSrcShapes() : cls.getDstShapes());
       }
+      c.ndim = cls.getRank();
       for (PieceOp piece : cls.getBody().front().getOps<PieceOp>()) {
         std::optional<int64_t> bytes = cls.getElementBytes();
         for (int64_t s : piece.getSizes())
@@ -153,6 +173,17 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
           return nullptr;
         }
         e->tensorGroup[t] = g;
+        int64_t cls = group.getClassIndexAttr().getInt();
+        if (!e->tensorDtypes.empty() && cls >= 0 &&
+            cls < static_cast<int64_t>(e->classOps.size()) &&
+            dtypeBytes(e->tensorDtypes[t]) !=
+                e->classOps[cls].getElementBytes())
+          return reported(group.emitOpError()
+                          << "lists tensor " << t << " ('" << e->tensorNames[t]
+                          << "') of dtype " << e->tensorDtypes[t]
+                          << " in class " << cls << " of "
+                          << e->classOps[cls].getElementBytes()
+                          << "-byte elements");
       }
       e->groups.push_back(
           {group.getClassIndexAttr().getInt(), group.getSrcMeshAttr().getInt(),
@@ -299,6 +330,10 @@ void EncodedPlan::finish(PlanOp op) {
   plan.num_ranks = static_cast<int>(op.getNumRanks());
   plan.num_tensors = static_cast<int>(tensorNames.size());
   plan.tensor_names = tensorNamePtrs.data();
+  for (const std::string &d : tensorDtypes)
+    tensorDtypePtrs.push_back(d.c_str());
+  plan.tensor_dtypes =
+      tensorDtypePtrs.empty() ? nullptr : tensorDtypePtrs.data();
   plan.tensor_group = tensorGroup.data();
   plan.meshes = meshes.data();
   plan.num_meshes = meshes.size();
@@ -348,6 +383,10 @@ uint64_t EncodedPlan::fingerprint() const {
   for (const std::string &n : tensorNames) {
     word(n.size());
     bytes(n.data(), n.size());
+  }
+  for (const std::string &d : tensorDtypes) {
+    word(d.size());
+    bytes(d.data(), d.size());
   }
   vec(tensorGroup);
   vec(words);

@@ -51,6 +51,10 @@ public:
   std::string name;
   std::vector<std::string> tensorNames;
   std::vector<const char *> tensorNamePtrs;
+  /// Interchange dtype names, one per tensor; empty when the plan states
+  /// none (then tensor_dtypes is null).
+  std::vector<std::string> tensorDtypes;
+  std::vector<const char *> tensorDtypePtrs;
   std::vector<int64_t> tensorGroup, words;
   std::vector<engine::Mesh> meshes;
   std::vector<engine::Class> classes;

@@ -15,7 +15,10 @@ def Runtime_PlanOp : Runtime_Op<"plan", [Symbol, NoTerminator, SingleBlock]> {
     Meshes, classes, groups and item lists first, each numbered by its
     position (the printed index must equal it), then one `reshard_rt.rank`
     per rank with something to do, ascending. Tensors are indexed in input
-    order. `fingerprint` hashes the whole plan: generated code compares it
+    order; `dtypes`, when present, gives each one's interchange dtype name
+    (`bf16`, `fp8e4m3`, ...), which must have its class's element size and
+    which the generated code reports to callers that check their tensors.
+    `fingerprint` hashes the whole plan: generated code compares it
     across ranks before any byte moves. `staging_budget` and
     `max_ops_per_step`, when present, bound the message bytes (sends plus
     receives) and the messages of every rank in every step.
@@ -31,7 +34,8 @@ def Runtime_PlanOp : Runtime_Op<"plan", [Symbol, NoTerminator, SingleBlock]> {
     the stated workspace.
 
     ```mlir
-    reshard_rt.plan @refit num_ranks = 4 tensors = ["w"] fingerprint = 42 {
+    reshard_rt.plan @refit num_ranks = 4 tensors = ["w"] dtypes = ["fp32"]
+        fingerprint = 42 {
       reshard_rt.mesh 0 ranks [0, 1]
       reshard_rt.mesh 1 ranks [2, 3]
       reshard_rt.class 0 element_bytes 4 rank 2
@@ -50,6 +54,7 @@ def Runtime_PlanOp : Runtime_Op<"plan", [Symbol, NoTerminator, SingleBlock]> {
     SymbolNameAttr:$sym_name,
     I64Attr:$num_ranks,
     StrArrayAttr:$tensors,
+    OptionalAttr<StrArrayAttr>:$dtypes,
     I64Attr:$fingerprint,
     OptionalAttr<I64Attr>:$staging_budget,
     OptionalAttr<I64Attr>:$max_ops_per_step
@@ -57,6 +62,7 @@ def Runtime_PlanOp : Runtime_Op<"plan", [Symbol, NoTerminator, SingleBlock]> {
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `num_ranks` `=` $num_ranks `tensors` `=` $tensors
+    (`dtypes` `=` $dtypes^)?
     `fingerprint` `=` $fingerprint
     (`staging_budget` `=` $staging_budget^)?
     (`max_ops_per_step` `=` $max_ops_per_step^)?

@@ -1,0 +1,157 @@
+"""Communicators for `Plan.run`: an mpi4py communicator for MPI plans; for
+NCCL plans an `ncclComm_t` handle, a torch.distributed NCCL process group
+(its own communicator), or a `NcclComm` made here from a unique id shared
+over an existing process group. Each gives the handle the C entry points
+take, this process's rank, and a way to exchange small Python objects
+(for verify=True's digests).
+"""
+from __future__ import annotations
+
+import ctypes
+from typing import Any, List, Optional
+
+from .errors import ReshardError
+
+_NCCL_UNIQUE_ID_BYTES = 128
+
+
+class _Mpi:
+    def __init__(self, comm: Any):
+        from mpi4py import MPI
+        self.comm = comm
+        self.handle = ctypes.c_void_p(MPI._handleof(comm))
+        self.rank = comm.Get_rank()
+        self.size = comm.Get_size()
+
+    def alltoall(self, per_peer: List[Any]) -> List[Any]:
+        return self.comm.alltoall(per_peer)
+
+    def allgather(self, obj: Any) -> List[Any]:
+        return self.comm.allgather(obj)
+
+
+def _libnccl():
+    for name in ("libnccl.so.2", "libnccl.so",
+                 "/usr/local/cuda/lib64/libnccl.so.2"):
+        try:
+            return ctypes.CDLL(name)
+        except OSError:
+            continue
+    raise ReshardError("cannot load libnccl.so.2 (NCCL): put its folder on "
+                       "LD_LIBRARY_PATH")
+
+
+class NcclComm:
+    """An NCCL communicator of `size` ranks, created from a unique id that
+    rank 0 makes and shares over `group` (a torch.distributed process group,
+    gloo or NCCL; default the world). Pass it to `Plan.run`; `group` also
+    carries verify=True's digests. `destroy()` frees it."""
+
+    def __init__(self, group: Any = None, device: Optional[int] = None):
+        import torch
+        import torch.distributed as dist
+        self.group = group
+        self.rank = dist.get_rank(group)
+        self.size = dist.get_world_size(group)
+        self._nccl = _libnccl()
+        uid = ctypes.create_string_buffer(_NCCL_UNIQUE_ID_BYTES)
+        if self.rank == 0:
+            self._check(self._nccl.ncclGetUniqueId(uid), "ncclGetUniqueId")
+        shared = [uid.raw if self.rank == 0 else None]
+        dist.broadcast_object_list(shared, src=dist.get_global_rank(
+            group, 0) if group is not None else 0, group=group)
+        uid = ctypes.create_string_buffer(shared[0], _NCCL_UNIQUE_ID_BYTES)
+        if device is None:
+            device = torch.cuda.current_device()
+        torch.cuda.set_device(device)
+        self.device = device
+        comm = ctypes.c_void_p()
+        # ncclCommInitRank takes the id by value: 128 bytes as a struct.
+        init = self._nccl.ncclCommInitRank
+        init.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int,
+                         ctypes.c_char * _NCCL_UNIQUE_ID_BYTES, ctypes.c_int]
+        self._check(init(ctypes.byref(comm), self.size,
+                         (ctypes.c_char * _NCCL_UNIQUE_ID_BYTES).from_buffer(
+                             uid), self.rank), "ncclCommInitRank")
+        self.handle = comm
+
+    def _check(self, rc: int, what: str) -> None:
+        if rc != 0:
+            get = self._nccl.ncclGetErrorString
+            get.restype = ctypes.c_char_p
+            raise ReshardError(f"{what} failed: {get(rc).decode()}")
+
+    def destroy(self) -> None:
+        if self.handle:
+            self._nccl.ncclCommDestroy(self.handle)
+            self.handle = None
+
+
+class _Nccl:
+    def __init__(self, comm: Any):
+        import torch.distributed as dist
+        self.group = None
+        if isinstance(comm, NcclComm):
+            self.handle, self.rank = comm.handle, comm.rank
+            self.size, self.group = comm.size, comm.group
+        elif isinstance(comm, int):
+            self.handle = ctypes.c_void_p(comm)
+            nccl = _libnccl()
+            rank, size = ctypes.c_int(), ctypes.c_int()
+            if (nccl.ncclCommUserRank(self.handle, ctypes.byref(rank)) or
+                    nccl.ncclCommCount(self.handle, ctypes.byref(size))):
+                raise ReshardError("the NCCL communicator handle does not "
+                                   "answer ncclCommUserRank/ncclCommCount")
+            self.rank, self.size = rank.value, size.value
+        else:
+            import torch
+            backend = comm._get_backend(torch.device("cuda"))
+            if not hasattr(backend, "_comm_ptr"):
+                raise ReshardError(
+                    "this torch.distributed process group does not expose "
+                    "its NCCL communicator (_comm_ptr); make one with "
+                    "reshard.NcclComm(group)")
+            self.handle = ctypes.c_void_p(backend._comm_ptr())
+            self.rank = dist.get_rank(comm)
+            self.size = dist.get_world_size(comm)
+            self.group = comm
+
+    def _need_group(self):
+        import torch.distributed as dist
+        if self.group is None and not dist.is_initialized():
+            raise ReshardError("verify=True needs torch.distributed to "
+                               "exchange digests: pass a process group or "
+                               "a reshard.NcclComm")
+
+    def alltoall(self, per_peer: List[Any]) -> List[Any]:
+        # torch has no all-to-all of objects: every rank gathers all lists
+        # and keeps its own column.
+        rows = self.allgather(per_peer)
+        return [row[self.rank] for row in rows]
+
+    def allgather(self, obj: Any) -> List[Any]:
+        import torch.distributed as dist
+        self._need_group()
+        out: List[Any] = [None] * self.size
+        dist.all_gather_object(out, obj, group=self.group)
+        return out
+
+
+def wrap(comm: Any, backend: str):
+    """The communicator of a `backend` plan, checked."""
+    if backend == "mpi":
+        if type(comm).__module__.split(".")[0] != "mpi4py":
+            raise ReshardError(f"an MPI plan runs on an mpi4py communicator, "
+                               f"not a {type(comm).__name__}")
+        return _Mpi(comm)
+    if type(comm).__module__.split(".")[0] == "mpi4py":
+        raise ReshardError("an NCCL plan runs on an NCCL communicator (a "
+                           "handle, a torch NCCL process group or a "
+                           "reshard.NcclComm), not an mpi4py one")
+    return _Nccl(comm)
+
+
+def current_stream() -> int:
+    """torch's current CUDA stream on the current device, as a handle."""
+    import torch
+    return torch.cuda.current_stream().cuda_stream

@@ -1,0 +1,269 @@
+"""Running a compiled plan from Python on the tensors a job holds.
+
+    plan = reshard.compile(layout, backend="mpi")       # or Plan.load(lib)
+    plan.run(src, dst, comm, verify=True)
+
+A Plan wraps the C entry points of one plan in a shared library
+(docs/Runtime.md "The C ABI"). `run` checks every tensor against this
+rank's shard before any byte moves, and a rank whose tensors are wrong
+makes every rank fail (the plan's agreement), so all ranks raise together
+and nothing is written. Conventions and costs: docs/Python.md "Running a
+plan".
+"""
+from __future__ import annotations
+
+import ctypes
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+from . import buffers, comms
+from .errors import ReshardError
+
+_ERR_BYTES = 1024
+
+
+class Digest(ctypes.Structure):
+    """reshard_digest of ExecutionEngine/ErrorCodes.h."""
+    _fields_ = [("sender", ctypes.c_int32), ("receiver", ctypes.c_int32),
+                ("phase", ctypes.c_int32), ("tensor", ctypes.c_int32),
+                ("direction", ctypes.c_int32), ("reserved", ctypes.c_int32),
+                ("digest", ctypes.c_uint64), ("bytes", ctypes.c_int64)]
+
+
+def _bind(lib: Any, name: str, prefix: str):
+    """The plan's C functions, typed."""
+    P = ctypes.POINTER
+    vp, i32, i64, sz = ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, \
+        ctypes.c_size_t
+    sigs = {
+        "workspace_bytes": (sz, [i32]),
+        "run": (i32, [i32, P(vp), P(vp), vp, vp, vp, sz, ctypes.c_char_p,
+                      sz]),
+        "reject": (i32, [i32, vp, vp, ctypes.c_char_p, ctypes.c_char_p,
+                         sz]),
+        "fingerprint": (ctypes.c_uint64, []),
+        "num_ranks": (i32, []),
+        "num_tensors": (i32, []),
+        "tensor_name": (ctypes.c_char_p, [i32]),
+        "tensor_dtype": (ctypes.c_char_p, [i32]),
+        "tensor_ndim": (i32, [i32]),
+        "shard_shape": (i32, [i32, i32, i32, P(i64)]),
+        "src_bytes": (i64, [i32, i32]),
+        "dst_bytes": (i64, [i32, i32]),
+        "digests": (i64, [i32, P(vp), P(vp), P(Digest), i64]),
+        "backend": (ctypes.c_char_p, []),
+    }
+    fns = {}
+    for short, (res, args) in sigs.items():
+        try:
+            f = getattr(lib, f"{prefix}_{short}")
+        except AttributeError:
+            raise ReshardError(f"{name}: no function {prefix}_{short}: not a "
+                               f"plan built by this version of reshard "
+                               f"(rebuild it)")
+        f.restype, f.argtypes = res, args
+        fns[short] = f
+    return fns
+
+
+def _discover(lib: Any, path: str) -> List[str]:
+    try:
+        count = ctypes.c_int.in_dll(lib, "reshard_num_plans").value
+        names = (ctypes.c_char_p * 64).in_dll(lib, "reshard_plans")
+    except ValueError:
+        raise ReshardError(f"{path}: no reshard plan in it (no "
+                           f"reshard_num_plans symbol)")
+    return [names[i].decode() for i in range(min(count, 64))]
+
+
+class Plan:
+    """One compiled plan: `tensors` (names in plan order), `num_ranks`,
+    `fingerprint`, `backend` ("mpi" or "nccl"), `local_shape()`, `run()`."""
+
+    def __init__(self, lib: Any, name: str, path: str):
+        self._lib, self.name, self.path = lib, name, path
+        self._c = _bind(lib, path, name)
+        self.backend = self._c["backend"]().decode()
+        self.num_ranks = self._c["num_ranks"]()
+        self.fingerprint = int(self._c["fingerprint"]())
+        self.tensors = [self._c["tensor_name"](t).decode("utf-8", "replace")
+                        for t in range(self._c["num_tensors"]())]
+        self._index = {n: t for t, n in enumerate(self.tensors)}
+        self._workspace: Dict[Tuple[str, int], Any] = {}
+
+    @classmethod
+    def load(cls, path: str, name: Optional[str] = None) -> "Plan":
+        """The plan `name` of the shared library at `path` (from
+        reshard_add_plan(... SHARED) or compile()); `name` may be left out
+        when the library holds one plan."""
+        try:
+            # RTLD_LOCAL: each library's weak plan list stays its own.
+            lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_LOCAL)
+        except OSError as e:
+            raise ReshardError(f"cannot load {path}: {e}")
+        names = _discover(lib, str(path))
+        if name is None:
+            if len(names) != 1:
+                raise ReshardError(f"{path} holds {len(names)} plans "
+                                   f"({', '.join(names) or 'none'}): name one")
+            name = names[0]
+        elif name not in names:
+            raise ReshardError(f"{path} has no plan '{name}' (it has: "
+                               f"{', '.join(names) or 'none'})")
+        return cls(lib, name, str(path))
+
+    def _tensor(self, name: str) -> int:
+        if name not in self._index:
+            raise ReshardError(f"plan {self.name} has no tensor '{name}'")
+        return self._index[name]
+
+    def dtype(self, name: str) -> Optional[str]:
+        d = self._c["tensor_dtype"](self._tensor(name))
+        return d.decode() if d else None
+
+    def local_shape(self, name: str, rank: int, side: str
+                    ) -> Optional[Tuple[int, ...]]:
+        """This rank's shard shape of one side ("src" or "dst") of a
+        tensor, or None where the rank holds no shard of that side."""
+        if side not in ("src", "dst"):
+            raise ReshardError(f"side must be 'src' or 'dst', not {side!r}")
+        t = self._tensor(name)
+        dims = (ctypes.c_int64 * max(1, self._c["tensor_ndim"](t)))()
+        n = self._c["shard_shape"](rank, t, side == "src", dims)
+        return None if n < 0 else tuple(dims[:n])
+
+    # -- run ---------------------------------------------------------------
+
+    def _check_side(self, tensors: Mapping[str, Any], side: str, rank: int
+                    ) -> Tuple[List[Any], List[str]]:
+        """This rank's pointers for one side, and every problem found."""
+        problems: List[str] = []
+        ptrs: List[Any] = [None] * len(self.tensors)
+        if not isinstance(tensors, Mapping):
+            return ptrs, [f"{side} must map tensor names to tensors, not a "
+                          f"{type(tensors).__name__}"]
+        for key in tensors:
+            if key not in self._index:
+                problems.append(f"{side}: '{key}' is not a tensor of plan "
+                                f"{self.name}")
+        want_device = "cpu" if self.backend == "mpi" else "cuda"
+        for t, name in enumerate(self.tensors):
+            shape = self.local_shape(name, rank, side)
+            needed = shape is not None and _numel(shape) > 0
+            if name not in tensors:
+                if needed:
+                    problems.append(f"{side}: '{name}' is missing (rank "
+                                    f"{rank} holds a shard of shape "
+                                    f"{list(shape)})")
+                continue
+            try:
+                buf = buffers.describe(tensors[name])
+            except ReshardError as e:
+                problems.append(f"{side}: '{name}': {e}")
+                continue
+            where = f"{side}: '{name}' on rank {rank}"
+            if shape is None and buf.nbytes:
+                problems.append(f"{where}: this rank holds no shard of it; "
+                                f"leave it out (or pass an empty tensor)")
+                continue
+            if shape is not None and buf.shape != shape:
+                problems.append(f"{where}: shape {list(buf.shape)}, but "
+                                f"this rank's shard is {list(shape)}")
+            dtype = self.dtype(name)
+            if dtype and buf.dtype != dtype:
+                problems.append(f"{where}: dtype {buf.dtype or 'unknown'}, "
+                                f"the plan's is {dtype}")
+            if not buf.device.startswith(want_device):
+                problems.append(f"{where}: on {buf.device}, an "
+                                f"{self.backend.upper()} plan needs "
+                                f"{want_device} memory")
+            if not buf.contiguous:
+                problems.append(f"{where}: not contiguous (call "
+                                f".contiguous() on a copy, or pass a "
+                                f"contiguous view)")
+            if side == "dst" and not buf.writable:
+                problems.append(f"{where}: read-only")
+            if needed:
+                ptrs[t] = buf
+        return ptrs, problems
+
+    def run(self, src: Mapping[str, Any], dst: Mapping[str, Any], comm: Any,
+            stream: Any = None, verify: bool = False) -> None:
+        """Moves this rank's part of the plan: `src` and `dst` map tensor
+        names to this rank's shards. Raises ReshardError on every rank when
+        any rank's call is wrong, with nothing written."""
+        c = comms.wrap(comm, self.backend)
+        stream_handle = None
+        if self.backend == "nccl":
+            stream_handle = stream if stream is not None else \
+                comms.current_stream()
+            if not isinstance(stream_handle, int):
+                stream_handle = stream_handle.cuda_stream
+        rank = c.rank
+        src_bufs, problems = self._check_side(src, "src", rank)
+        dst_bufs, more = self._check_side(dst, "dst", rank)
+        problems += more
+        err = ctypes.create_string_buffer(_ERR_BYTES)
+        if problems:
+            why = "; ".join(problems[:8]) + (
+                f" (and {len(problems) - 8} more)" if len(problems) > 8
+                else "")
+            self._c["reject"](rank, c.handle, stream_handle, why.encode(),
+                              err, _ERR_BYTES)
+            raise ReshardError(err.value.decode("utf-8", "replace"))
+        src_ptrs = _pointers(src_bufs)
+        dst_ptrs = _pointers(dst_bufs)
+        ws, ws_bytes = self._workspace_for(rank)
+        rc = self._c["run"](rank, src_ptrs, dst_ptrs, c.handle, stream_handle,
+                            ws, ws_bytes, err, _ERR_BYTES)
+        if rc:
+            raise ReshardError(err.value.decode("utf-8", "replace") or
+                               f"{self.name}_run returned {rc}")
+        if verify:
+            from .verify import verify_run
+            verify_run(self, c, rank, src_bufs, dst_bufs)
+
+    def _workspace_for(self, rank: int) -> Tuple[Any, int]:
+        """A workspace of this rank's size, kept between calls."""
+        n = self._c["workspace_bytes"](rank)
+        if n == 0:
+            return None, 0
+        key = (self.backend, rank)
+        ws = self._workspace.get(key)
+        if ws is None or ws[1] < n:
+            if self.backend == "mpi":
+                buf = ctypes.create_string_buffer(n)
+                ws = (buf, n, ctypes.addressof(buf))
+            else:
+                import torch
+                buf = torch.empty(n, dtype=torch.uint8, device="cuda")
+                ws = (buf, n, buf.data_ptr())
+            self._workspace[key] = ws
+        return ws[2], ws[1]
+
+    def digests(self, rank: int, src_bufs: List[Any], dst_bufs: List[Any]
+                ) -> List[Digest]:
+        """This rank's digests (host buffers only)."""
+        src_ptrs, dst_ptrs = _pointers(src_bufs), _pointers(dst_bufs)
+        n = self._c["digests"](rank, src_ptrs, dst_ptrs, None, 0)
+        if n < 0:
+            raise ReshardError(f"{self.name}_digests({rank}) failed ({n})")
+        out = (Digest * max(1, n))()
+        got = self._c["digests"](rank, src_ptrs, dst_ptrs, out, n)
+        if got != n:
+            raise ReshardError(f"{self.name}_digests({rank}): a shard it "
+                               f"needs is missing ({got})")
+        return list(out[:n])
+
+
+def _numel(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _pointers(bufs: List[Any]):
+    arr = (ctypes.c_void_p * max(1, len(bufs)))()
+    for i, b in enumerate(bufs):
+        arr[i] = b.address if b is not None else None
+    return arr

@@ -1,0 +1,198 @@
+"""One process of `mpirun -n N python -m mpi4py runtime_worker.py MODE ...`
+(mpi4py aborts the job on an uncaught exception), driven by
+test_runtime.py. Every rank compiles (or loads) the plan, fills its source
+shards with each element's own pattern (a hash of its logical linear
+index, as the oracle of test/Tools/reshard-run/Inputs/shards.py places it),
+runs the plan from torch CPU tensors and checks every destination element
+against the same oracle. Writes its lines ("rank R: ok ..." or "rank R: raised: MESSAGE") to
+$RESHARD_WORKER_OUT/rankR.txt.
+
+  check LAYOUT.json [--verify] [--stacked]   run and check every element
+  bad LAYOUT.json KIND...                   one bad argument on rank 1, per kind
+  compile LAYOUT.json CACHE                 every rank compiles at once
+  other A.json B.json                       rank 0 runs another layout's plan
+"""
+import importlib.util
+import json
+import os
+import sys
+
+from mpi4py import MPI
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+import reshard  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location(
+    "shards", os.path.join(ROOT, "test", "Tools", "reshard-run", "Inputs",
+                           "shards.py"))
+shards = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(shards)
+
+def int_of_size(nbytes):
+    return {1: torch.uint8, 2: torch.int16, 4: torch.int32,
+            8: torch.int64}[nbytes]
+SENTINEL = 0x5A
+torch = None  # imported by main() where needed
+
+
+def pattern(linear, nbytes):
+    """An element's expected bits: its logical index, hashed and truncated
+    to the element size (as a signed value of that size)."""
+    v = (linear * 2654435761 + 12345) % (1 << (8 * nbytes))
+    if nbytes > 1 and v >= 1 << (8 * nbytes - 1):
+        v -= 1 << (8 * nbytes)
+    return v
+
+
+def torch_dtype(name):
+    return {"bf16": torch.bfloat16, "fp16": torch.float16,
+            "fp32": torch.float32, "fp64": torch.float64,
+            "int8": torch.int8, "uint8": torch.uint8, "int16": torch.int16,
+            "uint16": torch.uint16, "int32": torch.int32,
+            "uint32": torch.uint32, "int64": torch.int64,
+            "uint64": torch.uint64,
+            "fp8e4m3": torch.float8_e4m3fn,
+            "fp8e5m2": torch.float8_e5m2}[name]
+
+
+def shards_of(layout, rank, stacked=False):
+    """src and dst tensors for this rank (dst filled with SENTINEL), and the
+    expected dst bits. With `stacked`, the destination shards of tensors of
+    one shape and dtype are views into one stacked tensor, as vLLM's
+    w13_weight[e]."""
+    src, dst, expect = {}, {}, {}
+    stacks = {}
+    for t in layout["tensors"]:
+        nbytes = shards.DTYPE_BYTES[t["dtype"]]
+        for side in ("src", "dst"):
+            mine = shards.local_shards(layout, t, side).get(rank)
+            if mine is None:
+                continue
+            shape, linear = mine
+            bits = torch.tensor([pattern(i, nbytes) for i in linear],
+                                dtype=int_of_size(nbytes)).reshape(shape)
+            if side == "src":
+                src[t["name"]] = bits.view(torch_dtype(t["dtype"]))
+                continue
+            expect[t["name"]] = bits
+            stacks.setdefault((tuple(shape), t["dtype"]), []).append(
+                t["name"])
+    for (shape, dtype), names in stacks.items():
+        nbytes = shards.DTYPE_BYTES[dtype]
+        def filled(shape):
+            t = torch.empty(shape, dtype=int_of_size(nbytes))
+            t.view(torch.uint8).fill_(SENTINEL)
+            return t
+        if stacked:
+            whole = filled((len(names),) + shape)
+            views = [whole[e] for e in range(len(names))]
+        else:
+            views = [filled(shape) for _ in names]
+        for n, v in zip(names, views):
+            dst[n] = v.view(torch_dtype(dtype))
+    return src, dst, expect
+
+
+def compare(dst, expect):
+    bad = 0
+    for name, bits in expect.items():
+        got = dst[name].view(bits.dtype)
+        bad += int((got != bits).sum())
+    return bad
+
+
+def untouched(dst):
+    return all(bool((t.view(torch.uint8) == SENTINEL).all())
+               for t in dst.values()
+               if t.device.type == "cpu" and t.is_contiguous())
+
+
+def main():
+    global torch, print
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    # One file per rank: lines of several processes on one stdout can
+    # interleave.
+    out = open(os.path.join(os.environ["RESHARD_WORKER_OUT"],
+                            f"rank{rank}.txt"), "w")
+
+    def print(line, flush=False):
+        out.write(line + "\n")
+        out.flush()
+    mode, args = sys.argv[1], sys.argv[2:]
+    cache = os.environ["RESHARD_CACHE_DIR"]
+    try:
+        if mode == "compile":
+            plan = reshard.compile(args[0], backend="mpi", cache_dir=args[1])
+            builds = comm.allgather(plan.path)
+            print(f"rank {rank}: ok compiled {len(set(builds))} distinct "
+                  f"libraries, fingerprint {plan.fingerprint:x}", flush=True)
+            return
+        import torch  # not for "compile": eight ranks importing it are slow
+        with open(args[0]) as f:
+            layout = json.load(f)
+        plan = reshard.compile(args[0], backend="mpi", cache_dir=cache)
+        if mode == "other":
+            if rank == 0:
+                plan = reshard.compile(args[1], backend="mpi",
+                                       cache_dir=cache)
+        if mode == "bad":
+            # Each kind in turn on the same plan: every rank must raise
+            # and leave its destination untouched.
+            for kind in args[1:]:
+                src, dst, expect = shards_of(layout, rank)
+                spoil(kind, rank, src, dst)
+                try:
+                    plan.run(src, dst, comm)
+                    print(f"rank {rank}: {kind}: DID NOT RAISE", flush=True)
+                except reshard.ReshardError as e:
+                    clean = "untouched" if untouched(dst) else "WRITTEN"
+                    print(f"rank {rank}: {kind}: raised ({clean}): {e}",
+                          flush=True)
+            return
+        src, dst, expect = shards_of(layout, rank, "--stacked" in args)
+        try:
+            plan.run(src, dst, comm, verify="--verify" in args)
+        except reshard.ReshardError as e:
+            clean = "untouched" if untouched(dst) else "WRITTEN"
+            print(f"rank {rank}: raised ({clean}): {e}", flush=True)
+            return
+        bad = compare(dst, expect)
+        n = sum(int(b.numel()) for b in expect.values())
+        print(f"rank {rank}: {'ok' if not bad else 'WRONG'} {n} destination "
+              f"elements, {bad} wrong", flush=True)
+    except reshard.ReshardError as e:
+        print(f"rank {rank}: error: {e}", flush=True)
+
+
+def spoil(kind, rank, src, dst):
+    """One bad argument on rank 1."""
+    if rank != 1:
+        return
+    side = dst if kind.startswith("dst") else src
+    name = next(n for n, t in side.items() if t.numel() > 1)
+    t = side[name]
+    if kind == "src-shape":
+        side[name] = torch.zeros(t.numel() + 1, dtype=t.dtype)
+    elif kind == "src-dtype":
+        side[name] = torch.zeros(t.shape, dtype=torch.float64
+                                 if t.dtype != torch.float64 else torch.int8)
+    elif kind == "dst-device":
+        side[name] = torch.empty(t.shape, dtype=t.dtype, device="meta")
+    elif kind == "dst-noncontiguous":
+        wide = torch.zeros(t.shape + (2,), dtype=t.dtype)
+        side[name] = wide[..., 0]
+    elif kind == "src-missing":
+        del side[name]
+    elif kind == "dst-extra":
+        side["no.such.tensor"] = torch.full((1,), SENTINEL, dtype=torch.uint8)
+    elif kind == "src-not-a-tensor":
+        side[name] = [1, 2, 3]
+    else:
+        raise SystemExit(f"unknown kind {kind}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,194 @@
+"""reshard.compile and Plan.run under `mpirun -n N python` with torch CPU
+tensors (runtime_worker.py is each process): random layouts with storage
+orders on both sides, blocks, several axes on one dim and uneven sizes;
+destination shards that are views into one stacked tensor; verify=True,
+also against a byte flipped in flight; every bad argument raising on every
+rank with nothing written; a plan of another layout; eight ranks compiling
+at once. Every destination element is checked against the layout oracle of
+test/Tools/reshard-run/Inputs/shards.py.
+"""
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKER = os.path.join(HERE, "runtime_worker.py")
+
+# Loopback and shared memory only; root allowed (containers, CI); idle
+# ranks yield, since the suite oversubscribes two cores.
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_btl": "self,vader", "OMPI_MCA_pml": "ob1",
+           "OMPI_MCA_oob_tcp_if_include": "lo", "HWLOC_COMPONENTS": "-gl",
+           "OMPI_MCA_mpi_yield_when_idle": "1", "OMP_NUM_THREADS": "1",
+           # A rank that dies or stalls turns into an error, not a hang.
+           "RESHARD_TIMEOUT_SECONDS": "120"}
+
+
+@pytest.fixture(scope="module")
+def mpi(have_tools, tmp_path_factory):
+    """Skips without mpirun, mpi4py, torch or mpicxx; gives a runner."""
+    for mod in ("mpi4py", "torch"):
+        pytest.importorskip(mod)
+    for exe in ("mpirun", "mpicxx"):
+        if not shutil.which(exe):
+            pytest.skip(f"{exe} is not installed")
+    cache = str(tmp_path_factory.mktemp("plans"))
+
+    def run(n, *args, env=None, timeout=600):
+        out = tempfile.mkdtemp(dir=cache)
+        e = dict(os.environ, **MPI_ENV, RESHARD_CACHE_DIR=cache,
+                 RESHARD_WORKER_OUT=out)
+        e.update(env or {})
+        cmd = ["mpirun", "--oversubscribe", "-n", str(n)]
+        for k in list(env or {}) + ["RESHARD_TIMEOUT_SECONDS"]:
+            cmd += ["-x", k]
+        cmd += [sys.executable, "-m", "mpi4py", WORKER] + [str(a)
+                                                            for a in args]
+        r = subprocess.run(cmd, capture_output=True, text=True, env=e,
+                           timeout=timeout)
+        lines = []
+        for name in sorted(os.listdir(out)):
+            with open(os.path.join(out, name)) as f:
+                lines += f.read().splitlines()
+        lines.sort()
+        assert r.returncode == 0 and len(lines) >= n, r.stdout + r.stderr
+        return lines
+    return run
+
+
+def random_order(rng, n):
+    cuts = sorted([0, n] + [rng.randrange(n + 1)
+                            for _ in range(rng.randrange(4))])
+    runs = [[a, b - a] for a, b in zip(cuts, cuts[1:])]
+    rng.shuffle(runs)
+    if rng.random() < 0.3:
+        runs.insert(rng.randrange(len(runs) + 1), [rng.randrange(n + 2), 0])
+    return runs
+
+
+def random_side(rng, mesh, shape):
+    dims = [[] for _ in shape]
+    for axis in mesh["axes"]:
+        if rng.random() < 0.7 and shape:
+            dims[rng.randrange(len(shape))].append(axis)
+    side = {"mesh": mesh["name"], "dims": dims}
+    for d, n in enumerate(shape):
+        if rng.random() < 0.3 and n > 1:
+            cut = rng.randrange(n + 1)
+            side.setdefault("blocks", {})[str(d)] = [cut, n - cut]
+        if rng.random() < 0.6:
+            side.setdefault("order", {})[str(d)] = random_order(rng, n)
+    return side
+
+
+def random_layout(seed, ranks=4, tensors=6, experts=3):
+    """Tensors between two random meshes over `ranks` ranks, the last
+    `experts` of one shape and sharding (a stacked expert tensor)."""
+    rng = random.Random(seed)
+    meshes = {}
+    for name in ("train", "infer"):
+        shape = rng.choice([[ranks], [2, ranks // 2], [ranks // 2, 2]])
+        axes = [f"{name[0]}{i}" for i in range(len(shape))]
+        order = list(range(ranks))
+        rng.shuffle(order)
+        meshes[name] = {"shape": shape, "axes": axes, "ranks": order,
+                        "name": name}
+    out = []
+    for t in range(tensors):
+        shape = [rng.randrange(1, 9) for _ in range(rng.randrange(1, 4))]
+        out.append({"name": f"t{t}", "shape": shape,
+                    "dtype": rng.choice(["bf16", "fp32", "int8", "fp64"]),
+                    "src": random_side(rng, meshes["train"], shape),
+                    "dst": random_side(rng, meshes["infer"], shape)})
+    shape = [6, 5]
+    src = random_side(rng, meshes["train"], shape)
+    dst = random_side(rng, meshes["infer"], shape)
+    for e in range(experts):
+        out.append({"name": f"experts.{e}.w13", "shape": shape,
+                    "dtype": "bf16", "src": src, "dst": dst})
+    for m in meshes.values():
+        del m["name"]
+    for t in out:
+        for side in ("src", "dst"):
+            t[side] = dict(t[side])
+    return {"meshes": meshes, "tensors": out}
+
+
+def write(tmp_path, name, layout):
+    path = tmp_path / name
+    path.write_text(json.dumps(layout))
+    return path
+
+
+def assert_all_ok(lines, n):
+    assert len(lines) == n and all(": ok " in l and " 0 wrong" in l
+                                   for l in lines), "\n".join(lines)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_random_layouts_with_orders(mpi, tmp_path, seed):
+    layout = write(tmp_path, "layout.json", random_layout(seed))
+    assert_all_ok(mpi(4, "check", layout, "--verify", "--stacked"), 4)
+
+
+def test_verify_catches_a_byte_flipped_in_flight(mpi, tmp_path):
+    layout = write(tmp_path, "layout.json", random_layout(3, ranks=2))
+    lines = mpi(2, "check", layout, "--verify",
+                env={"RESHARD_TEST_FLIP_RECEIVED_BYTE": "1"})
+    for l in lines:
+        assert "raised" in l and "verify failed: tensor '" in l, l
+        assert re.search(r"rank \d+ holds \d+ bytes from rank \d+", l), l
+
+
+BAD = ["src-shape", "src-dtype", "dst-device", "dst-noncontiguous",
+       "src-missing", "dst-extra", "src-not-a-tensor"]
+
+
+def test_bad_arguments_raise_on_every_rank(mpi, tmp_path):
+    layout = write(tmp_path, "layout.json", random_layout(4, ranks=2))
+    lines = mpi(2, "bad", layout, *BAD)
+    assert len(lines) == 2 * len(BAD), "\n".join(lines)
+    for kind in BAD:
+        mine = [l for l in lines if f": {kind}: " in l]
+        assert len(mine) == 2 and all("raised (untouched)" in l
+                                      for l in mine), "\n".join(mine)
+        # The rank with the bad tensor says what is wrong; the other that
+        # another rank rejected its arguments.
+        assert any("another rank rejected" in l for l in mine), mine
+    said = "\n".join(lines)
+    for phrase in ("but this rank's shard is", "the plan's is",
+                   "an MPI plan needs cpu memory", "not contiguous",
+                   "is missing (rank 1 holds a shard", "is not a tensor of plan",
+                   "is not a tensor: pass"):
+        assert phrase in said, phrase
+
+
+def test_plan_of_another_layout_is_refused(mpi, tmp_path):
+    a = write(tmp_path, "a.json", random_layout(5, ranks=2))
+    other = random_layout(5, ranks=2)
+    other["tensors"][0]["shape"][0] += 1  # one more row, orders dropped
+    for side in ("src", "dst"):
+        other["tensors"][0][side].pop("order", None)
+        other["tensors"][0][side].pop("blocks", None)
+    b = write(tmp_path, "b.json", other)
+    lines = mpi(2, "other", a, b)
+    assert all("raised (untouched)" in l and "run different plans" in l
+               for l in lines), "\n".join(lines)
+
+
+def test_eight_ranks_compile_at_once(mpi, tmp_path):
+    layout = write(tmp_path, "layout.json", random_layout(6, ranks=4))
+    cache = tmp_path / "cache"
+    lines = mpi(8, "compile", layout, cache)
+    assert all("ok compiled 1 distinct libraries" in l for l in lines), lines
+    assert len({l.split("fingerprint")[1] for l in lines}) == 1
+    libs = [p for p in os.listdir(cache) if p.endswith(".so")]
+    assert len(libs) == 1 and not [p for p in os.listdir(cache)
+                                   if p.startswith("build-")], libs
