@@ -20,9 +20,24 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${RESHARD_BENCH_VENV:-$root/build/bench-venv}"
 python="${PYTHON:-python3}"
 
+# Megatron-Core and Megatron-Bridge, for python/tests/test_megatron_qkv.py
+# (Megatron-Bridge's merge_qkv_weights against the presets' linear_qkv
+# order). Without their dependencies: transformer_engine has no CPU wheel,
+# and the test loads only the modules it needs. Optional: the test skips
+# without them, so a failure here does not fail the venv.
+megatron() {
+  "$venv/bin/python" -m pip show --quiet megatron-core megatron-bridge \
+      >/dev/null 2>&1 && return 0
+  "$venv/bin/python" -m pip install --quiet --no-cache-dir --no-deps \
+      megatron-core==0.16.1 megatron-bridge==0.3.1 ||
+    echo "setup-bench: no megatron-core/megatron-bridge (their test skips)" >&2
+}
+
 if [[ -x "$venv/bin/python" ]] &&
    "$venv/bin/python" -c 'import torch.distributed as d, pytest, matplotlib; assert d.is_gloo_available()' 2>/dev/null; then
   echo "setup-bench: torch already in $venv"
+  megatron
+  RESHARD_PY_VENV="$venv" "$root/scripts/setup.sh"
   exit 0
 fi
 start=$(date +%s)
@@ -38,4 +53,7 @@ print("setup-bench: torch", torch.__version__, "with gloo")'; }; then
   rm -rf "$venv"
   exit 1
 fi
+megatron
+# mpi4py beside torch, against the system's Open MPI (scripts/setup.sh).
+RESHARD_PY_VENV="$venv" "$root/scripts/setup.sh"
 echo "setup-bench: $venv ($(du -sh "$venv" | cut -f1)) in $(( $(date +%s) - start )) s"

@@ -9,7 +9,8 @@ per-dim segment lists, and the buckets with their gather roots.
 Geometry: reshard.layout.shard_segments, as docs/Layout.md defines it: a dim
 sharded over axes (a1..am) is split by nested torch.chunk (chunks of ceil(n/|a|), the last ones shorter or
 empty), each block of a blocked dim on its own, a rank's local extent the
-concatenation of its piece of every block. The program's output is checked
+concatenation of its piece of every block (of the stored dim, with a storage
+order; the segments are of logical indices). The program's output is checked
 by `reshard-run --verify`, independently of this code.
 
 Buckets: consecutive tensors with the same destination ranks are packed up
@@ -35,9 +36,10 @@ from reshard.layout import DTYPE_BYTES, shard_segments  # noqa: E402
 def shards(mesh, side, shape):
     """{rank: per-dim segment lists} for every rank of the side's mesh."""
     blocks = {int(k): v for k, v in side.get("blocks", {}).items()}
+    order = {int(k): v for k, v in side.get("order", {}).items()}
     coords = itertools.product(*(range(s) for s in mesh["shape"]))
     return {rank: shard_segments(shape, mesh["shape"], mesh["axes"],
-                                 side["dims"], blocks, c)
+                                 side["dims"], blocks, c, order)
             for rank, c in zip(mesh["ranks"], coords)}
 
 

@@ -61,12 +61,13 @@ def _shards(tensor, side, meshes):
     spec = tensor[side]
     mesh = meshes[spec["mesh"]]
     blocks = {int(k): v for k, v in spec.get("blocks", {}).items()}
+    order = {int(k): v for k, v in spec.get("order", {}).items()}
     elem = DTYPE_BYTES[tensor["dtype"]]
     out = []
     coords = itertools.product(*(range(s) for s in mesh["shape"]))
     for rank, c in zip(mesh["ranks"], coords):
         sig = shard_segments(tensor["shape"], mesh["shape"], mesh["axes"],
-                             spec["dims"], blocks, c)
+                             spec["dims"], blocks, c, order)
         numel = math.prod(sum(length for _, length in segs) for segs in sig)
         out.append((rank, sig, numel * elem))
     return out

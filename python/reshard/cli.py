@@ -208,8 +208,10 @@ def parser():
                    help='"megatron:tp=8,pp=2,dp=4[,cp=,ep=,etp=,first=,'
                         'last=|stages=a:b:..]"')
     q.add_argument("--dest", required=True,
-                   help='"vllm:tp=8,engines=4[,ep=1][,spmoe=auto|0|1]" '
-                        '(dp= is a synonym of engines=)')
+                   help='"vllm:tp=8,engines=4[,ep=1][,spmoe=auto|0|1]'
+                        '[,w13=gate_up|up_gate]" (dp= is a synonym of '
+                        'engines=; w13=up_gate: routed experts\' w13 as '
+                        'FlashInfer\'s [up; gate])')
     q.add_argument("--topology", default="dgx-h100",
                    help=f"{' or '.join(TOPOLOGIES)}, or a JSON file")
     q.add_argument("-o", "--out", required=True, help="output folder")

@@ -2,8 +2,10 @@
 
 The semantics are docs/Layout.md's: a dim sharded over axes (a1, ..., am)
 is split as nested torch.chunk, a1 major; blocks are chunked one by one and
-concatenated per device; axes that shard no dim replicate. A Layout writes
-the JSON interchange format (README.md) and the reshard dialect's .mlir.
+concatenated per device; axes that shard no dim replicate; a storage order
+lists the logical indices of a dim in the order they are stored, and axes
+and blocks split that stored dim. A Layout writes the JSON interchange
+format (README.md) and the reshard dialect's .mlir.
 """
 from __future__ import annotations
 
@@ -25,7 +27,8 @@ from .topology import get_topology
 __all__ = ["DeviceMesh", "init_device_mesh", "MeshLike", "Shard",
            "Replicate", "Placement", "Sharding", "Redistribution", "Layout",
            "DTYPES", "DTYPE_BYTES", "DTypeLike", "dtype_name", "chunk_range",
-           "shard_segments", "write_layout_dict", "layout_dict_to_mlir"]
+           "shard_segments", "stored_to_logical", "write_layout_dict",
+           "layout_dict_to_mlir"]
 
 MeshLike = Any
 """Global ranks, row-major: a nested list (its depth is the number of mesh
@@ -380,11 +383,36 @@ def chunk_range(start: int, n: int, parts: int,
     return start + off, min(c, n - off)
 
 
-def shard_segments(shape, mesh_shape, axis_names, dims, blocks, coords):
+def stored_to_logical(start: int, length: int,
+                      runs: Optional[Sequence[Sequence[int]]]
+                      ) -> List[Tuple[int, int]]:
+    """Stored indices [start, start + length) of a dim with storage order
+    `runs` ([start, length] of logical indices in stored order; None: the
+    logical order) as logical (start, length) ranges, in stored order."""
+    if runs is None:
+        return [(start, length)] if length else []
+    out, offset, end = [], 0, start + length
+    for run_start, run_length in runs:
+        lo, hi = max(start, offset), min(end, offset + run_length)
+        if lo < hi:
+            logical = run_start + lo - offset
+            if out and out[-1][0] + out[-1][1] == logical:
+                out[-1] = (out[-1][0], out[-1][1] + hi - lo)
+            else:
+                out.append((logical, hi - lo))
+        offset += run_length
+    return out
+
+
+def shard_segments(shape, mesh_shape, axis_names, dims, blocks, coords,
+                   order=None):
     """Per tensor dim, the global (start, length) ranges the device at mesh
     `coords` holds, in its local order (docs/Layout.md): each block of the
     dim (blocks: {dim: sizes}) split by nested torch.chunk over the dim's
-    axes, major to minor; empty ranges left out."""
+    axes, major to minor; empty ranges left out. With a storage order
+    (order: {dim: runs}) blocks and chunks split the stored dim and the
+    ranges are of logical indices."""
+    order = order or {}
     out = []
     for d, n in enumerate(shape):
         axes = dims[d] if d < len(dims) else []
@@ -395,22 +423,67 @@ def shard_segments(shape, mesh_shape, axis_names, dims, blocks, coords):
                 i = axis_names.index(a)
                 start, length = chunk_range(start, length, mesh_shape[i],
                                             coords[i])
-            if length:
-                segs.append((start, length))
+            segs += stored_to_logical(start, length, order.get(d))
             begin += b
         out.append(tuple(segs))
     return tuple(out)
 
 
+def _check_runs(runs: Any, d: int, n: Optional[int],
+                what: Optional[str]) -> None:
+    """A storage order's rules (docs/Layout.md "Storage orders"); n None
+    checks the form only."""
+    where = f"{what}: order of dim {d}" if what else f"order of dim {d}"
+    if not isinstance(runs, _SEQ) or not len(runs):
+        raise ReshardError(f"{where}: {runs!r} must be a non-empty list of "
+                           f"[start, length] runs")
+    for k, r in enumerate(runs):
+        if not isinstance(r, _SEQ) or len(r) != 2 or \
+                not all(_is_int(x) for x in r):
+            raise ReshardError(f"{where}: run {k} {r!r} is not [start, "
+                               f"length] (two integers)")
+    if n is None:
+        return
+    live = []
+    for k, (start, length) in enumerate(runs):
+        if length == 0:
+            continue                    # empty runs count for nothing
+        if start < 0 or length < 0 or start + length > n:
+            raise ReshardError(
+                f"{where}: run {k} [{start}, {length}] is outside dim {d} of "
+                f"size {n}; a run [start, length] needs 0 <= start and "
+                f"start + length <= {n}")
+        live.append((start, length, k))
+    covered, last = 0, None
+    for start, length, k in sorted(live):
+        if start < covered:
+            raise ReshardError(
+                f"{where}: run {k} [{start}, {length}] overlaps run "
+                f"{last[2]} [{last[0]}, {last[1]}]; runs must not overlap")
+        if start > covered:
+            break
+        covered, last = start + length, (start, length, k)
+    if covered != n or any(s > covered for s, _, _ in live):
+        gap_end = min([s for s, _, _ in live if s > covered] + [n])
+        raise ReshardError(f"{where}: no run covers indices [{covered}, "
+                           f"{gap_end}) of dim {d}; the runs must cover "
+                           f"[0, {n}) exactly")
+
+
 class Sharding:
-    """One side of a redistribution: a mesh, per-dim axis lists, blocks.
+    """One side of a redistribution: a mesh, per-dim axis lists, blocks and
+    storage orders.
 
     dims[d] lists the mesh axes that split tensor dim d, major to minor.
     blocks maps a dim to block sizes (fused weights, docs/Layout.md).
+    order maps a dim to its storage order: [start, length] runs of logical
+    indices in stored order; axes and blocks then split the stored dim
+    (docs/Layout.md "Storage orders").
     """
 
     def __init__(self, mesh: DeviceMesh, dims: Sequence[Sequence[str]],
-                 blocks: Optional[Mapping[int, Sequence[int]]] = None
+                 blocks: Optional[Mapping[int, Sequence[int]]] = None,
+                 order: Optional[Mapping[int, Sequence[Sequence[int]]]] = None
                  ) -> None:
         self.mesh = mesh
         self.dims = [list(d) for d in dims]
@@ -423,6 +496,15 @@ class Sharding:
         for d in self.blocks:
             if not 0 <= d < len(self.dims):
                 raise ReshardError(f"blocks: dim {d} out of range")
+        self.order: Dict[int, List[List[int]]] = {}
+        for d, runs in (order or {}).items():
+            if isinstance(d, str) and d.isdigit():
+                d = int(d)                  # as in the JSON, like blocks
+            if not _is_int(d) or not 0 <= d < len(self.dims):
+                raise ReshardError(f"order: dim {d!r} out of range (the "
+                                   f"sharding has {len(self.dims)} dims)")
+            _check_runs(runs, int(d), None, None)
+            self.order[int(d)] = [[int(a), int(b)] for a, b in runs]
 
     def _explain(self, used):
         for d, axes in enumerate(self.dims):
@@ -437,8 +519,9 @@ class Sharding:
     @classmethod
     def from_placements(cls, mesh: DeviceMesh,
                         placements: Iterable[Placement], ndim: int,
-                        blocks: Optional[Mapping[int, Sequence[int]]] = None
-                        ) -> Sharding:
+                        blocks: Optional[Mapping[int, Sequence[int]]] = None,
+                        order: Optional[Mapping[int, Sequence[Sequence[int]]]]
+                        = None) -> Sharding:
         """DTensor placements, one per mesh dim, -> a Sharding.
 
         Several mesh dims sharding one tensor dim nest in mesh-dim order
@@ -460,32 +543,48 @@ class Sharding:
                 raise ReshardError(f"placement {i}: Shard({p.dim}) of a "
                                    f"{ndim}-D tensor")
             dims[d].append(mesh.axis_names[i])
-        return cls(mesh, dims, blocks)
+        return cls(mesh, dims, blocks, order)
 
     def check_blocks(self, shape: Sequence[int], what: str = "blocks"
                      ) -> None:
-        """Blocks must be sizes >= 0 that add up to their dim
-        (docs/Layout.md)."""
+        """Blocks must be sizes >= 0 that add up to their dim, and storage
+        orders must cover their dim (docs/Layout.md)."""
         for d, parts in self.blocks.items():
             if d >= len(shape) or sum(parts) != shape[d] or any(
                     not isinstance(b, int) or b < 0 for b in parts):
                 n = shape[d] if d < len(shape) else None
                 raise ReshardError(f"{what}: blocks {parts} of dim {d} must be "
                                    f"sizes >= 0 adding up to the dim ({n})")
+        for d, runs in self.order.items():
+            if d >= len(shape):
+                raise ReshardError(f"{what}: order of dim {d}: the tensor "
+                                   f"has {len(shape)} dims")
+            _check_runs(runs, d, shape[d], what)
 
-    def local_shape(self, shape: Sequence[int],
-                    rank: int) -> Optional[List[int]]:
-        """This rank's local shard shape, or None if it is not in the mesh."""
+    def segments(self, shape: Sequence[int], rank: int
+                 ) -> Optional[Tuple[Tuple[Tuple[int, int], ...], ...]]:
+        """Per dim, the logical (start, length) ranges this rank holds in
+        its local order (shard_segments), or None if it is not in the
+        mesh."""
         self.check_blocks(shape)
         c = self.mesh.coords(rank)
         if c is None:
             return None
-        return [sum(length for _, length in segs) for segs in shard_segments(
-            shape, self.mesh.shape, self.mesh.axis_names, self.dims,
-            self.blocks, c)]
+        return shard_segments(shape, self.mesh.shape, self.mesh.axis_names,
+                              self.dims, self.blocks, c, self.order)
+
+    def local_shape(self, shape: Sequence[int],
+                    rank: int) -> Optional[List[int]]:
+        """This rank's local shard shape, or None if it is not in the mesh."""
+        segs = self.segments(shape, rank)
+        if segs is None:
+            return None
+        return [sum(length for _, length in d) for d in segs]
 
     def to_json(self, mesh_name: Optional[str] = None) -> Dict[str, Any]:
         out = {"mesh": mesh_name or self.mesh.name, "dims": self.dims}
+        if self.order:
+            out["order"] = {str(k): v for k, v in self.order.items()}
         if self.blocks:
             out["blocks"] = {str(k): v for k, v in self.blocks.items()}
         return out
@@ -671,6 +770,9 @@ def _sharding_mlir(side):
     dims = []
     for d, axes in enumerate(side["dims"]):
         s = "[" + ", ".join(_axis(a) for a in axes) + "]"
+        order = side.get("order", {}).get(str(d))
+        if order is not None:
+            s += " order [" + ", ".join(f"[{a}, {n}]" for a, n in order) + "]"
         blocks = side.get("blocks", {}).get(str(d))
         if blocks is not None:
             s += " blocks [" + ", ".join(str(b) for b in blocks) + "]"

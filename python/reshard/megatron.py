@@ -12,8 +12,10 @@ from .errors import ReshardError
 from .layout import DeviceMesh, init_device_mesh
 
 
-def parse_spec(text: str, allowed: Tuple[str, ...], what: str) -> Dict:
-    """'k=v,k=v' -> {k: int}; spmoe=auto -> None."""
+def parse_spec(text: str, allowed: Tuple[str, ...], what: str,
+               words: Tuple[str, ...] = ()) -> Dict:
+    """'k=v,k=v' -> {k: int}; spmoe=auto -> None; keys in words keep their
+    value as a string."""
     out = {}
     for item in filter(None, (s.strip() for s in text.split(","))):
         key, sep, val = item.partition("=")
@@ -24,6 +26,9 @@ def parse_spec(text: str, allowed: Tuple[str, ...], what: str) -> Dict:
         if key in out:
             raise ReshardError(f"{what}: {key} given twice")
         val = val.strip()
+        if key in words:
+            out[key] = val
+            continue
         if key == "stages":
             try:
                 out[key] = tuple(int(v) for v in val.split(":"))
@@ -138,8 +143,13 @@ def validate(m, t):
     err = []
     if m.heads % t.tp:
         err.append(f"Megatron: num_attention_heads {m.heads} % tp {t.tp}")
-    if not m.mla and m.kv_heads % t.tp:
-        err.append(f"Megatron: num_query_groups {m.kv_heads} % tp {t.tp}")
+    # TransformerConfig: query groups a multiple or a divisor of tp; with
+    # fewer groups than tp a group's rows are split over ranks.
+    if not m.mla and m.kv_heads % t.tp and t.tp % m.kv_heads:
+        err.append(f"Megatron: num_query_groups {m.kv_heads} and tp {t.tp}: "
+                   f"neither divides the other")
+    elif not m.mla and qkv_rows(m) % t.tp:
+        err.append(f"Megatron: linear_qkv rows {qkv_rows(m)} % tp {t.tp}")
     if m.dense_layers or not m.experts:
         if m.intermediate % t.tp:
             err.append(f"Megatron: ffn_hidden_size {m.intermediate} % tp")
@@ -158,6 +168,28 @@ def validate(m, t):
     elif t.ep != 1 or t.etp != 1:
         err.append(f"{m.name} has no experts: ep and etp must be 1")
     return err
+
+
+def qkv_rows(m):
+    """Rows of the logical [q; k; v] ([q; gate; k; v] gated)."""
+    return (m.heads * (1 + m.attn_output_gate) + 2 * m.kv_heads) * m.head_dim
+
+
+def qkv_order(m):
+    """linear_qkv's storage order of the logical [q; k; v] rows: for each
+    query group its queries, key and value; gated ([q; gate; k; v]) its
+    queries, gates, key and value (docs/Python.md)."""
+    hd, nq, nkv = m.head_dim, m.heads, m.kv_heads
+    hpg = nq // nkv
+    q = nq * hd
+    k = q * (1 + m.attn_output_gate)       # first key row
+    runs = []
+    for g in range(nkv):
+        runs.append([g * hpg * hd, hpg * hd])
+        if m.attn_output_gate:
+            runs.append([q + g * hpg * hd, hpg * hd])
+        runs += [[k + g * hd, hd], [k + nkv * hd + g * hd, hd]]
+    return runs
 
 
 def tp_dims(ndim, role, axes):
@@ -212,6 +244,23 @@ class MegatronSide:
         return self._mesh(f"train_pp{s}_ep{g}", lambda name: DeviceMesh(
             [[base + (d * t.ep + g) * t.etp + x for x in range(t.etp)]
              for d in range(t.edp)], ("edp", "etp"), name=name))
+
+    def tp_rank_mesh(self, s, r):
+        """The dp (and cp) replicas of TP rank r of stage s."""
+        t = self.t
+        base = self.first_rank + s * t.stage_size + r
+        return self._mesh(f"train_pp{s}_tp{r}", lambda name: DeviceMesh(
+            [[base + (d * t.cp + c) * t.tp for c in range(t.cp)]
+             for d in range(t.dp)] if t.cp > 1 else
+            [base + d * t.tp for d in range(t.dp)],
+            ("dp", "cp") if t.cp > 1 else ("dp",), name=name))
+
+    def fused(self, p, m):
+        """(blocks, order) of a Param: linear_qkv's order; the others'
+        blocks (linear_fc1 holds [gate_r; up_r] per rank)."""
+        if p.role == "qkv":
+            return None, {0: qkv_order(m)}
+        return ({0: p.blocks} if p.blocks else None), None
 
     def place(self, p, m):
         """(mesh, dims) of a Param."""

@@ -3,7 +3,8 @@
 Supported model_type values: llama, mistral, qwen2, qwen3 (dense),
 qwen3_moe, mixtral (block_sparse_moe: router and 8 experts per layer),
 deepseek_v3 / deepseek_v2 / kimi_k2 (MLA, dense first layers, shared and
-routed experts, router). Names are the HF checkpoint names, except where
+routed experts, router); attn_output_gate (Qwen3-Next's gated attention)
+on the GQA ones. Names are the HF checkpoint names, except where
 vLLM fuses checkpoint tensors into one parameter (qkv_proj, gate_up_proj,
 fused_qkv_a_proj): then the fused parameter is the tensor and its dim 0
 carries blocks (docs/Python.md "Tensor names").
@@ -63,6 +64,10 @@ class Model:
     o_bias: bool = False     # o_proj bias (attention_bias, not Qwen2)
     mlp_bias: bool = False   # Llama mlp_bias: gate/up/down biases
     qk_norm: bool = False    # Qwen3: q_norm / k_norm over head_dim
+    # Attention output gate (Qwen3-Next; config attn_output_gate, the key
+    # vLLM reads): q_proj holds [q_h; gate_h] per head, 2 * heads * head_dim
+    # rows; Megatron-Core's attention_output_gate.
+    attn_output_gate: bool = False
     experts: int = 0         # routed experts per MoE layer (0: dense model)
     moe_intermediate: int = 0
     shared_experts: int = 0
@@ -148,6 +153,12 @@ def from_hf_config(cfg: Mapping[str, Any], name: Optional[str] = None
               dtype=_DTYPES[dtype],
               tie_embeddings=bool(cfg.get("tie_word_embeddings", False)))
     bias = bool(cfg.get("attention_bias", False))
+    gate = cfg.get("attn_output_gate")
+    gate = False if gate is None else gate
+    if not isinstance(gate, bool):
+        raise ReshardError(f"{what}: config.json attn_output_gate={gate!r} "
+                           f"is not true or false")
+    kw["attn_output_gate"] = gate
     if mt not in MLA_TYPES and heads % kv_heads:
         raise ReshardError(f"{what}: num_attention_heads {heads} is not a "
                            f"multiple of num_key_value_heads {kv_heads}")
@@ -190,6 +201,9 @@ def from_hf_config(cfg: Mapping[str, Any], name: Optional[str] = None
             cfg, what, "n_routed_experts", "moe_intermediate_size",
             "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
             "v_head_dim")
+        if gate:
+            raise ReshardError(f"{what}: attn_output_gate is not supported "
+                               f"with MLA (model_type {mt!r})")
         if bias:
             # DeepSeek's MLA would then have q_a/kv_a/o_proj biases, which
             # no released checkpoint has and vLLM does not load.
@@ -290,11 +304,14 @@ def model_params(m: Model, layers: Optional[int] = None) -> List[Param]:
             _mla(m, add)
         else:
             q, kv = m.heads * m.head_dim, m.kv_heads * m.head_dim
-            add("self_attn.qkv_proj.weight", [q + 2 * kv, h], "qkv",
-                blocks=[q, kv, kv])
+            # Logical rows [q; k; v], [q; gate; k; v] with a gate; blocks:
+            # the checkpoint's q_proj (with its gates), k_proj, v_proj.
+            qg = 2 * q if m.attn_output_gate else q
+            add("self_attn.qkv_proj.weight", [qg + 2 * kv, h], "qkv",
+                blocks=[qg, kv, kv])
             if m.qkv_bias:
-                add("self_attn.qkv_proj.bias", [q + 2 * kv], "qkv",
-                    blocks=[q, kv, kv])
+                add("self_attn.qkv_proj.bias", [qg + 2 * kv], "qkv",
+                    blocks=[qg, kv, kv])
             if m.qk_norm:
                 add("self_attn.q_norm.weight", [m.head_dim], "rep")
                 add("self_attn.k_norm.weight", [m.head_dim], "rep")

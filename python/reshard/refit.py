@@ -16,7 +16,8 @@ from .megatron import validate as validate_train
 from .models import (Model, count_params, get_model, model_params,
                      scale_model)
 from .topology import get_topology
-from .vllm import Infer, VllmSide, kv_split, parse_infer
+from .vllm import (Infer, VllmSide, kv_split, parse_infer,
+                   qkv_rank_rows)
 from .vllm import validate as validate_infer
 
 _LLAMA = dict(
@@ -93,23 +94,68 @@ SCENARIOS: Dict[str, Dict[str, str]] = {
 }
 
 
-def _qkv_parts(p, src, dst, m):
-    """vLLM replicates KV heads (tp > num_kv_heads): q, k, v as three
-    tensors, k and v split over the tp_kv view axis only. Each rank's fused
-    buffer is [q; k; v] along dim 0, so the three destination shards are
-    contiguous row ranges of it."""
-    q, kv, _ = p.blocks
-    suffix = p.name.rsplit(".", 1)[1]             # weight or bias
-    base = p.name[:-len("qkv_proj." + suffix)]
-    smesh, sdims = src.place(p, m)
-    rest = [[] for _ in p.shape[1:]]
-    for part, rows in (("q", q), ("k", kv), ("v", kv)):
-        if part == "q":
-            dmesh, ddims = dst.engine_mesh(), [["tp"]] + rest
+def _runs(rows):
+    """Row indices -> [start, length] runs."""
+    out = []
+    for r in rows:
+        if out and out[-1][0] + out[-1][1] == r:
+            out[-1][1] += 1
         else:
-            dmesh, ddims = dst.kv_mesh(m.kv_heads), [["tp_kv"]] + rest
-        yield (f"{base}{part}_proj.{suffix}", [rows] + p.shape[1:],
-               Sharding(smesh, sdims), Sharding(dmesh, ddims))
+            out.append([r, 1])
+    return out
+
+
+def _qkv_cuts(p, src, dst, m):
+    """The pieces of a KV-split qkv tensor (_qkv_pieces), as dicts: TP
+    ranks (Megatron tp, vLLM ts), first local rows (src, dst), rows."""
+    smesh, sdims = src.place(p, m)
+    whole = Sharding(smesh, sdims, *src.fused(p, m))
+    # Row -> (vLLM TP ranks, offset); the offset is the same on replicas.
+    held = {}
+    for t in range(dst.i.tp):
+        for off, r in enumerate(qkv_rank_rows(m, dst.i, t)):
+            ts, o = held.setdefault(r, ([], off))
+            assert o == off
+            ts.append(t)
+    cuts = []
+    for tr in range(src.t.tp):
+        rank = smesh.ranks[tr]          # dp 0 (cp 0), TP rank tr
+        rows = [r for a, n in whole.segments(p.shape, rank)[0]
+                for r in range(a, a + n)]
+        for off, r in enumerate(rows):
+            ts, voff = held[r]
+            last = cuts[-1] if cuts else None
+            if (last and last["tp"] == tr and last["ts"] == ts
+                    and last["dst"] + len(last["rows"]) == voff
+                    and last["src"] + len(last["rows"]) == off):
+                last["rows"].append(r)
+            else:
+                cuts.append(dict(tp=tr, ts=ts, src=off, dst=voff, rows=[r]))
+    for c in cuts:
+        c["rows"] = _runs(c["rows"])
+    return cuts
+
+
+def _qkv_pieces(p, src, dst, m, cache):
+    """vLLM replicates KV heads (tp > num_kv_heads), which one sharding of
+    the fused tensor cannot say. The tensor is then cut into pieces: runs
+    of rows that one Megatron TP rank holds contiguously in linear_qkv and
+    the same vLLM TP ranks (one, or a KV head's replicas) contiguously in
+    qkv_proj, each replicated over dp (and cp) and over the engines. A piece
+    names the rows of the fused tensor it holds and where they start in
+    each side's local fused buffer: every piece is a pointer on both."""
+    key = tuple(p.shape)                # the same cuts in every layer
+    if key not in cache:
+        cache[key] = _qkv_cuts(p, src, dst, m)
+    stage = src.stage(p.layer)
+    rest = [[] for _ in p.shape[1:]]
+    for k, c in enumerate(cache[key]):
+        rows = sum(n for _, n in c["rows"])
+        yield (f"{p.name}.part{k}", [rows] + p.shape[1:],
+               Sharding(src.tp_rank_mesh(stage, c["tp"]), [[]] + rest),
+               Sharding(dst.tp_mesh(c["ts"], m.kv_heads), [[]] + rest),
+               dict(fused_into=p.name, fused_rows=c["rows"],
+                    fused_offset={"src": c["src"], "dst": c["dst"]}))
 
 
 def build_layout(model: Union[Model, str, os.PathLike],
@@ -154,16 +200,18 @@ def build_layout(model: Union[Model, str, os.PathLike],
 
     params = model_params(sm, n_layers)
     out = Layout(topology=topo)
+    cuts = {}
     for p in params:
         if p.role == "qkv" and split:
-            for name, shape, s, d in _qkv_parts(p, src, dst, sm):
-                out.add(name, shape, p.dtype, s, d, fused_into=p.name)
+            for name, shape, s, d, extra in _qkv_pieces(p, src, dst, sm,
+                                                        cuts):
+                out.add(name, shape, p.dtype, s, d, **extra)
             continue
         smesh, sdims = src.place(p, sm)
         dmesh, ddims = dst.place(p, sm)
-        blocks = {0: p.blocks} if p.blocks else None
-        out.add(p.name, p.shape, p.dtype, Sharding(smesh, sdims, blocks),
-                Sharding(dmesh, ddims, blocks))
+        out.add(p.name, p.shape, p.dtype,
+                Sharding(smesh, sdims, *src.fused(p, sm)),
+                Sharding(dmesh, ddims, *dst.fused(p, sm)))
     out._meshes = list(src.meshes.values()) + list(dst.meshes.values())
 
     nbytes = sum(math.prod(p.shape) * DTYPE_BYTES[p.dtype] for p in params)
@@ -185,4 +233,6 @@ def build_layout(model: Union[Model, str, os.PathLike],
         "full_model_params": full, "public_params": m.public_params,
         "notes": notes,
     }
+    if i.w13 != "gate_up":      # only then, so older layouts stay the same
+        out.info["infer"]["w13"] = i.w13
     return out

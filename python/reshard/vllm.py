@@ -19,6 +19,14 @@ class Infer:
     dp: int = 1              # engines (replicas), or one DP deployment
     ep: bool = False         # --enable-expert-parallel
     spmoe: Optional[bool] = None  # None: vLLM's rule (ep, tp > 1, dp > 1)
+    # Routed experts' w13 per rank: "gate_up" (FusedMoE's [gate_r; up_r])
+    # or "up_gate" (FlashInfer's kernels: swap_w13_to_w31).
+    w13: str = "gate_up"
+
+    def __post_init__(self) -> None:
+        if self.w13 not in W13_ORDERS:
+            raise ReshardError(f"vLLM: w13={self.w13!r}: give "
+                               f"{' or '.join(W13_ORDERS)}")
 
     @property
     def world(self):
@@ -31,13 +39,14 @@ class Infer:
         return self.spmoe
 
 
-INFER_KEYS = ("tp", "dp", "engines", "ep", "spmoe")
+INFER_KEYS = ("tp", "dp", "engines", "ep", "spmoe", "w13")
+W13_ORDERS = ("gate_up", "up_gate")
 
 
 def parse_infer(text: str, what: str = "--infer") -> Infer:
-    """'tp=8,dp=4[,ep=0|1|tp*dp][,spmoe=auto|0|1]' -> Infer; engines= is
-    a synonym of dp=."""
-    d = parse_spec(text, INFER_KEYS, what)
+    """'tp=8,dp=4[,ep=0|1|tp*dp][,spmoe=auto|0|1][,w13=gate_up|up_gate]'
+    -> Infer; engines= is a synonym of dp=."""
+    d = parse_spec(text, INFER_KEYS, what, words=("w13",))
     if "engines" in d:
         if "dp" in d:
             raise ReshardError(f"{what}: give dp= or engines=, not both")
@@ -51,13 +60,48 @@ def parse_infer(text: str, what: str = "--infer") -> Infer:
     spmoe = d.get("spmoe")
     if spmoe not in (None, 0, 1):
         raise ReshardError(f"{what}: spmoe must be auto, 0 or 1")
+    w13 = d.get("w13", "gate_up")
+    if w13 not in W13_ORDERS:
+        raise ReshardError(f"{what}: w13={w13!r}: give "
+                           f"{' or '.join(W13_ORDERS)}")
     return Infer(tp=tp, dp=dp, ep=bool(ep),
-                 spmoe=None if spmoe is None else bool(spmoe))
+                 spmoe=None if spmoe is None else bool(spmoe), w13=w13)
 
 
 def kv_split(m, i):
     """Whether vLLM replicates KV heads (tp > num_kv_heads)."""
     return not m.mla and i.tp > m.kv_heads
+
+
+def qkv_order(m):
+    """qkv_proj's storage order of the logical [q; gate; k; v] rows with
+    an attention output gate: the q block is the checkpoint's q_proj,
+    [q_h; gate_h] per head (qwen3_next.py splits it so); None without a
+    gate ([q; k; v] as it is, blocks [q, kv, kv])."""
+    if not m.attn_output_gate:
+        return None
+    hd, q = m.head_dim, m.heads * m.head_dim
+    runs = []
+    for h in range(m.heads):
+        runs += [[h * hd, hd], [q + h * hd, hd]]
+    return runs + [[2 * q, 2 * m.kv_heads * hd]]
+
+
+def qkv_rank_rows(m, i, t):
+    """The logical qkv rows TP rank t holds, in its local order:
+    [q_t; k; v] of its heads, KV heads replicated when tp > num_kv_heads
+    (QKVParallelLinear)."""
+    hd, nkv = m.head_dim, m.kv_heads
+    qg = m.heads * hd * (1 + m.attn_output_gate)
+    stored = [r for a, n in (qkv_order(m) or [[0, qg]]) for r in
+              range(a, a + n)][:qg]
+    per = qg // i.tp
+    if i.tp > nkv:
+        heads = [t // (i.tp // nkv)]
+    else:
+        heads = range(t * nkv // i.tp, (t + 1) * nkv // i.tp)
+    kv = [qg + h * hd + j for h in heads for j in range(hd)]
+    return stored[t * per:(t + 1) * per] + kv + [r + nkv * hd for r in kv]
 
 
 def validate(m, i):
@@ -114,12 +158,33 @@ class VllmSide:
             (self.i.dp, self.i.tp), ("dp", "tp"), self.first_rank,
             name=name))
 
-    def kv_mesh(self, kv_heads):
-        # The same ranks, tp viewed as [tp_kv, tp_rep]: rank t holds KV
-        # head t // (tp / num_kv_heads).
-        return self._mesh("infer_kv", lambda name: init_device_mesh(
-            (self.i.dp, kv_heads, self.i.tp // kv_heads),
-            ("dp", "tp_kv", "tp_rep"), self.first_rank, name=name))
+    def tp_mesh(self, ts, kv_heads):
+        """The engines' TP ranks ts: one (infer_tp{t}), or the replicas of
+        a KV head (infer_kv{head})."""
+        i, first = self.i, self.first_rank
+        if len(ts) == 1:
+            return self._mesh(f"infer_tp{ts[0]}", lambda name: DeviceMesh(
+                [first + d * i.tp + ts[0] for d in range(i.dp)], ("dp",),
+                name=name))
+        rep = i.tp // kv_heads
+        head = ts[0] // rep
+        if list(ts) != list(range(head * rep, (head + 1) * rep)):
+            raise ReshardError(f"vLLM: TP ranks {list(ts)} are not the "
+                               f"replicas of one KV head")
+        return self._mesh(f"infer_kv{head}", lambda name: DeviceMesh(
+            [[first + d * i.tp + t for t in ts] for d in range(i.dp)],
+            ("dp", "tp_rep"), name=name))
+
+    def fused(self, p, m):
+        """(blocks, order) of a Param (not a KV-split qkv)."""
+        blocks = {0: p.blocks} if p.blocks else None
+        if p.role == "qkv" and m.attn_output_gate:
+            return blocks, {0: qkv_order(m)}
+        if (p.expert is not None and self.i.w13 == "up_gate"
+                and p.name.endswith(f".{m.expert_names[0]}.weight")):
+            f = p.shape[0] // 2             # [up; gate] of [gate; up]
+            return blocks, {0: [[f, f], [0, f]]}
+        return blocks, None
 
     def ep_mesh(self, r):
         # A 0-D mesh: expert on one rank, whole.

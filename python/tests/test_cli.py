@@ -87,6 +87,8 @@ def test_plan_nccl_default(cli_env, have_tools, tmp_path):
       "--topology", "dgx-a100"], "unknown topology 'dgx-a100'"),
     (["--source", "megatron:tp=8,dp=1", "--dest", "vllm:tp=8",
       "--staging-budget", "lots"], "--staging-budget 'lots'"),
+    (["--source", "megatron:tp=8,dp=1", "--dest", "vllm:tp=8,w13=w31"],
+     "--dest: w13='w31': give gate_up or up_gate"),
 ])
 def test_plan_errors(cli_env, tmp_path, args, msg):
     r = cli(cli_env, "plan", "--model", "llama-3.1-70b", "-o",
@@ -94,6 +96,25 @@ def test_plan_errors(cli_env, tmp_path, args, msg):
     assert r.returncode == 2
     assert r.stderr.startswith("reshard: error: ") and msg in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_plan_w13_up_gate(cli_env, tmp_path):
+    # FlashInfer's [up; gate] w13 from the --dest spec, on routed experts.
+    r = cli(cli_env, "plan", "--model", "qwen3-235b-a22b", "--layout-only",
+            "--layers", "1", "--scale-down", "64", "--source",
+            "megatron:tp=2,ep=2,dp=1", "--dest", "vllm:tp=2,w13=up_gate",
+            "-o", str(tmp_path), "-q")
+    assert r.returncode == 0, r.stderr
+    with open(tmp_path / "layout.json") as f:
+        d = json.load(f)
+    t = {t["name"]: t for t in d["tensors"]}
+    e0 = t["model.layers.0.mlp.experts.0.gate_up_proj.weight"]
+    assert e0["dst"]["order"] == {"0": [[24, 24], [0, 24]]}
+    assert e0["dst"]["blocks"] == {"0": [24, 24]} and "order" not in e0["src"]
+    assert d["scenario"]["infer"]["w13"] == "up_gate"
+    # Megatron's linear_qkv order (4 groups over tp 2).
+    q = t["model.layers.0.self_attn.qkv_proj.weight"]
+    assert len(q["src"]["order"]["0"]) == 12 and "blocks" not in q["src"]
 
 
 @pytest.mark.parametrize("topo,msg", [

@@ -1,5 +1,6 @@
 """DeviceMesh, placements and local shapes (docs/Layout.md semantics:
-nested torch.chunk, blocks per device), the JSON and .mlir writers.
+nested torch.chunk, blocks per device, storage orders), the JSON and .mlir
+writers.
 Constructor, dtype and deprecation details: test_mesh.py."""
 import io
 import json
@@ -144,6 +145,58 @@ def test_blocks_must_add_up_to_the_dim():
         bad.local_shape([8], 0)
     with pytest.raises(ReshardError, match="must hold integers >= 0"):
         Layout().add("t", [-1], "bf16", Sharding(m, [[]]), Sharding(m, [[]]))
+
+
+def test_storage_order_segments_json_and_mlir():
+    # Stored rows [0..3, 8, 9, 4..7, 10, 11], blocks [6, 6] over tp 2:
+    # rank 0 gets stored 0-2 and 6-8, rank 1 stored 3-5 and 9-11.
+    m = DeviceMesh([0, 1], ("tp",), name="m")
+    runs = [[0, 4], [8, 2], [4, 4], [10, 2]]
+    s = Sharding(m, [["tp"], []], blocks={0: [6, 6]}, order={0: runs})
+    assert s.segments([12, 3], 0)[0] == ((0, 3), (4, 3))
+    assert s.segments([12, 3], 1)[0] == ((3, 1), (8, 2), (7, 1), (10, 2))
+    assert s.local_shape([12, 3], 1) == [6, 3]        # as without the order
+    lay = Layout()
+    lay.add("t", [12, 3], "bf16", s, Sharding(m, [[], ["tp"]]))
+    assert lay.to_dict()["tensors"][0]["src"] == {
+        "mesh": "m", "dims": [["tp"], []], "order": {"0": runs},
+        "blocks": {"0": [6, 6]}}
+    assert "<[[tp] order [[0, 4], [8, 2], [4, 4], [10, 2]] blocks [6, 6], " \
+        "[]]>" in lay.to_mlir()
+    # Empty runs count for nothing, wherever they start.
+    ok = Sharding(m, [["tp"]], order={0: [[9, 0], [2, 2], [0, 2]]})
+    assert ok.segments([4], 0)[0] == ((2, 2),)
+    assert Sharding.from_placements(m, [Shard(0)], 1, order={0: runs}) \
+        .order == {0: runs}
+
+
+@pytest.mark.parametrize("runs,msg", [
+    ([[0, 4], [3, 5]], r"t: dst: order of dim 0: run 1 \[3, 5\] overlaps "
+                       r"run 0 \[0, 4\]"),
+    ([[0, 4], [6, 2]], r"t: dst: order of dim 0: no run covers indices "
+                       r"\[4, 6\) of dim 0; the runs must cover \[0, 8\)"),
+    ([[0, 7]], r"no run covers indices \[7, 8\)"),
+    ([[4, 4], [0, 5]], r"run 0 \[4, 4\] overlaps run 1 \[0, 5\]"),
+    ([[0, 8], [8, 1]], r"run 1 \[8, 1\] is outside dim 0 of size 8"),
+    ([[-1, 2], [1, 7]], r"run 0 \[-1, 2\] is outside"),
+])
+def test_storage_order_errors_name_tensor_side_dim_and_run(runs, msg):
+    m = DeviceMesh([0, 1], ("x",))
+    with pytest.raises(ReshardError, match=msg):
+        Layout().add("t", [8], "bf16", Sharding(m, [["x"]]),
+                     Sharding(m, [["x"]], order={0: runs}))
+
+
+@pytest.mark.parametrize("order,msg", [
+    ({0: []}, r"order of dim 0: \[\] must be a non-empty list"),
+    ({0: [[0, 1, 2]]}, r"order of dim 0: run 0 \[0, 1, 2\] is not \[start, "
+                       r"length\]"),
+    ({0: [[0, 1.5]]}, "is not \\[start, length\\]"),
+    ({1: [[0, 8]]}, "order: dim 1 out of range"),
+])
+def test_storage_order_form(order, msg):
+    with pytest.raises(ReshardError, match=msg):
+        Sharding(DeviceMesh([0, 1], ("x",)), [["x"]], order=order)
 
 
 def test_unnamed_mesh_does_not_take_an_explicit_name():

@@ -150,6 +150,25 @@ def test_qwen3_moe_mlp_only_layers_and_sparse_step():
     assert s["model.layers.3.mlp.gate_proj.weight"] == [128, 64]
 
 
+def test_attention_output_gate():
+    # Qwen3-Next's gated attention: q_proj holds [q_h; gate_h] per head.
+    m = small("qwen3", head_dim=32, attn_output_gate=True,
+              attention_bias=True)
+    assert m.attn_output_gate and not small("qwen3").attn_output_gate
+    s = shapes(m)
+    assert s["model.layers.0.self_attn.q_proj.weight"] == [256, 64]
+    assert s["model.layers.0.self_attn.q_proj.bias"] == [256]
+    assert s["model.layers.0.self_attn.k_proj.weight"] == [64, 64]
+    assert s["model.layers.0.self_attn.o_proj.weight"] == [64, 128]
+    qkv = {p.name: p for p in model_params(m)}[
+        "model.layers.0.self_attn.qkv_proj.weight"]
+    assert (qkv.shape, qkv.blocks) == ([384, 64], [256, 64, 64])
+    with pytest.raises(ReshardError, match="attn_output_gate='yes' is not "
+                                           "true or false"):
+        small("qwen3", attn_output_gate="yes")
+    assert not small("qwen3", attn_output_gate=None).attn_output_gate
+
+
 @pytest.mark.parametrize("cfg,msg", [
     ({"model_type": "gpt2"}, "unsupported model_type 'gpt2'"),
     ({"model_type": "llama", "hidden_size": 8}, "lacks num_hidden_layers"),
@@ -195,6 +214,9 @@ def test_moe_optional_fields_are_checked():
     with pytest.raises(ReshardError, match="attention_bias is not supported "
                                            "with MLA"):
         small("deepseek_v3", attention_bias=True, **mla)
+    with pytest.raises(ReshardError, match="attn_output_gate is not "
+                                           "supported with MLA"):
+        small("deepseek_v3", attn_output_gate=True, **mla)
 
 
 def test_llama_mlp_bias():

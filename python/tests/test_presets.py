@@ -62,21 +62,31 @@ def test_qwen3_megatron_ep_cp_and_vllm_ep_kv_replication():
     t = ts["model.layers.0.mlp.experts.5.down_proj.weight"]
     assert t.dst.mesh.ranks == [128 + 2] and local(t, "dst", 130) == \
         [4096, 1536]
-    # CP replicates: dense mesh [dp, cp, tp]; rank 5 = (0, 1, 1).
-    q = ts["model.layers.0.self_attn.q_proj.weight"]
-    assert q.src.mesh.axis_names == ["dp", "cp", "tp"]
-    assert q.src.mesh.coords(5) == (1, 0, 1)
-    assert local(q, "src", 5) == [4096, 4096]            # 8192 / tp 2
-    assert q.extra == {"fused_into": "model.layers.0.self_attn.qkv_proj"
-                                     ".weight"}
-    # 4 KV heads < tp 8: each rank one KV head, replicated over 2 ranks.
-    k = ts["model.layers.0.self_attn.k_proj.weight"]
-    assert local(q, "dst", 128) == [1024, 4096]
-    assert [local(k, "dst", 128 + r) for r in range(8)] == [[128, 4096]] * 8
-    kv_head = [k.dst.mesh.coords(128 + r)[1] for r in range(8)]
-    assert kv_head == [0, 0, 1, 1, 2, 2, 3, 3]
-    # Megatron side: k of 4 heads over tp 2 -> 2 heads a rank.
-    assert local(k, "src", 0) == [256, 4096]
+    # CP replicates: dense mesh [dp, cp, tp]; rank 5 = (1, 0, 1).
+    o = ts["model.layers.0.self_attn.o_proj.weight"]
+    assert o.src.mesh.axis_names == ["dp", "cp", "tp"]
+    assert o.src.mesh.coords(5) == (1, 0, 1)
+    assert local(o, "src", 5) == [4096, 4096]            # 8192 / tp 2
+    # 4 KV heads < tp 8: each vLLM rank one KV head, replicated over 2
+    # ranks, so qkv_proj is cut into pieces; Megatron TP rank 0 holds query
+    # groups 0 and 1 ([q_g; k_g; v_g] each, 2048 + 128 + 128 rows).
+    qkv = "model.layers.0.self_attn.qkv_proj.weight"
+    parts = [t for t in lay.tensors if t.extra.get("fused_into") == qkv]
+    assert len(parts) == 12                              # 3 per group
+    p0, p1, p2 = parts[:3]
+    assert p0.name == qkv + ".part0" and p0.shape == [1024, 4096]
+    assert p0.src.mesh.name == "train_pp0_tp0"           # dp x cp replicas
+    assert p0.src.mesh.ranks == [0, 2, 4, 6, 8, 10, 12, 14]
+    assert p0.dst.mesh.ranks == [128 + 8 * d for d in range(8)]
+    assert p0.extra["fused_rows"] == [[0, 1024]]         # q heads 0-7
+    assert p1.extra["fused_offset"] == {"src": 1024, "dst": 0}
+    # k_0 and v_0, after group 0's queries on Megatron, after vLLM's 1024
+    # q rows; on both replicas of KV head 0 (TP ranks 0 and 1).
+    assert p2.extra["fused_rows"] == [[8192, 128], [8704, 128]]
+    assert p2.extra["fused_offset"] == {"src": 2048, "dst": 1024}
+    assert p2.dst.mesh.name == "infer_kv0"
+    assert p2.dst.mesh.ranks[:4] == [128, 129, 136, 137]
+    assert parts[3].extra["fused_offset"] == {"src": 2304, "dst": 0}
     assert lay.info["infer"]["kv_head_replicas"] == 2
 
 
@@ -173,18 +183,21 @@ def test_indivisible_layouts(model, train, infer, msg):
 # --colocated`), recorded before the DTensor-style renaming of the Python
 # API (DeviceMesh(mesh, mesh_dim_names=), init_device_mesh,
 # Redistribution): a refactoring must leave them byte-identical. A preset
-# or format change that is meant to alter them updates them here.
+# or format change that is meant to alter them updates them here. The
+# Llama and Qwen ones were updated for storage orders (Megatron's
+# linear_qkv order; a KV-split qkv_proj cut into pieces); DeepSeek-V3's,
+# without q/k/v, did not change.
 GOLDEN = {
-    ("llama70b-dgx", None): "3bc4e5c89f34f52f9791bd59dc1b99e9"
-                            "b338ee9681842bbf100b8a5617046487",
-    ("llama70b-gb200", None): "99405a4ca91aef4add8a39e84703d52d"
-                              "6aec304342fedca05df7d76066d9825d",
-    ("qwen235b-dgx", None): "d291be8a1fbe188ee4ead75cb3cb7613"
-                            "358a46120201e4717900f9142190845b",
+    ("llama70b-dgx", None): "a089a032cb7d83fc01ef4a316ba00551"
+                            "fc88af068130281d2a92ae945e0c4c8a",
+    ("llama70b-gb200", None): "698b976d4da832294c93c5ddc3a63878"
+                              "00b200d086f89c763bd13621e4506ea1",
+    ("qwen235b-dgx", None): "b56a06c49a620361d31b856a03b62f78"
+                            "04ca6167a2b711512957f9833e6d0e65",
     ("deepseek-v3-dgx", None): "3202a33fe201379a35d05cc9543606a8"
                                "d704150f39c348088dd4b0100e6ec3a1",
-    ("qwen235b-dgx", 2): "8774d3959fbda9f90907cd538543c5fc"
-                         "54a1b1d109776207eecc02c05a9d470e",
+    ("qwen235b-dgx", 2): "2158612dbd08c42c2d10c6a5019d4ae2"
+                         "ed79f81b54bfa155bc93209c32e6aaa3",
 }
 
 

@@ -1,0 +1,109 @@
+"""References for the storage-order tests: each rank's rows of the fused
+q/k/v and w13 tensors as the frameworks store them, written from their
+conventions (not from reshard's code), and the rows a layout gives each
+rank, read from its JSON through the independent oracle
+test/Tools/reshard-run/Inputs/shards.py. Row ids are logical: [q; k; v],
+[q; gate; k; v] with an attention output gate."""
+import importlib.util
+import os
+
+from reshard.models import from_hf_config
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+_spec = importlib.util.spec_from_file_location(
+    "shards", os.path.join(ROOT, "test", "Tools", "reshard-run", "Inputs",
+                           "shards.py"))
+shards = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(shards)
+
+
+def chunk(rows, parts):
+    """torch.chunk of a list: chunks of ceil(n / parts)."""
+    c = -(-len(rows) // parts)
+    return [rows[i * c:(i + 1) * c] for i in range(parts)]
+
+
+def logical(nq, nkv, hd, gated):
+    """Row ids of the logical q, gate, k, v (as lists of per-head lists)."""
+    ids = iter(range((nq * (1 + gated) + 2 * nkv) * hd))
+
+    def take(n):
+        return [[next(ids) for _ in range(hd)] for _ in range(n)]
+    q = take(nq)
+    gate = take(nq) if gated else None
+    return q, gate, take(nkv), take(nkv)
+
+
+def flat(heads):
+    return [r for h in heads for r in h]
+
+
+def megatron_ref(nq, nkv, hd, gated, tp):
+    """Megatron-Bridge merge_qkv_weights (per group q_g, [gate_g,] k_g,
+    v_g), then ColumnParallelMapping's torch.chunk over tp."""
+    q, gate, k, v = logical(nq, nkv, hd, gated)
+    hpg, merged = nq // nkv, []
+    for g in range(nkv):
+        merged += flat(q[g * hpg:(g + 1) * hpg])
+        if gated:
+            merged += flat(gate[g * hpg:(g + 1) * hpg])
+        merged += k[g] + v[g]
+    return chunk(merged, tp)
+
+
+def vllm_ref(nq, nkv, hd, gated, tp):
+    """QKVParallelLinear: [q_t; k_t; v_t], q_t a chunk of the checkpoint's
+    q_proj ([q_h; gate_h] per head when gated, as qwen3_next.py loads it),
+    KV heads replicated when tp > nkv (head t // (tp / nkv))."""
+    q, gate, k, v = logical(nq, nkv, hd, gated)
+    q_proj = flat(q[h] + gate[h] for h in range(nq)) if gated else flat(q)
+    out = []
+    for t, qt in enumerate(chunk(q_proj, tp)):
+        heads = [t // (tp // nkv)] if tp > nkv else \
+            range(t * nkv // tp, (t + 1) * nkv // tp)
+        out.append(qt + flat(k[h] for h in heads) + flat(v[h] for h in heads))
+    return out
+
+
+def rows_by_rank(d, t, side):
+    """{rank: dim-0 logical rows in local order} of one tensor's side."""
+    spec = t[side]
+    mesh = d["meshes"][spec["mesh"]]
+    return {rank: shards.dim_indices(
+        t["shape"][0], spec["dims"][0], spec.get("blocks", {}).get("0"), mesh,
+        shards.unravel(i, mesh["shape"]), spec.get("order", {}).get("0"))
+        for i, rank in enumerate(mesh["ranks"])}
+
+
+def fused_rows(d, name, side):
+    """{rank: rows of the fused tensor `name` in its local buffer}: the
+    tensor's own, or its pieces' placed at their offsets (each piece whole
+    on each of its ranks, the pieces tiling the buffer)."""
+    whole = [t for t in d["tensors"] if t["name"] == name]
+    if whole:
+        return rows_by_rank(d, whole[0], side)
+    bufs = {}
+    for t in d["tensors"]:
+        if t.get("fused_into") != name:
+            continue
+        rows = [a + j for a, n in t["fused_rows"] for j in range(n)]
+        off = t["fused_offset"][side]
+        for rank, local in rows_by_rank(d, t, side).items():
+            assert local == list(range(len(rows)))
+            buf = bufs.setdefault(rank, {})
+            for j, r in enumerate(rows):
+                assert off + j not in buf
+                buf[off + j] = r
+    assert bufs, f"no tensor {name} and no pieces of it"
+    return {rank: [buf[i] for i in range(len(buf))]
+            for rank, buf in bufs.items()}
+
+
+def small(nq, nkv, hd, gated=False, bias=False, **kw):
+    cfg = dict(model_type="qwen3", num_hidden_layers=1, hidden_size=16,
+               num_attention_heads=nq, num_key_value_heads=nkv, head_dim=hd,
+               intermediate_size=32, vocab_size=256, attention_bias=bias,
+               attn_output_gate=gated)
+    cfg.update(kw)
+    return from_hf_config(cfg, f"q{nq}-kv{nkv}{'-gated' if gated else ''}")
