@@ -53,6 +53,10 @@ if os.path.exists(torch_python) and (
             "site-packages", "torch", "distributed"))):
     config.available_features.add("torch")
     config.substitutions.append(("%torch_python", torch_python))
+    # mpi4py beside it (scripts/setup.sh builds it there), for the runtime.
+    if glob.glob(os.path.join(os.path.dirname(os.path.dirname(torch_python)),
+                              "lib", "python*", "site-packages", "mpi4py")):
+        config.available_features.add("mpi4py")
 if os.access("/usr/lib/llvm-22/bin/clang-format", os.X_OK):
     config.available_features.add("clang-format-22")
 cuda = "/usr/local/cuda"

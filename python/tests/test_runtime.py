@@ -192,3 +192,104 @@ def test_eight_ranks_compile_at_once(mpi, tmp_path):
     libs = [p for p in os.listdir(cache) if p.endswith(".so")]
     assert len(libs) == 1 and not [p for p in os.listdir(cache)
                                    if p.startswith("build-")], libs
+
+
+GATED = dict(model_type="qwen3_moe", num_hidden_layers=2, hidden_size=64,
+             num_attention_heads=16, num_key_value_heads=2, head_dim=8,
+             intermediate_size=32, moe_intermediate_size=16, num_experts=8,
+             mlp_only_layers=[0], vocab_size=256, attn_output_gate=True,
+             torch_dtype="bfloat16")    # Qwen3-Next's attention, small
+
+# Megatron -> vLLM on the same 8 ranks: Llama-3.1-70B (PP 2), Qwen3-235B-A22B
+# (4 query groups over TP 8: groups < TP, KV replicas as pieces), and a
+# model with an attention output gate (2 groups over TP 4), FlashInfer's
+# [up; gate] w13. Scaled down 64x where the model is real.
+PRESETS = [
+    ("llama", "llama-3.1-70b", "tp=4,pp=2,dp=1", "tp=8,dp=1", 64),
+    ("qwen", "qwen3-235b-a22b", "tp=8,ep=8,dp=1", "tp=8,dp=1,ep=1", 64),
+    ("gated", "gated", "tp=4,ep=2,dp=2", "tp=4,dp=2,w13=up_gate", 1),
+]
+
+
+def preset_slices(tmp_path):
+    """The three refits as one layout (names and meshes prefixed)."""
+    from reshard.refit import build_layout
+    merged = {"meshes": {}, "tensors": []}
+    for tag, model, train, infer, scale in PRESETS:
+        if model == "gated":
+            model = str(tmp_path / "gated.json")
+            with open(model, "w") as f:
+                json.dump(GATED, f)
+        lay = build_layout(model, train, infer, layers=1, scale_down=scale,
+                           colocated=True)
+        path = tmp_path / f"{tag}.json"
+        lay.write_json(str(path))
+        d = json.loads(path.read_text())
+        for name, mesh in d["meshes"].items():
+            merged["meshes"][f"{tag}.{name}"] = mesh
+        for t in d["tensors"]:
+            t["name"] = f"{tag}.{t['name']}"
+            for side in ("src", "dst"):
+                t[side]["mesh"] = f"{tag}.{t[side]['mesh']}"
+            merged["tensors"].append(t)
+    return merged
+
+
+def test_megatron_to_vllm_slices_from_torch(mpi, tmp_path):
+    layout = write(tmp_path, "presets.json", preset_slices(tmp_path))
+    assert_all_ok(mpi(8, "check", layout, "--verify", "--stacked"), 8)
+
+
+def test_load_finds_the_plans_of_a_library(have_tools, tmp_path):
+    """Two plans linked into one library: both are listed, a name picks
+    one, and leaving it out is an error that names them."""
+    if not shutil.which("mpicxx"):
+        pytest.skip("mpicxx is not installed")
+    from reshard import ReshardError, Plan, tools
+    from reshard.build import include_dir
+    objs = []
+    for name, seed in (("first", 7), ("second", 8)):
+        layout = write(tmp_path, f"{name}.json", random_layout(seed, ranks=2))
+        cpp = tmp_path / f"{name}.cpp"
+        tools.run("reshard-compile", [layout, "--backend=mpi", "-o", cpp,
+                                      f"--plan-name={name}"])
+        objs.append(str(cpp))
+    lib = str(tmp_path / "libtwo.so")
+    subprocess.run(["mpicxx", "-shared", "-fPIC", "-O1", "-std=c++17",
+                    "-Wl,-Bsymbolic", "-I", include_dir()] + objs +
+                   ["-o", lib], check=True)
+    with pytest.raises(ReshardError, match=r"holds 2 plans \(first, "
+                                           r"second\): name one"):
+        Plan.load(lib)
+    second = Plan.load(lib, "second")
+    assert second.name == "second" and second.num_ranks == 2
+    assert second.tensors[0] == "t0" and second.backend == "mpi"
+    with pytest.raises(ReshardError, match="has no plan 'third'"):
+        Plan.load(lib, "third")
+    with pytest.raises(ReshardError, match="cannot load"):
+        Plan.load(str(tmp_path / "missing.so"))
+
+
+def test_nccl_plan_compiles_and_loads(have_tools, tmp_path):
+    """The NCCL library builds with nvcc and answers its queries on a
+    machine without a GPU (running it needs one: scripts/gpu-check.sh)."""
+    from reshard.build import cuda_home
+    if not os.path.exists(os.path.join(cuda_home(), "bin", "nvcc")):
+        pytest.skip("no CUDA toolkit")
+    import reshard
+    layout = write(tmp_path, "layout.json", random_layout(9, ranks=2))
+    plan = reshard.compile(layout, backend="nccl",
+                           cache_dir=str(tmp_path / "cache"))
+    assert plan.backend == "nccl" and plan.num_ranks == 2
+    mpi_plan = reshard.compile(layout, backend="mpi",
+                               cache_dir=str(tmp_path / "cache"))
+    assert plan.tensors == mpi_plan.tensors
+    for name in plan.tensors:
+        for rank in (0, 1):
+            for side in ("src", "dst"):
+                assert plan.local_shape(name, rank, side) == \
+                    mpi_plan.local_shape(name, rank, side)
+    MPI = pytest.importorskip("mpi4py.MPI")
+    with pytest.raises(reshard.ReshardError, match="an NCCL plan runs on an "
+                                                   "NCCL communicator"):
+        plan.run({}, {}, MPI.COMM_SELF)
