@@ -6,7 +6,10 @@
 # to the rank itself, runs the one-rank plan through NCCL (blocking and
 # nonblocking communicators), checks every destination byte against
 # reshard-run's result (sha256), and prints the bandwidth against cudaMemcpy
-# D2D. On an H200 it takes about 11 s (BENCHMARKS.md section 5).
+# D2D; then the same plan as a shared library through python/reshard's
+# Plan.load and Plan.run on torch CUDA tensors (verify=True), when a python3
+# with torch and CUDA is there. On an H200 the first part took about 11 s
+# (BENCHMARKS.md section 5); the torch part has not run on a GPU yet.
 #   scripts/gpu-check.sh [--build-only] [WORK]   (shards, ~600 MB: keep them out of $OUT)
 # --build-only stops after compiling (the suite runs that part, without a GPU).
 # With the device tool: here `scripts/gpu-prepare.sh`, then
@@ -44,7 +47,11 @@ mkdir -p "$work/src" "$work/dst"
   "$root/test/gpu/gpu_check.cu" "$pre/plan.cpp" \
   -L"$nccl_lib" -l:libnccl.so.2 -Xlinker -rpath,"$nccl_lib" -o "$work/gpu_check"
 g++ -O2 -std=c++11 "$root/test/gpu/make_sources.cpp" -o "$work/make_sources"
-if [ "$build_only" = 1 ]; then echo "gpu-check: built $work/gpu_check"; exit 0; fi
+# The same plan as a shared library, for python/reshard's Plan.load.
+"$nvcc" -O2 -std=c++17 -arch="$arch" -x cu -shared -Xcompiler -fPIC \
+  -Xlinker -Bsymbolic "${inc[@]}" -I"$root/include" "$pre/plan.cpp" \
+  -L"$nccl_lib" -l:libnccl.so.2 -Xlinker -rpath,"$nccl_lib" -o "$work/libplan.so"
+if [ "$build_only" = 1 ]; then echo "gpu-check: built $work/gpu_check and $work/libplan.so"; exit 0; fi
 "$work/make_sources" "$pre/tensors.txt" "$work/src"
 (cd "$work/src" && sha256sum --quiet -c "$pre/src.sha256")
 
@@ -53,3 +60,12 @@ export NCCL_SOCKET_IFNAME="${NCCL_SOCKET_IFNAME:-lo}"   # no network there
 timeout -k 5 180 "$work/gpu_check" "$work/src" "$work/dst"
 (cd "$work/dst" && sha256sum -c "$pre/expected.sha256")
 echo "gpu-check: all destination bytes match reshard-run's"
+# From PyTorch: Plan.run on torch CUDA tensors (verify=True), byte-exact.
+py="${RESHARD_GPU_PYTHON:-python3}"
+if "$py" -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
+  timeout -k 5 180 "$py" "$root/test/gpu/torch_check.py" "$work/libplan.so" "$work/src" "$work/dst-torch"
+  (cd "$work/dst-torch" && sha256sum -c "$pre/expected.sha256")
+  echo "gpu-check: Plan.run from torch: all destination bytes match reshard-run's"
+else
+  echo "gpu-check: no torch with CUDA in $py: Plan.run from torch not checked"
+fi
