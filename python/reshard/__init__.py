@@ -16,6 +16,7 @@ from .errors import ReshardError
 from .layout import (DeviceMesh, Layout, Redistribution, Replicate, Shard,
                      Sharding, init_device_mesh)
 from .models import Model, from_hf_config, load_config, model_params
+from .names import megatron_tensors, vllm_tensors
 from .refit import SCENARIOS, build_layout
 from .runtime import Plan
 from .topology import TOPOLOGIES
@@ -24,7 +25,7 @@ __all__ = ["ReshardError", "DeviceMesh", "init_device_mesh", "Layout",
            "Redistribution", "Replicate", "Shard", "Sharding", "dtype_name",
            "Model", "from_hf_config", "load_config", "model_params",
            "SCENARIOS", "build_layout", "TOPOLOGIES", "compile", "Plan",
-           "NcclComm"]
+           "NcclComm", "megatron_tensors", "vllm_tensors"]
 
 
 def __getattr__(name: str) -> Any:

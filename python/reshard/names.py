@@ -1,0 +1,527 @@
+"""The layout's tensors as views of the parameters a framework holds.
+
+    src = megatron_tensors(layout, megatron_model, rank)  # trainer ranks
+    dst = vllm_tensors(layout, vllm_model, rank)          # inference ranks
+    plan.run(src, dst, comm)
+
+A layout names its tensors as the Hugging Face checkpoint does, except
+where vLLM fuses checkpoint tensors (docs/Python.md "Tensor names and
+logical shapes"). These helpers find, for every layout tensor a rank holds,
+the framework's parameter and the contiguous view of it that is this rank's
+shard: the parameter itself, one expert of a stacked expert tensor, or the
+rows of a fused q/k/v buffer that a KV-replicated piece covers. The
+conventions, and the framework files they mirror, are in docs/Python.md
+"Mapping framework parameters".
+"""
+from __future__ import annotations
+
+import math
+import os
+import re
+from typing import (Any, Callable, Dict, List, Mapping, Optional,
+                    Sequence, Tuple, Union)
+
+from .errors import ReshardError, read_json
+from .layout import DeviceMesh, Layout, Sharding
+
+__all__ = ["megatron_tensors", "vllm_tensors"]
+
+LayoutLike = Union[Layout, Mapping[str, Any], str, os.PathLike]
+ParamsLike = Any
+"""An iterable of (name, tensor) pairs (model.named_parameters()), a
+mapping name -> tensor, or a module (anything with named_parameters())."""
+
+_LAYER = re.compile(r"model\.layers\.(\d+)\.(.+)\Z")
+_EXPERT = re.compile(r"(mlp|block_sparse_moe)\.experts\.(\d+)\."
+                     r"(gate_up_proj|down_proj|w13|w2)\.weight\Z")
+_FC1 = ("gate_up_proj", "w13")
+
+# Megatron-Core GPTModel names of the layout's per-layer tensors, after
+# "decoder.layers.{stage-local layer}.": alternatives in order (Transformer
+# Engine spec first, where it fuses a norm into the next linear; then the
+# local spec). Megatron-Bridge's bridges map the same pairs
+# (megatron/bridge/models/{llama,qwen,deepseek}/*.py mapping_registry).
+_MEGATRON_LAYER = {
+    "input_layernorm.weight": ("self_attention.linear_qkv.layer_norm_weight",
+                               "input_layernorm.weight"),
+    "self_attn.qkv_proj.weight": ("self_attention.linear_qkv.weight",),
+    "self_attn.qkv_proj.bias": ("self_attention.linear_qkv.bias",),
+    "self_attn.q_norm.weight": ("self_attention.q_layernorm.weight",),
+    "self_attn.k_norm.weight": ("self_attention.k_layernorm.weight",),
+    "self_attn.o_proj.weight": ("self_attention.linear_proj.weight",),
+    "self_attn.o_proj.bias": ("self_attention.linear_proj.bias",),
+    # MLA (megatron/core/transformer/multi_latent_attention.py).
+    "self_attn.q_a_layernorm.weight": (
+        "self_attention.linear_q_up_proj.layer_norm_weight",
+        "self_attention.q_layernorm.weight"),
+    "self_attn.q_b_proj.weight": ("self_attention.linear_q_up_proj.weight",),
+    "self_attn.q_proj.weight": ("self_attention.linear_q_proj.weight",),
+    "self_attn.kv_a_proj_with_mqa.weight": (
+        "self_attention.linear_kv_down_proj.weight",),
+    "self_attn.kv_a_layernorm.weight": (
+        "self_attention.linear_kv_up_proj.layer_norm_weight",
+        "self_attention.kv_layernorm.weight"),
+    "self_attn.kv_b_proj.weight": ("self_attention.linear_kv_up_proj.weight",),
+    # Dense layers fuse the pre-MLP norm into linear_fc1 (TE); MoE layers
+    # keep pre_mlp_layernorm.
+    "post_attention_layernorm.weight": ("mlp.linear_fc1.layer_norm_weight",
+                                        "pre_mlp_layernorm.weight"),
+    "mlp.gate_up_proj.weight": ("mlp.linear_fc1.weight",),
+    "mlp.gate_up_proj.bias": ("mlp.linear_fc1.bias",),
+    "mlp.down_proj.weight": ("mlp.linear_fc2.weight",),
+    "mlp.down_proj.bias": ("mlp.linear_fc2.bias",),
+    "mlp.gate.weight": ("mlp.router.weight",),
+    "block_sparse_moe.gate.weight": ("mlp.router.weight",),
+    "mlp.gate.e_score_correction_bias": ("mlp.router.expert_bias",),
+    "mlp.shared_experts.gate_up_proj.weight": (
+        "mlp.shared_experts.linear_fc1.weight",),
+    "mlp.shared_experts.down_proj.weight": (
+        "mlp.shared_experts.linear_fc2.weight",),
+}
+_MEGATRON_TOP = {
+    "model.embed_tokens.weight": ("embedding.word_embeddings.weight",),
+    "model.norm.weight": ("decoder.final_layernorm.weight",),
+    "lm_head.weight": ("output_layer.weight",),
+}
+# MLA's fused_qkv_a_proj is two Megatron parameters, in this order.
+_MLA_A = ("self_attention.linear_q_down_proj.weight",
+          "self_attention.linear_kv_down_proj.weight")
+
+
+class _Entry:
+    """One layout tensor: name, global shape, both sides, JSON extras."""
+    __slots__ = ("name", "shape", "src", "dst", "extra")
+
+    def __init__(self, name, shape, src, dst, extra):
+        self.name, self.shape = name, list(shape)
+        self.src, self.dst, self.extra = src, dst, extra
+
+
+def _entries(layout: LayoutLike) -> List[_Entry]:
+    """The layout's tensors, from a Layout, its JSON dict or a .json path."""
+    if isinstance(layout, Layout):
+        return [_Entry(t.name, t.shape, t.src, t.dst, t.extra)
+                for t in layout.tensors]
+    if isinstance(layout, (str, os.PathLike)):
+        path = os.fspath(layout)
+        if not path.endswith(".json"):
+            raise ReshardError(f"{path}: give the layout as a reshard.Layout, "
+                               f"its JSON dict or a .json file")
+        layout = read_json(path)
+    if not isinstance(layout, Mapping) or "tensors" not in layout or \
+            "meshes" not in layout:
+        raise ReshardError("layout: a reshard.Layout, a layout JSON dict "
+                           "(with 'meshes' and 'tensors') or a .json path")
+    meshes: Dict[str, DeviceMesh] = {}
+
+    def mesh(name):
+        if name not in meshes:
+            m = layout["meshes"].get(name)
+            if m is None:
+                raise ReshardError(f"layout: no mesh {name!r}")
+            meshes[name] = DeviceMesh(_nest(m["ranks"], m["shape"]),
+                                      m["axes"], name=name)
+        return meshes[name]
+
+    def side(s):
+        return Sharding(mesh(s["mesh"]), s["dims"], s.get("blocks"),
+                        s.get("order"))
+
+    out = []
+    for t in layout["tensors"]:
+        extra = {k: v for k, v in t.items()
+                 if k not in ("name", "shape", "dtype", "src", "dst")}
+        out.append(_Entry(t["name"], t["shape"], side(t["src"]),
+                          side(t["dst"]), extra))
+    return out
+
+
+def _nest(flat, shape):
+    if not shape:
+        return flat[0]
+    step = len(flat) // shape[0]
+    return [_nest(flat[i * step:(i + 1) * step], shape[1:])
+            for i in range(shape[0])]
+
+
+def _pairs(params: ParamsLike, buffers: bool
+           ) -> Tuple[List[Tuple[str, Any]], set]:
+    """(name, tensor) pairs and the names that are buffers."""
+    if hasattr(params, "named_parameters"):
+        pairs = list(params.named_parameters())
+        bufs = list(params.named_buffers()) if buffers and \
+            hasattr(params, "named_buffers") else []
+        return pairs + bufs, {n for n, _ in bufs}
+    if isinstance(params, Mapping):
+        return list(params.items()), set()
+    if isinstance(params, (str, bytes)):
+        raise ReshardError("params: give model.named_parameters(), a dict of "
+                           "name -> tensor, or the model")
+    try:
+        pairs = list(params)
+    except TypeError:
+        raise ReshardError(f"params: a {type(params).__name__} is not an "
+                           f"iterable of (name, tensor) pairs") from None
+    for i, p in enumerate(pairs):
+        if not (isinstance(p, tuple) and len(p) == 2 and
+                isinstance(p[0], str)):
+            raise ReshardError(f"params[{i}]: {type(p).__name__} is not a "
+                               f"(name, tensor) pair")
+    return pairs, set()
+
+
+class _Table:
+    """Parameters by normalized name; tracks which ones were used."""
+
+    def __init__(self, pairs, buffers, normalize):
+        self.by_name: Dict[str, Any] = {}
+        self.original: Dict[str, str] = {}
+        self.order: List[str] = []
+        self.buffers = set()
+        for raw, t in pairs:
+            name = normalize(raw)
+            if name in self.by_name:
+                if self.by_name[name] is not t:
+                    raise ReshardError(
+                        f"parameters {self.original[name]!r} and {raw!r} "
+                        f"are both {name!r}")
+                continue
+            self.by_name[name] = t
+            self.original[name] = raw
+            self.order.append(name)
+            if raw in buffers:
+                self.buffers.add(name)
+        self.used: set = set()
+
+    def get(self, names: Sequence[str]) -> Optional[Tuple[str, Any]]:
+        for n in names:
+            if n in self.by_name:
+                self.used.add(n)
+                return n, self.by_name[n]
+        return None
+
+    def unused(self) -> List[str]:
+        return [self.original[n] for n in self.order
+                if n not in self.used and n not in self.buffers]
+
+
+def _shape(t: Any) -> Tuple[int, ...]:
+    return tuple(int(x) for x in t.shape)
+
+
+def _plain(t: Any) -> Any:
+    """A torch tensor without autograd history (same storage)."""
+    detach = getattr(t, "detach", None)
+    return detach() if callable(detach) else t
+
+
+class _Miss(Exception):
+    pass
+
+
+class _Ctx:
+    """What a rank's views need beyond one tensor: its stage's first layer
+    (Megatron numbers a stage's layers from 0), the experts it holds in each
+    layer (EP-local numbering) and the rows of each fused buffer it holds
+    in pieces."""
+
+    def __init__(self, held: List[Tuple[_Entry, List[int]]], side: str,
+                 layer_offset: Optional[int]):
+        layers = []
+        self.experts: Dict[Tuple[int, str], List[int]] = {}
+        self.fused_rows: Dict[str, int] = {}
+        for e, shape in held:
+            m = _LAYER.match(e.name)
+            if m:
+                layers.append(int(m.group(1)))
+                x = _EXPERT.match(m.group(2))
+                if x and x.group(3) in _FC1:
+                    self.experts.setdefault(
+                        (int(m.group(1)), x.group(1)), []).append(
+                            int(x.group(2)))
+            into = e.extra.get("fused_into")
+            if into is not None:
+                end = _offset(e, side) + shape[0]
+                self.fused_rows[into] = max(self.fused_rows.get(into, 0), end)
+        self._index = {}
+        for key, v in self.experts.items():
+            v.sort()
+            self._index[key] = {e: j for j, e in enumerate(v)}
+        self.layer_offset = layer_offset if layer_offset is not None else \
+            (min(layers) if layers else 0)
+
+    def expert(self, layer: int, moe: str, e: int) -> Tuple[int, int]:
+        """(local index, local count) of expert e of a layer."""
+        index = self._index.get((layer, moe), {})
+        if e not in index:
+            raise ReshardError(f"layer {layer}: expert {e}'s down projection "
+                               f"is held without its gate_up projection")
+        return index[e], len(index)
+
+
+def _offset(e: _Entry, side: str) -> int:
+    off = e.extra.get("fused_offset")
+    if not isinstance(off, Mapping) or not isinstance(off.get(side), int):
+        raise ReshardError(f"{e.name}: a piece of {e.extra['fused_into']} "
+                           f"without fused_offset.{side}")
+    return off[side]
+
+
+def _check(pname: str, t: Any, want: Sequence[int], what: str) -> None:
+    if _shape(t) != tuple(want):
+        raise _Miss(f"parameter {pname!r} has shape {list(_shape(t))}, but "
+                    f"{what} is {list(want)}")
+
+
+def _map(layout: LayoutLike, params: ParamsLike, rank: int, side: str,
+         who: str, normalize: Callable[[str], str], buffers: bool,
+         resolve: Callable, layer_offset: Optional[int],
+         unused: Optional[List[str]]) -> Dict[str, Any]:
+    if side not in ("src", "dst"):
+        raise ReshardError(f"{who}: side must be 'src' or 'dst', not "
+                           f"{side!r}")
+    if not isinstance(rank, int) or isinstance(rank, bool) or rank < 0:
+        raise ReshardError(f"{who}: rank {rank!r} is not a global rank")
+    pairs, bufs = _pairs(params, buffers)
+    table = _Table(pairs, bufs, normalize)
+    held = []
+    for e in _entries(layout):
+        shape = getattr(e, side).local_shape(e.shape, rank)
+        if shape is not None:
+            held.append((e, shape))
+    ctx = _Ctx(held, side, layer_offset)
+    out: Dict[str, Any] = {}
+    problems: List[str] = []
+    for e, shape in held:
+        if not math.prod(shape):
+            continue            # an empty shard: the plan needs no tensor
+        try:
+            out[e.name] = resolve(e, shape, ctx, table, rank)
+        except _Miss as m:
+            problems.append(f"{e.name}: {m}")
+    if problems:
+        more = f" (and {len(problems) - 8} more)" if len(problems) > 8 else ""
+        raise ReshardError(f"{who} (rank {rank}): " + "; ".join(problems[:8])
+                           + more)
+    if unused is not None:
+        unused.extend(table.unused())
+    return out
+
+
+def _tried(names: Sequence[str]) -> str:
+    return " or ".join(repr(n) for n in names)
+
+
+# --- Megatron-Core ----------------------------------------------------------
+
+def _megatron_names(name: str, ctx: _Ctx) -> Tuple[Sequence[str], str]:
+    """Candidate Megatron names of a (non-expert, non-piece) layout tensor,
+    and where they come from (for messages)."""
+    if name in _MEGATRON_TOP:
+        return _MEGATRON_TOP[name], ""
+    m = _LAYER.match(name)
+    rest = m and _MEGATRON_LAYER.get(m.group(2))
+    if not rest:
+        raise _Miss("no Megatron-Core parameter is known for it")
+    layer = int(m.group(1))
+    local = layer - ctx.layer_offset
+    where = (f" (layer {layer} is layer {local} of this rank's pipeline "
+             f"stage)" if ctx.layer_offset else "")
+    return [f"decoder.layers.{local}.{r}" for r in rest], where
+
+
+def _megatron_resolve(side: str):
+    def resolve(e: _Entry, shape: List[int], ctx: _Ctx, table: _Table,
+                rank: int) -> Any:
+        return _megatron_view(e, shape, ctx, table, rank, side)
+    return resolve
+
+
+def _megatron_view(e: _Entry, shape: List[int], ctx: _Ctx, table: _Table,
+                   rank: int, side: str) -> Any:
+    what = f"rank {rank}'s shard"
+    into = e.extra.get("fused_into")
+    if into is not None:                    # a KV-replicated qkv piece
+        names, where = _megatron_names(into, ctx)
+        got = table.get(names)
+        if got is None:
+            raise _Miss(f"no parameter {_tried(names)}{where} (the fused "
+                        f"buffer this piece is rows of)")
+        pname, t = got
+        off = _offset(e, side)
+        _check(pname, t, [ctx.fused_rows[into]] + shape[1:],
+               f"the fused buffer rank {rank} holds of {into}")
+        return _plain(t)[off:off + shape[0]]
+    m = _LAYER.match(e.name)
+    x = m and _EXPERT.match(m.group(2))
+    if x:
+        layer, moe, ex = int(m.group(1)), x.group(1), int(x.group(2))
+        j, n = ctx.expert(layer, moe, ex)
+        fc = 1 if x.group(3) in _FC1 else 2
+        local = layer - ctx.layer_offset
+        base = f"decoder.layers.{local}.mlp.experts"
+        # TEGroupedMLP, then SequentialMLP (moe/experts.py).
+        names = [f"{base}.linear_fc{fc}.weight{j}",
+                 f"{base}.local_experts.{j}.linear_fc{fc}.weight"]
+        got = table.get(names)
+        if got is None:
+            hint = ""
+            if f"{base}.weight1" in table.by_name:
+                hint = (" (this model has the legacy GroupedMLP, whose "
+                        "weight1/weight2 hold all local experts transposed, "
+                        "not addressable per expert: use TEGroupedMLP or "
+                        "SequentialMLP)")
+            raise _Miss(f"no parameter {_tried(names)} (expert {ex} is local "
+                        f"expert {j} of the {n} on rank {rank}){hint}")
+        pname, t = got
+        _check(pname, t, shape, what)
+        return _plain(t)
+    if m and m.group(2) == "self_attn.fused_qkv_a_proj.weight":
+        return _mla_a(e, shape, ctx, table, rank, int(m.group(1)),
+                      getattr(e, side))
+    names, where = _megatron_names(e.name, ctx)
+    got = table.get(names)
+    if got is None:
+        hint = ""
+        if names[0].endswith("router.expert_bias"):
+            hint = (" (Megatron keeps it as a buffer: pass the model itself, "
+                    "or its named_buffers() with its named_parameters())")
+        raise _Miss(f"no parameter {_tried(names)}{where}{hint}")
+    pname, t = got
+    _check(pname, t, shape, what)
+    return _plain(t)
+
+
+def _mla_a(e, shape, ctx, table, rank, layer, sharding):
+    """fused_qkv_a_proj = [linear_q_down_proj; linear_kv_down_proj], two
+    replicated Megatron parameters: a view where they are adjacent in one
+    storage, else a copy (a source is only read)."""
+    local = layer - ctx.layer_offset
+    names = [f"decoder.layers.{local}.{n}" for n in _MLA_A]
+    got = [table.get([n]) for n in names]
+    missing = [n for n, g in zip(names, got) if g is None]
+    if missing:
+        raise _Miss(f"no parameter {_tried(missing)}")
+    (qn, q), (kn, kv) = got
+    blocks = sharding.blocks.get(0) or [_shape(q)[0], shape[0] - _shape(q)[0]]
+    _check(qn, q, [blocks[0]] + shape[1:], f"block 0 of rank {rank}'s shard")
+    _check(kn, kv, [blocks[1]] + shape[1:], f"block 1 of rank {rank}'s shard")
+    q, kv = _plain(q), _plain(kv)
+    try:
+        adjacent = (q.is_contiguous() and kv.is_contiguous()
+                    and q.dtype == kv.dtype and q.device == kv.device
+                    and q.untyped_storage().data_ptr()
+                    == kv.untyped_storage().data_ptr()
+                    and kv.data_ptr() == q.data_ptr()
+                    + q.numel() * q.element_size())
+    except AttributeError:              # not torch tensors
+        adjacent = False
+    if adjacent:
+        stride = [math.prod(shape[i + 1:]) for i in range(len(shape))]
+        return q.as_strided(shape, stride, q.storage_offset())
+    import torch
+    return torch.cat([q, kv], 0)
+
+
+def _megatron_normalize(prefix: str) -> Callable[[str], str]:
+    def norm(name: str) -> str:
+        while name.startswith("module."):   # DDP, Float16Module
+            name = name[len("module."):]
+        if prefix and name.startswith(prefix):
+            name = name[len(prefix):]
+        return name
+    return norm
+
+
+def megatron_tensors(layout: LayoutLike, params: ParamsLike, rank: int, *,
+                     side: str = "src", layer_offset: Optional[int] = None,
+                     prefix: str = "",
+                     unused: Optional[List[str]] = None) -> Dict[str, Any]:
+    """{layout tensor name: this rank's shard} from a Megatron-Core GPTModel
+    pipeline stage's parameters, for every layout tensor `rank` holds a
+    non-empty shard of on `side` ("src": Megatron is the trainer).
+
+    layout: a reshard.Layout, its JSON dict or a .json path. params:
+    model.named_parameters(), a dict name -> tensor, or the model (then
+    its buffers too: the router's expert_bias is one). rank: the global
+    rank in the plan's communicator. Names may carry DDP's and
+    Float16Module's "module." prefixes; `prefix` strips one more (e.g.
+    "language_model."). Layers are numbered from 0 on each pipeline stage;
+    layer_offset (default: the first layer the layout gives this rank) is
+    the global index of the stage's layer 0. Each value is a view sharing
+    the parameter's storage (one expert's parameter, or a KV-replicated
+    qkv piece's rows of linear_qkv), except MLA's fused_qkv_a_proj, two
+    Megatron parameters: a view if they are adjacent in memory, else a
+    copy. Raises ReshardError naming every layout tensor without a
+    parameter or with a parameter of another shape than the shard;
+    parameters no layout tensor uses are appended to `unused` if given.
+    """
+    return _map(layout, params, rank, side, "megatron_tensors",
+                _megatron_normalize(prefix), True, _megatron_resolve(side),
+                layer_offset, unused)
+
+
+# --- vLLM -------------------------------------------------------------------
+
+def _vllm_resolve(side: str):
+    def resolve(e: _Entry, shape: List[int], ctx: _Ctx, table: _Table,
+                rank: int) -> Any:
+        into = e.extra.get("fused_into")
+        if into is not None:                # a KV-replicated qkv piece
+            got = table.get([into])
+            if got is None:
+                raise _Miss(f"no parameter {into!r} (the fused buffer this "
+                            f"piece is rows of)")
+            pname, t = got
+            off = _offset(e, side)
+            _check(pname, t, [ctx.fused_rows[into]] + shape[1:],
+                   f"the fused buffer rank {rank} holds of {into}")
+            return _plain(t)[off:off + shape[0]]
+        m = _LAYER.match(e.name)
+        x = m and _EXPERT.match(m.group(2))
+        if x:                               # one expert of FusedMoE's stack
+            layer, moe, ex = int(m.group(1)), x.group(1), int(x.group(2))
+            j, n = ctx.expert(layer, moe, ex)
+            stack = "w13_weight" if x.group(3) in _FC1 else "w2_weight"
+            pname = f"model.layers.{layer}.{moe}.experts.{stack}"
+            got = table.get([pname])
+            if got is None:
+                raise _Miss(f"no parameter {pname!r} (expert {ex} is local "
+                            f"expert {j} of the {n} on rank {rank})")
+            _check(pname, got[1], [n] + shape,
+                   f"[local experts] + rank {rank}'s shard ({n} experts of "
+                   f"layer {layer} on this rank)")
+            return _plain(got[1])[j]
+        got = table.get([e.name])
+        if got is None:
+            raise _Miss(f"no parameter {e.name!r}")
+        _check(e.name, got[1], shape, f"rank {rank}'s shard")
+        return _plain(got[1])
+    return resolve
+
+
+def vllm_tensors(layout: LayoutLike, params: ParamsLike, rank: int, *,
+                 side: str = "dst", prefix: str = "",
+                 unused: Optional[List[str]] = None) -> Dict[str, Any]:
+    """{layout tensor name: this rank's shard} from a vLLM model's
+    parameters, for every layout tensor `rank` holds a non-empty shard of
+    on `side` ("dst": vLLM is the inference engine).
+
+    layout: a reshard.Layout, its JSON dict or a .json path. params:
+    model.named_parameters() of the engine's model (LlamaForCausalLM & co.),
+    a dict name -> tensor, or the model. rank: the global rank in the
+    plan's communicator. `prefix` is stripped from names that start with
+    it. Layout names are vLLM's parameter names, except routed experts
+    (expert E of a layer is w13_weight[j] / w2_weight[j] of its FusedMoE,
+    j its index among the experts this rank holds) and KV-replicated qkv
+    pieces (rows of qkv_proj at the piece's fused_offset). Every value is a
+    view sharing the parameter's storage. Raises ReshardError naming every
+    layout tensor without a parameter or with a parameter of another
+    shape; parameters no layout tensor uses (vLLM's scales, extra buffers)
+    are appended to `unused` if given.
+    """
+    def norm(name: str) -> str:
+        return name[len(prefix):] if prefix and name.startswith(prefix) \
+            else name
+    return _map(layout, params, rank, side, "vllm_tensors", norm, False,
+                _vllm_resolve(side), None, unused)

@@ -1,0 +1,586 @@
+"""reshard.megatron_tensors / vllm_tensors against fake named_parameters()
+of the frameworks' models: every rank's parameters, with Megatron-Core's
+and vLLM's names and local shapes, are written here from the frameworks'
+conventions (not from reshard's code), each one recording which layout
+tensor it stores. Every layout tensor a rank holds must come back as a view
+of the right parameter (at the right offset: one expert of a stacked
+tensor, a KV-replicated piece at its fused_offset rows), every parameter
+must be used, and a missing or mis-shaped parameter must be refused."""
+import json
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import reshard  # noqa: E402
+from reshard.errors import ReshardError  # noqa: E402
+from reshard.megatron import parse_train, pipeline_split  # noqa: E402
+from reshard.models import get_model, scale_model  # noqa: E402
+from reshard.refit import build_layout  # noqa: E402
+from reshard.vllm import parse_infer  # noqa: E402
+
+from orders_ref import small  # noqa: E402
+
+BF16 = torch.bfloat16
+
+
+class Module:
+    """What the helpers read of an nn.Module: named_parameters() and
+    named_buffers()."""
+
+    def __init__(self, params, buffers=()):
+        self.params, self.buffers = list(params), list(buffers)
+
+    def named_parameters(self):
+        return iter(self.params)
+
+    def named_buffers(self):
+        return iter(self.buffers)
+
+
+class Params:
+    """A rank's fake parameters; stores[layout tensor] lists the (tensor,
+    index) that store it: index None for the whole tensor, j for row j of a
+    stacked expert tensor."""
+
+    def __init__(self, prefix=""):
+        self.prefix = prefix
+        self.params, self.buffers, self.stores = [], [], {}
+
+    def add(self, name, shape, stores, dtype=BF16, buffer=False,
+            tensor=None):
+        t = torch.empty(shape, dtype=dtype) if tensor is None else tensor
+        (self.buffers if buffer else self.params).append(
+            (self.prefix + name, t))
+        if stores is not None:
+            self.stores.setdefault(stores, []).append((t, None))
+        return t
+
+    def module(self):
+        return Module(self.params, self.buffers)
+
+    def by_name(self):
+        return dict(self.params + self.buffers)
+
+
+# --- Megatron-Core GPTModel, one pipeline stage (TE spec) ------------------
+
+def megatron_params(m, train, rank, layers, grouped=True, prefix="",
+                    mla_adjacent=True):
+    """The parameters rank `rank` of a Megatron-Core GPTModel holds
+    (megatron/core/models/gpt/gpt_model.py, transformer_layer.py,
+    attention.py, multi_latent_attention.py, moe/moe_layer.py, experts.py):
+    its stage's layers numbered from 0, TP shards, its EP rank's experts
+    numbered from 0 (TEGroupedMLP linear_fc1.weight{j}, or SequentialMLP
+    local_experts.{j}); the router's expert_bias is a buffer."""
+    t = parse_train(train)
+    counts = pipeline_split(layers, t)
+    stage, local = divmod(rank, t.stage_size)
+    ep_i = (local // t.etp) % t.ep          # rank = etp + etp*(ep + ep*edp)
+    first = sum(counts[:stage])
+    tp, etp, h = t.tp, t.etp, m.hidden
+    p = Params(prefix)
+    if stage == 0:
+        p.add("embedding.word_embeddings.weight", [m.vocab // tp, h],
+              "model.embed_tokens.weight")
+    for l in range(counts[stage]):
+        g = first + l
+        pre, hf = f"decoder.layers.{l}.", f"model.layers.{g}."
+        if m.mla:
+            p.add(pre + "input_layernorm.weight", [h],
+                  hf + "input_layernorm.weight")
+            kv_a = m.kv_lora_rank + m.qk_rope_head_dim
+            q_head = m.qk_nope_head_dim + m.qk_rope_head_dim
+            if m.q_lora_rank:
+                rows = [m.q_lora_rank, kv_a]
+                if mla_adjacent:        # one allocation, as a param buffer
+                    buf = torch.empty([sum(rows), h], dtype=BF16)
+                    q, kv = buf[:rows[0]], buf[rows[0]:]
+                else:
+                    q = kv = None
+                fused = hf + "self_attn.fused_qkv_a_proj.weight"
+                p.add(pre + "self_attention.linear_q_down_proj.weight",
+                      [rows[0], h], fused, tensor=q)
+                p.add(pre + "self_attention.linear_kv_down_proj.weight",
+                      [rows[1], h], fused, tensor=kv)
+                p.add(pre + "self_attention.linear_q_up_proj."
+                      "layer_norm_weight", [m.q_lora_rank],
+                      hf + "self_attn.q_a_layernorm.weight")
+                p.add(pre + "self_attention.linear_q_up_proj.weight",
+                      [m.heads * q_head // tp, m.q_lora_rank],
+                      hf + "self_attn.q_b_proj.weight")
+            p.add(pre + "self_attention.linear_kv_up_proj.layer_norm_weight",
+                  [m.kv_lora_rank], hf + "self_attn.kv_a_layernorm.weight")
+            p.add(pre + "self_attention.linear_kv_up_proj.weight",
+                  [m.heads * (m.qk_nope_head_dim + m.v_head_dim) // tp,
+                   m.kv_lora_rank], hf + "self_attn.kv_b_proj.weight")
+            p.add(pre + "self_attention.linear_proj.weight",
+                  [h, m.heads * m.v_head_dim // tp],
+                  hf + "self_attn.o_proj.weight")
+        else:
+            p.add(pre + "self_attention.linear_qkv.layer_norm_weight", [h],
+                  hf + "input_layernorm.weight")
+            rows = (m.heads * (1 + m.attn_output_gate) + 2 * m.kv_heads) \
+                * m.head_dim
+            p.add(pre + "self_attention.linear_qkv.weight", [rows // tp, h],
+                  hf + "self_attn.qkv_proj.weight")
+            if m.qkv_bias:
+                p.add(pre + "self_attention.linear_qkv.bias", [rows // tp],
+                      hf + "self_attn.qkv_proj.bias")
+            if m.qk_norm:
+                p.add(pre + "self_attention.q_layernorm.weight",
+                      [m.head_dim], hf + "self_attn.q_norm.weight")
+                p.add(pre + "self_attention.k_layernorm.weight",
+                      [m.head_dim], hf + "self_attn.k_norm.weight")
+            p.add(pre + "self_attention.linear_proj.weight",
+                  [h, m.heads * m.head_dim // tp],
+                  hf + "self_attn.o_proj.weight")
+            if m.o_bias:                # row-parallel: whole on each
+                p.add(pre + "self_attention.linear_proj.bias", [h],
+                      hf + "self_attn.o_proj.bias")
+        if not m.is_moe(g):
+            f = m.intermediate
+            p.add(pre + "mlp.linear_fc1.layer_norm_weight", [h],
+                  hf + "post_attention_layernorm.weight")
+            p.add(pre + "mlp.linear_fc1.weight", [2 * f // tp, h],
+                  hf + "mlp.gate_up_proj.weight")
+            p.add(pre + "mlp.linear_fc2.weight", [h, f // tp],
+                  hf + "mlp.down_proj.weight")
+            continue
+        moe = m.moe_prefix
+        p.add(pre + "pre_mlp_layernorm.weight", [h],
+              hf + "post_attention_layernorm.weight")
+        p.add(pre + "mlp.router.weight", [m.experts, h], hf + f"{moe}.gate."
+              "weight")
+        if m.score_bias:
+            p.add(pre + "mlp.router.expert_bias", [m.experts],
+                  hf + "mlp.gate.e_score_correction_bias", dtype=torch.float32,
+                  buffer=True)
+        if m.shared_experts:
+            fs = m.moe_intermediate * m.shared_experts
+            p.add(pre + "mlp.shared_experts.linear_fc1.weight",
+                  [2 * fs // tp, h], hf + "mlp.shared_experts.gate_up_proj."
+                  "weight")
+            p.add(pre + "mlp.shared_experts.linear_fc2.weight",
+                  [h, fs // tp], hf + "mlp.shared_experts.down_proj.weight")
+        n, f = m.experts // t.ep, m.moe_intermediate
+        up, down = m.expert_names
+        for j in range(n):
+            e = ep_i * n + j                # MoELayer local_expert_indices
+            fc1, fc2 = ((f"mlp.experts.linear_fc1.weight{j}",
+                         f"mlp.experts.linear_fc2.weight{j}") if grouped else
+                        (f"mlp.experts.local_experts.{j}.linear_fc1.weight",
+                         f"mlp.experts.local_experts.{j}.linear_fc2.weight"))
+            p.add(pre + fc1, [2 * f // etp, h],
+                  hf + f"{moe}.experts.{e}.{up}.weight")
+            p.add(pre + fc2, [h, f // etp],
+                  hf + f"{moe}.experts.{e}.{down}.weight")
+    if stage == t.pp - 1:
+        p.add("decoder.final_layernorm.weight", [h], "model.norm.weight")
+        if not m.tie_embeddings:
+            p.add("output_layer.weight", [m.vocab // tp, h],
+                  "lm_head.weight")
+    return p
+
+
+# --- vLLM -------------------------------------------------------------------
+
+def vllm_params(m, infer, r, layers):
+    """The parameters engine rank r (0-based, d*tp + t) of a vLLM model
+    holds (llama.py / qwen3_moe.py / deepseek_v2.py; QKVParallelLinear with
+    KV heads replicated when tp > num_kv_heads; FusedMoE's w13_weight
+    [E_local, 2*I/tp, H] and w2_weight [E_local, H, I/tp], E_local the EP
+    rank's experts by the linear expert map), plus buffers vLLM has that no
+    layout tensor is (a quantization scale)."""
+    i = parse_infer(infer)
+    tp, h = i.tp, m.hidden
+    p = Params()
+    p.add("model.embed_tokens.weight", [m.vocab // tp, h],
+          "model.embed_tokens.weight")
+    for g in range(layers):
+        hf = f"model.layers.{g}."
+
+        def same(name, shape, **kw):
+            p.add(hf + name, shape, hf + name, **kw)
+        same("input_layernorm.weight", [h])
+        if m.mla:
+            kv_a = m.kv_lora_rank + m.qk_rope_head_dim
+            q_head = m.qk_nope_head_dim + m.qk_rope_head_dim
+            same("self_attn.fused_qkv_a_proj.weight",
+                 [m.q_lora_rank + kv_a, h])
+            same("self_attn.q_a_layernorm.weight", [m.q_lora_rank])
+            same("self_attn.q_b_proj.weight",
+                 [m.heads * q_head // tp, m.q_lora_rank])
+            same("self_attn.kv_a_layernorm.weight", [m.kv_lora_rank])
+            same("self_attn.kv_b_proj.weight",
+                 [m.heads * (m.qk_nope_head_dim + m.v_head_dim) // tp,
+                  m.kv_lora_rank])
+            same("self_attn.o_proj.weight", [h, m.heads * m.v_head_dim // tp])
+        else:
+            kv_local = max(1, m.kv_heads // tp)
+            rows = (m.heads * (1 + m.attn_output_gate) // tp
+                    + 2 * kv_local) * m.head_dim
+            same("self_attn.qkv_proj.weight", [rows, h])
+            if m.qkv_bias:
+                same("self_attn.qkv_proj.bias", [rows])
+            if m.qk_norm:
+                same("self_attn.q_norm.weight", [m.head_dim])
+                same("self_attn.k_norm.weight", [m.head_dim])
+            same("self_attn.o_proj.weight", [h, m.heads * m.head_dim // tp])
+            if m.o_bias:
+                same("self_attn.o_proj.bias", [h])
+        same("post_attention_layernorm.weight", [h])
+        if not m.is_moe(g):
+            f = m.intermediate
+            same("mlp.gate_up_proj.weight", [2 * f // tp, h])
+            same("mlp.down_proj.weight", [h, f // tp])
+            continue
+        moe = m.moe_prefix
+        same(f"{moe}.gate.weight", [m.experts, h])
+        if m.score_bias:
+            same("mlp.gate.e_score_correction_bias", [m.experts],
+                 dtype=torch.float32)
+        if m.shared_experts:
+            fs = m.moe_intermediate * m.shared_experts
+            stp = 1 if i.seq_parallel_moe else tp
+            same("mlp.shared_experts.gate_up_proj.weight", [2 * fs // stp, h])
+            same("mlp.shared_experts.down_proj.weight", [h, fs // stp])
+        if i.ep:
+            base, rem = divmod(m.experts, i.world)
+            start, n, mtp = r * base + min(r, rem), base + (r < rem), 1
+        else:
+            start, n, mtp = 0, m.experts, tp
+        f = m.moe_intermediate
+        up, down = m.expert_names
+        w13 = p.add(hf + f"{moe}.experts.w13_weight", [n, 2 * f // mtp, h],
+                    None)
+        w2 = p.add(hf + f"{moe}.experts.w2_weight", [n, h, f // mtp], None)
+        for j in range(n):
+            p.stores[f"{hf}{moe}.experts.{start + j}.{up}.weight"] = [(w13, j)]
+            p.stores[f"{hf}{moe}.experts.{start + j}.{down}.weight"] = \
+                [(w2, j)]
+        p.add(hf + f"{moe}.experts.w13_weight_scale", [n], None,
+              dtype=torch.float32)
+    p.add("model.norm.weight", [h], "model.norm.weight")
+    if not m.tie_embeddings:
+        p.add("lm_head.weight", [m.vocab // tp, h], "lm_head.weight")
+    return p
+
+
+# --- checks -----------------------------------------------------------------
+
+def held(layout, side, rank):
+    """{layout name: local shape} of the non-empty shards rank holds."""
+    out = {}
+    for t in layout.tensors:
+        s = getattr(t, side).local_shape(t.shape, rank)
+        if s is not None and math.prod(s):
+            out[t.name] = s
+    return out
+
+
+def bits(t):
+    """The bytes of a tensor (NaN-proof equality)."""
+    return t.contiguous().view(torch.uint8).flatten().tolist()
+
+
+def same_storage(view, param, elems):
+    """view is param's storage, `elems` elements in."""
+    assert view.untyped_storage().data_ptr() == \
+        param.untyped_storage().data_ptr()
+    assert view.data_ptr() == param.data_ptr() + elems * param.element_size()
+    assert view.is_contiguous()
+
+
+def check_rank(layout, side, rank, got, fake, unused, unused_ok=()):
+    """got maps exactly the tensors rank holds, each to a view of the
+    parameter that stores it; only expected extras are unused."""
+    want = held(layout, side, rank)
+    assert set(got) == set(want), rank
+    by_name = {t.name: t for t in layout.tensors}
+    for name, shape in want.items():
+        view = got[name]
+        assert list(view.shape) == shape, name
+        t = by_name[name]
+        into = t.extra.get("fused_into")
+        if into is not None:        # rows of the fused buffer
+            ((param, _),) = fake.stores[into]
+            rows = t.extra["fused_offset"][side]
+            same_storage(view, param, rows * math.prod(shape[1:]))
+            continue
+        stores = fake.stores[name]
+        if len(stores) == 2:        # MLA's two down projections
+            (q, _), (kv, _) = stores
+            assert bits(view) == bits(torch.cat([q, kv]))
+            continue
+        ((param, j),) = stores
+        same_storage(view, param, (j or 0) * math.prod(shape))
+    assert sorted(unused) == sorted(unused_ok)
+
+
+def world(layout, side):
+    return sorted({r for t in layout.tensors
+                   for r in getattr(t, side).mesh.ranks})
+
+
+def check_all(layout, m, train, infer, layers, **kw):
+    """Every trainer and every inference rank of a layout."""
+    for rank in world(layout, "src"):
+        fake = megatron_params(m, train, rank, layers, **kw)
+        for params in (fake.module(), fake.by_name()):
+            unused = []
+            got = reshard.megatron_tensors(layout, params, rank,
+                                           unused=unused)
+            check_rank(layout, "src", rank, got, fake, unused)
+    first = layout.info["infer"]["ranks"][0]
+    for rank in world(layout, "dst"):
+        fake = vllm_params(m, infer, rank - first, layers)
+        unused = []
+        got = reshard.vllm_tensors(layout, fake.params, rank, unused=unused)
+        scales = [n for n in fake.by_name() if n.endswith("_scale")]
+        check_rank(layout, "dst", rank, got, fake, unused, scales)
+
+
+def model_of(model, scale, train, infer):
+    return scale_model(get_model(model), scale,
+                       (parse_train(train).tp, parse_infer(infer).tp))
+
+
+# --- dense, PP ---------------------------------------------------------------
+
+@pytest.mark.parametrize("train", ["tp=2,pp=2,dp=2", "tp=1,pp=3,stages=1:2:1"])
+def test_dense_model_every_rank(train):
+    m = small(8, 4, 4, bias=True, num_hidden_layers=4)
+    infer = "tp=2,dp=2"
+    lay = build_layout(m, train, infer)
+    assert not any("part" in t.name for t in lay.tensors)
+    check_all(lay, m, train, infer, 4)
+
+
+def test_pipeline_stage_numbers_its_layers_from_zero():
+    m = small(8, 4, 4, num_hidden_layers=4)
+    lay = build_layout(m, "tp=1,pp=3,stages=1:2:1", "tp=1")
+    fake = megatron_params(m, "tp=1,pp=3,stages=1:2:1", 2, 4)   # stage 2
+    got = reshard.megatron_tensors(lay, fake.params, 2)
+    p = fake.by_name()
+    view = got["model.layers.3.self_attn.qkv_proj.weight"]
+    assert view.data_ptr() == \
+        p["decoder.layers.0.self_attention.linear_qkv.weight"].data_ptr()
+    assert "lm_head.weight" in got and "model.embed_tokens.weight" not in got
+    # DDP / Float16Module prefixes are stripped.
+    wrapped = megatron_params(m, "tp=1,pp=3,stages=1:2:1", 2, 4,
+                              prefix="module.module.")
+    unused = []
+    got = reshard.megatron_tensors(lay, wrapped.module(), 2, unused=unused)
+    check_rank(lay, "src", 2, got, wrapped, unused)
+
+
+# --- MoE with expert parallel on both sides ---------------------------------
+
+@pytest.mark.parametrize("grouped", [True, False],
+                         ids=["TEGroupedMLP", "SequentialMLP"])
+def test_qwen3_moe_expert_parallel(grouped):
+    train, infer = "tp=2,pp=2,ep=2,dp=2", "tp=4,dp=2,ep=1"
+    lay = build_layout("qwen3-235b-a22b", train, infer, layers=2,
+                       scale_down=64)
+    m = model_of("qwen3-235b-a22b", 64, train, infer)
+    check_all(lay, m, train, infer, 2, grouped=grouped)
+
+
+def test_expert_views_are_ep_local():
+    train, infer = "tp=2,pp=2,ep=2,dp=2", "tp=4,dp=2,ep=1"
+    lay = build_layout("qwen3-235b-a22b", train, infer, layers=2,
+                       scale_down=64)
+    m = model_of("qwen3-235b-a22b", 64, train, infer)
+    # Megatron rank 5: stage 1 (ranks 4..7), expert rank etp + etp*(ep +
+    # ep*edp) = 1: EP rank 1, experts 64..127 of layer 1 as local experts
+    # 0..63 of its layer 0.
+    fake = megatron_params(m, train, 5, 2)
+    got = reshard.megatron_tensors(lay, fake.params, 5)
+    p = fake.by_name()
+    assert "model.layers.1.mlp.experts.64.gate_up_proj.weight" in got
+    assert got["model.layers.1.mlp.experts.70.down_proj.weight"].data_ptr() \
+        == p["decoder.layers.0.mlp.experts.linear_fc2.weight6"].data_ptr()
+    assert not any(".experts.63." in n for n in got)
+    # vLLM rank 8 + 5: EP rank 5 of 8 holds experts 80..95: w13_weight[3]
+    # is expert 83.
+    first = lay.info["infer"]["ranks"][0]
+    fake = vllm_params(m, infer, 5, 2)
+    got = reshard.vllm_tensors(lay, fake.params, first + 5)
+    w13 = fake.by_name()["model.layers.0.mlp.experts.w13_weight"]
+    view = got["model.layers.0.mlp.experts.83.gate_up_proj.weight"]
+    assert view.data_ptr() == w13[3].data_ptr()
+    assert sorted(int(n.split(".")[5]) for n in got
+                  if n.startswith("model.layers.0.mlp.experts.")
+                  and n.endswith("down_proj.weight")) == list(range(80, 96))
+
+
+# --- KV-replicated qkv pieces -----------------------------------------------
+
+@pytest.mark.parametrize("case", ["dense", "qwen3-moe"])
+def test_kv_replicated_pieces(case):
+    if case == "dense":
+        m = small(8, 2, 4, bias=True, num_hidden_layers=2)
+        train, infer, layers = "tp=4,dp=2", "tp=8,dp=2", 2
+        lay = build_layout(m, train, infer)
+    else:               # experts tensor-parallel over vLLM's 8 ranks
+        train, infer, layers = "tp=2,pp=1,dp=1", "tp=8", 1
+        lay = build_layout("qwen3-235b-a22b", train, infer, layers=1,
+                           scale_down=64)
+        m = model_of("qwen3-235b-a22b", 64, train, infer)
+    pieces = [t for t in lay.tensors if "fused_into" in t.extra]
+    assert pieces and not any(t.name.endswith("qkv_proj.weight")
+                              for t in lay.tensors)
+    check_all(lay, m, train, infer, layers)
+    # Each rank's pieces tile its fused buffer, on both sides.
+    for side in ("src", "dst"):
+        for rank in world(lay, side):
+            spans = sorted((t.extra["fused_offset"][side], t.shape[0])
+                           for t in pieces
+                           if t.extra["fused_into"].endswith("weight")
+                           and t.name.startswith("model.layers.0.")
+                           and getattr(t, side).local_shape(t.shape, rank))
+            assert spans[0][0] == 0
+            assert all(a + n == b for (a, n), (b, _) in zip(spans,
+                                                            spans[1:]))
+
+
+# --- MLA (DeepSeek-V3): shared experts, expert bias, fused_qkv_a_proj --------
+
+@pytest.fixture(scope="module")
+def dsv3():
+    train, infer = "tp=2,pp=2,ep=4,dp=2", "tp=2,dp=2,ep=1"
+    lay = build_layout("deepseek-v3", train, infer, layers=4, scale_down=64)
+    return lay, model_of("deepseek-v3", 64, train, infer), train, infer
+
+
+def test_deepseek_v3_mla(dsv3):
+    lay, m, train, infer = dsv3
+    check_all(lay, m, train, infer, 4)
+
+
+def test_mla_down_projections_view_or_copy(dsv3):
+    lay, m, train, infer = dsv3
+    name = "model.layers.0.self_attn.fused_qkv_a_proj.weight"
+    for adjacent in (True, False):
+        fake = megatron_params(m, train, 1, 4, mla_adjacent=adjacent)
+        p = fake.by_name()
+        q = p["decoder.layers.0.self_attention.linear_q_down_proj.weight"]
+        kv = p["decoder.layers.0.self_attention.linear_kv_down_proj.weight"]
+        q.normal_()
+        kv.normal_()
+        got = reshard.megatron_tensors(lay, fake.module(), 1)[name]
+        assert torch.equal(got, torch.cat([q, kv]))
+        assert (got.data_ptr() == q.data_ptr()) == adjacent
+
+
+def test_expert_bias_is_a_buffer(dsv3):
+    lay, m, train, infer = dsv3
+    fake = megatron_params(m, train, 4, 4)            # stage 1: layer 3 MoE
+    got = reshard.megatron_tensors(lay, fake.module(), 4)
+    bias = got["model.layers.3.mlp.gate.e_score_correction_bias"]
+    assert bias.dtype == torch.float32
+    with pytest.raises(ReshardError, match=r"mlp\.router\.expert_bias.*"
+                                           r"buffer"):
+        reshard.megatron_tensors(lay, fake.params, 4)   # parameters only
+
+
+# --- errors, layout forms ----------------------------------------------------
+
+@pytest.fixture(scope="module")
+def dense():
+    m = small(8, 4, 4, num_hidden_layers=4)
+    train, infer = "tp=2,pp=2,dp=1", "tp=2"
+    return build_layout(m, train, infer), m, train, infer
+
+
+def test_missing_parameter(dense):
+    lay, m, train, infer = dense
+    p = megatron_params(m, train, 3, 4).by_name()       # stage 1, tp 1
+    del p["decoder.layers.1.self_attention.linear_qkv.weight"]
+    del p["output_layer.weight"]
+    with pytest.raises(ReshardError) as e:
+        reshard.megatron_tensors(lay, p, 3)
+    msg = str(e.value)
+    assert "rank 3" in msg
+    assert ("model.layers.3.self_attn.qkv_proj.weight: no parameter "
+            "'decoder.layers.1.self_attention.linear_qkv.weight' (layer 3 "
+            "is layer 1 of this rank's pipeline stage)") in msg
+    assert "lm_head.weight: no parameter 'output_layer.weight'" in msg
+    first = lay.info["infer"]["ranks"][0]
+    v = vllm_params(m, infer, 1, 4).by_name()
+    del v["model.layers.2.mlp.down_proj.weight"]
+    with pytest.raises(ReshardError, match=r"model\.layers\.2\.mlp\."
+                                           r"down_proj\.weight: no parameter"):
+        reshard.vllm_tensors(lay, v, first + 1)
+
+
+def test_mis_shaped_parameter(dense):
+    lay, m, train, infer = dense
+    p = megatron_params(m, train, 0, 4).by_name()
+    p["decoder.layers.0.mlp.linear_fc2.weight"] = torch.empty(16, 32)
+    with pytest.raises(ReshardError, match=r"parameter 'decoder\.layers\.0\."
+                       r"mlp\.linear_fc2\.weight' has shape \[16, 32\], but "
+                       r"rank 0's shard is \[16, 16\]"):
+        reshard.megatron_tensors(lay, p, 0)
+
+
+def test_mis_shaped_stacked_experts():
+    train, infer = "tp=2,pp=2,ep=2,dp=2", "tp=4,dp=2,ep=1"
+    lay = build_layout("qwen3-235b-a22b", train, infer, layers=2,
+                       scale_down=64)
+    m = model_of("qwen3-235b-a22b", 64, train, infer)
+    first = lay.info["infer"]["ranks"][0]
+    v = vllm_params(m, infer, 0, 2).by_name()
+    name = "model.layers.1.mlp.experts.w2_weight"
+    v[name] = torch.empty([17] + list(v[name].shape[1:]), dtype=BF16)
+    with pytest.raises(ReshardError, match=r"w2_weight' has shape \[17, 64, "
+                                           r"24\], but \[local experts\].* is "
+                                           r"\[16, 64, 24\]"):
+        reshard.vllm_tensors(lay, v, first)
+    # Megatron's legacy GroupedMLP is named in the message.
+    p = megatron_params(m, train, 0, 2).by_name()
+    p = {n: t for n, t in p.items() if ".experts." not in n}
+    p["decoder.layers.0.mlp.experts.weight1"] = torch.empty(1)
+    with pytest.raises(ReshardError, match="legacy GroupedMLP"):
+        reshard.megatron_tensors(lay, p, 0)
+
+
+def test_mis_shaped_fused_buffer_of_pieces():
+    m = small(8, 2, 4, num_hidden_layers=1)
+    lay = build_layout(m, "tp=2", "tp=8")
+    v = vllm_params(m, "tp=8", 3, 1).by_name()
+    v["model.layers.0.self_attn.qkv_proj.weight"] = torch.empty(4, 16)
+    with pytest.raises(ReshardError, match=r"has shape \[4, 16\], but the "
+                                           r"fused buffer rank 5 holds of "
+                                           r"model\.layers\.0\.self_attn\."
+                                           r"qkv_proj\.weight is \[12, 16\]"):
+        reshard.vllm_tensors(lay, v, 2 + 3)
+
+
+def test_layout_as_dict_or_json_file(dense, tmp_path):
+    lay, m, train, infer = dense
+    fake = megatron_params(m, train, 1, 4)
+    want = reshard.megatron_tensors(lay, fake.params, 1)
+    path = tmp_path / "layout.json"
+    lay.write_json(str(path))
+    d = json.loads(path.read_text())
+    for form in (d, str(path), path):
+        got = reshard.megatron_tensors(form, fake.params, 1)
+        assert {n: (v.data_ptr(), tuple(v.shape)) for n, v in got.items()} \
+            == {n: (v.data_ptr(), tuple(v.shape)) for n, v in want.items()}
+    with pytest.raises(ReshardError, match="give the layout"):
+        reshard.megatron_tensors(str(tmp_path / "layout.mlir"), fake.params,
+                                 1)
+
+
+def test_rank_holding_nothing_and_bad_arguments(dense):
+    lay, m, train, infer = dense
+    assert reshard.vllm_tensors(lay, [], 0) == {}       # a trainer rank
+    assert reshard.megatron_tensors(lay, {}, 99) == {}
+    with pytest.raises(ReshardError, match="not a global rank"):
+        reshard.megatron_tensors(lay, {}, -1)
+    with pytest.raises(ReshardError, match=r"params\[0\]: str is not a "
+                                           r"\(name, tensor\) pair"):
+        reshard.vllm_tensors(lay, ["model.norm.weight"], 2)
