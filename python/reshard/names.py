@@ -337,21 +337,29 @@ def _megatron_resolve(side: str):
     return resolve
 
 
+def _piece_view(e: _Entry, shape: List[int], ctx: _Ctx, table: _Table,
+                rank: int, side: str, names: List[str], tried: str) -> Any:
+    """A qkv piece: its rows of the rank's fused buffer, at fused_offset."""
+    into = e.extra["fused_into"]
+    got = table.get(names)
+    if got is None:
+        raise _Miss(f"no parameter {tried} (the fused buffer this piece is "
+                    f"rows of)")
+    pname, t = got
+    off = _offset(e, side)
+    _check(pname, t, [ctx.fused_rows[into]] + shape[1:],
+           f"the fused buffer rank {rank} holds of {into}")
+    return _plain(t)[off:off + shape[0]]
+
+
 def _megatron_view(e: _Entry, shape: List[int], ctx: _Ctx, table: _Table,
                    rank: int, side: str) -> Any:
     what = f"rank {rank}'s shard"
     into = e.extra.get("fused_into")
     if into is not None:                    # a KV-replicated qkv piece
         names, where = _megatron_names(into, ctx)
-        got = table.get(names)
-        if got is None:
-            raise _Miss(f"no parameter {_tried(names)}{where} (the fused "
-                        f"buffer this piece is rows of)")
-        pname, t = got
-        off = _offset(e, side)
-        _check(pname, t, [ctx.fused_rows[into]] + shape[1:],
-               f"the fused buffer rank {rank} holds of {into}")
-        return _plain(t)[off:off + shape[0]]
+        return _piece_view(e, shape, ctx, table, rank, side, names,
+                           f"{_tried(names)}{where}")
     m = _LAYER.match(e.name)
     x = m and _EXPERT.match(m.group(2))
     if x:
@@ -468,15 +476,8 @@ def _vllm_resolve(side: str):
                 rank: int) -> Any:
         into = e.extra.get("fused_into")
         if into is not None:                # a KV-replicated qkv piece
-            got = table.get([into])
-            if got is None:
-                raise _Miss(f"no parameter {into!r} (the fused buffer this "
-                            f"piece is rows of)")
-            pname, t = got
-            off = _offset(e, side)
-            _check(pname, t, [ctx.fused_rows[into]] + shape[1:],
-                   f"the fused buffer rank {rank} holds of {into}")
-            return _plain(t)[off:off + shape[0]]
+            return _piece_view(e, shape, ctx, table, rank, side, [into],
+                               repr(into))
         m = _LAYER.match(e.name)
         x = m and _EXPERT.match(m.group(2))
         if x:                               # one expert of FusedMoE's stack
