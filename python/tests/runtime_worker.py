@@ -11,6 +11,7 @@ $RESHARD_WORKER_OUT/rankR.txt.
   bad LAYOUT.json KIND...                   one bad argument on rank 1, per kind
   compile LAYOUT.json CACHE                 every rank compiles at once
   other A.json B.json                       rank 0 runs another layout's plan
+  refit CONFIG TRAIN INFER LAYERS WORK      through the name mapping
 """
 import importlib.util
 import json
@@ -131,6 +132,8 @@ def main():
                   f"libraries, fingerprint {plan.fingerprint:x}", flush=True)
             return
         import torch  # not for "compile": eight ranks importing it are slow
+        if mode == "refit":
+            return refit(comm, rank, cache, *args)
         with open(args[0]) as f:
             layout = json.load(f)
         plan = reshard.compile(args[0], backend="mpi", cache_dir=cache)
@@ -165,6 +168,44 @@ def main():
               f"elements, {bad} wrong", flush=True)
     except reshard.ReshardError as e:
         print(f"rank {rank}: error: {e}", flush=True)
+
+
+def refit(comm, rank, cache, config, train, infer, layers, work):
+    """A refit through the frameworks' own parameters: test_names.py's
+    fake Megatron and vLLM parameters of this rank, mapped to the layout by
+    megatron_tensors / vllm_tensors, the source views filled with the
+    oracle's pattern, the plan run into the vLLM views (verify=True)."""
+    sys.path.insert(0, HERE)
+    import test_names
+    from reshard.refit import build_layout
+    m = test_names.model_of(config, 1, train, infer)
+    lay = build_layout(config, train, infer, layers=int(layers),
+                       colocated=True)
+    path = os.path.join(work, "refit.json")
+    if rank == 0:
+        lay.write_json(path)
+    comm.Barrier()
+    with open(path) as f:
+        layout = json.load(f)
+    plan = reshard.compile(path, backend="mpi", cache_dir=cache)
+    fake_src = test_names.megatron_params(m, train, rank, int(layers))
+    fake_dst = test_names.vllm_params(m, infer, rank, int(layers))
+    src = reshard.megatron_tensors(lay, fake_src.module(), rank)
+    dst = reshard.vllm_tensors(lay, fake_dst.params, rank)
+    want_src, _, expect = shards_of(layout, rank)
+    for name, view in src.items():
+        view.copy_(want_src[name])
+    for view in dst.values():
+        view.view(torch.uint8).fill_(SENTINEL)
+    plan.run(src, dst, comm, verify=True)
+    bad = compare(dst, expect)
+    missing = sorted(set(expect) - set(dst))
+    n = sum(int(b.numel()) for b in expect.values())
+    ok = not bad and not missing
+    print(f"rank {rank}: {'ok' if ok else 'WRONG'} {n} destination "
+          f"elements through {len(src)} Megatron and {len(dst)} vLLM "
+          f"parameter views, {bad} wrong, {len(missing)} unmapped",
+          flush=True)
 
 
 def spoil(kind, rank, src, dst):
