@@ -23,6 +23,9 @@ def _record(d) -> Tuple:
 
 def verify_run(plan: Any, comm: Any, rank: int, src_bufs: List[Any],
                dst_bufs: List[Any]) -> None:
+    if any(b is not None and b.device != "cpu" for b in src_bufs + dst_bufs):
+        import torch
+        torch.cuda.synchronize()  # the run was on the caller's stream
     host = [buffers.to_host(b) if b is not None else None for b in src_bufs]
     host_dst = [buffers.to_host(b) if b is not None else None
                 for b in dst_bufs]
