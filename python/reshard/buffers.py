@@ -37,12 +37,16 @@ def _module(obj: Any) -> str:
     return type(obj).__module__.split(".")[0]
 
 
-def _from_torch(t: Any) -> Buffer:
-    dtype = None
+def _dtype_or_none(dtype: Any) -> Optional[str]:
+    """The interchange name of a dtype, None for one reshard cannot move."""
     try:
-        dtype = dtype_name(t.dtype)
+        return dtype_name(dtype)
     except ReshardError:
-        pass
+        return None
+
+
+def _from_torch(t: Any) -> Buffer:
+    dtype = _dtype_or_none(t.dtype)
     dev = t.device
     device = dev.type if dev.index is None else f"{dev.type}:{dev.index}"
     return Buffer(t.data_ptr(), tuple(t.shape), dtype, device,
@@ -50,12 +54,7 @@ def _from_torch(t: Any) -> Buffer:
 
 
 def _from_numpy(a: Any) -> Buffer:
-    dtype = None
-    try:
-        dtype = dtype_name(a.dtype)
-    except ReshardError:
-        pass
-    return Buffer(a.ctypes.data, tuple(a.shape), dtype, "cpu",
+    return Buffer(a.ctypes.data, tuple(a.shape), _dtype_or_none(a.dtype), "cpu",
                   bool(a.flags.c_contiguous), bool(a.flags.writeable),
                   a.nbytes, a)
 

@@ -88,7 +88,12 @@ class Plan:
         self.tensors = [self._c["tensor_name"](t).decode("utf-8", "replace")
                         for t in range(self._c["num_tensors"]())]
         self._index = {n: t for t, n in enumerate(self.tensors)}
+        raw = (self._c["tensor_dtype"](t) for t in range(len(self.tensors)))
+        self._dtypes = [d.decode() if d else None for d in raw]
         self._workspace: Dict[Tuple[str, int], Any] = {}
+        # Per (rank, side): every tensor's shard shape, asked once (run()
+        # checks them on every call).
+        self._shapes: Dict[Tuple[int, str], List[Any]] = {}
 
     @classmethod
     def load(cls, path: str, name: Optional[str] = None) -> "Plan":
@@ -117,8 +122,7 @@ class Plan:
         return self._index[name]
 
     def dtype(self, name: str) -> Optional[str]:
-        d = self._c["tensor_dtype"](self._tensor(name))
-        return d.decode() if d else None
+        return self._dtypes[self._tensor(name)]
 
     def local_shape(self, name: str, rank: int, side: str
                     ) -> Optional[Tuple[int, ...]]:
@@ -126,10 +130,18 @@ class Plan:
         tensor, or None where the rank holds no shard of that side."""
         if side not in ("src", "dst"):
             raise ReshardError(f"side must be 'src' or 'dst', not {side!r}")
-        t = self._tensor(name)
-        dims = (ctypes.c_int64 * max(1, self._c["tensor_ndim"](t)))()
-        n = self._c["shard_shape"](rank, t, side == "src", dims)
-        return None if n < 0 else tuple(dims[:n])
+        return self._shard_shapes(rank, side)[self._tensor(name)]
+
+    def _shard_shapes(self, rank: int, side: str) -> List[Any]:
+        key = (rank, side)
+        if key not in self._shapes:
+            shapes = []
+            for t in range(len(self.tensors)):
+                dims = (ctypes.c_int64 * max(1, self._c["tensor_ndim"](t)))()
+                n = self._c["shard_shape"](rank, t, side == "src", dims)
+                shapes.append(None if n < 0 else tuple(dims[:n]))
+            self._shapes[key] = shapes
+        return self._shapes[key]
 
     # -- run ---------------------------------------------------------------
 
@@ -146,8 +158,9 @@ class Plan:
                 problems.append(f"{side}: '{key}' is not a tensor of plan "
                                 f"{self.name}")
         want_device = "cpu" if self.backend == "mpi" else "cuda"
+        shapes = self._shard_shapes(rank, side)
         for t, name in enumerate(self.tensors):
-            shape = self.local_shape(name, rank, side)
+            shape = shapes[t]
             needed = shape is not None and _numel(shape) > 0
             if name not in tensors:
                 if needed:
@@ -168,7 +181,7 @@ class Plan:
             if shape is not None and buf.shape != shape:
                 problems.append(f"{where}: shape {list(buf.shape)}, but "
                                 f"this rank's shard is {list(shape)}")
-            dtype = self.dtype(name)
+            dtype = self._dtypes[t]
             if dtype and buf.dtype != dtype:
                 problems.append(f"{where}: dtype {buf.dtype or 'unknown'}, "
                                 f"the plan's is {dtype}")

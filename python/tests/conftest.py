@@ -24,6 +24,22 @@ def have_tools():
 
 
 @pytest.fixture
+def round_trip(have_tools, tmp_path):
+    """Writes a Layout as JSON and as .mlir, checks that the importer reads
+    the JSON as the same IR, and returns the JSON's path."""
+    def check(lay):
+        js, py, imp = (str(tmp_path / n) for n in
+                       ("l.json", "py.mlir", "imported.mlir"))
+        lay.write_json(js)
+        lay.write_mlir(py)
+        tools.import_json(js, imp)
+        assert tools.run("reshard-opt", [py]) == \
+            tools.run("reshard-opt", [imp])
+        return js
+    return check
+
+
+@pytest.fixture
 def cli_env():
     """Environment for `python -m reshard` subprocesses."""
     env = dict(os.environ)

@@ -18,6 +18,15 @@ shards = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(shards)
 
 
+# A small model with Qwen3-Next's attention (an output gate, 2 query
+# groups), as an HF config.json; test_orders.py and test_runtime.py use it.
+GATED = dict(model_type="qwen3_moe", num_hidden_layers=2, hidden_size=64,
+             num_attention_heads=16, num_key_value_heads=2, head_dim=8,
+             intermediate_size=32, moe_intermediate_size=16, num_experts=8,
+             mlp_only_layers=[0], vocab_size=256, attn_output_gate=True,
+             torch_dtype="bfloat16")    # Qwen3-Next's attention, small
+
+
 def chunk(rows, parts):
     """torch.chunk of a list: chunks of ceil(n / parts)."""
     c = -(-len(rows) // parts)

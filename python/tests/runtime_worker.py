@@ -13,7 +13,6 @@ $RESHARD_WORKER_OUT/rankR.txt.
   other A.json B.json                       rank 0 runs another layout's plan
   refit CONFIG TRAIN INFER LAYERS WORK      through the name mapping
 """
-import importlib.util
 import json
 import os
 import sys
@@ -25,11 +24,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import reshard  # noqa: E402
 
-_spec = importlib.util.spec_from_file_location(
-    "shards", os.path.join(ROOT, "test", "Tools", "reshard-run", "Inputs",
-                           "shards.py"))
-shards = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(shards)
+sys.path.insert(0, HERE)
+from orders_ref import shards  # noqa: E402  the layout oracle
 
 def int_of_size(nbytes):
     return {1: torch.uint8, 2: torch.int16, 4: torch.int32,
@@ -175,7 +171,6 @@ def refit(comm, rank, cache, config, train, infer, layers, work):
     fake Megatron and vLLM parameters of this rank, mapped to the layout by
     megatron_tensors / vllm_tensors, the source views filled with the
     oracle's pattern, the plan run into the vLLM views (verify=True)."""
-    sys.path.insert(0, HERE)
     import test_names
     from reshard.refit import build_layout
     m = test_names.model_of(config, 1, train, infer)

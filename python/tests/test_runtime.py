@@ -18,6 +18,8 @@ import tempfile
 
 import pytest
 
+from orders_ref import GATED
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = os.path.join(HERE, "runtime_worker.py")
 
@@ -193,12 +195,6 @@ def test_eight_ranks_compile_at_once(mpi, tmp_path):
     assert len(libs) == 1 and not [p for p in os.listdir(cache)
                                    if p.startswith("build-")], libs
 
-
-GATED = dict(model_type="qwen3_moe", num_hidden_layers=2, hidden_size=64,
-             num_attention_heads=16, num_key_value_heads=2, head_dim=8,
-             intermediate_size=32, moe_intermediate_size=16, num_experts=8,
-             mlp_only_layers=[0], vocab_size=256, attn_output_gate=True,
-             torch_dtype="bfloat16")    # Qwen3-Next's attention, small
 
 # Megatron -> vLLM on the same 8 ranks: Llama-3.1-70B (PP 2), Qwen3-235B-A22B
 # (4 query groups over TP 8: groups < TP, KV replicas as pieces), and a

@@ -20,16 +20,12 @@ SMALL = [
 
 
 @pytest.mark.parametrize("model,train,infer,topo,layers", SMALL)
-def test_round_trip_and_check(have_tools, tmp_path, model, train, infer,
+def test_round_trip_and_check(round_trip, tmp_path, model, train, infer,
                               topo, layers):
     lay = build_layout(model, train, infer, topo, layers=layers,
                        scale_down=64)
-    js, py, imp = (str(tmp_path / n) for n in
-                   ("l.json", "py.mlir", "imported.mlir"))
-    lay.write_json(js)
-    lay.write_mlir(py)
-    tools.import_json(js, imp)
-    assert tools.run("reshard-opt", [py]) == tools.run("reshard-opt", [imp])
+    round_trip(lay)
+    py = str(tmp_path / "py.mlir")
     tools.verify(py)
     out = tools.check(py)
     assert "all correct" in out
