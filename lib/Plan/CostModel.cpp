@@ -36,6 +36,12 @@ struct Links {
   }
 };
 
+/// Bytes per NIC when `bytes` spread over `nics` (at least one).
+int64_t ceilDiv(int64_t bytes, int64_t nics) {
+  nics = std::max<int64_t>(nics, 1);
+  return bytes / nics + (bytes % nics != 0);
+}
+
 double seconds(int64_t bytes, double gbps, double latencyUs) {
   if (!bytes)
     return 0;
@@ -293,56 +299,78 @@ static PlanFigures gatherBroadcastFigures(const PlanModel &model) {
   return b.finish();
 }
 
-/// Lower bounds from the pieces, whoever sends them.
+/// The physical lower bound (docs/CostModel.md): any GPU of a domain may
+/// take data in from the network or send it out for a peer, so a domain's
+/// traffic spreads over the NICs of all its plan GPUs at best.
 static PlanBounds computeBounds(const PlanModel &model, const Links &links) {
   PlanBounds b;
   llvm::DenseMap<int64_t, int64_t> ingress, egress, nonLocalIn;
-  llvm::DenseMap<int64_t, llvm::DenseSet<int64_t>> receivers, senders;
-  llvm::DenseSet<int64_t> networkHolders; // ranks holding network-bound data
-  forEachGroupPiece(
-      model, [&](const PieceDeliveries &d, int64_t bytes, int64_t) {
-        for (int64_t h : d.holders)
-          senders[links.domainOf(h)].insert(h);
-        for (const PieceDeliveries::Replica &r : d.replicas) {
-          receivers[links.domainOf(r.rank)].insert(r.rank);
-          if (r.kind != PieceDeliveries::Kind::Local)
-            nonLocalIn[r.rank] += bytes;
-        }
-        int64_t holderDomain = links.domainOf(d.holders.front());
-        bool oneDomain = llvm::all_of(d.holders, [&](int64_t h) {
-          return links.domainOf(h) == holderDomain;
-        });
-        for (const PieceDeliveries::Domain &dom : d.networkDomains) {
-          b.networkBytes += bytes;
-          networkHolders.insert(d.holders.begin(), d.holders.end());
-          ingress[dom.domain] += bytes;
-          if (oneDomain)
-            egress[holderDomain] += bytes;
-        }
-      });
-  auto spread = [](int64_t bytes, size_t nics) {
-    return nics ? (bytes + static_cast<int64_t>(nics) - 1) /
-                      static_cast<int64_t>(nics)
-                : bytes;
-  };
-  for (auto &[domain, bytes] : ingress)
-    b.perNicBytes =
-        std::max(b.perNicBytes, spread(bytes, receivers[domain].size()));
-  for (auto &[domain, bytes] : egress)
-    b.perNicBytes =
-        std::max(b.perNicBytes, spread(bytes, senders[domain].size()));
-  // Every network byte leaves through the NIC of some rank holding it.
-  b.perNicBytes =
-      std::max(b.perNicBytes, spread(b.networkBytes, networkHolders.size()));
+  forEachGroupPiece(model, [&](const PieceDeliveries &d, int64_t bytes,
+                               int64_t) {
+    for (const PieceDeliveries::Replica &r : d.replicas)
+      if (r.kind != PieceDeliveries::Kind::Local)
+        nonLocalIn[r.rank] += bytes;
+    for (const PieceDeliveries::Domain &dom : d.networkDomains) {
+      b.networkBytes += bytes;
+      ingress[dom.domain] += bytes;
+    }
+    // Held in one domain only and needed elsewhere: it leaves that domain
+    // at least once (further domains may get it from the first).
+    int64_t home = links.domainOf(d.holders.front());
+    if (!d.networkDomains.empty() && llvm::all_of(d.holders, [&](int64_t h) {
+          return links.domainOf(h) == home;
+        }))
+      egress[home] += bytes;
+  });
+  llvm::DenseSet<int64_t> planGpus;
+  for (const PlanGroup &g : model.groups)
+    for (const MeshSpec *m : {&g.srcMesh, &g.dstMesh})
+      planGpus.insert(m->ranks.begin(), m->ranks.end());
+  llvm::DenseMap<int64_t, int64_t> domainGpus;
+  for (int64_t r : planGpus)
+    ++domainGpus[links.domainOf(r)];
   const TopologySpec &s = links.spec;
-  b.seconds = seconds(b.perNicBytes, s.nicGBps, s.nicLatencyUs);
-  // A destination takes what it needs from other GPUs through its NIC and
-  // its NVLink at best, and pays at least the smaller latency.
+  auto nicTerm = [&](int64_t bytes, int64_t where, int64_t gpus) {
+    BoundTerm t{bytes, where, gpus, 0};
+    t.seconds = seconds(ceilDiv(bytes, gpus), s.nicGBps, s.nicLatencyUs);
+    return t;
+  };
+  auto busiest = [&](const llvm::DenseMap<int64_t, int64_t> &perDomain) {
+    BoundTerm best;
+    for (auto &[domain, bytes] : perDomain) {
+      BoundTerm t = nicTerm(bytes, domain, domainGpus.lookup(domain));
+      if (t.seconds > best.seconds ||
+          (t.seconds == best.seconds && t.bytes && domain < best.where))
+        best = t;
+    }
+    return best;
+  };
+  b.domainIngress = busiest(ingress);
+  b.domainEgress = busiest(egress);
+  b.allNetwork = nicTerm(b.networkBytes, -1, planGpus.size());
+  // A GPU takes what it lacks through its NIC and its NVLink at best, and
+  // pays at least the smaller latency.
   double minLatency = std::min(s.nicLatencyUs, s.nvlinkLatencyUs) * 1e-6;
-  for (auto &[rank, bytes] : nonLocalIn)
-    b.seconds = std::max(b.seconds,
-                         minLatency + static_cast<double>(bytes) /
-                                          ((s.nicGBps + s.nvlinkGBps) * 1e9));
+  for (auto &[rank, bytes] : nonLocalIn) {
+    double t = minLatency +
+               static_cast<double>(bytes) / ((s.nicGBps + s.nvlinkGBps) * 1e9);
+    if (bytes && (t > b.gpuReceive.seconds ||
+                  (t == b.gpuReceive.seconds && rank < b.gpuReceive.where)))
+      b.gpuReceive = BoundTerm{bytes, rank, 1, t};
+  }
+  std::pair<const char *, const BoundTerm *> terms[] = {
+      {"domain_ingress", &b.domainIngress},
+      {"domain_egress", &b.domainEgress},
+      {"all_network", &b.allNetwork},
+      {"gpu_receive", &b.gpuReceive}};
+  for (auto [name, t] : terms) {
+    if (t != &b.gpuReceive && t->gpus)
+      b.perNicBytes = std::max(b.perNicBytes, ceilDiv(t->bytes, t->gpus));
+    if (t->seconds > b.seconds) {
+      b.seconds = t->seconds;
+      b.binding = name;
+    }
+  }
   return b;
 }
 
@@ -435,6 +463,24 @@ static std::string ratioText(double a, double b, const char *fmt) {
   return buf;
 }
 
+static llvm::json::Object boundTermsJson(const PlanBounds &b) {
+  llvm::json::Object o;
+  auto term = [](const BoundTerm &t, const char *whereKey) {
+    llvm::json::Object j;
+    j["bytes"] = t.bytes;
+    if (whereKey)
+      j[whereKey] = t.where;
+    j["gpus"] = t.gpus;
+    j["seconds"] = t.seconds;
+    return j;
+  };
+  o["domain_ingress"] = term(b.domainIngress, "domain");
+  o["domain_egress"] = term(b.domainEgress, "domain");
+  o["gpu_receive"] = term(b.gpuReceive, "rank");
+  o["all_network"] = term(b.allNetwork, nullptr);
+  return o;
+}
+
 void reshard::printReport(const PlanReport &r, ReportFormat format,
                           bool perRank, llvm::raw_ostream &os) {
   const PlanFigures &p = r.plan;
@@ -461,6 +507,8 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
     o["lower_bound_busiest_nic_bytes"] = r.bounds.perNicBytes;
     o["estimated_seconds"] = p.estimatedSeconds;
     o["lower_bound_seconds"] = r.bounds.seconds;
+    o["lower_bound_term"] = r.bounds.binding;
+    o["lower_bound_terms"] = boundTermsJson(r.bounds);
     llvm::json::Object baselines;
     baselines["direct"] = figuresJson(r.direct, false);
     baselines["gather-broadcast"] = figuresJson(r.gatherBroadcast, false);
@@ -511,6 +559,25 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
      << ratioText(busiest, r.bounds.perNicBytes, "%.3f")
      << "; estimated / lower-bound time: "
      << ratioText(p.estimatedSeconds, r.bounds.seconds, "%.3f") << "\n";
+  const PlanBounds &b = r.bounds;
+  auto nics = [&](const BoundTerm &t, const char *where) -> std::string {
+    if (!t.bytes)
+      return "none";
+    std::string at = t.where < 0 ? std::string()
+                                 : formatv("{0} {1}, ", where, t.where).str();
+    return formatv("{0:e} s ({1}{2} B over {3} NIC{4})", t.seconds, at, t.bytes,
+                   t.gpus, t.gpus == 1 ? "" : "s");
+  };
+  os << "bound terms: domain ingress " << nics(b.domainIngress, "domain")
+     << "; domain egress " << nics(b.domainEgress, "domain") << "; all network "
+     << nics(b.allNetwork, "") << "; GPU receive "
+     << (b.gpuReceive.bytes
+             ? std::string(formatv("{0:e} s (rank {1}, {2} B over NIC + "
+                                   "NVLink)",
+                                   b.gpuReceive.seconds, b.gpuReceive.where,
+                                   b.gpuReceive.bytes))
+             : std::string("none"))
+     << "; binding: " << b.binding << "\n";
   os << "speedup: "
      << ratioText(r.direct.estimatedSeconds, p.estimatedSeconds, "%.2f")
      << "x over direct, "

@@ -471,5 +471,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                             report.plan.bytes[kNetwork],
                             report.bounds.networkBytes));
   }
+  // No plan, baselines included, beats the physical lower bound.
+  PlanReport report = buildReport(model);
+  for (const PlanFigures *f :
+       {&report.plan, &report.direct, &report.gatherBroadcast})
+    if (std::max(f->busiestNicOutBytes, f->busiestNicInBytes) <
+            report.bounds.perNicBytes ||
+        f->estimatedSeconds < report.bounds.seconds * (1 - 1e-9))
+      fail(c,
+           llvm::formatv("a plan beats the lower bound: busiest NIC {0} B "
+                         "(bound {1}), {2} s (bound {3}, {4})",
+                         std::max(f->busiestNicOutBytes, f->busiestNicInBytes),
+                         report.bounds.perNicBytes, f->estimatedSeconds,
+                         report.bounds.seconds, report.bounds.binding));
   return 0;
 }

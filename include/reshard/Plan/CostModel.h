@@ -39,15 +39,38 @@ struct PlanFigures {
   double estimatedSeconds = 0;
 };
 
-/// The physical limits of a plan's pieces, whoever sends them.
+/// One term of the physical lower bound: `bytes` that must pass `gpus`
+/// NICs (or, for a GPU's receive term, its NIC and its NVLink), at `where`
+/// (a domain, or a rank for the receive term; -1: the whole plan).
+struct BoundTerm {
+  int64_t bytes = 0;
+  int64_t where = -1;
+  int64_t gpus = 0;
+  double seconds = 0;
+};
+
+/// The physical limits of a plan's pieces, whoever sends them and through
+/// whichever GPU of a domain they enter or leave (docs/CostModel.md).
 struct PlanBounds {
   /// Every element needed in a destination NVLink domain that no source
   /// rank of that domain holds, counted once per domain.
   int64_t networkBytes = 0;
-  /// The busiest domain's ingress (egress) lower bound spread evenly over
-  /// its receiving (sending) ranks' NICs.
+  /// The busiest domain's ingress: what must enter it, over the NICs of
+  /// every plan GPU in it.
+  BoundTerm domainIngress;
+  /// The busiest domain's egress: what only it holds and another domain
+  /// needs, once, over the NICs of every plan GPU in it.
+  BoundTerm domainEgress;
+  /// The GPU that needs most bytes it does not hold, over its NIC and its
+  /// NVLink together.
+  BoundTerm gpuReceive;
+  /// Every network byte over the NICs of every plan GPU.
+  BoundTerm allNetwork;
+  /// The largest of the three NIC terms, in bytes per NIC.
   int64_t perNicBytes = 0;
   double seconds = 0;
+  /// The term that sets `seconds`.
+  const char *binding = "none";
 };
 
 struct PlanReport {

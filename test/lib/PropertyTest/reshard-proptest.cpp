@@ -553,6 +553,24 @@ std::string runCase(MLIRContext &ctx, const std::string &ir,
                            report.plan.bytes[kNetwork],
                            report.bounds.networkBytes);
   }
+  // No plan beats the physical lower bound, the baselines included: a
+  // plan under it would prove a term wrong.
+  {
+    PlanReport report = buildReport(plan->model);
+    for (auto [name, f] : {std::pair{"plan", &report.plan},
+                           {"direct", &report.direct},
+                           {"gather-broadcast", &report.gatherBroadcast}}) {
+      int64_t busiest = std::max(f->busiestNicOutBytes, f->busiestNicInBytes);
+      if (busiest < report.bounds.perNicBytes)
+        return llvm::formatv("{0}: busiest NIC {1} B under the bound {2} B",
+                             name, busiest, report.bounds.perNicBytes);
+      if (f->estimatedSeconds < report.bounds.seconds * (1 - 1e-9))
+        return llvm::formatv("{0}: estimated {1} s under the bound {2} s "
+                             "({3})",
+                             name, f->estimatedSeconds, report.bounds.seconds,
+                             report.bounds.binding);
+    }
+  }
 
   // The compact plan: lowered, round-tripped, verified, and run by the
   // execution engine's loops, must deliver the same elements.

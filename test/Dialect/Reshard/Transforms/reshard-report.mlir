@@ -107,10 +107,11 @@
 //
 // Lower bounds: domain 2 needs both halves (4000 B), domain 3 too (4000 B),
 // no source rank in either: 8000 network bytes. Busiest NIC: ingress of
-// domain 2 over its receivers 4, 5: 2000; of domain 3 over 6: 4000; no
-// egress bound (every box is held in two domains); 8000 B over the 4
-// holders: 2000. Bound 4000 B: 5 us + 4 us = 9 us (larger than the most
-// one rank needs, 4000 B at 11 GB/s).
+// domain 2 over its plan GPUs 4, 5: 2000; of domain 3 over 6 (7 is no
+// plan GPU): 4000, 5 us + 4 us = 9 us; no egress term (every box is held
+// in two domains); 8000 B over the 7 plan GPUs: 1143, 6.143 us; the most
+// one rank lacks, 4000 B (ranks 4, 5, 6; the lowest is named) at 11 GB/s
+// after 1 us: 1.364 us. Bound 4000 B per NIC, 9 us, set by the ingress.
 //
 // Ratios: network 8000 / 8000 = 1; busiest NIC 4000 / 4000 = 1; time
 // 10.2 / 9 = 1.133; speedup 11 / 10.2 = 1.08x over direct, 18.2 / 10.2 =
@@ -137,6 +138,7 @@ reshard.redistribute @w from @train <[[tp]]> to @infer <[[]]> topology @t
 // TEXT-NEXT: {{^}}gather-broadcast 12000 2000 0 12000 2 1.820000e-05{{$}}
 // TEXT-NEXT: {{^}}lower bound 8000 4000 9.000000e-06{{$}}
 // TEXT-NEXT: {{^}}network bytes / lower bound: 1.000; busiest NIC / bound: 1.000; estimated / lower-bound time: 1.133{{$}}
+// TEXT-NEXT: {{^}}bound terms: domain ingress 9.000000e-06 s (domain 3, 4000 B over 1 NIC); domain egress none; all network 6.143000e-06 s (8000 B over 7 NICs); GPU receive 1.363636e-06 s (rank 4, 4000 B over NIC + NVLink); binding: domain_ingress{{$}}
 // TEXT-NEXT: {{^}}speedup: 1.08x over direct, 1.78x over gather-broadcast{{$}}
 // Per rank: local, NVLink out, NVLink in, network out, network in, network
 // messages (sent plus received).
@@ -193,6 +195,32 @@ reshard.redistribute @w from @train <[[tp]]> to @infer <[[]]> topology @t
 // JSON-NEXT:   "lower_bound_busiest_nic_bytes": 4000,
 // JSON-NEXT:   "lower_bound_network_bytes": 8000,
 // JSON-NEXT:   "lower_bound_seconds": {{9e-06|9\.0*[0-9]e-06|8\.9999[0-9]*e-06}},
+// JSON-NEXT:   "lower_bound_term": "domain_ingress",
+// JSON-NEXT:   "lower_bound_terms": {
+// JSON-NEXT:     "all_network": {
+// JSON-NEXT:       "bytes": 8000,
+// JSON-NEXT:       "gpus": 7,
+// JSON-NEXT:       "seconds": 6.14{{[0-9]*}}e-06
+// JSON-NEXT:     },
+// JSON-NEXT:     "domain_egress": {
+// JSON-NEXT:       "bytes": 0,
+// JSON-NEXT:       "domain": -1,
+// JSON-NEXT:       "gpus": 0,
+// JSON-NEXT:       "seconds": 0
+// JSON-NEXT:     },
+// JSON-NEXT:     "domain_ingress": {
+// JSON-NEXT:       "bytes": 4000,
+// JSON-NEXT:       "domain": 3,
+// JSON-NEXT:       "gpus": 1,
+// JSON-NEXT:       "seconds": {{9e-06|9\.0*[0-9]e-06|8\.9999[0-9]*e-06}}
+// JSON-NEXT:     },
+// JSON-NEXT:     "gpu_receive": {
+// JSON-NEXT:       "bytes": 4000,
+// JSON-NEXT:       "gpus": 1,
+// JSON-NEXT:       "rank": 4,
+// JSON-NEXT:       "seconds": 1.3636{{[0-9]*}}e-06
+// JSON-NEXT:     }
+// JSON-NEXT:   },
 // JSON-NEXT:   "network_bytes": 8000,
 // JSON-NEXT:   "pieces": 6,
 // JSON-NEXT:   "plan": {
@@ -271,6 +299,7 @@ reshard.redistribute @w from @train <[[tp]]> to @infer <[[]]> topology @t
 // UNROUTED-NEXT: {{^}}gather-broadcast 12000 2000 0 12000 2 1.820000e-05{{$}}
 // UNROUTED-NEXT: {{^}}lower bound 8000 4000 9.000000e-06{{$}}
 // UNROUTED-NEXT: {{^}}network bytes / lower bound: 1.500; busiest NIC / bound: 1.500; estimated / lower-bound time: 1.222{{$}}
+// UNROUTED-NEXT: {{^}}bound terms: {{.*}}; binding: domain_ingress{{$}}
 // UNROUTED-NEXT: {{^}}speedup: 1.00x over direct, 1.65x over gather-broadcast{{$}}
 
 // 3 destination ranks x 1000 elements.
@@ -287,8 +316,8 @@ reshard.redistribute @w from @train <[[tp]]> to @infer <[[]]> topology @t
 // gather); step 1: 36 B to 1 (NVLink), 36 B to 2 (network), a 12 B local
 // copy for itself; 5 us + 36 B / 10 GB/s = 5.0036 us, one step.
 // Bounds: 12 B needed in domain 1, held by no rank there; ingress over
-// rank 2 alone: 12; egress of domain 0 (holds it alone) over its senders
-// 0 and 1: 6; 12 B over the 2 holders: 6. Bound 12 B: 5.0012 us.
+// rank 2 alone: 12; egress of domain 0 (holds it alone) over its plan GPUs
+// 0 and 1: 6; 12 B over the 3 plan GPUs: 4. Bound 12 B: 5.0012 us.
 
 reshard.topology @t gpus_per_node = 2 nvl_domain_size = 2
     nvlink_GBps_per_gpu = 100.0 nic_GBps_per_gpu = 10.0
@@ -302,6 +331,7 @@ reshard.redistribute @w from @train <[[]]> to @infer <[[tp]]> topology @t
 // LOCAL-NEXT: {{^}}gather-broadcast 36 36 12 36 1 5.003600e-06{{$}}
 // LOCAL-NEXT: {{^}}lower bound 12 12 5.001200e-06{{$}}
 // LOCAL-NEXT: {{^}}network bytes / lower bound: 1.000; busiest NIC / bound: 1.000; estimated / lower-bound time: 1.000{{$}}
+// LOCAL-NEXT: {{^}}bound terms: domain ingress 5.001200e-06 s (domain 1, 12 B over 1 NIC); domain egress 5.000600e-06 s (domain 0, 12 B over 2 NICs); all network 5.000400e-06 s (12 B over 3 NICs); GPU receive 1.000109e-06 s (rank 2, 12 B over NIC + NVLink); binding: domain_ingress{{$}}
 // LOCAL-NEXT: {{^}}speedup: 1.00x over direct, 1.00x over gather-broadcast{{$}}
 // LOCAL-NEXT: rank
 // LOCAL-NEXT: {{^}} 0 12 0 0 12 0 1{{$}}
