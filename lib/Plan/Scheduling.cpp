@@ -1,6 +1,8 @@
 //===- Scheduling.cpp - Streams placed within a staging budget ------------===//
 #include "reshard/Plan/Scheduling.h"
 
+#include "reshard/Layout/RelayTiming.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -103,22 +105,21 @@ private:
 };
 } // namespace
 
-/// For each stream, for each of its transfers, the first step a relay may
-/// send it in: after the last byte of every phase-0 transfer that brought
-/// the relay any of its members (0 for phase 0 and local copies, which are
-/// there before step 0). `schedule` has the phase-0 rows.
-static std::vector<std::vector<int64_t>>
-readySteps(const PlanModel &model, const std::vector<TransferGroup> &transfers,
-           const std::vector<StreamContent> &streams,
-           const PlanSchedule &schedule) {
-  // Every phase-0 arrival as (rank, group, piece, last step at the rank,
-  // transfer), sorted so that a key's latest arrival comes first: the first
-  // one sharing a member with a relayed transfer decides.
-  struct Arrival {
-    int64_t rank, group, piece, last;
-    size_t transfer;
-    auto key() const { return std::make_tuple(rank, group, piece); }
-  };
+namespace {
+/// A phase-0 transfer as its receiver sees it: the stream's start and
+/// quota, the transfer's first byte in it and the step of its last byte.
+struct Arrival {
+  int64_t rank, group, piece;
+  size_t transfer;
+  int64_t start, quota, at, last;
+  auto key() const { return std::make_tuple(rank, group, piece); }
+};
+} // namespace
+
+/// Every phase-0 transfer of `streams` that carries bytes, as it arrives.
+static std::vector<Arrival> phaseZeroArrivals(
+    const PlanModel &model, const std::vector<TransferGroup> &transfers,
+    const std::vector<StreamContent> &streams, const PlanSchedule &schedule) {
   std::vector<Arrival> arrivals;
   for (const StreamContent &s : streams) {
     const PlanStream *row =
@@ -130,11 +131,27 @@ readySteps(const PlanModel &model, const std::vector<TransferGroup> &transfers,
       const TransferGroup &x = transfers[t];
       int64_t bytes = x.memberCount * model.pieceBytes(x.group, x.piece);
       if (bytes > 0)
-        arrivals.push_back({s.receiver, x.group, x.piece,
-                            row->start + (at + bytes - 1) / row->quota, t});
+        arrivals.push_back({s.receiver, x.group, x.piece, t, row->start,
+                            row->quota, at,
+                            row->start + (at + bytes - 1) / row->quota});
       at += bytes;
     }
   }
+  return arrivals;
+}
+
+/// For each stream, for each of its transfers, the first step a relay may
+/// send it in: after the last byte of every phase-0 transfer that brought
+/// the relay any of its members (0 for phase 0 and local copies, which are
+/// there before step 0). `schedule` has the phase-0 rows.
+static std::vector<std::vector<int64_t>>
+readySteps(const PlanModel &model, const std::vector<TransferGroup> &transfers,
+           const std::vector<StreamContent> &streams,
+           const PlanSchedule &schedule) {
+  // Sorted so that a key's latest arrival comes first: the first one
+  // sharing a member with a relayed transfer decides.
+  std::vector<Arrival> arrivals =
+      phaseZeroArrivals(model, transfers, streams, schedule);
   llvm::sort(arrivals, [](const Arrival &a, const Arrival &b) {
     return std::make_tuple(a.rank, a.group, a.piece, -a.last, a.transfer) <
            std::make_tuple(b.rank, b.group, b.piece, -b.last, b.transfer);
@@ -198,24 +215,63 @@ void reshard::orderRelays(const PlanModel &model,
 }
 
 namespace {
-/// Starts each relay stream (their transfers in orderRelays' order, with
-/// their ready steps) at the first step where every transfer's first byte
-/// follows its arrival.
+/// Starts each relay stream (their transfers in orderRelays' order) at the
+/// first step where every byte it forwards goes out in a later step than
+/// it arrived in (RelayTiming.h), or, where that is later, every
+/// transfer's first byte after the last byte of what brought it.
 void startRelays(const PlanModel &model,
                  const std::vector<TransferGroup> &transfers,
                  const std::vector<StreamContent> &streams,
-                 const std::vector<std::vector<int64_t>> &ready,
                  PlanSchedule &schedule) {
+  std::vector<Arrival> arrivals =
+      phaseZeroArrivals(model, transfers, streams, schedule);
+  llvm::sort(arrivals, [](const Arrival &a, const Arrival &b) {
+    return std::make_tuple(a.key(), a.transfer) <
+           std::make_tuple(b.key(), b.transfer);
+  });
+  // Where member `k` of transfer `x` starts in a stream where x is at `at`.
+  auto offset = [&](const TransferGroup &x, int64_t at, int64_t k,
+                    int64_t pieceBytes) {
+    int64_t index =
+        x.memberCount > 1 ? (k - x.memberStart) / x.memberStride : 0;
+    return at + index * pieceBytes;
+  };
   for (size_t i = 0; i < streams.size(); ++i) {
     const StreamContent &s = streams[i];
     if (s.phase != 1)
       continue;
     PlanStream &row = schedule.streams[i];
     int64_t start = 0, at = 0;
-    for (size_t j = 0; j < s.transfers.size(); ++j) {
-      const TransferGroup &x = transfers[s.transfers[j]];
-      start = std::max(start, ready[i][j] - at / row.quota);
-      at += x.memberCount * model.pieceBytes(x.group, x.piece);
+    for (size_t t : s.transfers) {
+      const TransferGroup &x = transfers[t];
+      int64_t pb = model.pieceBytes(x.group, x.piece);
+      auto key = std::make_tuple(s.sender, x.group, x.piece);
+      for (auto it = llvm::partition_point(
+               arrivals, [&](const Arrival &a) { return a.key() < key; });
+           it != arrivals.end() && it->key() == key; ++it) {
+        const TransferGroup &y = transfers[it->transfer];
+        int64_t first, stride;
+        int64_t common = x.commonMembers(y, first, stride);
+        if (!common)
+          continue;
+        int64_t second = first + stride;
+        SharedMembers m{
+            common,
+            pb,
+            it->start,
+            it->quota,
+            offset(y, it->at, first, pb),
+            common > 1
+                ? offset(y, it->at, second, pb) - offset(y, it->at, first, pb)
+                : 0,
+            offset(x, at, first, pb),
+            common > 1 ? offset(x, at, second, pb) - offset(x, at, first, pb)
+                       : 0};
+        int64_t whole = it->last + 1 - at / row.quota;
+        start = std::max(start,
+                         std::min(whole, leastCutThroughStart(m, row.quota)));
+      }
+      at += x.memberCount * pb;
     }
     row.start = start;
   }
@@ -272,9 +328,8 @@ std::optional<PlanSchedule> uniformSchedule(
         {s.sender, s.receiver, s.phase, 0,
          std::max<int64_t>(1, (s.bytes + steps - 1) / steps)});
   std::vector<StreamContent> ordered = streams;
-  startRelays(model, transfers, ordered,
-              orderRelaysByReadiness(model, transfers, schedule, ordered),
-              schedule);
+  orderRelaysByReadiness(model, transfers, schedule, ordered);
+  startRelays(model, transfers, ordered, schedule);
   return schedule;
 }
 } // namespace

@@ -39,28 +39,31 @@ void reshard::solveMembers(int64_t count, int64_t a, int64_t m, int64_t b,
     number = (count - 1 - start) / stride + 1;
 }
 
-bool TransferGroup::sharesMembersWith(const TransferGroup &o) const {
+int64_t TransferGroup::commonMembers(const TransferGroup &o, int64_t &first,
+                                     int64_t &stride) const {
   if (!memberCount || !o.memberCount)
-    return false;
+    return 0;
   int64_t last = memberStart + (memberCount - 1) * memberStride;
   int64_t oLast = o.memberStart + (o.memberCount - 1) * o.memberStride;
   int64_t lo = std::max(memberStart, o.memberStart);
   int64_t hi = std::min(last, oLast);
   if (lo > hi)
-    return false;
+    return 0;
   // A one-member progression's stride says nothing; any modulus 1 does.
   int64_t m = memberCount > 1 ? memberStride : 1;
   int64_t n = o.memberCount > 1 ? o.memberStride : 1;
-  // The common case, replicas rotated over instances: one stride.
-  if (m == n)
-    return (o.memberStart - memberStart) % m == 0;
-  int64_t start, stride, number;
-  solveMembers(hi + 1, memberStart, m, o.memberStart, n, start, stride, number);
+  int64_t number;
+  solveMembers(hi + 1, memberStart, m, o.memberStart, n, first, stride, number);
   if (!number)
-    return false;
-  if (start < lo)
-    start += (lo - start + stride - 1) / stride * stride;
-  return start <= hi;
+    return 0;
+  if (first < lo)
+    first += (lo - first + stride - 1) / stride * stride;
+  return first <= hi ? (hi - first) / stride + 1 : 0;
+}
+
+bool TransferGroup::sharesMembersWith(const TransferGroup &o) const {
+  int64_t first, stride;
+  return commonMembers(o, first, stride) > 0;
 }
 
 void reshard::appendTransfers(const PlanModel &model, int64_t group,

@@ -37,6 +37,10 @@ struct TransferGroup {
   }
   /// Whether this and `o` (of the same group) move a member in common.
   bool sharesMembersWith(const TransferGroup &o) const;
+  /// How many members this and `o` (of the same group) move in common:
+  /// first, first + stride, ...
+  int64_t commonMembers(const TransferGroup &o, int64_t &first,
+                        int64_t &stride) const;
 };
 
 /// Every transfer of the plan, group by group, piece by piece, in

@@ -657,7 +657,7 @@ reshard_rt.plan @p num_ranks = 3 tensors = ["w0", "w1"] fingerprint = 0 {
   }
   reshard_rt.group 0 class 0 from 0 to 1 tensors [0, 1]
   reshard_rt.items 0 [g0.p0[0 x 2]]
-  // expected-error @+1 {{'reshard_rt.items' op item 0 is relayed by rank 1 from step 0, but the rank receives members of it until step 0; a relay forwards only what it has}}
+  // expected-error @+1 {{'reshard_rt.items' op item 0 is relayed by rank 1 from step 0, but the rank receives members of it until step 0; a relay sends a byte only after it arrives (by the bound in docs/Runtime.md)}}
   reshard_rt.items 1 [g0.p0[0 x 2]]
   reshard_rt.rank 0 workspace = 32 {
     reshard_rt.send to 1 phase 0 start 0 quota 32 bytes 32 items 0
@@ -682,7 +682,7 @@ reshard_rt.plan @p num_ranks = 3 tensors = ["w0", "w1"] fingerprint = 0 {
   }
   reshard_rt.group 0 class 0 from 0 to 1 tensors [0, 1]
   reshard_rt.items 0 [g0.p0[0], g0.p0[1]]
-  // expected-error @+1 {{'reshard_rt.items' op item 0 is relayed by rank 1 from step 1, but the rank receives members of it until step 1; a relay forwards only what it has}}
+  // expected-error @+1 {{'reshard_rt.items' op item 0 is relayed by rank 1 from step 1, but the rank receives members of it until step 1; a relay sends a byte only after it arrives (by the bound in docs/Runtime.md)}}
   reshard_rt.items 1 [g0.p0[1], g0.p0[0]]
   reshard_rt.rank 0 workspace = 16 {
     reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 32 items 0
@@ -693,6 +693,32 @@ reshard_rt.plan @p num_ranks = 3 tensors = ["w0", "w1"] fingerprint = 0 {
   }
   reshard_rt.rank 2 workspace = 16 {
     reshard_rt.recv from 1 phase 1 start 1 quota 16 bytes 32 items 1
+  }
+}
+
+// -----
+
+// Cut through one step too early for the verifier's bound: the box arrives
+// over steps 0-7, 8 bytes a step; relay-overlap.mlir forwards it from
+// step 2.
+reshard_rt.plan @p num_ranks = 3 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1, 2]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[16]] dst combos [0, 0] shapes [[16]] {
+    reshard_rt.piece dst 0 src 0 size [16] at [0] from [0] pack <+0 run 64> unpack <+0 run 64> copy <+0 -> +0 run 64>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  // expected-error @+1 {{'reshard_rt.items' op item 0 is relayed by rank 1 from step 1, but the rank receives members of it until step 7; a relay sends a byte only after it arrives (by the bound in docs/Runtime.md)}}
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 8 bytes 64 items 0
+  }
+  reshard_rt.rank 1 workspace = 32 {
+    reshard_rt.send to 2 phase 1 start 1 quota 8 bytes 64 items 0
+    reshard_rt.recv from 0 phase 0 start 0 quota 8 bytes 64 items 0
+  }
+  reshard_rt.rank 2 workspace = 16 {
+    reshard_rt.recv from 1 phase 1 start 1 quota 8 bytes 64 items 0
   }
 }
 

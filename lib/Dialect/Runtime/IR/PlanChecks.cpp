@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "reshard/Dialect/Runtime/IR/PlanEncoding.h"
+#include "reshard/Layout/RelayTiming.h"
 
 #include "mlir/IR/Threading.h"
 #include "llvm/ADT/DenseMap.h"
@@ -72,6 +73,34 @@ int64_t commonCount(const Progression &a, const Progression &b) {
   int64_t m = a.count > 1 ? a.stride : 1, n = b.count > 1 ? b.stride : 1;
   __int128 lcm = static_cast<__int128>(m) / gcd(m, n) * n;
   return static_cast<int64_t>((std::min(a.last(), b.last()) - x) / lcm + 1);
+}
+
+/// Whether a relay stream `out` sends every byte of the members of `want`
+/// (at byte `outAt` of it) that `had` brought (at byte `inAt` of a phase-0
+/// stream from step `inStart`, `inQuota` bytes a step) in a later step
+/// than the byte arrives in, by RelayTiming.h's bound.
+bool cutsThrough(const Progression &had, int64_t inStart, int64_t inQuota,
+                 int64_t inAt, const Progression &want,
+                 const engine::Stream &out, int64_t outAt, int64_t pieceBytes) {
+  int64_t first = firstCommon(had, want), count = commonCount(had, want);
+  if (first < 0 || inQuota <= 0)
+    return false;
+  int64_t m = had.count > 1 ? had.stride : 1,
+          n = want.count > 1 ? want.stride : 1;
+  int64_t lcm = m / gcd(m, n) * n;
+  auto at = [&](const Progression &p, int64_t base, int64_t member) {
+    return base +
+           (p.count > 1 ? (member - p.start) / p.stride : 0) * pieceBytes;
+  };
+  SharedMembers shared{count,
+                       pieceBytes,
+                       inStart,
+                       inQuota,
+                       at(had, inAt, first),
+                       count > 1 ? lcm / m * pieceBytes : 0,
+                       at(want, outAt, first),
+                       count > 1 ? lcm / n * pieceBytes : 0};
+  return leastCutThroughStart(shared, out.quota) <= out.start;
 }
 
 /// One progression of members of one group piece reaching one destination
@@ -284,6 +313,9 @@ LogicalResult Checker::checkRelays(int64_t pi, bool quiet) {
   struct Had {
     Progression members;
     int64_t lastStep;
+    /// The phase-0 stream that brought them (quota 0: a local copy) and
+    /// where the item sits in it.
+    int64_t start = 0, quota = 0, at = 0;
   };
   auto itemBytes = [&](const engine::Item &it) {
     return it.count * pieceOf(it).bytes;
@@ -307,7 +339,10 @@ LogicalResult Checker::checkRelays(int64_t pi, bool quiet) {
         int64_t bytes = itemBytes(it);
         has[{it.group, it.piece}].push_back(
             {{it.start, it.stride, it.count},
-             bytes ? s.start + (at + bytes - 1) / s.quota : -1});
+             bytes ? s.start + (at + bytes - 1) / s.quota : -1,
+             s.start,
+             s.quota,
+             at});
         at += bytes;
       }
     }
@@ -329,12 +364,15 @@ LogicalResult Checker::checkRelays(int64_t pi, bool quiet) {
         if (found != has.end())
           for (const Had &h : found->second) {
             int64_t common = commonCount(h.members, want);
-            if (common && h.lastStep >= first)
+            if (common && h.lastStep >= first &&
+                !cutsThrough(h.members, h.start, h.quota, h.at, want, s,
+                             at - itemBytes(it), pieceOf(it).bytes))
               return atItem(i, quiet)
                      << "is relayed by rank " << prog.rank << " from step "
                      << first << ", but the rank receives members of it "
                      << "until step " << h.lastStep
-                     << "; a relay forwards only what it has";
+                     << "; a relay sends a byte only after it arrives (by "
+                        "the bound in docs/Runtime.md)";
             covered += common;
           }
         if (covered != want.count)

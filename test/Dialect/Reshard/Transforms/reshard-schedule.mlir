@@ -223,8 +223,11 @@ reshard.redistribute @local from @five <[[]]> to @five <[[]]> topology @t
 // Domains of 4. Rank 0 holds 8 x f32 = 32 B; dp = 2 replicas on ranks 4, 5
 // (domain 1) need it: one crossing into 4 (equal NIC in, lowest), 5 gets
 // it from 4. Rank 4 moves T_4 = 64 B in its 2 streams, so with budget 16
-// N = 4 and both quotas are 8. 0 -> 4 runs steps 0-3; the relay forwards
-// the piece whole once its last byte arrived, from step 4.
+// N = 4 and both quotas are 8. 0 -> 4 runs steps 0-3; the relay cuts
+// through, forwarding each byte after the step it arrived in: from step 2
+// (byte b arrives in step b / 8 and leaves in 2 + b / 8; the linear bound
+// of docs/Runtime.md asks one step more than the exact start 1). Before cut
+// through it waited for the last byte, until step 4.
 
 reshard.topology @t gpus_per_node = 4 nvl_domain_size = 4
     nvlink_GBps_per_gpu = 100.0 nic_GBps_per_gpu = 10.0
@@ -235,7 +238,7 @@ reshard.redistribute @w from @src <[[]]> to @dp <[[]]> topology @t
 
 // RELAY-SPLIT:      reshard.schedule staging_budget = 16 max_ops_per_step = 1024 [
 // RELAY-SPLIT-NEXT:   stream 0 -> 4 phase 0 start 0 quota 8,
-// RELAY-SPLIT-NEXT:   stream 4 -> 5 phase 1 start 4 quota 8{{$}}
+// RELAY-SPLIT-NEXT:   stream 4 -> 5 phase 1 start 2 quota 8{{$}}
 // RELAY-SPLIT-NEXT: ]
 
 // EXEC-RELAY-SPLIT: checked 1 tensors, 2 pieces, 16 destination elements: all correct
@@ -245,9 +248,10 @@ reshard.redistribute @w from @src <[[]]> to @dp <[[]]> topology @t
 // replicas on ranks 4 and 5) and @small (4 x f32 = 16 B, needed by rank 4).
 // @w crosses once, into rank 4, and 4 relays it to 5. Stream 0 -> 4 is
 // [@w 32 B, @small 16 B]; T_4 = 48 + 32, so with budget 16 N = 6: quotas 8
-// and ceil(32 / 6) = 6 (8 + 6 <= 16; N = 5 would need 10 + 7). @w's last
-// byte arrives in step 3, so the relay runs from step 4 while rank 4
-// still receives @small in steps 4 and 5.
+// and ceil(32 / 6) = 6 (8 + 6 <= 16; N = 5 would need 10 + 7). @w arrives
+// in steps 0-3 (byte b in step b / 8); the relay cuts through from step 2
+// (byte b leaves in 2 + b / 6), while rank 4 still receives the rest of @w
+// and then @small in steps 4 and 5.
 
 reshard.topology @t gpus_per_node = 4 nvl_domain_size = 4
     nvlink_GBps_per_gpu = 100.0 nic_GBps_per_gpu = 10.0
@@ -261,7 +265,7 @@ reshard.redistribute @small from @src <[[]]> to @four <[[]]> topology @t
 
 // RELAY-OVERLAP:      reshard.schedule staging_budget = 16 max_ops_per_step = 1024 [
 // RELAY-OVERLAP-NEXT:   stream 0 -> 4 phase 0 start 0 quota 8,
-// RELAY-OVERLAP-NEXT:   stream 4 -> 5 phase 1 start 4 quota 6{{$}}
+// RELAY-OVERLAP-NEXT:   stream 4 -> 5 phase 1 start 2 quota 6{{$}}
 // RELAY-OVERLAP-NEXT: ]
 
 // EXEC-RELAY-OVERLAP: checked 2 tensors, 3 pieces, 20 destination elements: all correct
