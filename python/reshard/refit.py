@@ -78,6 +78,13 @@ _KIMI = dict(model="kimi-k2",
              train="tp=1,pp=16,ep=24,dp=24,first=3,last=2",
              infer="tp=32,engines=12")
 
+# A GB200 NVL72 rack shared by trainer and inference GPUs: Qwen3-235B-A22B
+# on 128 trainer GPUs (ranks 0-127) into 2 vLLM engines of TP8 on ranks
+# 128-143, so rack 1 (ranks 72-143) holds 56 trainer and 16 inference GPUs
+# and everything the engines need from rack 0 enters a rack of 72 NICs.
+_QWEN_SHARED = dict(model="qwen3-235b-a22b",
+                    train=_QWEN["train"], infer="tp=8,dp=2,ep=1")
+
 # The *-gb200 ones repeat the DGX layouts on the GB200 NVL72 topology, so
 # that the topology is the only difference in a pair.
 SCENARIOS: Dict[str, Dict[str, str]] = {
@@ -91,6 +98,7 @@ SCENARIOS: Dict[str, Dict[str, str]] = {
     "deepseek-v3-m2n-gb200": dict(_DSV3_M2N, topology="gb200-nvl64"),
     "qwen235b-m2n-gb200": dict(_QWEN_M2N, topology="gb200-nvl64"),
     "kimi-k2-dgx": dict(_KIMI, topology="dgx-h100"),
+    "qwen235b-gb200-shared": dict(_QWEN_SHARED, topology="gb200-nvl72"),
 }
 
 

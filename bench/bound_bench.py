@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Modelled refit time against the physical lower bound (docs/CostModel.md)
+for every bundled scenario, next to the refit times peers publish.
+
+For each scenario: reshard-compile plans it (staging budget 256 MiB) and
+writes its report; the table gives the cost model's time, the physical
+bound and the term that sets it, their ratio, the busiest NIC against its
+bound, and the published time of that layout where one exists. `--plot
+DIR` also draws, for the scenario furthest from its bound, the per-NIC
+load against the bound (DIR/<scenario>-nic.png and .svg; needs
+matplotlib).
+
+    python3 bench/bound_bench.py                 # all scenarios, ~1 min
+    python3 bench/bound_bench.py --plot out/     # and the worst one's figure
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+from reshard.refit import SCENARIOS  # noqa: E402
+
+NEMO_RL = ("NeMo RL performance summary, "
+           "docs.nvidia.com/nemo/rl/latest/about/performance-summary.html")
+M2N = "NVIDIA's NCCL M2N Reshard benchmark (GB200)"
+# Published refit times of the layouts the scenarios copy.
+PUBLISHED = {
+    "deepseek-v3-nemo-rl": ("2.39-2.83 s (H100); 1.93-2.59 s on GB200",
+                            NEMO_RL),
+    "deepseek-v3-m2n-gb200": ("1.447 s", M2N),
+    "qwen235b-m2n-gb200": ("0.989 s", M2N),
+}
+
+
+def run(cmd):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    if p.returncode:
+        sys.exit("bound_bench: %s failed:\n%s" % (" ".join(cmd), p.stderr))
+    return p.stdout
+
+
+def scenario_report(name, tmp, build, budget, layers, mlir=None):
+    layout = os.path.join(tmp, name + ".json")
+    cmd = [sys.executable, os.path.join(HERE, "make_refit_scenario.py"),
+           "--scenario", name, "--out", layout]
+    if layers:
+        cmd += ["--layers", str(layers)]
+    run(cmd)
+    report = os.path.join(tmp, name + ".report.json")
+    cmd = [os.path.join(build, "bin", "reshard-compile"), layout,
+           "--staging-budget=%d" % budget, "--report=" + report]
+    cmd += (["--emit=none"] if mlir is None else
+            ["--mlir=" + mlir, "--backend=mpi", "-o", os.devnull])
+    run(cmd)
+    with open(report) as f:
+        return json.load(f)
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--scenarios", default=",".join(SCENARIOS))
+    ap.add_argument("--staging-budget", type=int, default=256 << 20)
+    ap.add_argument("--layers", type=int,
+                    help="keep the first N layers (a smoke run)")
+    ap.add_argument("--plot", metavar="DIR",
+                    help="draw the worst scenario's per-NIC load here")
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.scenarios.split(","):
+            r = scenario_report(name, tmp, args.build, args.staging_budget,
+                                args.layers)
+            rows.append((name, r))
+        print("### Modelled time against the physical bound "
+              "(staging budget %d MiB%s)\n" % (
+                  args.staging_budget >> 20,
+                  ", %d layers" % args.layers if args.layers else ""))
+        print("| scenario | steps | modelled s | physical bound s | "
+              "bound set by | modelled / bound | busiest NIC / its bound "
+              "| published |")
+        print("|---|---|---|---|---|---|---|---|")
+        for name, r in rows:
+            t = r["lower_bound_terms"][r["lower_bound_term"]] \
+                if r["lower_bound_term"] != "none" else None
+            where = ""
+            if t is not None and "domain" in t:
+                where = " (domain %d, %d NICs)" % (t["domain"], t["gpus"])
+            elif t is not None and "rank" in t:
+                where = " (rank %d)" % t["rank"]
+            ratios = r["ratios"]
+            # A cut-down model is not the layout the figure is for.
+            pub = None if args.layers else PUBLISHED.get(name)
+            print("| %s | %d | %.4f | %.4f | %s%s | %.3f | %.3f | %s |" % (
+                name, r["plan"]["steps"], r["estimated_seconds"],
+                r["lower_bound_seconds"], r["lower_bound_term"], where,
+                ratios["estimated_over_lower_bound_seconds"] or 0,
+                ratios["busiest_nic_over_lower_bound"] or 0,
+                "%s (%s)" % pub if pub else "-"))
+        if args.plot:
+            worst = max(rows, key=lambda x: x[1]["ratios"][
+                "estimated_over_lower_bound_seconds"] or 0)[0]
+            os.makedirs(args.plot, exist_ok=True)
+            mlir = os.path.join(tmp, worst + ".plan.mlir")
+            scenario_report(worst, tmp, args.build, args.staging_budget,
+                            args.layers, mlir=mlir)
+            from reshard import plot
+            from reshard.report import Report
+            report = Report.load(os.path.join(tmp, worst + ".report.json"))
+            paths = [os.path.join(args.plot, worst + "-nic." + ext)
+                     for ext in ("png", "svg")]
+            plot.draw(mlir, report, paths, title=worst)
+            print("\nper-NIC load of %s: %s" % (worst, ", ".join(paths)))
+
+
+if __name__ == "__main__":
+    main()
