@@ -38,8 +38,7 @@ struct Links {
 
 /// Bytes per NIC when `bytes` spread over `nics` (at least one).
 int64_t ceilDiv(int64_t bytes, int64_t nics) {
-  nics = std::max<int64_t>(nics, 1);
-  return bytes / nics + (bytes % nics != 0);
+  return llvm::divideCeilSigned(bytes, std::max<int64_t>(nics, 1));
 }
 
 double seconds(int64_t bytes, double gbps, double latencyUs) {
@@ -560,23 +559,20 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
      << "; estimated / lower-bound time: "
      << ratioText(p.estimatedSeconds, r.bounds.seconds, "%.3f") << "\n";
   const PlanBounds &b = r.bounds;
-  auto nics = [&](const BoundTerm &t, const char *where) -> std::string {
+  auto term = [&](const BoundTerm &t, const char *where) -> std::string {
     if (!t.bytes)
       return "none";
     std::string at = t.where < 0 ? std::string()
                                  : formatv("{0} {1}, ", where, t.where).str();
-    return formatv("{0:e} s ({1}{2} B over {3} NIC{4})", t.seconds, at, t.bytes,
-                   t.gpus, t.gpus == 1 ? "" : "s");
+    std::string over =
+        t.where >= 0 && llvm::StringRef(where) == "rank"
+            ? std::string("NIC + NVLink")
+            : formatv("{0} NIC{1}", t.gpus, t.gpus == 1 ? "" : "s").str();
+    return formatv("{0:e} s ({1}{2} B over {3})", t.seconds, at, t.bytes, over);
   };
-  os << "bound terms: domain ingress " << nics(b.domainIngress, "domain")
-     << "; domain egress " << nics(b.domainEgress, "domain") << "; all network "
-     << nics(b.allNetwork, "") << "; GPU receive "
-     << (b.gpuReceive.bytes
-             ? std::string(formatv("{0:e} s (rank {1}, {2} B over NIC + "
-                                   "NVLink)",
-                                   b.gpuReceive.seconds, b.gpuReceive.where,
-                                   b.gpuReceive.bytes))
-             : std::string("none"))
+  os << "bound terms: domain ingress " << term(b.domainIngress, "domain")
+     << "; domain egress " << term(b.domainEgress, "domain") << "; all network "
+     << term(b.allNetwork, "") << "; GPU receive " << term(b.gpuReceive, "rank")
      << "; binding: " << b.binding << "\n";
   os << "speedup: "
      << ratioText(r.direct.estimatedSeconds, p.estimatedSeconds, "%.2f")

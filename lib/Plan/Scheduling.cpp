@@ -116,7 +116,8 @@ struct Arrival {
 };
 } // namespace
 
-/// Every phase-0 transfer of `streams` that carries bytes, as it arrives.
+/// Every phase-0 transfer of `streams` that carries bytes, as it arrives,
+/// sorted by (rank, group, piece) and, within one, latest first.
 static std::vector<Arrival> phaseZeroArrivals(
     const PlanModel &model, const std::vector<TransferGroup> &transfers,
     const std::vector<StreamContent> &streams, const PlanSchedule &schedule) {
@@ -137,81 +138,60 @@ static std::vector<Arrival> phaseZeroArrivals(
       at += bytes;
     }
   }
+  llvm::sort(arrivals, [](const Arrival &a, const Arrival &b) {
+    return std::make_tuple(a.key(), -a.last, a.transfer) <
+           std::make_tuple(b.key(), -b.last, b.transfer);
+  });
   return arrivals;
 }
 
-/// For each stream, for each of its transfers, the first step a relay may
-/// send it in: after the last byte of every phase-0 transfer that brought
-/// the relay any of its members (0 for phase 0 and local copies, which are
-/// there before step 0). `schedule` has the phase-0 rows.
-static std::vector<std::vector<int64_t>>
-readySteps(const PlanModel &model, const std::vector<TransferGroup> &transfers,
-           const std::vector<StreamContent> &streams,
-           const PlanSchedule &schedule) {
-  // Sorted so that a key's latest arrival comes first: the first one
-  // sharing a member with a relayed transfer decides.
-  std::vector<Arrival> arrivals =
-      phaseZeroArrivals(model, transfers, streams, schedule);
-  llvm::sort(arrivals, [](const Arrival &a, const Arrival &b) {
-    return std::make_tuple(a.rank, a.group, a.piece, -a.last, a.transfer) <
-           std::make_tuple(b.rank, b.group, b.piece, -b.last, b.transfer);
-  });
-  std::vector<std::vector<int64_t>> ready(streams.size());
-  for (size_t i = 0; i < streams.size(); ++i) {
-    const StreamContent &s = streams[i];
-    ready[i].assign(s.transfers.size(), 0);
-    if (s.phase != 1)
-      continue;
-    for (size_t j = 0; j < s.transfers.size(); ++j) {
-      const TransferGroup &x = transfers[s.transfers[j]];
-      auto key = std::make_tuple(s.sender, x.group, x.piece);
-      auto it = llvm::partition_point(
-          arrivals, [&](const Arrival &a) { return a.key() < key; });
-      for (; it != arrivals.end() && it->key() == key; ++it)
-        if (transfers[it->transfer].sharesMembersWith(x)) {
-          ready[i][j] = it->last + 1;
-          break;
-        }
-    }
-  }
-  return ready;
+/// The arrivals of (rank, group, piece), latest first.
+static llvm::ArrayRef<Arrival> arrivalsOf(llvm::ArrayRef<Arrival> arrivals,
+                                          int64_t rank, int64_t group,
+                                          int64_t piece) {
+  auto key = std::make_tuple(rank, group, piece);
+  auto lo = llvm::partition_point(
+      arrivals, [&](const Arrival &a) { return a.key() < key; });
+  auto hi = std::partition_point(
+      lo, arrivals.end(), [&](const Arrival &a) { return a.key() == key; });
+  return llvm::ArrayRef<Arrival>(lo, hi);
 }
 
-/// orderRelays, returning each transfer's ready step in the new order
-/// (phase-0 rows and their order do not change, so neither do arrivals).
-static std::vector<std::vector<int64_t>> orderRelaysByReadiness(
-    const PlanModel &model, const std::vector<TransferGroup> &transfers,
-    const PlanSchedule &schedule, std::vector<StreamContent> &streams) {
-  std::vector<std::vector<int64_t>> ready =
-      readySteps(model, transfers, streams, schedule);
-  for (size_t i = 0; i < streams.size(); ++i) {
-    if (streams[i].phase != 1)
+/// Sorts each relay stream's transfers by the step they are ready in: after
+/// the last byte of every phase-0 transfer that brought the relay any of
+/// their members (0 for local copies, which are there before step 0).
+static void orderRelaysBy(llvm::ArrayRef<Arrival> arrivals,
+                          const std::vector<TransferGroup> &transfers,
+                          std::vector<StreamContent> &streams) {
+  for (StreamContent &s : streams) {
+    if (s.phase != 1)
       continue;
-    std::vector<size_t> order(streams[i].transfers.size());
-    for (size_t j = 0; j < order.size(); ++j)
-      order[j] = j;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return ready[i][a] < ready[i][b];
-    });
-    std::vector<size_t> sorted;
-    std::vector<int64_t> sortedReady;
-    sorted.reserve(order.size());
-    sortedReady.reserve(order.size());
-    for (size_t j : order) {
-      sorted.push_back(streams[i].transfers[j]);
-      sortedReady.push_back(ready[i][j]);
-    }
-    streams[i].transfers = std::move(sorted);
-    ready[i] = std::move(sortedReady);
+    auto readyOf = [&](size_t t) -> int64_t {
+      const TransferGroup &x = transfers[t];
+      // Latest first: the first that shares a member decides.
+      for (const Arrival &a : arrivalsOf(arrivals, s.sender, x.group, x.piece))
+        if (transfers[a.transfer].sharesMembersWith(x))
+          return a.last + 1;
+      return 0;
+    };
+    std::vector<std::pair<int64_t, size_t>> keyed;
+    keyed.reserve(s.transfers.size());
+    for (size_t t : s.transfers)
+      keyed.push_back({readyOf(t), t});
+    std::stable_sort(
+        keyed.begin(), keyed.end(),
+        [](const auto &a, const auto &b) { return a.first < b.first; });
+    for (size_t j = 0; j < keyed.size(); ++j)
+      s.transfers[j] = keyed[j].second;
   }
-  return ready;
 }
 
 void reshard::orderRelays(const PlanModel &model,
                           const std::vector<TransferGroup> &transfers,
                           const PlanSchedule &schedule,
                           std::vector<StreamContent> &streams) {
-  orderRelaysByReadiness(model, transfers, schedule, streams);
+  orderRelaysBy(phaseZeroArrivals(model, transfers, streams, schedule),
+                transfers, streams);
 }
 
 namespace {
@@ -219,23 +199,10 @@ namespace {
 /// first step where every byte it forwards goes out in a later step than
 /// it arrived in (RelayTiming.h), or, where that is later, every
 /// transfer's first byte after the last byte of what brought it.
-void startRelays(const PlanModel &model,
+void startRelays(const PlanModel &model, llvm::ArrayRef<Arrival> arrivals,
                  const std::vector<TransferGroup> &transfers,
                  const std::vector<StreamContent> &streams,
                  PlanSchedule &schedule) {
-  std::vector<Arrival> arrivals =
-      phaseZeroArrivals(model, transfers, streams, schedule);
-  llvm::sort(arrivals, [](const Arrival &a, const Arrival &b) {
-    return std::make_tuple(a.key(), a.transfer) <
-           std::make_tuple(b.key(), b.transfer);
-  });
-  // Where member `k` of transfer `x` starts in a stream where x is at `at`.
-  auto offset = [&](const TransferGroup &x, int64_t at, int64_t k,
-                    int64_t pieceBytes) {
-    int64_t index =
-        x.memberCount > 1 ? (k - x.memberStart) / x.memberStride : 0;
-    return at + index * pieceBytes;
-  };
   for (size_t i = 0; i < streams.size(); ++i) {
     const StreamContent &s = streams[i];
     if (s.phase != 1)
@@ -245,29 +212,18 @@ void startRelays(const PlanModel &model,
     for (size_t t : s.transfers) {
       const TransferGroup &x = transfers[t];
       int64_t pb = model.pieceBytes(x.group, x.piece);
-      auto key = std::make_tuple(s.sender, x.group, x.piece);
-      for (auto it = llvm::partition_point(
-               arrivals, [&](const Arrival &a) { return a.key() < key; });
-           it != arrivals.end() && it->key() == key; ++it) {
-        const TransferGroup &y = transfers[it->transfer];
+      for (const Arrival &a :
+           arrivalsOf(arrivals, s.sender, x.group, x.piece)) {
+        const TransferGroup &y = transfers[a.transfer];
         int64_t first, stride;
         int64_t common = x.commonMembers(y, first, stride);
         if (!common)
           continue;
-        int64_t second = first + stride;
-        SharedMembers m{
-            common,
-            pb,
-            it->start,
-            it->quota,
-            offset(y, it->at, first, pb),
-            common > 1
-                ? offset(y, it->at, second, pb) - offset(y, it->at, first, pb)
-                : 0,
-            offset(x, at, first, pb),
-            common > 1 ? offset(x, at, second, pb) - offset(x, at, first, pb)
-                       : 0};
-        int64_t whole = it->last + 1 - at / row.quota;
+        SharedMembers m =
+            sharedMembers(first, stride, common, pb, a.start, a.quota,
+                          {a.at, y.memberStart, y.memberStride},
+                          {at, x.memberStart, x.memberStride});
+        int64_t whole = a.last + 1 - at / row.quota;
         start = std::max(start,
                          std::min(whole, leastCutThroughStart(m, row.quota)));
       }
@@ -327,9 +283,13 @@ std::optional<PlanSchedule> uniformSchedule(
     schedule.streams.push_back(
         {s.sender, s.receiver, s.phase, 0,
          std::max<int64_t>(1, (s.bytes + steps - 1) / steps)});
+  // Phase-0 rows and their order do not change below, so neither do the
+  // arrivals.
+  std::vector<Arrival> arrivals =
+      phaseZeroArrivals(model, transfers, streams, schedule);
   std::vector<StreamContent> ordered = streams;
-  orderRelaysByReadiness(model, transfers, schedule, ordered);
-  startRelays(model, transfers, ordered, schedule);
+  orderRelaysBy(arrivals, transfers, ordered);
+  startRelays(model, arrivals, transfers, ordered, schedule);
   return schedule;
 }
 } // namespace

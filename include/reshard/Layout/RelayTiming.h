@@ -1,5 +1,4 @@
-//===- RelayTiming.h - When a relay may forward what it receives -*- C++
-//-*-===//
+//===- RelayTiming.h - When a relay may forward it ------------*- C++ -*-===//
 //
 // A relay forwards boxes from its destination shard, where they land as
 // its phase-0 receives unpack them at the end of each step. It may send a
@@ -14,7 +13,6 @@
 #ifndef RESHARD_LAYOUT_RELAYTIMING_H
 #define RESHARD_LAYOUT_RELAYTIMING_H
 
-#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -30,6 +28,37 @@ struct SharedMembers {
   int64_t outAt, outGap;
 };
 
+/// An item at byte `at` of a stream, of members memberStart + i *
+/// memberStride.
+struct MemberRun {
+  int64_t at, memberStart, memberStride;
+  /// Where member `k`, of `bytes` bytes a member, starts in the stream.
+  int64_t byteOf(int64_t k, int64_t bytes) const {
+    return at +
+           (memberStride > 0 ? (k - memberStart) / memberStride : 0) * bytes;
+  }
+};
+
+/// The `count` members first, first + stride, ... that `in` (in a stream
+/// from step inStart, inQuota bytes a step) and `out` (the relay's) share.
+inline SharedMembers sharedMembers(int64_t first, int64_t stride, int64_t count,
+                                   int64_t bytes, int64_t inStart,
+                                   int64_t inQuota, const MemberRun &in,
+                                   const MemberRun &out) {
+  auto gap = [&](const MemberRun &r) {
+    return count > 1 ? r.byteOf(first + stride, bytes) - r.byteOf(first, bytes)
+                     : 0;
+  };
+  return {count,
+          bytes,
+          inStart,
+          inQuota,
+          in.byteOf(first, bytes),
+          gap(in),
+          out.byteOf(first, bytes),
+          gap(out)};
+}
+
 /// The least start of the relay's stream, moving outQuota bytes a step,
 /// that sends every byte of the shared members in a later step than the
 /// one it arrives in. Byte b of a stream goes in step start + floor(b / q);
@@ -40,8 +69,8 @@ struct SharedMembers {
 inline int64_t leastCutThroughStart(const SharedMembers &m, int64_t outQuota) {
   if (m.count <= 0 || m.bytes <= 0)
     return std::numeric_limits<int64_t>::min();
-  __int128 p = m.inQuota, q = outQuota, best = 0;
-  bool first = true;
+  __int128 p = m.inQuota, q = outQuota;
+  __int128 best = std::numeric_limits<int64_t>::min();
   for (int64_t t : {int64_t(0), m.count - 1})
     for (int64_t k : {int64_t(0), m.bytes - 1}) {
       __int128 in = static_cast<__int128>(m.inAt) +
@@ -50,9 +79,7 @@ inline int64_t leastCutThroughStart(const SharedMembers &m, int64_t outQuota) {
                      static_cast<__int128>(m.outGap) * t + k;
       __int128 need = q * (static_cast<__int128>(m.inStart) * p + in) + q * p -
                       p * (out - q + 1);
-      if (first || need > best)
-        best = need;
-      first = false;
+      best = need > best ? need : best;
     }
   __int128 d = p * q;
   // ceil(best / d) for either sign.

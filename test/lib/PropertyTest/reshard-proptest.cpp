@@ -544,9 +544,9 @@ std::string runCase(MLIRContext &ctx, const std::string &ir,
   }
 
   // Balanced routing crosses the network exactly as often as it must.
+  PlanReport report = buildReport(plan->model);
   if (pipeline.find("select-sources,") != std::string::npos ||
       llvm::StringRef(pipeline).ends_with("select-sources")) {
-    PlanReport report = buildReport(plan->model);
     if (report.plan.bytes[kNetwork] != report.bounds.networkBytes)
       return llvm::formatv("network bytes {0} differ from the lower bound "
                            "{1}",
@@ -556,7 +556,6 @@ std::string runCase(MLIRContext &ctx, const std::string &ir,
   // No plan beats the physical lower bound, the baselines included: a
   // plan under it would prove a term wrong.
   {
-    PlanReport report = buildReport(plan->model);
     for (auto [name, f] : {std::pair{"plan", &report.plan},
                            {"direct", &report.direct},
                            {"gather-broadcast", &report.gatherBroadcast}}) {

@@ -87,19 +87,10 @@ bool cutsThrough(const Progression &had, int64_t inStart, int64_t inQuota,
     return false;
   int64_t m = had.count > 1 ? had.stride : 1,
           n = want.count > 1 ? want.stride : 1;
-  int64_t lcm = m / gcd(m, n) * n;
-  auto at = [&](const Progression &p, int64_t base, int64_t member) {
-    return base +
-           (p.count > 1 ? (member - p.start) / p.stride : 0) * pieceBytes;
-  };
-  SharedMembers shared{count,
-                       pieceBytes,
-                       inStart,
-                       inQuota,
-                       at(had, inAt, first),
-                       count > 1 ? lcm / m * pieceBytes : 0,
-                       at(want, outAt, first),
-                       count > 1 ? lcm / n * pieceBytes : 0};
+  SharedMembers shared =
+      sharedMembers(first, m / gcd(m, n) * n, count, pieceBytes, inStart,
+                    inQuota, {inAt, had.start, had.count > 1 ? had.stride : 0},
+                    {outAt, want.start, want.count > 1 ? want.stride : 0});
   return leastCutThroughStart(shared, out.quota) <= out.start;
 }
 
