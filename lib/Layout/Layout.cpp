@@ -381,6 +381,34 @@ llvm::Expected<Sharding> reshard::resolveSharding(
                                at(path, formatv("order.{0}", d).str()), diag);
     out.dims.push_back(std::move(dim));
   }
+  const QuantSpec &q = spec.quant;
+  if (q.kind == QuantSpec::Block) {
+    if (q.block.size() != shape.size())
+      diag(at(path, "quant.block"),
+           formatv("{0} block size(s) for a tensor of rank {1}; give one "
+                   "block size per dim",
+                   q.block.size(), shape.size()));
+    for (size_t d = 0; d < q.block.size(); ++d)
+      if (q.block[d] < 1)
+        diag(at(path, "quant.block", d),
+             formatv("block size {0} must be at least 1", q.block[d]));
+  } else if (q.kind == QuantSpec::Mx) {
+    if (q.mx != kMxBlock)
+      diag(at(path, "quant.mx"),
+           formatv("MXFP8 blocks are {0} elements of the last dim, got {1}",
+                   kMxBlock, q.mx));
+    if (shape.empty())
+      diag(at(path, "quant.mx"),
+           "a 0-D tensor has no last dim to cut into MXFP8 blocks; use "
+           "block scaling");
+  }
+  if (!q.empty())
+    for (size_t d = 0; d < spec.dims.size(); ++d)
+      if (!spec.dims[d].order.empty())
+        diag(at(path, formatv("order.{0}", d).str()),
+             "a quantized side cannot have a storage order; store the dim "
+             "in logical order");
+  out.quant = q;
   if (!errors.empty())
     return errors.take();
   return out;

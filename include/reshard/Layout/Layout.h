@@ -90,9 +90,36 @@ struct DimShardingSpec {
   llvm::SmallVector<OrderRun> order; // empty: stored in logical order
 };
 
-/// A sharding as written: one entry per tensor dim.
+/// A destination delivered as FP8 E4M3 with scales (docs/Layout.md
+/// "Quantized destinations"): block scaling with one block size per dim and
+/// an fp32 scale per block, or MXFP8 with blocks of `mx` (32) along the
+/// last dim and an E8M0 scale per block.
+struct QuantSpec {
+  enum Kind { None, Block, Mx };
+  Kind kind = None;
+  llvm::SmallVector<int64_t> block; // Block: one size per dim
+  int64_t mx = 0;                   // Mx: the block length (32)
+
+  bool empty() const { return kind == None; }
+  /// The block size along each dim of a tensor of `rank` (Mx: `mx` on the
+  /// last dim, 1 elsewhere).
+  llvm::SmallVector<int64_t> blockSizes(size_t rank) const;
+  /// `block [128, 128]` or `mx 32`, as the dialect spells it.
+  std::string str() const;
+  bool operator==(const QuantSpec &o) const {
+    return kind == o.kind && block == o.block && mx == o.mx;
+  }
+  bool operator!=(const QuantSpec &o) const { return !(*this == o); }
+};
+
+/// The MXFP8 block length (OCP MX v1.0).
+inline constexpr int64_t kMxBlock = 32;
+
+/// A sharding as written: one entry per tensor dim, and how a destination
+/// is quantized.
 struct ShardingSpec {
   llvm::SmallVector<DimShardingSpec> dims;
+  QuantSpec quant;
 };
 
 /// One tensor dim resolved against its mesh: axes as mesh axis indices; the
@@ -108,6 +135,7 @@ struct DimSharding {
 /// A sharding resolved against its mesh and checked against a global shape.
 struct Sharding {
   llvm::SmallVector<DimSharding> dims;
+  QuantSpec quant; // checked in form only; alignment: verifyQuantizedSide
 };
 
 /// Where global ranks sit and how fast their links are. Rank r is on node

@@ -8,6 +8,7 @@
 
 #include "JsonReader.h"
 #include "reshard/Dialect/Reshard/IR/ReshardOps.h"
+#include "reshard/Layout/Quant.h"
 
 #include "reshard/Support/InputFiles.h"
 
@@ -91,6 +92,7 @@ private:
                     TopologySpec &topo);
   bool readSharding(const JValue &v, const std::string &path, size_t rank,
                     std::string &meshName, ShardingSpec &spec);
+  bool readQuant(const JValue &v, const std::string &path, QuantSpec &quant);
   bool readTensor(const JValue &v, const std::string &path, TensorEntry &t);
 
   /// Reports the shared layout checks' findings, which carry paths that
@@ -385,8 +387,46 @@ bool Importer::readSharding(const JValue &v, const std::string &path,
     }
     return true;
   };
-  return forEachDim("blocks", "block", "block sizes", readBlocks) &&
-         forEachDim("order", "order", "storage orders", readOrder);
+  if (!forEachDim("blocks", "block", "block sizes", readBlocks) ||
+      !forEachDim("order", "order", "storage orders", readOrder))
+    return false;
+  const JValue *quant = field(v, path, "quant", /*required=*/false);
+  return !quant || readQuant(*quant, keyPath(path, "quant"), spec.quant);
+}
+
+/// `{"block": [b0, ...]}` or `{"mx": 32}`; the sizes are checked by
+/// resolveSharding, which knows the rank.
+bool Importer::readQuant(const JValue &v, const std::string &path,
+                         QuantSpec &quant) {
+  if (!expectKind(v, path, Kind::Object,
+                  "an object: {\"block\": [sizes]} or {\"mx\": 32}"))
+    return false;
+  for (const auto &[key, value] : v.members) {
+    std::string keyAt = keyPath(path, key);
+    if (!quant.empty())
+      return error(value, keyAt, "give one of 'block' and 'mx', not both");
+    if (key == "block") {
+      quant.kind = QuantSpec::Block;
+      if (!readIntList(value, keyAt, quant.block))
+        return false;
+    } else if (key == "mx") {
+      quant.kind = QuantSpec::Mx;
+      if (!readInt(value, keyAt, quant.mx))
+        return false;
+    } else {
+      return error(value, keyAt,
+                   llvm::formatv("unknown quantization '{0}'; use 'block' "
+                                 "(FP8 with fp32 scales per block) or 'mx' "
+                                 "(MXFP8)",
+                                 key)
+                       .str());
+    }
+  }
+  if (quant.empty())
+    return error(v, path,
+                 "an empty quantization; give 'block' (a size per dim) or "
+                 "'mx' (32)");
+  return true;
 }
 
 bool Importer::readTensor(const JValue &v, const std::string &path,
@@ -418,13 +458,24 @@ bool Importer::readTensor(const JValue &v, const std::string &path,
   if (!readSharding(*src, srcPath, t.shape.size(), t.srcMesh, t.src) ||
       !readSharding(*dst, dstPath, t.shape.size(), t.dstMesh, t.dst))
     return false;
+  if (!t.src.quant.empty())
+    return error(*src->find("quant"), keyPath(srcPath, "quant"),
+                 "only a destination can be quantized; move 'quant' to "
+                 "'dst'");
   bool ok =
       report(resolveSharding(t.src, meshes[t.srcMesh].axes, t.shape, srcPath)
                  .takeError(),
              *src, srcPath, t.name);
-  ok &= report(resolveSharding(t.dst, meshes[t.dstMesh].axes, t.shape, dstPath)
-                   .takeError(),
-               *dst, dstPath, t.name);
+  const MeshSpec &dstMesh = meshes[t.dstMesh];
+  llvm::Expected<Sharding> dstSharding =
+      resolveSharding(t.dst, dstMesh.axes, t.shape, dstPath);
+  if (!dstSharding) {
+    report(dstSharding.takeError(), *dst, dstPath, t.name);
+    return false;
+  }
+  ok &= report(verifyQuantizedSide(*dstSharding, dstMesh.shape, dstMesh.axes,
+                                   t.shape, t.dtype, dstPath),
+               v, path, t.name);
   return ok;
 }
 
@@ -494,6 +545,22 @@ OwningOpRef<ModuleOp> Importer::run() {
                      .str());
     }
   }
+  // A quantized tensor's scales travel as `<name>.scale`.
+  for (auto [i, t] : llvm::enumerate(tensors)) {
+    if (t.dst.quant.empty())
+      continue;
+    auto it = tensorIndex.find(t.name + ".scale");
+    if (it != tensorIndex.end()) {
+      const JValue &other = tensorsValue->elements[it->second];
+      ok = error(*other.find("name"),
+                 keyPath(indexPath("tensors", it->second), "name"),
+                 llvm::formatv("tensor name '{0}' is taken by the scales of "
+                               "the quantized tensor '{1}' (tensors[{2}]); "
+                               "rename one",
+                               it->first(), t.name, i)
+                     .str());
+    }
+  }
   if (!ok)
     return nullptr;
 
@@ -533,14 +600,24 @@ OwningOpRef<ModuleOp> Importer::run() {
         order.append({r.start, r.length});
       dims.push_back(DimShardingAttr::get(ctx, axes, d.blocks, order));
     }
-    return ShardingAttr::get(ctx, dims);
+    const QuantSpec &q = spec.quant;
+    return ShardingAttr::get(ctx, dims,
+                             q.kind == QuantSpec::Block
+                                 ? ArrayRef<int64_t>(q.block)
+                                 : ArrayRef<int64_t>(),
+                             q.kind == QuantSpec::Mx ? q.mx : 0);
   };
   for (const TensorEntry &t : tensors) {
     auto type =
         RankedTensorType::get(t.shape, getElementTypeForDtype(ctx, t.dtype));
+    // A quantized destination holds FP8 E4M3 payload.
+    auto dstType =
+        t.dst.quant.empty()
+            ? type
+            : RankedTensorType::get(t.shape, b.getType<Float8E4M3FNType>());
     RedistributeOp::create(b, locAt(t.offset), t.name, t.srcMesh,
                            shardingAttr(t.src), t.dstMesh, shardingAttr(t.dst),
-                           type, type, topoRef);
+                           type, dstType, topoRef);
   }
   // The checks above mirror the verifier; this catches any drift between them.
   if (failed(verify(*module)))

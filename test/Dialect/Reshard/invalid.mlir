@@ -586,3 +586,115 @@ reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
 // expected-error @+1 {{src_type.shape: the tensor's byte size (product of its non-zero dims times the element size) overflows 64 bits}}
 reshard.redistribute @overflow_with_zero_dim from @m <[[], [], []]> to @m <[[], [], []]>
     : tensor<0x4611686018427387904x4611686018427387904xf32> -> tensor<0x4611686018427387904x4611686018427387904xf32>
+
+//===----------------------------------------------------------------------===//
+// Quantized destinations
+//===----------------------------------------------------------------------===//
+
+// -----
+
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-error @+1 {{the source sharding is quantized; only a destination can be}}
+reshard.redistribute @quantized_source from @m <[[tp]] quant block [128]> to @m <[[]]>
+    : tensor<256xbf16> -> tensor<256xbf16>
+
+// -----
+
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-error @+1 {{destination element type 'bf16' of a quantized destination must be f8E4M3FN}}
+reshard.redistribute @quantized_not_fp8 from @m <[[tp]]> to @m <[[]] quant block [128]>
+    : tensor<256xbf16> -> tensor<256xbf16>
+
+// -----
+
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-error @+1 {{source element type 'i32' cannot be quantized; use bf16, f16 or f32}}
+reshard.redistribute @quantized_integers from @m <[[tp]]> to @m <[[]] quant block [128]>
+    : tensor<256xi32> -> tensor<256xf8E4M3FN>
+
+// -----
+
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-error @+1 {{differs from destination element type 'f8E4M3FN'; a redistribution moves elements unchanged (only a quantized destination changes them)}}
+reshard.redistribute @fp8_without_quant from @m <[[tp]]> to @m <[[]]>
+    : tensor<256xbf16> -> tensor<256xf8E4M3FN>
+
+// -----
+
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-note @-1 {{mesh @m declared here}}
+// expected-error @+1 {{@quant_block_count dst_sharding.quant.block: 1 block size(s) for a tensor of rank 2; give one block size per dim (mesh @m)}}
+reshard.redistribute @quant_block_count from @m <[[tp], []]> to @m <[[], []] quant block [128]>
+    : tensor<256x4xbf16> -> tensor<256x4xf8E4M3FN>
+
+// -----
+
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-note @-1 {{mesh @m declared here}}
+// expected-error @+1 {{@quant_block_zero dst_sharding.quant.block[0]: block size 0 must be at least 1 (mesh @m)}}
+reshard.redistribute @quant_block_zero from @m <[[tp]]> to @m <[[]] quant block [0]>
+    : tensor<256xbf16> -> tensor<256xf8E4M3FN>
+
+// -----
+
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-note @-1 {{mesh @m declared here}}
+// expected-error @+1 {{@quant_mx_16 dst_sharding.quant.mx: MXFP8 blocks are 32 elements of the last dim, got 16 (mesh @m)}}
+reshard.redistribute @quant_mx_16 from @m <[[tp]]> to @m <[[]] quant mx 16>
+    : tensor<256xbf16> -> tensor<256xf8E4M3FN>
+
+// -----
+
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-note @-1 {{mesh @m declared here}}
+// expected-error @+1 {{@quant_mx_0d dst_sharding.quant.mx: a 0-D tensor has no last dim to cut into MXFP8 blocks; use block scaling (mesh @m)}}
+reshard.redistribute @quant_mx_0d from @m <[]> to @m <[] quant mx 32>
+    : tensor<bf16> -> tensor<f8E4M3FN>
+
+// -----
+
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-note @-1 {{mesh @m declared here}}
+// expected-error @+1 {{@quant_with_order dst_sharding.order.0: a quantized side cannot have a storage order; store the dim in logical order (mesh @m)}}
+reshard.redistribute @quant_with_order from @m <[[tp]]> to @m <[[] order [[128, 128], [0, 128]]] quant block [128]>
+    : tensor<256xbf16> -> tensor<256xf8E4M3FN>
+
+// -----
+
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-note @-1 {{mesh @m declared here}}
+// expected-error @+1 {{@quant_chunk_misaligned dst_sharding.dims[0]: shard boundary 100 of dim 0 (the chunk [0, 100) at tp=0) is not a multiple of the quantization block size 128; every chunk and block boundary along a quantized dim must be one, except at the dim's end (200) (mesh @m)}}
+reshard.redistribute @quant_chunk_misaligned from @m <[[]]> to @m <[[tp]] quant block [128]>
+    : tensor<200xbf16> -> tensor<200xf8E4M3FN>
+
+// -----
+
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-note @-1 {{mesh @m declared here}}
+// expected-error @+1 {{@quant_block_misaligned dst_sharding.dims[0]: block 1 of dim 0 starts at 80, which is not a multiple of the quantization block size 32 (mesh @m)}}
+reshard.redistribute @quant_block_misaligned from @m <[[]]> to @m <[[tp] blocks [80, 112]] quant mx 32>
+    : tensor<192xbf16> -> tensor<192xf8E4M3FN>
+
+// -----
+
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-error @+1 {{@quant_clash is quantized and its scales are named @"quant_clash.scale", but that name is taken; rename one}}
+reshard.redistribute @quant_clash from @m <[[tp]]> to @m <[[]] quant block [128]>
+    : tensor<256xbf16> -> tensor<256xf8E4M3FN>
+// expected-note @+1 {{@"quant_clash.scale" defined here}}
+reshard.redistribute @quant_clash.scale from @m <[[tp]]> to @m <[[]]>
+    : tensor<2xf32> -> tensor<2xf32>
+
+// -----
+
+// expected-error @+2 {{quant needs block sizes or an mx block length}}
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+reshard.redistribute @quant_empty from @m <[[tp]]> to @m <[[]] quant block []>
+    : tensor<256xbf16> -> tensor<256xf8E4M3FN>
+
+// -----
+
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-error @+1 {{expected 'block' or 'mx' after 'quant'}}
+reshard.redistribute @quant_unknown from @m <[[tp]]> to @m <[[]] quant nvfp4 16>
+    : tensor<256xbf16> -> tensor<256xf8E4M3FN>

@@ -94,6 +94,22 @@ reshard.redistribute @megatron.linear_qkv
     to @infer <[[tp] order [[22, 22], [0, 22]] blocks [22, 22], []]>
     : tensor<44x32xbf16> -> tensor<44x32xbf16>
 
+// Quantized destinations: FP8 payload with per-block fp32 scales ([128, 128]
+// blocks, every shard boundary a multiple), and MXFP8 (E8M0 scales per 32
+// elements of the last dim). The source keeps its own element type.
+// CHECK: reshard.redistribute @quant.block
+// CHECK-SAME: from @train <{{\[\[}}tp], []]> to @infer <{{\[\[}}], [tp]] quant block [128, 128]>
+// CHECK-SAME: : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>{{$}}
+reshard.redistribute @quant.block
+    from @train <[[tp], []]> to @infer <[[], [tp]] quant block [128, 128]>
+    : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>
+// CHECK: reshard.redistribute @quant.mx
+// CHECK-SAME: from @train <{{\[\[}}], [tp]]> to @infer <{{\[\[}}tp], []] quant mx 32>
+// CHECK-SAME: : tensor<4x64xf32> -> tensor<4x64xf8E4M3FN>{{$}}
+reshard.redistribute @quant.mx
+    from @train <[[], [tp]]> to @infer <[[tp], []] quant mx 32>
+    : tensor<4x64xf32> -> tensor<4x64xf8E4M3FN>
+
 // Several sharded dims, onto a mesh that shares every rank.
 // CHECK: reshard.redistribute @model.layers.0.mlp.gate_up_proj.weight
 // CHECK-SAME: from @train <{{\[\[}}dp], [tp]]> to @colocated <{{\[\[}}tp], [pp, dp]]>

@@ -128,10 +128,30 @@ Attribute ShardingAttr::parse(AsmParser &parser, Type) {
   };
   if (parser.parseLess() ||
       parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseDim,
-                                     " in a sharding (one list per dim)") ||
-      parser.parseGreater())
+                                     " in a sharding (one list per dim)"))
     return {};
-  return ShardingAttr::get(parser.getContext(), dims);
+  SmallVector<int64_t> block;
+  int64_t mx = 0;
+  if (succeeded(parser.parseOptionalKeyword("quant"))) {
+    if (succeeded(parser.parseOptionalKeyword("mx"))) {
+      if (parser.parseInteger(mx))
+        return {};
+    } else if (parser.parseKeyword("block", " or 'mx' after 'quant'") ||
+               parser.parseCommaSeparatedList(
+                   AsmParser::Delimiter::Square,
+                   [&]() { return parser.parseInteger(block.emplace_back()); },
+                   " in quant block sizes")) {
+      return {};
+    }
+    if (block.empty() && mx == 0) {
+      parser.emitError(parser.getCurrentLocation(),
+                       "quant needs block sizes or an mx block length");
+      return {};
+    }
+  }
+  if (parser.parseGreater())
+    return {};
+  return ShardingAttr::get(parser.getContext(), dims, block, mx);
 }
 
 void ShardingAttr::print(AsmPrinter &printer) const {
@@ -139,7 +159,15 @@ void ShardingAttr::print(AsmPrinter &printer) const {
   llvm::interleaveComma(getDims(), printer, [&](DimShardingAttr dim) {
     printDimBody(printer, dim);
   });
-  printer << "]>";
+  printer << "]";
+  if (!getQuantBlock().empty()) {
+    printer << " quant block [";
+    llvm::interleaveComma(getQuantBlock(), printer);
+    printer << ']';
+  } else if (getQuantMx() != 0) {
+    printer << " quant mx " << getQuantMx();
+  }
+  printer << ">";
 }
 
 ShardingSpec ShardingAttr::toSpec() const {
@@ -153,6 +181,13 @@ ShardingSpec ShardingAttr::toSpec() const {
     for (size_t i = 0; i + 1 < order.size(); i += 2)
       d.order.push_back({order[i], order[i + 1]});
     spec.dims.push_back(std::move(d));
+  }
+  if (!getQuantBlock().empty()) {
+    spec.quant.kind = QuantSpec::Block;
+    spec.quant.block.assign(getQuantBlock().begin(), getQuantBlock().end());
+  } else if (getQuantMx() != 0) {
+    spec.quant.kind = QuantSpec::Mx;
+    spec.quant.mx = getQuantMx();
   }
   return spec;
 }

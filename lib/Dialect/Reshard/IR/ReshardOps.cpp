@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "reshard/Dialect/Reshard/IR/ReshardOps.h"
 #include "reshard/Dialect/Reshard/IR/LayoutInterop.h"
+#include "reshard/Layout/Quant.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -110,11 +111,25 @@ LogicalResult RedistributeOp::verify() {
   if (failed(verifyTensorType(*this, "src_type", src)) ||
       failed(verifyTensorType(*this, "dst_type", dst)))
     return failure();
-  if (src.getElementType() != dst.getElementType())
+  if (getSrcSharding().isQuantized())
+    return emitOpError() << "the source sharding is quantized; only a "
+                            "destination can be";
+  if (getDstSharding().isQuantized()) {
+    // The payload is FP8 E4M3; the source keeps the values' own type.
+    if (!isa<Float8E4M3FNType>(dst.getElementType()))
+      return emitOpError() << "destination element type "
+                           << dst.getElementType()
+                           << " of a quantized destination must be f8E4M3FN";
+    if (!isa<BFloat16Type, Float16Type, Float32Type>(src.getElementType()))
+      return emitOpError() << "source element type " << src.getElementType()
+                           << " cannot be quantized; use bf16, f16 or f32";
+  } else if (src.getElementType() != dst.getElementType()) {
     return emitOpError() << "source element type " << src.getElementType()
                          << " differs from destination element type "
                          << dst.getElementType()
-                         << "; a redistribution moves elements unchanged";
+                         << "; a redistribution moves elements unchanged "
+                            "(only a quantized destination changes them)";
+  }
   if (src.getShape() != dst.getShape())
     return emitOpError()
            << "source shape ["
@@ -152,15 +167,24 @@ static LogicalResult verifySide(RedistributeOp op,
   ArrayRef<int64_t> shape = op.getSrcTensorType().getShape();
   std::string path = (side + "_sharding").str();
   bool ok = true;
+  auto report = [&](llvm::Error err) {
+    forEachLayoutError(std::move(err), [&](const LayoutError &e) {
+      op.emitOpError()
+              .append("@", op.getSymName(), " ", e.getPath(), ": ",
+                      e.getMessage(), " (mesh ", ref, ")")
+              .attachNote(mesh.getLoc())
+          << "mesh " << ref << " declared here";
+      ok = false;
+    });
+  };
   llvm::Expected<Sharding> resolved = resolveSharding(spec, axes, shape, path);
-  forEachLayoutError(resolved.takeError(), [&](const LayoutError &e) {
-    op.emitOpError()
-            .append("@", op.getSymName(), " ", e.getPath(), ": ",
-                    e.getMessage(), " (mesh ", ref, ")")
-            .attachNote(mesh.getLoc())
-        << "mesh " << ref << " declared here";
-    ok = false;
-  });
+  if (!resolved) {
+    report(resolved.takeError());
+    return failure();
+  }
+  report(verifyQuantizedSide(
+      *resolved, mesh.getShape(), axes, shape,
+      getDtypeName(op.getSrcTensorType().getElementType()), path));
   return success(ok);
 }
 
@@ -171,6 +195,21 @@ LogicalResult RedistributeOp::verifySymbolUses(SymbolTableCollection &symbols) {
       verifySide(*this, symbols, "dst", getDstMeshAttr(), getDstSharding()));
   if (!srcOk || !dstOk)
     return failure();
+  // A quantized tensor's scales travel as `<name>.scale`.
+  if (getDstSharding().isQuantized()) {
+    auto scale = StringAttr::get(getContext(), getSymName() + ".scale");
+    if (Operation *other =
+            symbols.lookupNearestSymbolFrom((*this)->getParentOp(), scale))
+      return emitOpError()
+                 .append("@", getSymName(),
+                         " is quantized and its scales are "
+                         "named @\"",
+                         scale.getValue(),
+                         "\", but that name is "
+                         "taken; rename one")
+                 .attachNote(other->getLoc())
+             << "@\"" << scale.getValue() << "\" defined here";
+  }
   if (FlatSymbolRefAttr topo = getTopologyAttr()) {
     Operation *target = symbols.lookupNearestSymbolFrom(*this, topo.getAttr());
     if (!target)

@@ -63,13 +63,35 @@ def Reshard_ShardingAttr : Reshard_Attr<"Sharding", "sharding"> {
     #reshard.sharding<[[tp] blocks [8192, 1024, 1024], []]>
     #reshard.sharding<[]>            // a 0-D tensor
     ```
+
+    A destination sharding may end with how the destination is quantized
+    to FP8 E4M3 (docs/Layout.md "Quantized destinations"): `quant block
+    [b0, ...]` (one block size per dim, an fp32 scale per block) or `quant
+    mx 32` (MXFP8: blocks of 32 along the last dim, E8M0 scales). Every
+    shard boundary along a blocked dim must then be a multiple of its
+    block size; the redistribution checks it.
+
+    ```mlir
+    #reshard.sharding<[[], [tp]] quant block [128, 128]>
+    #reshard.sharding<[[tp], []] quant mx 32>
+    ```
   }];
   let parameters = (ins
-    OptionalArrayRefParameter<"::reshard::DimShardingAttr">:$dims
+    OptionalArrayRefParameter<"::reshard::DimShardingAttr">:$dims,
+    OptionalArrayRefParameter<"int64_t">:$quant_block,
+    DefaultValuedParameter<"int64_t", "0">:$quant_mx
   );
+  let builders = [
+    AttrBuilder<(ins "::llvm::ArrayRef<::reshard::DimShardingAttr>":$dims), [{
+      return $_get($_ctxt, dims, ::llvm::ArrayRef<int64_t>(), 0);
+    }]>
+  ];
   let hasCustomAssemblyFormat = 1;
   let extraClassDeclaration = [{
     unsigned getRank() const { return getDims().size(); }
+    bool isQuantized() const {
+      return !getQuantBlock().empty() || getQuantMx() != 0;
+    }
     /// The plain-data form shared with the importers and the geometry.
     ::reshard::ShardingSpec toSpec() const;
   }];

@@ -1,0 +1,139 @@
+//===- Quant.cpp - Quantized destinations: blocks and alignment ---------===//
+//
+// The layout side of docs/Layout.md "Quantized destinations": block sizes
+// per dim, and the rule that every shard boundary along a blocked dim is a
+// multiple of the dim's block size, so that each device holds whole blocks.
+//
+//===----------------------------------------------------------------------===//
+#include "reshard/Layout/Quant.h"
+#include "reshard/Layout/Geometry.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace reshard;
+using llvm::formatv;
+
+llvm::SmallVector<int64_t> QuantSpec::blockSizes(size_t rank) const {
+  llvm::SmallVector<int64_t> sizes(rank, 1);
+  if (kind == Block)
+    for (size_t d = 0; d < rank && d < block.size(); ++d)
+      sizes[d] = block[d];
+  else if (kind == Mx && rank > 0)
+    sizes[rank - 1] = mx;
+  return sizes;
+}
+
+std::string QuantSpec::str() const {
+  if (kind == Block)
+    return "block [" +
+           llvm::join(llvm::map_range(
+                          block, [](int64_t b) { return std::to_string(b); }),
+                      ", ") +
+           "]";
+  if (kind == Mx)
+    return "mx " + std::to_string(mx);
+  return "";
+}
+
+std::optional<MisalignedBoundary> reshard::findMisalignedBoundary(
+    const Sharding &sharding, llvm::ArrayRef<int64_t> meshShape,
+    llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> blockSizes) {
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t n = shape[d], b = blockSizes[d];
+    if (b <= 1)
+      continue;
+    auto aligned = [&](int64_t at) { return at % b == 0 || at == n; };
+    const DimSharding &ds = sharding.dims[d];
+    llvm::SmallVector<int64_t> blocks(ds.blocks.begin(), ds.blocks.end());
+    if (blocks.empty())
+      blocks.push_back(n);
+    llvm::SmallVector<int64_t, 4> sizes;
+    for (unsigned axis : ds.axes)
+      sizes.push_back(meshShape[axis]);
+    int64_t begin = 0;
+    for (size_t k = 0; k < blocks.size(); begin += blocks[k++])
+      if (!aligned(begin))
+        return MisalignedBoundary{d, k, begin, {}, {}};
+    begin = 0;
+    for (size_t k = 0; k < blocks.size(); begin += blocks[k++]) {
+      // Every chunk of this block, over every coordinate of the dim's axes.
+      llvm::SmallVector<int64_t, 4> coords(sizes.size(), 0);
+      for (bool more = true; more;) {
+        Interval c = chunkInterval(blocks[k], sizes, coords);
+        for (int64_t at : {begin + c.begin, begin + c.end})
+          if (!aligned(at))
+            return MisalignedBoundary{
+                d, k, at, coords, {begin + c.begin, begin + c.end}};
+        more = false;
+        for (size_t i = coords.size(); i-- > 0 && !more;)
+          if (++coords[i] < sizes[i])
+            more = true;
+          else
+            coords[i] = 0;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::string reshard::describeMisalignment(const MisalignedBoundary &m,
+                                          const Sharding &sharding,
+                                          llvm::ArrayRef<std::string> axes,
+                                          llvm::ArrayRef<int64_t> shape,
+                                          int64_t blockSize) {
+  if (m.chunk.empty() && m.coords.empty())
+    return formatv("block {0} of dim {1} starts at {2}, which is not a "
+                   "multiple of the quantization block size {3}",
+                   m.block, m.dim, m.boundary, blockSize);
+  std::string where;
+  const DimSharding &ds = sharding.dims[m.dim];
+  for (size_t i = 0; i < ds.axes.size(); ++i)
+    where +=
+        formatv("{0}{1}={2}", i ? ", " : "", axes[ds.axes[i]], m.coords[i]);
+  return formatv("shard boundary {0} of dim {1} (the chunk [{2}, {3}) at "
+                 "{4}{5}) is not a multiple of the quantization block size "
+                 "{6}; every chunk and block boundary along a quantized dim "
+                 "must be one, except at the dim's end ({7})",
+                 m.boundary, m.dim, m.chunk[0], m.chunk[1], where,
+                 ds.blocks.empty() ? std::string()
+                                   : formatv(" of block {0}", m.block).str(),
+                 blockSize, shape[m.dim]);
+}
+
+llvm::Error reshard::verifyQuantizedSide(const Sharding &sharding,
+                                         llvm::ArrayRef<int64_t> meshShape,
+                                         llvm::ArrayRef<std::string> axes,
+                                         llvm::ArrayRef<int64_t> shape,
+                                         llvm::StringRef dtype,
+                                         const std::string &path) {
+  if (sharding.quant.empty())
+    return llvm::Error::success();
+  std::string quantPath = path.empty() ? "quant" : path + ".quant";
+  if (!quantInputType(dtype))
+    return llvm::make_error<LayoutError>(
+        quantPath,
+        formatv("a quantized destination needs a bf16, fp16 or fp32 tensor, "
+                "not {0}",
+                dtype)
+            .str());
+  llvm::SmallVector<int64_t> sizes = sharding.quant.blockSizes(shape.size());
+  std::optional<MisalignedBoundary> m =
+      findMisalignedBoundary(sharding, meshShape, shape, sizes);
+  if (!m)
+    return llvm::Error::success();
+  std::string dimPath =
+      formatv("{0}{1}dims[{2}]", path, path.empty() ? "" : ".", m->dim).str();
+  return llvm::make_error<LayoutError>(
+      dimPath, describeMisalignment(*m, sharding, axes, shape, sizes[m->dim]));
+}
+
+std::optional<int> reshard::quantInputType(llvm::StringRef dtype) {
+  if (dtype == "fp32")
+    return 0;
+  if (dtype == "bf16")
+    return 1;
+  if (dtype == "fp16")
+    return 2;
+  return std::nullopt;
+}

@@ -1,0 +1,257 @@
+//===- QuantizeTest.cpp - FP8 kernels against the naive reference --------===//
+//
+// The engine's bit-level e4m3 rounding and shard quantizer
+// (ExecutionEngine/Quantize.h) against lib/Reference/QuantReference.cpp,
+// which shares no code with it: every e4m3 midpoint and its neighbours,
+// every bf16 and fp16 value, and random tensors with ties, zero blocks,
+// subnormals, saturation, infinities and NaN, quantized as local shards cut
+// into aligned segments in a shuffled order (as blocks and chunks make
+// them) and compared element by element and scale by scale.
+//
+//===----------------------------------------------------------------------===//
+#include "reshard/ExecutionEngine/Quantize.h"
+#include "reshard/Reference/QuantReference.h"
+
+#include "gtest/gtest.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+using namespace reshard;
+using namespace reshard::engine;
+
+namespace {
+
+float fromBits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+TEST(QuantizeTest, DecodesEveryCodeAsTheReference) {
+  for (int c = 0; c < 256; ++c) {
+    double want = referenceE4M3Value(c);
+    float got = e4m3_to_float(c);
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(got)) << c;
+      continue;
+    }
+    EXPECT_EQ(double(got), want) << c;
+    EXPECT_EQ(std::signbit(got), std::signbit(want)) << c;
+  }
+}
+
+TEST(QuantizeTest, RoundsMidpointsAndNeighboursToNearestEven) {
+  std::vector<float> values = {0.0f,
+                               -0.0f,
+                               448.0f,
+                               -448.0f,
+                               464.0f,
+                               1e30f,
+                               INFINITY,
+                               -INFINITY,
+                               NAN,
+                               fromBits(1),
+                               fromBits(0x80000001u),
+                               fromBits(0x007fffffu)};
+  for (int c = 0; c < 0x7e; ++c) {
+    double lo = referenceE4M3Value(c), hi = referenceE4M3Value(c + 1);
+    float mid = static_cast<float>((lo + hi) / 2); // exact in fp32
+    ASSERT_EQ(double(mid), (lo + hi) / 2);
+    for (float v : {mid, std::nextafter(mid, 0.0f),
+                    std::nextafter(mid, 1000.0f), float(lo), float(hi)}) {
+      values.push_back(v);
+      values.push_back(-v);
+    }
+  }
+  for (float v : values) {
+    uint8_t want = referenceE4M3(std::max(-448.0f, std::min(448.0f, v)));
+    if (std::isnan(v))
+      want = referenceE4M3(v);
+    EXPECT_EQ(int(e4m3_from_float(v)), int(want)) << v;
+  }
+}
+
+TEST(QuantizeTest, ConvertsEverySixteenBitInputExactly) {
+  for (uint32_t h = 0; h < 65536; ++h) {
+    double want = referenceHalfValue(h);
+    float got = f16_to_float(h);
+    if (std::isnan(want))
+      EXPECT_TRUE(std::isnan(got)) << h;
+    else
+      EXPECT_EQ(double(got), want) << h;
+    float b = bf16_to_float(h);
+    // Every bf16 value through both roundings, with a block scale of 1.
+    if (!std::isnan(b)) {
+      float c = std::max(-448.0f, std::min(448.0f, b));
+      EXPECT_EQ(int(e4m3_from_float(b)), int(referenceE4M3(c))) << h;
+    }
+  }
+}
+
+/// A random value of an interesting kind for one block whose magnitude is
+/// around 2^`scale`.
+float drawValue(std::mt19937_64 &rng, int scale) {
+  std::uniform_int_distribution<int> kind(0, 19);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  switch (kind(rng)) {
+  case 0:
+    return 0.0f;
+  case 1:
+    return -0.0f;
+  case 2:
+    return fromBits(rng() % 0x800000u) * (rng() % 2 ? 1 : -1); // subnormal
+  case 3:
+    return INFINITY * (rng() % 2 ? 1 : -1);
+  case 4:
+    return NAN;
+  case 5: // an exact e4m3 midpoint times a power of two
+    return float((referenceE4M3Value(rng() % 0x7e) +
+                  referenceE4M3Value(rng() % 0x7e + 1)) /
+                 2) *
+           std::ldexp(1.0f, scale - 8);
+  default:
+    return unit(rng) * std::ldexp(1.0f, scale);
+  }
+}
+
+/// One random case: a tensor, a quantization, and a local shard made of
+/// aligned segments per dim in a shuffled order.
+void checkRandomCase(std::mt19937_64 &rng, int input) {
+  std::uniform_int_distribution<int> small(1, 3);
+  size_t rank = rng() % 4; // 0-D to 3-D
+  QuantSpec q;
+  bool mx = rank > 0 && rng() % 3 == 0;
+  q.kind = mx ? QuantSpec::Mx : QuantSpec::Block;
+  q.mx = mx ? kMxBlock : 0;
+  std::vector<int64_t> shape(rank), block(rank, 1);
+  for (size_t d = 0; d < rank; ++d) {
+    if (!mx)
+      q.block.push_back(small(rng) * (rng() % 2 ? 1 : 2));
+    block[d] = mx ? (d + 1 == rank ? kMxBlock : 1) : q.block[d];
+    shape[d] = rng() % (3 * block[d] + 2); // uneven, sometimes empty
+  }
+  int64_t elems = 1;
+  for (int64_t n : shape)
+    elems *= n;
+  // Values in the source's type, and their exact fp32 values.
+  std::vector<float> values(elems);
+  std::vector<uint8_t> raw(elems * (input == kQuantF32 ? 4 : 2));
+  int scale = int(rng() % 200) - 140; // from deep subnormal to huge
+  if (input != kQuantF32)
+    scale = std::max(-20, std::min(scale, input == kQuantF16 ? 14 : 120));
+  for (int64_t i = 0; i < elems; ++i) {
+    float v = rng() % 50 == 0 ? 0.0f : drawValue(rng, scale);
+    if (input == kQuantF32) {
+      std::memcpy(&raw[4 * i], &v, 4);
+      values[i] = v;
+      continue;
+    }
+    uint16_t h;
+    if (input == kQuantBF16) {
+      uint32_t u;
+      std::memcpy(&u, &v, 4);
+      h = static_cast<uint16_t>(u >> 16);
+      values[i] = fromBits(uint32_t(h) << 16);
+    } else {
+      h = static_cast<uint16_t>(rng());
+      values[i] = static_cast<float>(referenceHalfValue(h));
+    }
+    std::memcpy(&raw[2 * i], &h, 2);
+  }
+  ReferenceQuantized want = referenceQuantize(shape, values, q);
+
+  // Per dim: segments [begin, end) of whole blocks, shuffled into a local
+  // order; a random subset of them forms the shard.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> segs(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    for (int64_t b = 0; b < shape[d];) {
+      int64_t len = block[d] * small(rng);
+      segs[d].push_back({b, std::min(shape[d], b + len)});
+      b += len;
+    }
+    std::shuffle(segs[d].begin(), segs[d].end(), rng);
+    if (segs[d].size() > 1 && rng() % 2)
+      segs[d].pop_back();
+  }
+  std::vector<std::vector<int64_t>> global(rank), cuts(rank);
+  std::vector<std::vector<int64_t>> scaleIndex(rank);
+  std::vector<int64_t> local(rank), nblocks(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    cuts[d].push_back(0);
+    for (auto [b, e] : segs[d]) {
+      for (int64_t i = b; i < e; ++i)
+        global[d].push_back(i);
+      for (int64_t i = b; i < e; i += block[d]) {
+        scaleIndex[d].push_back(i / block[d]);
+        cuts[d].push_back(global[d].size() - (e - i) +
+                          std::min(block[d], e - i));
+      }
+    }
+    local[d] = global[d].size();
+    nblocks[d] = cuts[d].size() - 1;
+  }
+  int64_t localElems = 1, localScales = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    localElems *= local[d];
+    localScales *= nblocks[d];
+  }
+  size_t eb = input == kQuantF32 ? 4 : 2;
+  std::vector<uint8_t> in(localElems * eb), out(localElems, 0xAA);
+  std::vector<uint8_t> scales(localScales * (mx ? 1 : 4), 0xAA);
+  auto globalLinear = [&](int64_t l, const std::vector<int64_t> &ext,
+                          const std::vector<std::vector<int64_t>> &map,
+                          const std::vector<int64_t> &gext) {
+    int64_t g = 0, stride = 1;
+    for (size_t d = rank; d-- > 0;) {
+      g += map[d][l % ext[d]] * stride;
+      l /= ext[d];
+      stride *= gext[d];
+    }
+    return g;
+  };
+  for (int64_t l = 0; l < localElems; ++l)
+    std::memcpy(&in[l * eb], &raw[globalLinear(l, local, global, shape) * eb],
+                eb);
+  std::vector<const int64_t *> cutPtrs;
+  for (auto &c : cuts)
+    cutPtrs.push_back(c.data());
+  ShardBlocks sb = {int64_t(rank), local.data(), nblocks.data(),
+                    cutPtrs.data()};
+  quantize_shard_host(mx ? kQuantMx : kQuantBlock, input, sb, in.data(),
+                      out.data(), scales.data());
+  for (int64_t l = 0; l < localElems; ++l) {
+    int64_t g = globalLinear(l, local, global, shape);
+    ASSERT_EQ(int(out[l]), int(want.payload[g]))
+        << "element " << g << " value " << values[g] << " input " << input;
+  }
+  for (int64_t l = 0; l < localScales; ++l) {
+    int64_t g = globalLinear(l, nblocks, scaleIndex, want.scaleShape);
+    if (mx) {
+      ASSERT_EQ(int(scales[l]), int(want.e8m0[g])) << "scale " << g;
+    } else {
+      float s;
+      std::memcpy(&s, &scales[4 * l], 4);
+      ASSERT_EQ(s, want.scales[g]) << "scale " << g;
+    }
+  }
+}
+
+TEST(QuantizeTest, RandomShardsMatchTheReference) {
+  std::mt19937_64 rng(17);
+  for (int i = 0; i < 3000; ++i)
+    checkRandomCase(rng, i % 3);
+}
+
+TEST(QuantizeTest, MxExponentIsExactForSubnormalsAndZero) {
+  EXPECT_EQ(mx_exponent(0.0f), -127);
+  EXPECT_EQ(mx_exponent(fromBits(1)), -127);              // 2^-149: clamped
+  EXPECT_EQ(mx_exponent(1.0f), -8);                       // 2^0
+  EXPECT_EQ(mx_exponent(std::nextafter(2.0f, 0.0f)), -8); // not rounded up
+  EXPECT_EQ(mx_exponent(448.0f), 0);
+  EXPECT_EQ(mx_exponent(fromBits(0x7f7fffffu)), 119); // FLT_MAX
+  EXPECT_EQ(mx_exponent(std::ldexp(1.0f, -118)), -126);
+}
+
+} // namespace
