@@ -137,3 +137,93 @@ std::optional<int> reshard::quantInputType(llvm::StringRef dtype) {
     return 2;
   return std::nullopt;
 }
+
+std::optional<Sharding> reshard::scaleSharding(const Sharding &sharding,
+                                               llvm::ArrayRef<int64_t> shape,
+                                               llvm::ArrayRef<int64_t> blocks) {
+  Sharding out;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const DimSharding &ds = sharding.dims[d];
+    int64_t n = shape[d], b = blocks[d];
+    auto whole = [&](int64_t begin, int64_t size) {
+      return begin % b == 0 && (size % b == 0 || begin + size == n);
+    };
+    DimSharding scaled;
+    scaled.axes = ds.axes;
+    int64_t begin = 0;
+    for (int64_t size : ds.blocks) {
+      // Fused blocks count stored indices; with an order they must still
+      // start on a quantization block.
+      if (!whole(begin, size))
+        return std::nullopt;
+      scaled.blocks.push_back(llvm::divideCeil(size, b));
+      begin += size;
+    }
+    for (const OrderRun &r : ds.order) {
+      if (!whole(r.start, r.length))
+        return std::nullopt;
+      scaled.order.push_back({r.start / b, llvm::divideCeil(r.length, b)});
+    }
+    out.dims.push_back(std::move(scaled));
+  }
+  return out;
+}
+
+std::optional<std::string> reshard::checkWholeBlocks(
+    const Sharding &sharding, llvm::ArrayRef<int64_t> meshShape,
+    llvm::ArrayRef<std::string> axes, llvm::ArrayRef<int64_t> shape,
+    llvm::ArrayRef<int64_t> blocks) {
+  std::optional<Sharding> scaled = scaleSharding(sharding, shape, blocks);
+  if (!scaled)
+    return std::string("a storage order run or fused block does not start "
+                       "on a quantization block");
+  llvm::SmallVector<int64_t> scaleShape;
+  for (size_t d = 0; d < shape.size(); ++d)
+    scaleShape.push_back(llvm::divideCeil(shape[d], blocks[d]));
+  ShardGeometry payload(shape, meshShape, sharding);
+  ShardGeometry scales(scaleShape, meshShape, *scaled);
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t n = shape[d], b = blocks[d];
+    const llvm::SmallVector<unsigned> &dimAxes = sharding.dims[d].axes;
+    // The dim's runs depend only on the coordinates of its own axes.
+    llvm::SmallVector<int64_t> coords(meshShape.size(), 0);
+    for (bool more = true; more;) {
+      // The blocks this device holds along d, in local order, against the
+      // scale indices the scale sharding gives it.
+      llvm::SmallVector<int64_t> want, got;
+      for (const DimSegment &s : payload.segments(d, coords)) {
+        int64_t end = s.globalBegin + s.size;
+        if (s.globalBegin % b != 0 || (end % b != 0 && end != n)) {
+          std::string where;
+          for (size_t i = 0; i < dimAxes.size(); ++i)
+            where += llvm::formatv("{0}{1}={2}", i ? ", " : "",
+                                   axes[dimAxes[i]], coords[dimAxes[i]]);
+          return llvm::formatv("the device at {0} holds indices [{1}, {2}) "
+                               "of dim {3}, not whole blocks of {4}",
+                               where.empty() ? "every coordinate" : where,
+                               s.globalBegin, end, d, b)
+              .str();
+        }
+        for (int64_t i = s.globalBegin; i < end; i += b)
+          want.push_back(i / b);
+      }
+      for (const DimSegment &s : scales.segments(d, coords))
+        for (int64_t i = 0; i < s.size; ++i)
+          got.push_back(s.globalBegin + i);
+      if (want != got)
+        return llvm::formatv("the scale sharding of dim {0} does not follow "
+                             "the payload's blocks",
+                             d)
+            .str();
+      more = false;
+      for (size_t i = dimAxes.size(); i-- > 0 && !more;) {
+        unsigned a = dimAxes[i];
+        if (++coords[a] < meshShape[a])
+          more = true;
+        else
+          coords[a] = 0;
+      }
+    }
+  }
+  return std::nullopt;
+}

@@ -11,6 +11,7 @@ using namespace reshard;
 
 void reshard::buildReshardPlanPipeline(OpPassManager &pm,
                                        const ReshardPlanOptions &options) {
+  pm.addPass(createReshardQuantize());
   pm.addPass(createReshardIntersect());
   ReshardSelectSourcesOptions select;
   select.strategy = options.strategy;

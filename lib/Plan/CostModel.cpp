@@ -400,6 +400,22 @@ PlanReport reshard::buildReport(const PlanModel &model,
   r.direct = directFigures(model);
   r.gatherBroadcast = gatherBroadcastFigures(model);
   r.bounds = computeBounds(model, links);
+  for (size_t t = 0; t < model.tensorQuant.size(); ++t) {
+    const TensorQuant &q = model.tensorQuant[t];
+    if (q.role != TensorQuant::Payload)
+      continue;
+    auto bytesOf = [&](int64_t tensor) {
+      TensorLayout l = model.layoutOf(tensor);
+      return l.shardBytes(l.shape);
+    };
+    PlanReport::Quantized e{model.tensorNames[t], bytesOf(t),
+                            q.partner >= 0 ? bytesOf(q.partner) : 0,
+                            q.fullPrecisionBytes};
+    r.quantizedTotal.payloadBytes += e.payloadBytes;
+    r.quantizedTotal.scaleBytes += e.scaleBytes;
+    r.quantizedTotal.fullPrecisionBytes += e.fullPrecisionBytes;
+    r.quantized.push_back(std::move(e));
+  }
   return r;
 }
 
@@ -524,6 +540,22 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
     ratios["speedup_over_gather_broadcast"] =
         ratioJson(r.gatherBroadcast.estimatedSeconds, p.estimatedSeconds);
     o["ratios"] = std::move(ratios);
+    if (!r.quantized.empty()) {
+      // Every quantized destination is quantized on its sender today.
+      llvm::json::Array tensors;
+      for (const PlanReport::Quantized &q : r.quantized)
+        tensors.push_back(
+            llvm::json::Object{{"name", q.name},
+                               {"quantize_on", "sender"},
+                               {"payload_bytes", q.payloadBytes},
+                               {"scale_bytes", q.scaleBytes},
+                               {"full_precision_bytes", q.fullPrecisionBytes}});
+      o["quantized"] = llvm::json::Object{
+          {"tensors", std::move(tensors)},
+          {"payload_bytes", r.quantizedTotal.payloadBytes},
+          {"scale_bytes", r.quantizedTotal.scaleBytes},
+          {"full_precision_bytes", r.quantizedTotal.fullPrecisionBytes}};
+    }
     os << formatv("{0:2}", llvm::json::Value(std::move(o))) << "\n";
     return;
   }
@@ -580,6 +612,14 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
      << ratioText(r.gatherBroadcast.estimatedSeconds, p.estimatedSeconds,
                   "%.2f")
      << "x over gather-broadcast\n";
+  if (!r.quantized.empty()) {
+    const PlanReport::Quantized &q = r.quantizedTotal;
+    os << formatv(
+        "quantized: {0} tensors on the sender; {1} B of FP8 "
+        "payload + {2} B of scales in place of {3} B ({4} of it)\n",
+        r.quantized.size(), q.payloadBytes, q.scaleBytes, q.fullPrecisionBytes,
+        ratioText(q.payloadBytes + q.scaleBytes, q.fullPrecisionBytes, "%.3f"));
+  }
   if (!perRank)
     return;
   os << formatv("{0,8} {1,14} {2,14} {3,14} {4,14} {5,14} {6,10}\n", "rank",

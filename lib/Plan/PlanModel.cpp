@@ -72,6 +72,11 @@ static std::vector<int64_t> classKey(const TensorLayout &l) {
         key.insert(key.end(), {r.start, r.length});
     }
   }
+  const QuantSpec &q = l.dst.sharding.quant;
+  if (!q.empty()) { // a quantized payload is not a plain FP8 tensor
+    key.insert(key.end(), {-5, int64_t(q.kind), q.mx});
+    key.insert(key.end(), q.block.begin(), q.block.end());
+  }
   return key;
 }
 

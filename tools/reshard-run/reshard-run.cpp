@@ -96,6 +96,18 @@ static int fail(const llvm::Twine &msg) {
   return 1;
 }
 
+/// Quantized destinations are planned and reported, not run yet: their
+/// files and checks (payload, `.scale.bin`) come with the runtime.
+static LogicalResult refuseQuantized(RedistributeOp op) {
+  if (!op.getDstSharding().isQuantized() && !op->hasAttr(kScalesOfAttr))
+    return success();
+  return op.emitOpError()
+         << "@" << op.getSymName()
+         << ": reshard-run does not run quantized destinations yet; plan "
+            "and report them with reshard-opt --reshard-plan-pipeline="
+            "lower=false --reshard-report";
+}
+
 static std::string shardPath(StringRef dir, int64_t rank, StringRef tensor) {
   llvm::SmallString<256> path(dir);
   llvm::sys::path::append(path,
@@ -381,6 +393,8 @@ load(MLIRContext &ctx, std::shared_ptr<llvm::SourceMgr> &sourceMgr,
   if (*stage == Stage::Layout) {
     SymbolTableCollection symbols;
     for (RedistributeOp op : module->getOps<RedistributeOp>()) {
+      if (failed(refuseQuantized(op)))
+        return nullptr;
       FailureOr<TensorLayout> layout = getTensorLayout(op, symbols);
       if (failed(layout) || !fitsHostMemory(*layout))
         return nullptr;
@@ -456,6 +470,8 @@ int main(int argc, char **argv) {
   SmallVector<RedistributeOp> ops(module->getOps<RedistributeOp>());
   uint64_t allHostBytes = 0;
   for (auto [t, op] : llvm::enumerate(ops)) {
+    if (failed(refuseQuantized(op)))
+      return 1;
     FailureOr<TensorLayout> layout = getTensorLayout(op, symbols);
     if (failed(layout))
       return 1;

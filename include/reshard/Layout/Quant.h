@@ -51,6 +51,25 @@ llvm::Error verifyQuantizedSide(const Sharding &sharding,
                                 llvm::ArrayRef<int64_t> shape,
                                 llvm::StringRef dtype, const std::string &path);
 
+/// The sharding of the scale tensor of a side quantized in `blocks`: every
+/// dim size, fused block size and storage order run divided by the dim's
+/// block size, rounding up; std::nullopt when a fused block or an order run
+/// does not start on a block (or is cut short before the dim's end).
+std::optional<Sharding> scaleSharding(const Sharding &sharding,
+                                      llvm::ArrayRef<int64_t> shape,
+                                      llvm::ArrayRef<int64_t> blocks);
+
+/// Whether every device of a side (`sharding` on a mesh of `meshShape` with
+/// axis names `axes`) holds whole blocks, and its scale shard under
+/// scaleSharding holds exactly the scales of those blocks in their local
+/// order: std::nullopt if so, else a sentence naming a device and the
+/// indices it holds. Checked per dim over the coordinates of the dim's axes.
+std::optional<std::string> checkWholeBlocks(const Sharding &sharding,
+                                            llvm::ArrayRef<int64_t> meshShape,
+                                            llvm::ArrayRef<std::string> axes,
+                                            llvm::ArrayRef<int64_t> shape,
+                                            llvm::ArrayRef<int64_t> blocks);
+
 /// The engine's input type code (engine::QuantInput) of a dtype a quantized
 /// tensor may have: fp32, bf16 or fp16.
 std::optional<int> quantInputType(llvm::StringRef dtype);

@@ -81,6 +81,13 @@ struct PlanReport {
   int64_t tensors = 0, classes = 0, groups = 0, pieces = 0;
   PlanFigures plan, direct, gatherBroadcast;
   PlanBounds bounds;
+  /// Quantized destinations: per payload tensor, and summed.
+  struct Quantized {
+    std::string name;
+    int64_t payloadBytes = 0, scaleBytes = 0, fullPrecisionBytes = 0;
+  };
+  std::vector<Quantized> quantized;
+  Quantized quantizedTotal;
 };
 
 /// Sums a plan's traffic into its figures with the model: steps in

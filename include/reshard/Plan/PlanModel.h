@@ -68,9 +68,22 @@ struct PlanSchedule {
   const PlanStream *find(int64_t sender, int64_t receiver, int64_t phase) const;
 };
 
+/// What a tensor is to a quantized destination (reshard-quantize): the FP8
+/// payload quantized on its sender, or the scales of one.
+struct TensorQuant {
+  enum Role : int8_t { None, Payload, Scales };
+  Role role = None;
+  /// Payload: the bytes of its values at the source's precision.
+  int64_t fullPrecisionBytes = 0;
+  /// Payload: the tensor of its scales; Scales: its payload.
+  int64_t partner = -1;
+};
+
 struct PlanModel {
   std::vector<std::string> tensorNames; ///< plan (input) order
-  std::vector<int64_t> tensorGroup;     ///< the group of each tensor
+  /// Per tensor; empty when no destination is quantized.
+  std::vector<TensorQuant> tensorQuant;
+  std::vector<int64_t> tensorGroup; ///< the group of each tensor
   std::vector<PlanClass> classes;
   std::vector<PlanGroup> groups;
   /// Rank r is in NVLink domain r / nvlDomainSize; without a topology every

@@ -128,6 +128,17 @@ void ConvertReshardToRuntimePass::runOnOperation() {
       return signalPassFailure();
     }
   const PlanModel &model = plan->model;
+  // The runtime does not quantize yet: a lowered plan would move the
+  // source's bytes as if they were FP8.
+  for (auto [t, q] : llvm::enumerate(model.tensorQuant))
+    if (q.role == TensorQuant::Payload) {
+      plan->tensors[t].emitOpError()
+          << "@" << plan->tensors[t].getSymName()
+          << ": quantized destinations are planned and reported but not "
+             "lowered yet (the runtime does not quantize); use "
+             "--reshard-plan-pipeline=lower=false --reshard-report";
+      return signalPassFailure();
+    }
   std::vector<TransferGroup> transfers = enumerateTransfers(model);
   std::vector<StreamContent> streams = collectStreams(model, transfers);
   if (failed(plan->checkSchedule(streams)))

@@ -13,24 +13,11 @@ LogicalResult reshard::emitLayoutErrors(Operation *op, llvm::Error err) {
   return success(ok);
 }
 
-FailureOr<TensorLayout>
-reshard::getTensorLayout(RedistributeOp op, SymbolTableCollection &symbols) {
-  TensorLayout layout;
-  layout.name = op.getSymName().str();
-  RankedTensorType type = op.getSrcTensorType();
-  layout.shape.assign(type.getShape().begin(), type.getShape().end());
-  std::optional<int64_t> bytes = getElementTypeBytes(type.getElementType());
-  if (!bytes)
-    return op.emitOpError("has an element type that cannot be moved");
-  layout.elementBytes = *bytes;
-  // The layout model plans plain moves; a quantized destination is
-  // verified (the redistribution's verifier) but not planned yet.
-  if (op.getDstSharding().isQuantized())
-    return op.emitOpError()
-           << "@" << op.getSymName() << ": its destination is quantized ("
-           << op.getDstSharding().toSpec().quant.str()
-           << "); planning and running quantized destinations is not "
-              "implemented yet, only their import and verification";
+FailureOr<TensorSides> reshard::getTensorSides(RedistributeOp op,
+                                               SymbolTableCollection &symbols) {
+  TensorSides sides;
+  ArrayRef<int64_t> shape = op.getSrcTensorType().getShape();
+  sides.shape.assign(shape.begin(), shape.end());
   auto side = [&](FlatSymbolRefAttr ref, ShardingAttr sharding,
                   SideLayout &out) -> LogicalResult {
     auto mesh = symbols.lookupNearestSymbolFrom<MeshOp>(op, ref.getAttr());
@@ -38,15 +25,46 @@ reshard::getTensorLayout(RedistributeOp op, SymbolTableCollection &symbols) {
       return op.emitOpError() << "mesh " << ref << " is not defined";
     out.mesh = mesh.toSpec();
     llvm::Expected<Sharding> resolved =
-        resolveSharding(sharding.toSpec(), out.mesh.axes, layout.shape, "");
+        resolveSharding(sharding.toSpec(), out.mesh.axes, sides.shape, "");
     if (!resolved)
       return emitLayoutErrors(op, resolved.takeError());
     out.sharding = std::move(*resolved);
     return success();
   };
-  if (failed(side(op.getSrcMeshAttr(), op.getSrcSharding(), layout.src)) ||
-      failed(side(op.getDstMeshAttr(), op.getDstSharding(), layout.dst)))
+  if (failed(side(op.getSrcMeshAttr(), op.getSrcSharding(), sides.src)) ||
+      failed(side(op.getDstMeshAttr(), op.getDstSharding(), sides.dst)))
     return failure();
+  return sides;
+}
+
+FailureOr<TensorLayout>
+reshard::getTensorLayout(RedistributeOp op, SymbolTableCollection &symbols) {
+  TensorLayout layout;
+  layout.name = op.getSymName().str();
+  std::optional<int64_t> bytes =
+      getElementTypeBytes(op.getSrcTensorType().getElementType());
+  if (!bytes)
+    return op.emitOpError("has an element type that cannot be moved");
+  layout.elementBytes = *bytes;
+  if (op.getDstSharding().isQuantized()) {
+    auto on = op->getAttrOfType<StringAttr>(kQuantizeOnAttr);
+    if (!on)
+      return op.emitOpError()
+             << "@" << op.getSymName() << ": its destination is quantized ("
+             << op.getDstSharding().toSpec().quant.str()
+             << ") but not yet decided where; run reshard-quantize first "
+                "(reshard-plan-pipeline and reshard-compile do)";
+    if (on.getValue() != "sender")
+      return op.emitOpError() << "quantize_on = \"" << on.getValue()
+                              << "\" is not a place; only \"sender\" is";
+    layout.elementBytes = 1; // the FP8 payload is what moves
+  }
+  FailureOr<TensorSides> sides = getTensorSides(op, symbols);
+  if (failed(sides))
+    return failure();
+  layout.shape = std::move(sides->shape);
+  layout.src = std::move(sides->src);
+  layout.dst = std::move(sides->dst);
   return layout;
 }
 

@@ -197,16 +197,19 @@ LogicalResult RedistributeOp::verifySymbolUses(SymbolTableCollection &symbols) {
     return failure();
   // A quantized tensor's scales travel as `<name>.scale`.
   if (getDstSharding().isQuantized()) {
-    auto scale = StringAttr::get(getContext(), getSymName() + ".scale");
-    if (Operation *other =
-            symbols.lookupNearestSymbolFrom((*this)->getParentOp(), scale))
+    auto scale = StringAttr::get(getContext(), getSymName() + kScaleSuffix);
+    Operation *other =
+        symbols.lookupNearestSymbolFrom((*this)->getParentOp(), scale);
+    // reshard-quantize's own scales redistribution is the one allowed.
+    auto of = other ? other->getAttrOfType<FlatSymbolRefAttr>(kScalesOfAttr)
+                    : FlatSymbolRefAttr();
+    if (other && !(of && of.getValue() == getSymName()))
       return emitOpError()
                  .append("@", getSymName(),
-                         " is quantized and its scales are "
-                         "named @\"",
+                         " is quantized and its scales are named @\"",
                          scale.getValue(),
-                         "\", but that name is "
-                         "taken; rename one")
+                         "\", but that name is taken; "
+                         "rename one")
                  .attachNote(other->getLoc())
              << "@\"" << scale.getValue() << "\" defined here";
   }

@@ -479,13 +479,22 @@ LogicalResult GroupOp::verifySymbolUses(SymbolTableCollection &symbols) {
                            << tensor.getDstMeshAttr()
                            << ", whose ranks are not those of the group's "
                               "meshes";
-    // The same class: type, shardings and (through the meshes' ops) mesh
-    // shapes as the exemplar's.
+    // The same class: shape, size of a moved element, shardings and
+    // (through the meshes' ops) mesh shapes as the exemplar's. Element types
+    // of one size share pieces (bf16 and fp16; the bf16 and fp32 sources of
+    // FP8 payloads quantized on the sender).
     auto meshShape = [&](RedistributeOp op, FlatSymbolRefAttr ref) {
       return symbols.lookupNearestSymbolFrom<MeshOp>(op, ref.getAttr())
           .getShapeAttr();
     };
-    if (tensor.getSrcType() != exemplarOp.getSrcType() ||
+    auto movedBytes = [](RedistributeOp op) -> std::optional<int64_t> {
+      if (op->hasAttr(kQuantizeOnAttr))
+        return 1;
+      return getElementTypeBytes(op.getSrcTensorType().getElementType());
+    };
+    if (tensor.getSrcTensorType().getShape() !=
+            exemplarOp.getSrcTensorType().getShape() ||
+        movedBytes(tensor) != movedBytes(exemplarOp) ||
         tensor.getSrcSharding() != exemplarOp.getSrcSharding() ||
         tensor.getDstSharding() != exemplarOp.getDstSharding() ||
         meshShape(tensor, tensor.getSrcMeshAttr()) !=
@@ -494,8 +503,8 @@ LogicalResult GroupOp::verifySymbolUses(SymbolTableCollection &symbols) {
             meshShape(exemplarOp, exemplarOp.getDstMeshAttr()))
       return emitOpError() << "tensor " << ref << " is not of class "
                            << getClassNameAttr()
-                           << ": type, shardings and mesh shapes must be "
-                              "those of its exemplar "
+                           << ": shape, element size, shardings and mesh "
+                              "shapes must be those of its exemplar "
                            << cls.getExemplarAttr();
   }
   ClassPattern pattern = cls.toPattern();

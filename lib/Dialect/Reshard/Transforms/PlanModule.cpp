@@ -58,6 +58,37 @@ FailureOr<PlanModule> PlanModule::load(ModuleOp module, StringRef passName) {
     plan.tensors.push_back(op);
     plan.model.tensorNames.push_back(op.getSymName().str());
   }
+  // Quantized destinations, as reshard-quantize marked them.
+  for (auto [t, op] : llvm::enumerate(plan.tensors)) {
+    auto of = op->getAttrOfType<FlatSymbolRefAttr>(kScalesOfAttr);
+    bool payload = op->hasAttr(kQuantizeOnAttr);
+    if (!of && !payload)
+      continue;
+    plan.model.tensorQuant.resize(plan.tensors.size());
+    TensorQuant &q = plan.model.tensorQuant[t];
+    StringRef partner = of ? of.getValue() : StringRef();
+    std::string scales = (op.getSymName() + kScaleSuffix).str();
+    if (payload)
+      partner = scales;
+    auto it = tensorIndex.find(partner);
+    if (it == tensorIndex.end())
+      return op.emitOpError()
+             << (payload ? "is quantized on the sender but has no scales "
+                           "redistribution @\""
+                         : "names the scales of @\"")
+             << partner
+             << (payload ? "\"; run reshard-quantize on the layout"
+                         : "\", which is not a tensor");
+    q.role = payload ? TensorQuant::Payload : TensorQuant::Scales;
+    q.partner = it->second;
+    if (payload) {
+      RankedTensorType type = op.getSrcTensorType();
+      q.fullPrecisionBytes =
+          type.getNumElements() *
+          getElementTypeBytes(type.getElementType()).value_or(0);
+    }
+  }
+
   FailureOr<std::optional<TopologySpec>> topology =
       moduleTopology(plan.tensors, symbols);
   if (failed(topology))

@@ -19,9 +19,31 @@ namespace reshard {
 /// (`path: message`). Succeeds when there was none.
 mlir::LogicalResult emitLayoutErrors(mlir::Operation *op, llvm::Error err);
 
+/// Where reshard-quantize decided a quantized destination is quantized
+/// (`quantize_on = "sender"` on the redistribution), and the mark of the
+/// scales' own redistribution (`scales_of = @<tensor>`), named
+/// `<tensor>.scale`.
+inline constexpr llvm::StringLiteral kQuantizeOnAttr = "quantize_on";
+inline constexpr llvm::StringLiteral kScalesOfAttr = "scales_of";
+inline constexpr llvm::StringLiteral kScaleSuffix = ".scale";
+
+/// Both sides of `op` resolved, its global shape, and its dtype name.
+struct TensorSides {
+  llvm::SmallVector<int64_t> shape;
+  SideLayout src, dst;
+};
+
+/// The sides of `op` with meshes resolved through `symbols`; fails with a
+/// diagnostic at `op` when a mesh is missing or a sharding does not
+/// resolve.
+mlir::FailureOr<TensorSides>
+getTensorSides(RedistributeOp op, mlir::SymbolTableCollection &symbols);
+
 /// The plain-data layout of `op` (its meshes resolved through `symbols`),
 /// for the planner and the interpreter. Fails with a diagnostic at `op`
-/// when a mesh is missing or the op does not verify.
+/// when a mesh is missing or the op does not verify. A quantized
+/// destination that reshard-quantize decided to quantize on the sender
+/// moves its payload: one byte per element.
 mlir::FailureOr<TensorLayout>
 getTensorLayout(RedistributeOp op, mlir::SymbolTableCollection &symbols);
 

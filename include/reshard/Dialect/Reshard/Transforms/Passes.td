@@ -4,6 +4,49 @@
 
 include "mlir/Pass/PassBase.td"
 
+def ReshardQuantize : Pass<"reshard-quantize", "mlir::ModuleOp"> {
+  let summary = "Decide where each quantized destination is quantized, and give its scales a tensor";
+  let description = [{
+    For every redistribution whose destination is quantized
+    (docs/Layout.md "Quantized destinations"), decides where the values
+    are quantized and makes the scales a redistribution of their own, so
+    that the planning passes move payload and scales like any other
+    tensors and count the bytes that really cross:
+
+    - **On the sender** when every source device holds whole blocks (its
+      shard boundaries fall on block boundaries along every blocked dim):
+      each holder quantizes its source shard before the first step, so the
+      FP8 payload (one byte per element) and the scales travel. The op
+      gets `quantize_on = "sender"`, and a new `@"<name>.scale"`
+      redistribution (fp32 for block scaling, ui8 E8M0 for MX) moves the
+      scale tensor from the source's sharding to the destination's, both
+      divided by the block sizes; it is marked `scales_of = @<name>`.
+    - **On the receiver** otherwise: not implemented yet; the pass stops
+      with an error naming the tensor and the source device that holds a
+      partial block.
+
+    Runs first in `reshard-plan-pipeline`; ops already decided are left
+    as they are.
+
+    Input:
+    ```mlir
+    reshard.redistribute @w from @a <[[tp], []]>
+        to @b <[[], [tp]] quant block [128, 128]>
+        : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>
+    ```
+    Output:
+    ```mlir
+    reshard.redistribute @w from @a <[[tp], []]>
+        to @b <[[], [tp]] quant block [128, 128]>
+        : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>
+        {quantize_on = "sender"}
+    reshard.redistribute @w.scale from @a <[[tp], []]> to @b <[[], [tp]]>
+        : tensor<2x4xf32> -> tensor<2x4xf32> {scales_of = @w}
+    ```
+  }];
+  let dependentDialects = ["::reshard::ReshardDialect"];
+}
+
 def ReshardIntersect : Pass<"reshard-intersect", "mlir::ModuleOp"> {
   let summary = "Compute the classes and groups of every redistribution, and their pieces";
   let description = [{

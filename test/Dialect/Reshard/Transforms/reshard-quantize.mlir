@@ -1,0 +1,58 @@
+// reshard-quantize: a quantized destination whose source holds whole blocks
+// is quantized on the sender. The payload op keeps its types and is marked;
+// the scales get their own redistribution right after it, its shardings
+// the payload's divided by the block sizes (dims, fused blocks and the
+// source's storage order runs), fp32 for block scaling and ui8 (E8M0) for
+// MX. Ops already decided and plain ops are left alone; running it twice
+// changes nothing. The planned module moves payload and scales like any
+// other tensors, and the report counts their bytes.
+
+// RUN: reshard-opt %s --reshard-quantize | FileCheck %s
+// RUN: reshard-opt %s --reshard-quantize --reshard-quantize | FileCheck %s
+// RUN: reshard-opt %s --reshard-plan-pipeline=lower=false --reshard-report=text -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: reshard-opt %s --reshard-plan-pipeline=lower=false --reshard-report=json -o /dev/null | FileCheck %s --check-prefix=JSON
+
+reshard.mesh @train shape = [2] axes = ["tp"] ranks = [0, 1]
+reshard.mesh @infer shape = [2, 2] axes = ["dp", "tp"] ranks = [2, 3, 4, 5]
+
+// CHECK-LABEL: reshard.redistribute @w from @train <{{\[\[}}tp], []]> to @infer <{{\[\[}}], [tp]] quant block [128, 128]>
+// CHECK-SAME: : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN> {quantize_on = "sender"}
+// CHECK-NEXT: reshard.redistribute @w.scale from @train <{{\[\[}}tp], []]> to @infer <{{\[\[}}], [tp]]>
+// CHECK-SAME: : tensor<2x4xf32> -> tensor<2x4xf32> {scales_of = @w}
+reshard.redistribute @w from @train <[[tp], []]> to @infer <[[], [tp]] quant block [128, 128]>
+    : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>
+
+// Fused blocks and a storage order on the source (runs of whole blocks),
+// uneven last blocks (300 rows: blocks of 128, 128, 44).
+// CHECK-LABEL: reshard.redistribute @qkv
+// CHECK-NEXT: reshard.redistribute @qkv.scale from @train <{{\[\[}}] order {{\[\[}}2, 1], [0, 2]], []]> to @infer <{{\[\[}}] blocks [2, 1], [tp]]>
+// CHECK-SAME: : tensor<3x2xf32> -> tensor<3x2xf32> {scales_of = @qkv}
+reshard.redistribute @qkv from @train <[[] order [[256, 44], [0, 256]], []]>
+    to @infer <[[] blocks [256, 44], [tp]] quant block [128, 32]>
+    : tensor<300x64xf16> -> tensor<300x64xf8E4M3FN>
+
+// MXFP8: blocks of 32 along the last dim, E8M0 scales as ui8.
+// CHECK-LABEL: reshard.redistribute @e from @train <{{\[\[}}], [tp]]> to @infer <{{\[\[}}dp], [tp]] quant mx 32>
+// CHECK-SAME: {quantize_on = "sender"}
+// CHECK-NEXT: reshard.redistribute @e.scale from @train <{{\[\[}}], [tp]]> to @infer <{{\[\[}}dp], [tp]]>
+// CHECK-SAME: : tensor<4x4xui8> -> tensor<4x4xui8> {scales_of = @e}
+reshard.redistribute @e from @train <[[], [tp]]> to @infer <[[dp], [tp]] quant mx 32>
+    : tensor<4x128xf32> -> tensor<4x128xf8E4M3FN>
+
+// CHECK-LABEL: reshard.redistribute @plain
+// CHECK-NOT: quantize_on
+// CHECK-NOT: .scale
+reshard.redistribute @plain from @train <[[tp]]> to @infer <[[tp]]>
+    : tensor<64xbf16> -> tensor<64xbf16>
+
+// 256x512 + 300x64 + 4x128 payload bytes; 4 x (8 + 6) fp32 + 16 E8M0
+// scale bytes; 2 x 131072 + 2 x 19200 + 4 x 512 at full precision.
+// REPORT: quantized: 3 tensors on the sender; 150784 B of FP8 payload + 72 B of scales in place of 302592 B (0.499 of it)
+// JSON: "quantized": {
+// JSON-NEXT: "full_precision_bytes": 302592,
+// JSON-NEXT: "payload_bytes": 150784,
+// JSON-NEXT: "scale_bytes": 72,
+// JSON: "name": "w",
+// JSON-NEXT: "payload_bytes": 131072,
+// JSON-NEXT: "quantize_on": "sender",
+// JSON-NEXT: "scale_bytes": 32
