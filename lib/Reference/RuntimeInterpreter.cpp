@@ -59,6 +59,7 @@ llvm::Error reshard::executeRuntimePlan(rt::PlanOp plan,
     r.staging.assign(prog.workspace, 0);
     r.runner = std::make_unique<engine::ProgramRunner<engine::HostMover>>(
         p, prog, r.srcPtrs.data(), r.dstPtrs.data(), r.staging.data(), mover);
+    r.runner->quantize();
     r.runner->copies();
   }
   for (int64_t step = 0; step < p.max_steps; ++step) {

@@ -207,7 +207,12 @@ static int checkSelfMessage(ncclComm_t comm, cudaStream_t stream,
                       static_cast<int64_t>(sizeof(words) / sizeof(words[0])),
                       0,
                       0,
-                      3};
+                      3,
+                      0, // no quantized destinations
+                      0,
+                      0,
+                      0,
+                      0};
   program.workspace = rank_workspace(plan, program);
   std::vector<uint8_t> src(srcRows * srcCols), want(dstRows * dstCols, 0xA5),
       got(want.size()), packed(bytes);

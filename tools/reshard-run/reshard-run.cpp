@@ -19,6 +19,7 @@
 #include "reshard/Plan/Expansion.h"
 #include "reshard/Reference/CheckPattern.h"
 #include "reshard/Reference/PieceInterpreter.h"
+#include "reshard/Reference/QuantCheck.h"
 #include "reshard/Reference/RuntimeInterpreter.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -96,16 +97,17 @@ static int fail(const llvm::Twine &msg) {
   return 1;
 }
 
-/// Quantized destinations are planned and reported, not run yet: their
-/// files and checks (payload, `.scale.bin`) come with the runtime.
+/// Quantized destinations are checked (--check, --make-sources, --verify)
+/// but not run on files: the generated MPI program does that.
 static LogicalResult refuseQuantized(RedistributeOp op) {
-  if (!op.getDstSharding().isQuantized() && !op->hasAttr(kScalesOfAttr))
+  if ((!op.getDstSharding().isQuantized() && !op->hasAttr(kScalesOfAttr)) ||
+      checkMode || !makeSourcesDir.empty() || !verifyDir.empty())
     return success();
   return op.emitOpError()
          << "@" << op.getSymName()
-         << ": reshard-run does not run quantized destinations yet; plan "
-            "and report them with reshard-opt --reshard-plan-pipeline="
-            "lower=false --reshard-report";
+         << ": reshard-run checks quantized destinations (--check, "
+            "--make-sources, --verify) but does not run them on files; the "
+            "generated MPI program does (scripts/reshard-mpirun)";
 }
 
 static std::string shardPath(StringRef dir, int64_t rank, StringRef tensor) {
@@ -395,6 +397,10 @@ load(MLIRContext &ctx, std::shared_ptr<llvm::SourceMgr> &sourceMgr,
     for (RedistributeOp op : module->getOps<RedistributeOp>()) {
       if (failed(refuseQuantized(op)))
         return nullptr;
+      // Planning decides where a quantized tensor is quantized; its size
+      // is checked with the others after it.
+      if (op.getDstSharding().isQuantized())
+        continue;
       FailureOr<TensorLayout> layout = getTensorLayout(op, symbols);
       if (failed(layout) || !fitsHostMemory(*layout))
         return nullptr;
@@ -536,11 +542,58 @@ int main(int argc, char **argv) {
     patterns = {CheckPattern::Index, CheckPattern::Hash};
   int64_t tensors = 0, pieces = 0, elements = 0, badTensors = 0;
   size_t n = layouts.size();
+  // Quantized destinations: a payload's source holds the pattern at its
+  // own precision; payload and scales are checked against the reference
+  // quantization (QuantCheck.h), which the piece interpreter also starts
+  // from (it moves bytes, it does not quantize).
+  std::vector<int64_t> payloadOf(n, -1); // the payload a tensor belongs to
+  std::vector<bool> isScales(n, false);
+  llvm::StringMap<size_t> indexOf;
+  for (size_t t = 0; t < n; ++t)
+    indexOf[ops[t].getSymName()] = t;
+  for (size_t t = 0; t < n; ++t) {
+    if (ops[t]->hasAttr(kQuantizeOnAttr))
+      payloadOf[t] = t;
+    if (auto of = ops[t]->getAttrOfType<FlatSymbolRefAttr>(kScalesOfAttr)) {
+      payloadOf[t] = indexOf.lookup(of.getValue());
+      isScales[t] = true;
+    }
+  }
+  std::map<std::pair<int64_t, int>, QuantCheckTensor> quantChecks;
+  auto quantCheck = [&](size_t t, CheckPattern pattern) -> QuantCheckTensor & {
+    int64_t p = payloadOf[t];
+    auto [it, inserted] = quantChecks.try_emplace({p, int(pattern)});
+    if (inserted) {
+      RedistributeOp op = ops[p];
+      it->second =
+          makeQuantCheck(layouts[p].shape,
+                         getDtypeName(op.getSrcTensorType().getElementType()),
+                         layouts[p].dst.sharding.quant, pattern);
+    }
+    return it->second;
+  };
+  // The source buffers the check starts from: the caller's (engine) or
+  // the quantized ones (piece interpreter).
+  auto checkSources = [&](size_t t, CheckPattern pattern,
+                          bool callers) -> ShardBuffers {
+    const TensorLayout &l = layouts[t];
+    if (payloadOf[t] < 0)
+      return makeCheckBuffers(l, /*source=*/true, pattern);
+    QuantCheckTensor &q = quantCheck(t, pattern);
+    if (callers)
+      return isScales[t]
+                 ? ShardBuffers()
+                 : shardsOfGlobal(l.shape, l.src, q.inputBytes, q.sourceBytes);
+    return shardsOfGlobal(l.shape, l.src, l.elementBytes,
+                          isScales[t] ? q.scaleBytes : q.payloadBytes);
+  };
   // Per tensor with the piece interpreter; all at once with the engine.
   std::vector<ShardBuffers> src(n), dst(n);
   auto fill = [&](bool source, CheckPattern pattern) {
     for (size_t t = 0; t < n; ++t)
-      (source ? src : dst)[t] = makeCheckBuffers(layouts[t], source, pattern);
+      (source ? src : dst)[t] =
+          source ? checkSources(t, pattern, engineMode)
+                 : makeCheckBuffers(layouts[t], false, pattern);
   };
   auto forget = [&](size_t t) {
     if (!engineMode) {
@@ -575,9 +628,8 @@ int main(int argc, char **argv) {
     PieceTable table = tableOf(t, ops[t]);
     pieces += table.size();
     if (!makeSourcesDir.empty()) {
-      if (!writeShards(
-              layout->name, makeSourcesDir,
-              makeCheckBuffers(*layout, /*source=*/true, patternOption)))
+      if (!writeShards(layout->name, makeSourcesDir,
+                       checkSources(t, patternOption, /*callers=*/true)))
         return 1;
       continue;
     }
@@ -603,14 +655,23 @@ int main(int argc, char **argv) {
       if (checkMode && engineMode) {
         dst[t] = std::move(engineResults[k][t]);
       } else if (checkMode) {
-        src[t] = makeCheckBuffers(*layout, /*source=*/true, pattern);
+        src[t] = checkSources(t, pattern, engineMode);
         dst[t] = makeCheckBuffers(*layout, /*source=*/false, pattern);
         if (llvm::Error err = execute(src, dst, t, &table))
           return fail(llvm::toString(std::move(err)));
       }
       std::vector<Mismatch> reported;
-      int64_t bad =
-          checkDestination(*layout, dst[t], reported, maxMismatches, pattern);
+      int64_t bad;
+      if (payloadOf[t] >= 0) {
+        QuantCheckTensor &q = quantCheck(t, pattern);
+        ShardBuffers want =
+            shardsOfGlobal(layout->shape, layout->dst, layout->elementBytes,
+                           isScales[t] ? q.scaleBytes : q.payloadBytes);
+        bad = compareShards(*layout, want, dst[t], reported, maxMismatches);
+      } else {
+        bad =
+            checkDestination(*layout, dst[t], reported, maxMismatches, pattern);
+      }
       if (!bad)
         continue;
       wrong = true;

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "reshard/ExecutionEngine/ErrorCodes.h"
+#include "reshard/ExecutionEngine/Quantize.h"
 
 namespace reshard {
 namespace engine {
@@ -102,6 +103,25 @@ struct RankProgram {
   int64_t steps; /* 1 + its last step */
 };
 
+/* How the source shards of a class of quantized payloads are cut into
+ * blocks (docs/Layout.md "Quantized destinations"). */
+struct QuantClass {
+  int64_t kind; /* kQuantBlock or kQuantMx */
+  int64_t ndim;
+  int64_t blocks;   /* words: the block size of each dim */
+  int64_t segments; /* words: per source combo, the words index of its
+                     * runs: per dim, a count n then n run lengths (local
+                     * order); blocks start at each run's start */
+};
+
+/* A tensor quantized on its senders: before the first step each holder
+ * quantizes its source shard (of `input` values, QuantInput) into its
+ * workspace, and the plan moves that FP8 payload as tensor `payload` and
+ * the scales as tensor `scales`, which has no source buffer of its own. */
+struct QuantTensor {
+  int32_t payload, scales, input, qclass;
+};
+
 struct Plan {
   const char *name;
   uint64_t fingerprint;
@@ -130,7 +150,30 @@ struct Plan {
   int64_t staging_budget; /* 0: none stated */
   int64_t max_ops_per_step;
   int64_t max_steps; /* over all ranks */
+  /* Quantized destinations; all null and 0 when there are none. */
+  const QuantClass *quant_classes;
+  int64_t num_quant_classes;
+  const QuantTensor *quant_tensors;
+  int64_t num_quant_tensors;
+  const int32_t *tensor_quant; /* num_tensors entries: a quant_tensors
+                                * index, or -1 */
 };
+
+inline int64_t quant_input_bytes(int32_t input) {
+  return input == kQuantF32 ? 4 : 2;
+}
+
+/* The quantization record `tensor` takes part in (null: none), and
+ * whether it is the record's scales. */
+inline const QuantTensor *quant_of(const Plan &plan, int64_t tensor,
+                                   bool *is_scales) {
+  if (!plan.tensor_quant || tensor < 0 || tensor >= plan.num_tensors ||
+      plan.tensor_quant[tensor] < 0)
+    return 0;
+  const QuantTensor *q = &plan.quant_tensors[plan.tensor_quant[tensor]];
+  *is_scales = q->scales == tensor;
+  return q;
+}
 
 /* Staging is laid out per step: sends, then receives, each message at a
  * multiple of this. */
@@ -187,8 +230,14 @@ inline void shard_table(const Plan &plan, int64_t rank, bool src,
     int64_t combo = plan.words[(src ? c.src_combo_of : c.dst_combo_of) + l];
     int64_t b =
         plan.words[(src ? c.src_shard_bytes : c.dst_shard_bytes) + combo];
-    for (int64_t k = 0; k < g.num_members; ++k)
-      bytes[member_tensor(plan, g, k)] = b;
+    for (int64_t k = 0; k < g.num_members; ++k) {
+      int64_t t = member_tensor(plan, g, k);
+      bool is_scales = false;
+      const QuantTensor *q = src ? quant_of(plan, t, &is_scales) : 0;
+      /* A quantized payload's caller holds its full-precision values; its
+       * scales have no source buffer. */
+      bytes[t] = !q ? b : is_scales ? -1 : b * quant_input_bytes(q->input);
+    }
   }
 }
 
@@ -213,7 +262,11 @@ inline int64_t shard_bytes(const Plan &plan, int64_t rank, int64_t tensor,
   int64_t combo = shard_combo(plan, rank, tensor, src, &c);
   if (combo < 0)
     return -1;
-  return plan.words[(src ? c->src_shard_bytes : c->dst_shard_bytes) + combo];
+  int64_t b =
+      plan.words[(src ? c->src_shard_bytes : c->dst_shard_bytes) + combo];
+  bool is_scales = false;
+  const QuantTensor *q = src ? quant_of(plan, tensor, &is_scales) : 0;
+  return !q ? b : is_scales ? -1 : b * quant_input_bytes(q->input);
 }
 
 /* The rank of `tensor` (-1: no such tensor). */
@@ -230,7 +283,8 @@ inline int64_t shard_shape(const Plan &plan, int64_t rank, int64_t tensor,
                            bool src, int64_t *dims) {
   const Class *c = 0;
   int64_t combo = shard_combo(plan, rank, tensor, src, &c);
-  if (combo < 0)
+  bool is_scales = false;
+  if (combo < 0 || (src && quant_of(plan, tensor, &is_scales) && is_scales))
     return -1;
   const int64_t *shape =
       plan.words + (src ? c->src_shapes : c->dst_shapes) + combo * c->ndim;
@@ -601,7 +655,105 @@ struct HostMover {
     unpack_range(d, static_cast<uint8_t *>(base), lo, hi, in);
     return 0;
   }
+  int quantize(int kind, int input, const ShardBlocks &sb, const void *in,
+               uint8_t *out, void *scales) {
+    quantize_shard_host(kind, input, sb, in, out, scales);
+    return 0;
+  }
 };
+
+/*===-- Quantized sources -------------------------------------------------===*/
+
+/* Calls f(record, payload combo, payload bytes, scale bytes) for every
+ * quantized tensor whose source shard `rank` holds, in record order. */
+template <class F>
+inline void for_each_quantized_source(const Plan &plan, int64_t rank, F &&f) {
+  for (int64_t i = 0; i < plan.num_quant_tensors; ++i) {
+    const QuantTensor &q = plan.quant_tensors[i];
+    const Class *pc = 0, *sc = 0;
+    int64_t combo = shard_combo(plan, rank, q.payload, true, &pc);
+    int64_t scombo = shard_combo(plan, rank, q.scales, true, &sc);
+    if (combo < 0 || scombo < 0)
+      continue;
+    f(q, combo, plan.words[pc->src_shard_bytes + combo],
+      plan.words[sc->src_shard_bytes + scombo]);
+  }
+}
+
+/* The workspace a rank's quantized sources take: payload then scales of
+ * each, aligned. It sits at the end of the workspace, after the staging. */
+inline int64_t quant_area_bytes(const Plan &plan, int64_t rank) {
+  struct Sum {
+    int64_t total;
+    void operator()(const QuantTensor &, int64_t, int64_t payload,
+                    int64_t scales) {
+      total += align_up(payload) + align_up(scales);
+    }
+  } sum = {0};
+  for_each_quantized_source(plan, rank, sum);
+  return sum.total;
+}
+
+/* The whole workspace of a rank: its largest step's staging and its
+ * quantized sources. */
+inline int64_t program_workspace(const Plan &plan, const RankProgram &p) {
+  return rank_workspace(plan, p) + quant_area_bytes(plan, p.rank);
+}
+
+/* Quantizes every source shard of a quantized tensor that `p`'s rank holds
+ * into the end of its workspace (`workspace`, p.workspace bytes), and
+ * points `srcs` (a copy of the caller's source pointers) at the payload
+ * and scales there. The mover's quantize() does the arithmetic. */
+template <class Mover>
+inline int quantize_sources(const Plan &plan, const RankProgram &p,
+                            uint8_t *workspace, std::vector<void *> &srcs,
+                            Mover &mover) {
+  struct Quantize {
+    const Plan &plan;
+    uint8_t *at;
+    std::vector<void *> &srcs;
+    Mover &mover;
+    int rc;
+    void operator()(const QuantTensor &q, int64_t combo, int64_t payload,
+                    int64_t scales) {
+      const QuantClass &qc = plan.quant_classes[q.qclass];
+      const Class &c =
+          plan.classes[plan.groups[plan.tensor_group[q.payload]].cls];
+      const int64_t *shape = plan.words + c.src_shapes + combo * c.ndim;
+      const int64_t *runs = plan.words + plan.words[qc.segments + combo];
+      /* Cut points per dim: each run's start, then every block. */
+      std::vector<std::vector<int64_t>> cuts(c.ndim);
+      std::vector<const int64_t *> cut_ptrs(c.ndim);
+      std::vector<int64_t> nblocks(c.ndim);
+      for (int64_t d = 0; d < c.ndim; ++d) {
+        int64_t b = plan.words[qc.blocks + d], n = *runs++, local = 0;
+        cuts[d].push_back(0);
+        for (int64_t r = 0; r < n; ++r) {
+          int64_t len = *runs++;
+          for (int64_t i = b; i < len; i += b)
+            cuts[d].push_back(local + i);
+          local += len;
+          if (len > 0)
+            cuts[d].push_back(local);
+        }
+        nblocks[d] = static_cast<int64_t>(cuts[d].size()) - 1;
+        cut_ptrs[d] = cuts[d].data();
+      }
+      ShardBlocks sb = {c.ndim, shape, nblocks.data(),
+                        c.ndim ? cut_ptrs.data() : 0};
+      uint8_t *scale_at = at + align_up(payload);
+      if (rc == RESHARD_OK && payload > 0)
+        rc = mover.quantize(static_cast<int>(qc.kind), q.input, sb,
+                            srcs[q.payload], at, scale_at);
+      srcs[q.payload] = at;
+      srcs[q.scales] = scale_at;
+      at = scale_at + align_up(scales);
+    }
+  } f = {plan, workspace + p.workspace - quant_area_bytes(plan, p.rank), srcs,
+         mover, RESHARD_OK};
+  for_each_quantized_source(plan, p.rank, f);
+  return f.rc;
+}
 
 /* One rank's program, a step at a time: the local copies, then per step
  * pack() every send of the step into `staging` (the workspace), let the
@@ -612,8 +764,16 @@ template <class Mover> class ProgramRunner {
 public:
   ProgramRunner(const Plan &plan, const RankProgram &p, void *const *src,
                 void *const *dst, uint8_t *staging, Mover &mover)
-      : plan(plan), p(p), src(src), dst(dst), staging(staging), mover(mover),
+      : plan(plan), p(p), srcs(src, src + plan.num_tensors), src(srcs.data()),
+        dst(dst), staging(staging), mover(mover),
         cursors(p.num_sends + p.num_recvs) {}
+
+  /* Quantizes the rank's quantized sources (before copies and steps). */
+  int quantize() {
+    return plan.num_quant_tensors
+               ? quantize_sources(plan, p, staging, srcs, mover)
+               : RESHARD_OK;
+  }
 
   int copies() {
     int rc = RESHARD_OK;
@@ -696,6 +856,7 @@ private:
 
   const Plan &plan;
   const RankProgram &p;
+  std::vector<void *> srcs; /* the caller's, quantized sources replaced */
   void *const *src, *const *dst;
   uint8_t *staging;
   Mover &mover;
@@ -710,7 +871,9 @@ inline int run_program(const Plan &plan, const RankProgram &p, void *const *src,
                        void *const *dst, uint8_t *staging, Mover &mover,
                        Exchange &&exchange) {
   ProgramRunner<Mover> runner(plan, p, src, dst, staging, mover);
-  int rc = runner.copies();
+  int rc = runner.quantize();
+  if (rc == RESHARD_OK)
+    rc = runner.copies();
   for (int64_t step = 0; rc == RESHARD_OK && step < p.steps; ++step) {
     if ((rc = runner.pack(step)))
       break;

@@ -281,6 +281,13 @@ struct DeviceMover {
         });
     return check(e, "unpack");
   }
+  /* reshard-compile refuses quantized plans for this backend until its
+   * fused quantize-and-pack kernels exist; a hand-made plan gets this. */
+  int quantize(int, int, const ShardBlocks &, const void *, uint8_t *, void *) {
+    return fail(err, errlen, RESHARD_ERR_ARGS,
+                "%s: rank %d: the NCCL backend does not quantize yet",
+                plan.name, rank);
+  }
 };
 
 inline int agree(const Plan &plan, int rank, int status, int device,

@@ -11,10 +11,12 @@
 //===----------------------------------------------------------------------===//
 #include "reshard/Conversion/Passes.h"
 
+#include "reshard/Dialect/Reshard/IR/LayoutInterop.h"
 #include "reshard/Dialect/Reshard/Transforms/PlanModule.h"
 #include "reshard/Dialect/Runtime/IR/PlanEncoding.h"
 #include "reshard/Layout/BoxDescriptor.h"
 #include "reshard/Layout/Geometry.h"
+#include "reshard/Layout/Quant.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Threading.h"
@@ -102,6 +104,50 @@ void appendItem(SmallVectorImpl<int64_t> &rows, const TransferGroup &t) {
                t.memberCount == 1 ? 1 : t.memberStride, t.memberCount});
 }
 
+/// The `quant_classes` and `quant_tensors` rows of the plan's tensors
+/// quantized on their senders (RuntimeOps.td): one class row per payload
+/// class, with the runs of every source combo's shard per dim.
+LogicalResult quantRows(const PlanModule &plan,
+                        SmallVectorImpl<int64_t> &classes,
+                        SmallVectorImpl<int64_t> &tensors) {
+  const PlanModel &model = plan.model;
+  std::map<int64_t, int64_t> rowOf; // payload class -> row
+  for (auto [t, q] : llvm::enumerate(model.tensorQuant)) {
+    if (q.role != TensorQuant::Payload)
+      continue;
+    int64_t cls = model.groups[model.tensorGroup[t]].cls;
+    const TensorLayout &l = model.classes[cls].exemplar;
+    RedistributeOp op = plan.tensors[t];
+    std::optional<int> input =
+        quantInputType(getDtypeName(op.getSrcTensorType().getElementType()));
+    if (!input)
+      return op.emitOpError() << "cannot quantize its element type";
+    auto [it, inserted] = rowOf.try_emplace(cls, rowOf.size());
+    if (inserted) {
+      const QuantSpec &quant = l.dst.sharding.quant;
+      SmallVector<int64_t> blocks = quant.blockSizes(l.shape.size());
+      classes.push_back(quant.kind == QuantSpec::Mx ? engine::kQuantMx
+                                                    : engine::kQuantBlock);
+      classes.push_back(l.shape.size());
+      classes.append(blocks.begin(), blocks.end());
+      MeshAxisSplit split(l.src.mesh.shape, l.src.sharding);
+      ShardGeometry geometry = l.srcGeometry();
+      classes.push_back(split.numCombos());
+      for (int64_t c = 0; c < split.numCombos(); ++c) {
+        SmallVector<int64_t> coords = split.coordsOf(c);
+        for (unsigned d = 0; d < l.shape.size(); ++d) {
+          SmallVector<DimSegment> runs = geometry.segments(d, coords);
+          classes.push_back(runs.size());
+          for (const DimSegment &r : runs)
+            classes.push_back(r.size);
+        }
+      }
+    }
+    tensors.append({static_cast<int64_t>(t), q.partner, *input, it->second});
+  }
+  return success();
+}
+
 } // namespace
 
 void ConvertReshardToRuntimePass::runOnOperation() {
@@ -128,17 +174,6 @@ void ConvertReshardToRuntimePass::runOnOperation() {
       return signalPassFailure();
     }
   const PlanModel &model = plan->model;
-  // The runtime does not quantize yet: a lowered plan would move the
-  // source's bytes as if they were FP8.
-  for (auto [t, q] : llvm::enumerate(model.tensorQuant))
-    if (q.role == TensorQuant::Payload) {
-      plan->tensors[t].emitOpError()
-          << "@" << plan->tensors[t].getSymName()
-          << ": quantized destinations are planned and reported but not "
-             "lowered yet (the runtime does not quantize); use "
-             "--reshard-plan-pipeline=lower=false --reshard-report";
-      return signalPassFailure();
-    }
   std::vector<TransferGroup> transfers = enumerateTransfers(model);
   std::vector<StreamContent> streams = collectStreams(model, transfers);
   if (failed(plan->checkSchedule(streams)))
@@ -150,18 +185,29 @@ void ConvertReshardToRuntimePass::runOnOperation() {
   SmallVector<StringRef> names, dtypes;
   for (RedistributeOp op : plan->tensors) {
     names.push_back(op.getSymName());
-    dtypes.push_back(getDtypeName(op.getSrcTensorType().getElementType()));
+    // A payload quantized on its senders moves (and lands) as FP8; its
+    // source's own type is in its quant_tensors row.
+    dtypes.push_back(getDtypeName(
+        op->hasAttr(kQuantizeOnAttr) ? op.getDstTensorType().getElementType()
+                                     : op.getSrcTensorType().getElementType()));
   }
   std::optional<int64_t> budget, maxOps;
   if (model.schedule) {
     budget = schedule.stagingBudget;
     maxOps = schedule.maxOpsPerStep;
   }
-  auto planOp =
-      rt::PlanOp::create(b, module.getLoc(), name, model.numRanks(),
-                         b.getStrArrayAttr(names), b.getStrArrayAttr(dtypes), 0,
-                         budget ? b.getI64IntegerAttr(*budget) : IntegerAttr(),
-                         maxOps ? b.getI64IntegerAttr(*maxOps) : IntegerAttr());
+  SmallVector<int64_t> quantClasses, quantTensors;
+  if (failed(quantRows(*plan, quantClasses, quantTensors)))
+    return signalPassFailure();
+  auto planOp = rt::PlanOp::create(
+      b, module.getLoc(), name, model.numRanks(), b.getStrArrayAttr(names),
+      b.getStrArrayAttr(dtypes), 0,
+      budget ? b.getI64IntegerAttr(*budget) : IntegerAttr(),
+      maxOps ? b.getI64IntegerAttr(*maxOps) : IntegerAttr(),
+      quantTensors.empty() ? DenseI64ArrayAttr()
+                           : b.getDenseI64ArrayAttr(quantClasses),
+      quantTensors.empty() ? DenseI64ArrayAttr()
+                           : b.getDenseI64ArrayAttr(quantTensors));
   Block *body = b.createBlock(&planOp.getBody());
   b.setInsertionPointToEnd(body);
 
@@ -269,7 +315,7 @@ void ConvertReshardToRuntimePass::runOnOperation() {
   std::vector<int64_t> workspace(rankOps.size());
   parallelFor(ctx, 0, rankOps.size(), [&](size_t i) {
     workspace[i] =
-        engine::rank_workspace(encoded->view(), encoded->programs[i]);
+        engine::program_workspace(encoded->view(), encoded->programs[i]);
   });
   for (auto [i, rankOp] : llvm::enumerate(rankOps))
     rankOp.setWorkspace(workspace[i]);

@@ -213,6 +213,12 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
     return failure();
   const rt::EncodedPlan &e = *encoded;
   const engine::Plan &p = e.view();
+  if (backend == CppBackend::Nccl && !e.quantTensors.empty())
+    return plan.emitOpError()
+           << "quantizes " << e.quantTensors.size()
+           << " tensor(s) on their senders, which the NCCL backend cannot "
+              "do yet (its fused quantize-and-pack kernels are not written); "
+              "use --backend=mpi";
   // What every process of the job holds in memory for this plan.
   auto bytesOf = [](const auto &v) { return v.size() * sizeof(v[0]); };
   size_t nameBytes = 0;
@@ -318,6 +324,28 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
             });
   emitTable(os, "int32_t", "kProgramOf", e.programOfRank, 32,
             [&](int32_t v, size_t) { os << v; });
+  std::string quant = ",\n    /*quant_classes=*/0, 0, /*quant_tensors=*/0, 0, "
+                      "/*tensor_quant=*/0";
+  if (!e.quantTensors.empty()) {
+    os << "// Quantized destinations: {kind, ndim, blocks, segments}\n";
+    emitTable(os, "QuantClass", "kQuantClasses", e.quantClasses, 2,
+              [&](const engine::QuantClass &q, size_t) {
+                os << "{" << q.kind << ", " << q.ndim << ", " << q.blocks
+                   << ", " << q.segments << "}";
+              });
+    os << "// {payload, scales, input, qclass}\n";
+    emitTable(os, "QuantTensor", "kQuantTensors", e.quantTensors, 4,
+              [&](const engine::QuantTensor &q, size_t) {
+                os << "{" << q.payload << ", " << q.scales << ", " << q.input
+                   << ", " << q.qclass << "}";
+              });
+    emitTable(os, "int32_t", "kTensorQuant", e.tensorQuant, 32,
+              [&](int32_t v, size_t) { os << v; });
+    quant = llvm::formatv(",\n    kQuantClasses, {0}, kQuantTensors, {1}, "
+                          "kTensorQuant",
+                          e.quantClasses.size(), e.quantTensors.size())
+                .str();
+  }
   os << llvm::formatv(
       "// Fields named as in struct Plan (ExecutionEngine/Engine.h).\n"
       "const Plan kPlan = {{\n"
@@ -329,13 +357,13 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
       "    kItems, /*num_items=*/{8}, kStreams, /*num_streams=*/{9},\n"
       "    kPrograms, /*num_programs=*/{10}, kProgramOf,\n"
       "    kWords, /*num_words=*/{11}, /*staging_budget=*/{12},\n"
-      "    /*max_ops_per_step=*/{13}, /*max_steps=*/{14}};\n\n"
+      "    /*max_ops_per_step=*/{13}, /*max_steps=*/{14}{16}};\n\n"
       "} // namespace\n\nextern \"C\" {{\n\n",
       cString(name), p.fingerprint, p.num_ranks, p.num_tensors, p.num_meshes,
       p.num_classes, p.num_pieces, p.num_groups, p.num_items, p.num_streams,
       p.num_programs, p.num_words, p.staging_budget, p.max_ops_per_step,
       p.max_steps,
-      e.tensorDtypes.empty() ? "/*tensor_dtypes=*/0" : "kTensorDtypes");
+      e.tensorDtypes.empty() ? "/*tensor_dtypes=*/0" : "kTensorDtypes", quant);
   emitSignatures(os, name, backend, true);
   // Discovery: python/reshard's Plan.load finds the plans of a shared
   // library here. The weak definitions of every plan in one library merge

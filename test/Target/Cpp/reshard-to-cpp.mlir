@@ -139,7 +139,8 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] dtypes = ["fp32",
 // CHECK-NEXT:     kItems, /*num_items=*/3, kStreams, /*num_streams=*/1,
 // CHECK-NEXT:     kPrograms, /*num_programs=*/2, kProgramOf,
 // CHECK-NEXT:     kWords, /*num_words=*/25, /*staging_budget=*/0,
-// CHECK-NEXT:     /*max_ops_per_step=*/0, /*max_steps=*/2};
+// CHECK-NEXT:     /*max_ops_per_step=*/0, /*max_steps=*/2,
+// CHECK-NEXT:     /*quant_classes=*/0, 0, /*quant_tensors=*/0, 0, /*tensor_quant=*/0};
 // CHECK-EMPTY:
 // CHECK-NEXT: } // namespace
 // CHECK-EMPTY:
@@ -313,7 +314,8 @@ reshard_rt.plan @idle num_ranks = 2 tensors = [] fingerprint = 0 {
 // IDLE-NEXT:     /*name=*/"idle", /*fingerprint=*/0x0ull,
 // IDLE-NEXT:     /*num_ranks=*/2, /*num_tensors=*/0,
 // IDLE:          kWords, /*num_words=*/0, /*staging_budget=*/0,
-// IDLE-NEXT:     /*max_ops_per_step=*/0, /*max_steps=*/0};
+// IDLE-NEXT:     /*max_ops_per_step=*/0, /*max_steps=*/0,
+// IDLE-NEXT:     /*quant_classes=*/0, 0, /*quant_tensors=*/0, 0, /*tensor_quant=*/0};
 // IDLE:      size_t idle_workspace_bytes(int rank) {
 
 //--- raw.mlir

@@ -12,6 +12,7 @@
 #include "mlir/IR/Threading.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 #include <map>
@@ -485,10 +486,16 @@ LogicalResult Checker::checkSteps(int64_t pi, bool quiet) {
                << "posts " << ops << " messages in step " << step
                << ", over max_ops_per_step " << p.max_ops_per_step;
     }
-    if (most != prog.workspace)
+    // Quantized sources sit after the staging (Engine.h).
+    int64_t quant = engine::quant_area_bytes(p, prog.rank);
+    if (most + quant != prog.workspace)
       return errorAt(e.rankOpOf(pi), quiet)
              << "states a workspace of " << prog.workspace
-             << " bytes; its largest step stages " << most;
+             << " bytes; its largest step stages " << most
+             << (quant ? llvm::formatv(" and its quantized sources take {0}",
+                                       quant)
+                             .str()
+                       : std::string());
   }
   return success();
 }

@@ -5,6 +5,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 #include <climits>
@@ -317,8 +318,143 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
   for (size_t p = 0; p < e->programs.size(); ++p)
     e->programOfRank[e->programs[p].rank] = p;
   e->listFirst.push_back(e->items.size());
+  if (!e->encodeQuant(op))
+    return nullptr;
   e->finish(op);
   return e;
+}
+
+bool EncodedPlan::encodeQuant(PlanOp op) {
+  std::optional<ArrayRef<int64_t>> classRows = op.getQuantClasses();
+  std::optional<ArrayRef<int64_t>> tensorRows = op.getQuantTensors();
+  if (!tensorRows && !classRows)
+    return true;
+  auto bad = [&](const Twine &msg) {
+    op.emitOpError() << msg;
+    return false;
+  };
+  if (!tensorRows || !classRows)
+    return bad("states quant_classes or quant_tensors without the other");
+  // quant_classes: kind, ndim, blocks, combos, then per combo and dim a
+  // run count and the runs. Checked against the payload classes below.
+  struct Row {
+    int64_t kind, ndim, blocksAt, combos, combosAt;
+  };
+  std::vector<Row> rows;
+  std::vector<std::vector<std::vector<std::vector<int64_t>>>> runsOf;
+  ArrayRef<int64_t> c = *classRows;
+  size_t at = 0;
+  auto next = [&](int64_t &v) {
+    if (at >= c.size())
+      return false;
+    v = c[at++];
+    return true;
+  };
+  while (at < c.size()) {
+    Row r = {};
+    if (!next(r.kind) || !next(r.ndim) || r.ndim < 0 || r.ndim > 64 ||
+        (r.kind != engine::kQuantBlock && r.kind != engine::kQuantMx))
+      return bad(llvm::formatv("quant_classes row {0}: a row starts with the "
+                               "kind (1 block, 2 mx) and a rank of at most 64",
+                               rows.size()));
+    SmallVector<int64_t> blocks(r.ndim);
+    for (int64_t &b : blocks)
+      if (!next(b) || b < 1)
+        return bad(llvm::formatv("quant_classes row {0}: block sizes must "
+                                 "be at least 1",
+                                 rows.size()));
+    r.blocksAt = intern(blocks);
+    if (!next(r.combos) || r.combos < 0 || r.combos > (int64_t(1) << 31))
+      return bad(llvm::formatv("quant_classes row {0}: a bad combo count",
+                               rows.size()));
+    std::vector<std::vector<std::vector<int64_t>>> runs(r.combos);
+    SmallVector<int64_t> index;
+    for (int64_t k = 0; k < r.combos; ++k) {
+      SmallVector<int64_t> record;
+      runs[k].resize(r.ndim);
+      for (int64_t d = 0; d < r.ndim; ++d) {
+        int64_t n;
+        if (!next(n) || n < 0 || n > int64_t(c.size()))
+          return bad(llvm::formatv("quant_classes row {0}: runs of combo "
+                                   "{1} dim {2} are cut short",
+                                   rows.size(), k, d));
+        record.push_back(n);
+        for (int64_t i = 0; i < n; ++i) {
+          int64_t len;
+          if (!next(len) || len < 0)
+            return bad(llvm::formatv("quant_classes row {0}: a run of "
+                                     "combo {1} dim {2} is cut short or "
+                                     "negative",
+                                     rows.size(), k, d));
+          record.push_back(len);
+          runs[k][d].push_back(len);
+        }
+      }
+      index.push_back(intern(record));
+    }
+    r.combosAt = intern(index);
+    rows.push_back(r);
+    runsOf.push_back(std::move(runs));
+  }
+  ArrayRef<int64_t> t = *tensorRows;
+  int64_t numTensors = tensorNames.size();
+  if (t.size() % 4)
+    return bad("quant_tensors has rows of 4: payload, scales, input, row");
+  tensorQuant.assign(numTensors, -1);
+  for (size_t i = 0; i < t.size(); i += 4) {
+    int64_t payload = t[i], scales = t[i + 1], input = t[i + 2], row = t[i + 3];
+    auto at = [&] { return llvm::formatv("quant_tensors[{0}]: ", i / 4); };
+    if (payload < 0 || payload >= numTensors || scales < 0 ||
+        scales >= numTensors || payload == scales)
+      return bad(at() + "payload and scales must be two tensors of the plan");
+    if (tensorQuant[payload] >= 0 || tensorQuant[scales] >= 0)
+      return bad(at() + "a tensor is quantized or scales only once");
+    if (input < 0 || input > 2 || row < 0 || row >= int64_t(rows.size()))
+      return bad(at() + "input must be 0 (fp32), 1 (bf16) or 2 (fp16), and "
+                        "the row one of quant_classes");
+    const Row &r = rows[row];
+    const engine::Group &pg = groups[tensorGroup[payload]],
+                        &sg = groups[tensorGroup[scales]];
+    const engine::Class &pc = classes[pg.cls], &sc = classes[sg.cls];
+    ClassOp pOp = classOps[pg.cls], sOp = classOps[sg.cls];
+    int64_t scaleBytes = r.kind == engine::kQuantBlock ? 4 : 1;
+    if (pOp.getElementBytes() != 1 || sOp.getElementBytes() != scaleBytes ||
+        pc.ndim != r.ndim || sc.ndim != r.ndim ||
+        pOp.getNumCombos(true) != r.combos || pg.src_mesh != sg.src_mesh)
+      return bad(at() +
+                 "the payload's class must have 1-byte elements and "
+                 "the row's rank and combos, the scales' class " +
+                 Twine(scaleBytes) + "-byte elements, both one source mesh");
+    // Every source device: runs that add up to its payload shard, and
+    // blocks that are its scales shard.
+    ArrayRef<int64_t> pCombo = pOp.getSrcComboOf(),
+                      sCombo = sOp.getSrcComboOf();
+    ArrayRef<int64_t> blocks(words.data() + r.blocksAt, r.ndim);
+    for (size_t dev = 0; dev < pCombo.size(); ++dev) {
+      ArrayRef<int64_t> pShape = pOp.getShardShape(true, pCombo[dev]);
+      ArrayRef<int64_t> sShape = sOp.getShardShape(true, sCombo[dev]);
+      for (int64_t d = 0; d < r.ndim; ++d) {
+        int64_t sum = 0, nblocks = 0;
+        for (int64_t len : runsOf[row][pCombo[dev]][d]) {
+          sum += len;
+          nblocks += len / blocks[d] + (len % blocks[d] != 0);
+        }
+        if (sum != pShape[d] || nblocks != sShape[d])
+          return bad(at() +
+                     llvm::formatv("on source device {0}, dim {1}: runs of {2} "
+                                   "elements in {3} blocks for a payload shard "
+                                   "of {4} and a scales shard of {5}",
+                                   dev, d, sum, nblocks, pShape[d], sShape[d]));
+      }
+    }
+    tensorQuant[payload] = tensorQuant[scales] = quantTensors.size();
+    quantTensors.push_back(
+        {static_cast<int32_t>(payload), static_cast<int32_t>(scales),
+         static_cast<int32_t>(input), static_cast<int32_t>(row)});
+  }
+  for (const Row &r : rows)
+    quantClasses.push_back({r.kind, r.ndim, r.blocksAt, r.combosAt});
+  return true;
 }
 
 void EncodedPlan::finish(PlanOp op) {
@@ -355,6 +491,11 @@ void EncodedPlan::finish(PlanOp op) {
   plan.staging_budget = op.getStagingBudget().value_or(0);
   plan.max_ops_per_step = op.getMaxOpsPerStep().value_or(0);
   plan.max_steps = 0;
+  plan.quant_classes = quantClasses.empty() ? nullptr : quantClasses.data();
+  plan.num_quant_classes = quantClasses.size();
+  plan.quant_tensors = quantTensors.empty() ? nullptr : quantTensors.data();
+  plan.num_quant_tensors = quantTensors.size();
+  plan.tensor_quant = quantTensors.empty() ? nullptr : tensorQuant.data();
   // The stream verifiers bound start + steps below 2^31, so these sums hold.
   for (engine::RankProgram &p : programs) {
     p.steps = engine::rank_steps(plan, p);
@@ -396,6 +537,8 @@ uint64_t EncodedPlan::fingerprint() const {
   vec(groups);
   vec(items);
   vec(streams);
+  vec(quantClasses);
+  vec(quantTensors);
   // Programs without their workspace: the lowering fingerprints before it
   // knows it, and the workspace follows from the rest.
   for (const engine::RankProgram &p : programs)

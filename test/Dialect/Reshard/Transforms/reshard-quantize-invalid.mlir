@@ -1,8 +1,8 @@
 // reshard-quantize errors: a source that does not hold whole blocks (only a
-// receiver could quantize it, which is not implemented yet), and the stages
-// that do not take quantized destinations yet: planning without the pass,
-// the lowering to reshard_rt (the runtime does not quantize), and
-// reshard-run; each names the tensor and what to do instead.
+// receiver could quantize it, which is not implemented yet), a module
+// planned without the pass, a decided payload without its scales, and
+// reshard-run asked to run quantized tensors on files (the generated MPI
+// program does); each names the tensor and what to do instead.
 
 // RUN: rm -rf %t && split-file %s %t
 // RUN: not reshard-opt %t/partial.mlir --reshard-quantize -o /dev/null 2>&1 | FileCheck %s --check-prefix=PARTIAL
@@ -12,14 +12,13 @@
 
 // RUN: not reshard-opt %t/good.mlir --reshard-intersect -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNDECIDED
 // UNDECIDED: error: 'reshard.redistribute' op @w: its destination is quantized (block [64]) but not yet decided where; run reshard-quantize first (reshard-plan-pipeline and reshard-compile do)
-// RUN: not reshard-opt %t/good.mlir --reshard-plan-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=LOWER
-// LOWER: error: 'reshard.redistribute' op @w: quantized destinations are planned and reported but not lowered yet (the runtime does not quantize); use --reshard-plan-pipeline=lower=false --reshard-report
-// RUN: not reshard-compile %t/good.mlir --backend=mpi -o /dev/null 2>&1 | FileCheck %s --check-prefix=LOWER
-// RUN: not reshard-run %t/good.mlir --check 2>&1 | FileCheck %s --check-prefix=REFUSED
+// RUN: mkdir -p %t/in %t/out
+// RUN: not reshard-run %t/good.mlir --src %t/in --dst %t/out 2>&1 | FileCheck %s --check-prefix=REFUSED
 // RUN: reshard-opt %t/good.mlir --reshard-quantize -o %t/decided.mlir
-// RUN: not reshard-run %t/decided.mlir --check 2>&1 | FileCheck %s --check-prefix=REFUSED
-// RUN: not reshard-run %t/decided.mlir --check --engine 2>&1 | FileCheck %s --check-prefix=REFUSED
-// REFUSED: error: 'reshard.redistribute' op @w: reshard-run does not run quantized destinations yet; plan and report them with reshard-opt --reshard-plan-pipeline=lower=false --reshard-report
+// RUN: FileCheck %s --check-prefix=DECIDED < %t/decided.mlir
+// DECIDED: {quantize_on = "sender"}
+// RUN: not reshard-run %t/decided.mlir --src %t/in --dst %t/out --engine 2>&1 | FileCheck %s --check-prefix=REFUSED
+// REFUSED: error: 'reshard.redistribute' op @w: reshard-run checks quantized destinations (--check, --make-sources, --verify) but does not run them on files; the generated MPI program does (scripts/reshard-mpirun)
 
 // A decided payload without its scales redistribution is refused.
 // RUN: sed -e '/scales_of/d' %t/decided.mlir > %t/no-scales.mlir

@@ -64,6 +64,11 @@ public:
   std::vector<engine::Stream> streams;
   std::vector<engine::RankProgram> programs;
   std::vector<int32_t> programOfRank;
+  /// Quantized destinations (empty when none); tensorQuant has one entry
+  /// per tensor when there are any.
+  std::vector<engine::QuantClass> quantClasses;
+  std::vector<engine::QuantTensor> quantTensors;
+  std::vector<int32_t> tensorQuant;
   /// First item of each reshard_rt.items list, and one past the last.
   std::vector<int64_t> listFirst;
 
@@ -73,6 +78,9 @@ private:
   /// storage (descriptors, combo maps, mesh ranks).
   int64_t intern(llvm::ArrayRef<int64_t> v);
   void finish(PlanOp op);
+  /// Reads and checks `quant_classes` and `quant_tensors` once the classes
+  /// and groups are encoded; false after a diagnostic.
+  bool encodeQuant(PlanOp op);
 
   engine::Plan plan = {};
   PlanOp planOp;

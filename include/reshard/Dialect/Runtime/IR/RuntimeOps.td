@@ -33,6 +33,19 @@ def Runtime_PlanOp : Runtime_Op<"plan", [Symbol, NoTerminator, SingleBlock]> {
     group's members); staging within the budget, the operation bound and
     the stated workspace.
 
+    Tensors quantized on their senders (docs/Layout.md "Quantized
+    destinations") are listed in `quant_tensors`, four numbers each:
+    payload tensor, scales tensor, the source's value type (0 fp32, 1
+    bf16, 2 fp16) and a row of `quant_classes`. A `quant_classes` row is
+    the kind (1 block scaling, 2 MX), the rank n, n block sizes, the
+    payload class's number of source combos, and per combo and dim the
+    count of its runs and their lengths in local order (a block starts at
+    each run). Each holder quantizes its source shard into the end of its
+    workspace before the first step; the plan then moves payload and
+    scales as the tensors they are. The encoder checks that the runs add
+    up to every source shard and that the blocks they make are the scales
+    tensor's source shard on the same rank.
+
     ```mlir
     reshard_rt.plan @refit num_ranks = 4 tensors = ["w"] dtypes = ["fp32"]
         fingerprint = 42 {
@@ -57,7 +70,9 @@ def Runtime_PlanOp : Runtime_Op<"plan", [Symbol, NoTerminator, SingleBlock]> {
     OptionalAttr<StrArrayAttr>:$dtypes,
     I64Attr:$fingerprint,
     OptionalAttr<I64Attr>:$staging_budget,
-    OptionalAttr<I64Attr>:$max_ops_per_step
+    OptionalAttr<I64Attr>:$max_ops_per_step,
+    OptionalAttr<DenseI64ArrayAttr>:$quant_classes,
+    OptionalAttr<DenseI64ArrayAttr>:$quant_tensors
   );
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
@@ -66,6 +81,8 @@ def Runtime_PlanOp : Runtime_Op<"plan", [Symbol, NoTerminator, SingleBlock]> {
     `fingerprint` `=` $fingerprint
     (`staging_budget` `=` $staging_budget^)?
     (`max_ops_per_step` `=` $max_ops_per_step^)?
+    (`quant_classes` `=` $quant_classes^)?
+    (`quant_tensors` `=` $quant_tensors^)?
     attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
