@@ -45,6 +45,7 @@ def _bind(lib: Any, name: str, prefix: str):
         "num_tensors": (i32, []),
         "tensor_name": (ctypes.c_char_p, [i32]),
         "tensor_dtype": (ctypes.c_char_p, [i32]),
+        "source_dtype": (ctypes.c_char_p, [i32]),
         "tensor_ndim": (i32, [i32]),
         "shard_shape": (i32, [i32, i32, i32, P(i64)]),
         "src_bytes": (i64, [i32, i32]),
@@ -90,6 +91,10 @@ class Plan:
         self._index = {n: t for t, n in enumerate(self.tensors)}
         raw = (self._c["tensor_dtype"](t) for t in range(len(self.tensors)))
         self._dtypes = [d.decode() if d else None for d in raw]
+        # A payload quantized on its senders is given at full precision
+        # (docs/Runtime.md "Quantized destinations").
+        raw = (self._c["source_dtype"](t) for t in range(len(self.tensors)))
+        self._src_dtypes = [d.decode() if d else None for d in raw]
         self._workspace: Dict[Tuple[str, int], Any] = {}
         # Per (rank, side): every tensor's shard shape, asked once (run()
         # checks them on every call).
@@ -121,8 +126,14 @@ class Plan:
             raise ReshardError(f"plan {self.name} has no tensor '{name}'")
         return self._index[name]
 
-    def dtype(self, name: str) -> Optional[str]:
-        return self._dtypes[self._tensor(name)]
+    def dtype(self, name: str, side: str = "dst") -> Optional[str]:
+        """The dtype of one side's shards: a quantized payload's source is
+        bf16, fp16 or fp32 and its destination fp8e4m3; its scales
+        (`<name>.scale`, fp32 or uint8 for E8M0) have no source (None)."""
+        if side not in ("src", "dst"):
+            raise ReshardError(f"side must be 'src' or 'dst', not {side!r}")
+        t = self._tensor(name)
+        return self._src_dtypes[t] if side == "src" else self._dtypes[t]
 
     def local_shape(self, name: str, rank: int, side: str
                     ) -> Optional[Tuple[int, ...]]:
@@ -181,8 +192,10 @@ class Plan:
             if shape is not None and buf.shape != shape:
                 problems.append(f"{where}: shape {list(buf.shape)}, but "
                                 f"this rank's shard is {list(shape)}")
-            dtype = self._dtypes[t]
-            if dtype and buf.dtype != dtype:
+            dtype = (self._src_dtypes if side == "src" else self._dtypes)[t]
+            # FP8 payloads may also be given as raw bytes.
+            fp8_as_bytes = dtype == "fp8e4m3" and buf.dtype == "uint8"
+            if dtype and buf.dtype != dtype and not fp8_as_bytes:
                 problems.append(f"{where}: dtype {buf.dtype or 'unknown'}, "
                                 f"the plan's is {dtype}")
             if not buf.device.startswith(want_device):

@@ -12,6 +12,8 @@ $RESHARD_WORKER_OUT/rankR.txt.
   compile LAYOUT.json CACHE                 every rank compiles at once
   other A.json B.json                       rank 0 runs another layout's plan
   refit CONFIG TRAIN INFER LAYERS WORK      through the name mapping
+  quant LAYOUT.json                         quantized destinations (verify=True)
+                                            against torch's float8 casts
 """
 import json
 import os
@@ -130,6 +132,8 @@ def main():
         import torch  # not for "compile": eight ranks importing it are slow
         if mode == "refit":
             return refit(comm, rank, cache, *args)
+        if mode == "quant":
+            return quant(comm, rank, cache, args[0])
         with open(args[0]) as f:
             layout = json.load(f)
         plan = reshard.compile(args[0], backend="mpi", cache_dir=cache)
@@ -228,6 +232,74 @@ def spoil(kind, rank, src, dst):
         side[name] = [1, 2, 3]
     else:
         raise SystemExit(f"unknown kind {kind}")
+
+
+
+def quant(comm, rank, cache, path):
+    """Quantized destinations from torch: bf16/fp16/fp32 sources, float8
+    payloads and fp32/uint8 scales under `<name>.scale`, checked bit for bit
+    against quant_ref.quantize (torch's float8_e4m3fn cast) of the whole
+    tensor; a NaN must stay a NaN (its sign is not part of the contract)."""
+    import quant_ref
+    with open(path) as f:
+        layout = json.load(f)
+    plan = reshard.compile(path, backend="mpi", cache_dir=cache)
+    src, dst, want = {}, {}, {}
+    dtypes = {"bf16": torch.bfloat16, "fp16": torch.float16,
+              "fp32": torch.float32}
+    for i, t in enumerate(layout["tensors"]):
+        q = t["dst"].get("quant")
+        if q is None:  # a plain tensor beside them moves unchanged
+            x = torch.randn(t["shape"], generator=torch.Generator(
+                ).manual_seed(i)).to(dtypes[t["dtype"]])
+            for side in ("src", "dst"):
+                mine = shards.local_shards(layout, t, side).get(rank)
+                if mine:
+                    part = x.flatten()[mine[1]].reshape(mine[0])
+                    if side == "src":
+                        src[t["name"]] = part
+                    else:
+                        dst[t["name"]] = torch.zeros_like(part)
+                        want[t["name"]] = part
+            continue
+        x = quant_ref.test_values(t["shape"], dtypes[t["dtype"]], 100 + i, q)
+        payload, scales = quant_ref.quantize(x, q)
+        mine = shards.local_shards(layout, t, "src").get(rank)
+        if mine:
+            src[t["name"]] = x.flatten()[mine[1]].reshape(mine[0])
+        mine = shards.local_shards(layout, t, "dst").get(rank)
+        if mine:
+            dst[t["name"]] = torch.full(mine[0], 0x5A, dtype=torch.uint8
+                                        ).view(torch.float8_e4m3fn)
+            want[t["name"]] = payload.flatten()[mine[1]].reshape(mine[0])
+        # The scale tensor is laid out by the destination's sharding with
+        # every size divided by the block sizes.
+        b = quant_ref.block_sizes(q, len(t["shape"]))
+        spec = dict(t["dst"])
+        spec.pop("quant")
+        if "blocks" in spec:
+            spec["blocks"] = {d: [-(-s // b[int(d)]) for s in sizes]
+                              for d, sizes in spec["blocks"].items()}
+        scale_t = {"name": t["name"] + ".scale",
+                   "shape": list(scales.shape), "dst": spec}
+        mine = shards.local_shards(layout, scale_t, "dst").get(rank)
+        if mine:
+            dst[scale_t["name"]] = torch.full(mine[0], 0x5A,
+                                              dtype=scales.dtype)
+            want[scale_t["name"]] = scales.flatten()[mine[1]].reshape(mine[0])
+    plan.run(src, dst, comm, verify=True)
+    bad = n = 0
+    for name, w in want.items():
+        got = dst[name]
+        n += w.numel()
+        if w.dtype == torch.float8_e4m3fn:
+            both_nan = torch.isnan(got.float()) & torch.isnan(w.float())
+            same = got.view(torch.uint8) == w.view(torch.uint8)
+            bad += int((~(same | both_nan)).sum())
+        else:
+            bad += int((got.view(torch.uint8) != w.view(torch.uint8)).sum())
+    print(f"rank {rank}: {'ok' if not bad else 'WRONG'} {n} destination "
+          f"elements, {bad} wrong", flush=True)
 
 
 if __name__ == "__main__":

@@ -303,3 +303,15 @@ def test_refit_through_framework_parameters(mpi, tmp_path):
                 tmp_path)
     assert len(lines) == 4 and all(": ok " in l and " 0 wrong, 0 unmapped"
                                    in l for l in lines), "\n".join(lines)
+
+
+def test_quantized_destinations_match_torch(mpi, tmp_path):
+    """FP8 block scaling and MXFP8 from bf16, fp16 and fp32 sources
+    (storage orders, fused blocks, colocated ranks, uneven last blocks),
+    quantized on the senders by the plan and checked bit for bit against
+    torch's float8_e4m3fn casts under docs/Layout.md's arithmetic, with
+    verify=True."""
+    root = os.path.dirname(os.path.dirname(HERE))
+    layout = os.path.join(root, "test", "Integration", "mpi", "Inputs",
+                          "quant.json")
+    assert_all_ok(mpi(8, "quant", layout), 8)

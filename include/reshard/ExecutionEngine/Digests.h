@@ -103,6 +103,18 @@ inline int64_t rank_digests(const Plan &plan, int rank, const void *const *src,
   const RankProgram *p = program(plan, rank);
   if (!p)
     return 0;
+  /* A quantized payload leaves its sender as FP8: digest what the run sent
+   * by quantizing the caller's shards again, the same way. */
+  std::vector<void *> quantized;
+  std::vector<uint8_t> area;
+  if (plan.num_quant_tensors && src) {
+    for (int t = 0; t < plan.num_tensors; ++t)
+      quantized.push_back(const_cast<void *>(src[t]));
+    area.resize(static_cast<size_t>(quant_area_bytes(plan, rank)) + 1);
+    HostMover mover;
+    quantize_sources(plan, *p, area.data(), quantized, mover);
+    src = quantized.data();
+  }
   int64_t count = 0;
   bool missing = false;
   /* One stream's items (or the copies), each member's box from `shards`

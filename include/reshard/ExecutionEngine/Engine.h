@@ -269,6 +269,20 @@ inline int64_t shard_bytes(const Plan &plan, int64_t rank, int64_t tensor,
   return !q ? b : is_scales ? -1 : b * quant_input_bytes(q->input);
 }
 
+/* The dtype of the caller's source shards of `tensor`: its own, but the
+ * full-precision type of a payload quantized on its senders, and null for
+ * its scales (they have no source buffer) or when the plan states none. */
+inline const char *source_dtype(const Plan &plan, int64_t tensor) {
+  if (tensor < 0 || tensor >= plan.num_tensors || !plan.tensor_dtypes)
+    return 0;
+  bool is_scales = false;
+  const QuantTensor *q = quant_of(plan, tensor, &is_scales);
+  if (!q)
+    return plan.tensor_dtypes[tensor];
+  static const char *const inputs[] = {"fp32", "bf16", "fp16"};
+  return is_scales ? 0 : inputs[q->input];
+}
+
 /* The rank of `tensor` (-1: no such tensor). */
 inline int64_t tensor_ndim(const Plan &plan, int64_t tensor) {
   if (tensor < 0 || tensor >= plan.num_tensors)
@@ -701,12 +715,12 @@ inline int64_t program_workspace(const Plan &plan, const RankProgram &p) {
 }
 
 /* Quantizes every source shard of a quantized tensor that `p`'s rank holds
- * into the end of its workspace (`workspace`, p.workspace bytes), and
- * points `srcs` (a copy of the caller's source pointers) at the payload
- * and scales there. The mover's quantize() does the arithmetic. */
+ * into `area` (quant_area_bytes: the end of its workspace), and points
+ * `srcs` (a copy of the caller's source pointers) at the payload and
+ * scales there. The mover's quantize() does the arithmetic. */
 template <class Mover>
 inline int quantize_sources(const Plan &plan, const RankProgram &p,
-                            uint8_t *workspace, std::vector<void *> &srcs,
+                            uint8_t *area, std::vector<void *> &srcs,
                             Mover &mover) {
   struct Quantize {
     const Plan &plan;
@@ -742,15 +756,14 @@ inline int quantize_sources(const Plan &plan, const RankProgram &p,
       ShardBlocks sb = {c.ndim, shape, nblocks.data(),
                         c.ndim ? cut_ptrs.data() : 0};
       uint8_t *scale_at = at + align_up(payload);
-      if (rc == RESHARD_OK && payload > 0)
+      if (rc == RESHARD_OK && payload > 0 && srcs[q.payload])
         rc = mover.quantize(static_cast<int>(qc.kind), q.input, sb,
                             srcs[q.payload], at, scale_at);
       srcs[q.payload] = at;
       srcs[q.scales] = scale_at;
       at = scale_at + align_up(scales);
     }
-  } f = {plan, workspace + p.workspace - quant_area_bytes(plan, p.rank), srcs,
-         mover, RESHARD_OK};
+  } f = {plan, area, srcs, mover, RESHARD_OK};
   for_each_quantized_source(plan, p.rank, f);
   return f.rc;
 }
@@ -770,9 +783,10 @@ public:
 
   /* Quantizes the rank's quantized sources (before copies and steps). */
   int quantize() {
-    return plan.num_quant_tensors
-               ? quantize_sources(plan, p, staging, srcs, mover)
-               : RESHARD_OK;
+    if (!plan.num_quant_tensors)
+      return RESHARD_OK;
+    uint8_t *area = staging + p.workspace - quant_area_bytes(plan, p.rank);
+    return quantize_sources(plan, p, area, srcs, mover);
   }
 
   int copies() {

@@ -87,7 +87,8 @@ static void emitCallerChecks(raw_ostream &os, StringRef name, StringRef comm,
       "int {0}_reject(int rank, {4} comm, {5}stream, const char *why,\n"
       "    char *err, size_t errlen){6}\n"
       "int64_t {0}_digests(int rank, const void *const *src,\n"
-      "    const void *const *dst, reshard_digest *out, int64_t capacity){7}\n",
+      "    const void *const *dst, reshard_digest *out, int64_t capacity){7}\n"
+      "const char *{0}_source_dtype(int tensor){8}\n",
       name,
       body("  return tensor >= 0 && tensor < kPlan.num_tensors && "
            "kPlan.tensor_dtypes\n             ? kPlan.tensor_dtypes[tensor] "
@@ -106,7 +107,8 @@ static void emitCallerChecks(raw_ostream &os, StringRef name, StringRef comm,
                          backend == CppBackend::Mpi ? "" : "stream, ")
                .str()),
       body("  return reshard::engine::rank_digests(kPlan, rank, src, dst, out, "
-           "capacity);"));
+           "capacity);"),
+      body("  return reshard::engine::source_dtype(kPlan, tensor);"));
 }
 
 static void emitSignatures(raw_ostream &os, StringRef name, CppBackend backend,

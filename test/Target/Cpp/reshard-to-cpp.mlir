@@ -208,6 +208,9 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] dtypes = ["fp32",
 // CHECK-NEXT:     const void *const *dst, reshard_digest *out, int64_t capacity) {
 // CHECK-NEXT:   return reshard::engine::rank_digests(kPlan, rank, src, dst, out, capacity);
 // CHECK-NEXT: }
+// CHECK-NEXT: const char *tiny_source_dtype(int tensor) {
+// CHECK-NEXT:   return reshard::engine::source_dtype(kPlan, tensor);
+// CHECK-NEXT: }
 
 // Discovery: every plan of a shared library joins one weak list.
 // CHECK-EMPTY:
@@ -276,6 +279,7 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] dtypes = ["fp32",
 // HEADER-NEXT:     char *err, size_t errlen);
 // HEADER-NEXT: int64_t tiny_digests(int rank, const void *const *src,
 // HEADER-NEXT:     const void *const *dst, reshard_digest *out, int64_t capacity);
+// HEADER-NEXT: const char *tiny_source_dtype(int tensor);
 // HEADER-EMPTY:
 // HEADER-NEXT: #ifdef __cplusplus
 // HEADER-NEXT: }
