@@ -483,9 +483,19 @@ class Sharding:
 
     def __init__(self, mesh: DeviceMesh, dims: Sequence[Sequence[str]],
                  blocks: Optional[Mapping[int, Sequence[int]]] = None,
-                 order: Optional[Mapping[int, Sequence[Sequence[int]]]] = None
-                 ) -> None:
+                 order: Optional[Mapping[int, Sequence[Sequence[int]]]] = None,
+                 quant: Optional[Mapping[str, Any]] = None) -> None:
         self.mesh = mesh
+        # A quantized destination: {"block": [b0, ...]} or {"mx": 32}
+        # (docs/Layout.md "Quantized destinations"); the tools check it.
+        self.quant: Optional[Dict[str, Any]] = None
+        if quant is not None:
+            if (not isinstance(quant, Mapping) or len(quant) != 1 or
+                    not set(quant) <= {"block", "mx"}):
+                raise ReshardError(f"quant: give {{'block': [sizes]}} or "
+                                   f"{{'mx': 32}}, not {quant!r}")
+            self.quant = {k: (list(v) if k == "block" else v)
+                          for k, v in quant.items()}
         self.dims = [list(d) for d in dims]
         self.blocks = {int(k): list(v) for k, v in blocks.items()} \
             if blocks else {}
@@ -587,7 +597,28 @@ class Sharding:
             out["order"] = {str(k): v for k, v in self.order.items()}
         if self.blocks:
             out["blocks"] = {str(k): v for k, v in self.blocks.items()}
+        if self.quant:
+            out["quant"] = dict(self.quant)
         return out
+
+    def holds_whole_blocks(self, shape: Sequence[int],
+                           blocks: Sequence[int]) -> bool:
+        """Whether every rank's shard is made of whole blocks of `blocks`
+        (one size per dim): every run it holds starts on a block and ends
+        on one or at the dim's end, and fused blocks start on one too."""
+        for d, sizes in self.blocks.items():
+            at = 0
+            for b in sizes:
+                if at % blocks[d] and at != shape[d]:
+                    return False
+                at += b
+        for r in self.mesh.ranks:
+            for d, runs in enumerate(self.segments(shape, r)):
+                for a, n in runs:
+                    if n and (a % blocks[d] or
+                              ((a + n) % blocks[d] and a + n != shape[d])):
+                        return False
+        return True
 
 
 @dataclass
@@ -777,7 +808,15 @@ def _sharding_mlir(side):
         if blocks is not None:
             s += " blocks [" + ", ".join(str(b) for b in blocks) + "]"
         dims.append(s)
-    return "<[" + ", ".join(dims) + "]>"
+    quant = side.get("quant")
+    if quant is None:
+        return "<[" + ", ".join(dims) + "]>"
+    if "block" in quant:
+        clause = " quant block [" + ", ".join(str(b) for b in
+                                              quant["block"]) + "]"
+    else:
+        clause = f" quant mx {quant['mx']}"
+    return "<[" + ", ".join(dims) + "]" + clause + ">"
 
 
 def layout_dict_to_mlir(d: Mapping[str, Any]) -> str:
@@ -805,11 +844,13 @@ def layout_dict_to_mlir(d: Mapping[str, Any]) -> str:
         lines.append(line)
         topo = f" topology {_sym(name)}"
     for t in d["tensors"]:
-        ty = "tensor<" + "".join(f"{n}x" for n in t["shape"]) + \
-            DTYPES[t["dtype"]] + ">"
+        dims = "tensor<" + "".join(f"{n}x" for n in t["shape"])
+        ty = dims + DTYPES[t["dtype"]] + ">"
+        # A quantized destination holds FP8 E4M3 payload.
+        dst_ty = dims + "f8E4M3FN>" if "quant" in t["dst"] else ty
         lines.append(
             f"reshard.redistribute {_sym(t['name'])} from "
             f"{_sym(t['src']['mesh'])} {_sharding_mlir(t['src'])} to "
             f"{_sym(t['dst']['mesh'])} {_sharding_mlir(t['dst'])}{topo} : "
-            f"{ty} -> {ty}")
+            f"{ty} -> {dst_ty}")
     return "\n".join(lines) + "\n"

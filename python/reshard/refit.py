@@ -166,6 +166,14 @@ def _qkv_pieces(p, src, dst, m, cache):
                     fused_offset={"src": c["src"], "dst": c["dst"]}))
 
 
+def _fp8_eligible(p) -> bool:
+    """A linear weight FP8 checkpoints quantize: 2-D, inside a layer, not a
+    norm or the MoE router (embeddings and the output layer stay too)."""
+    return (len(p.shape) == 2 and isinstance(p.layer, int) and
+            p.name.endswith(".weight") and "norm" not in p.name and
+            not p.name.endswith("mlp.gate.weight"))
+
+
 def build_layout(model: Union[Model, str, os.PathLike],
                  train: Union[str, Train], infer: Union[str, Infer],
                  topology: Union[str, Mapping[str, Any]] = "dgx-h100",
@@ -209,6 +217,7 @@ def build_layout(model: Union[Model, str, os.PathLike],
     params = model_params(sm, n_layers)
     out = Layout(topology=topo)
     cuts = {}
+    fp8_done, fp8_left = 0, []
     for p in params:
         if p.role == "qkv" and split:
             for name, shape, s, d, extra in _qkv_pieces(p, src, dst, sm,
@@ -217,9 +226,20 @@ def build_layout(model: Union[Model, str, os.PathLike],
             continue
         smesh, sdims = src.place(p, sm)
         dmesh, ddims = dst.place(p, sm)
-        out.add(p.name, p.shape, p.dtype,
-                Sharding(smesh, sdims, *src.fused(p, sm)),
-                Sharding(dmesh, ddims, *dst.fused(p, sm)))
+        s_side = Sharding(smesh, sdims, *src.fused(p, sm))
+        d_side = Sharding(dmesh, ddims, *dst.fused(p, sm))
+        quant = i.fp8_quant(len(p.shape)) if _fp8_eligible(p) else None
+        if quant is not None:
+            # Only where both sides hold whole blocks: vLLM refuses the
+            # rest, and quantizing on the receiver is not implemented.
+            b = ([128] * 2 if "block" in quant else [1, quant["mx"]])
+            if d_side.order or not (s_side.holds_whole_blocks(p.shape, b) and
+                                    d_side.holds_whole_blocks(p.shape, b)):
+                fp8_left.append(p.name)
+            else:
+                d_side.quant = quant
+                fp8_done += 1
+        out.add(p.name, p.shape, p.dtype, s_side, d_side)
     out._meshes = list(src.meshes.values()) + list(dst.meshes.values())
 
     nbytes = sum(math.prod(p.shape) * DTYPE_BYTES[p.dtype] for p in params)
@@ -243,4 +263,13 @@ def build_layout(model: Union[Model, str, os.PathLike],
     }
     if i.w13 != "gate_up":      # only then, so older layouts stay the same
         out.info["infer"]["w13"] = i.w13
+    if i.fp8:
+        # Weights left at the source's precision are named: vLLM would
+        # refuse FP8 for them (a shard that splits a block).
+        out.info["infer"]["fp8"] = {"format": i.fp8, "quantized": fp8_done,
+                                    "left": len(fp8_left)}
+        if fp8_left:
+            notes.append(f"fp8: {len(fp8_left)} linear weights stay "
+                         f"{params[0].dtype} (a shard splits a block), e.g. "
+                         f"{fp8_left[0]}")
     return out

@@ -22,11 +22,26 @@ class Infer:
     # Routed experts' w13 per rank: "gate_up" (FusedMoE's [gate_r; up_r])
     # or "up_gate" (FlashInfer's kernels: swap_w13_to_w31).
     w13: str = "gate_up"
+    # Linear weights delivered as FP8 (docs/Layout.md "Quantized
+    # destinations"): "block" ([128, 128] fp32 scales, vLLM's block-FP8
+    # weight_scale_inv) or "mx" (MXFP8); None: as the source.
+    fp8: Optional[str] = None
 
     def __post_init__(self) -> None:
         if self.w13 not in W13_ORDERS:
             raise ReshardError(f"vLLM: w13={self.w13!r}: give "
                                f"{' or '.join(W13_ORDERS)}")
+        if self.fp8 not in (None,) + FP8_FORMATS:
+            raise ReshardError(f"vLLM: fp8={self.fp8!r}: give "
+                               f"{' or '.join(FP8_FORMATS)}")
+
+    def fp8_quant(self, rank):
+        """The dst `quant` of a linear weight of `rank` dims, or None."""
+        if self.fp8 == "block":
+            return {"block": [128] * rank}
+        if self.fp8 == "mx":
+            return {"mx": 32}
+        return None
 
     @property
     def world(self):
@@ -39,14 +54,15 @@ class Infer:
         return self.spmoe
 
 
-INFER_KEYS = ("tp", "dp", "engines", "ep", "spmoe", "w13")
+INFER_KEYS = ("tp", "dp", "engines", "ep", "spmoe", "w13", "fp8")
 W13_ORDERS = ("gate_up", "up_gate")
+FP8_FORMATS = ("block", "mx")
 
 
 def parse_infer(text: str, what: str = "--infer") -> Infer:
-    """'tp=8,dp=4[,ep=0|1|tp*dp][,spmoe=auto|0|1][,w13=gate_up|up_gate]'
-    -> Infer; engines= is a synonym of dp=."""
-    d = parse_spec(text, INFER_KEYS, what, words=("w13",))
+    """'tp=8,dp=4[,ep=0|1|tp*dp][,spmoe=auto|0|1][,w13=gate_up|up_gate]
+    [,fp8=block|mx]' -> Infer; engines= is a synonym of dp=."""
+    d = parse_spec(text, INFER_KEYS, what, words=("w13", "fp8"))
     if "engines" in d:
         if "dp" in d:
             raise ReshardError(f"{what}: give dp= or engines=, not both")
@@ -64,8 +80,13 @@ def parse_infer(text: str, what: str = "--infer") -> Infer:
     if w13 not in W13_ORDERS:
         raise ReshardError(f"{what}: w13={w13!r}: give "
                            f"{' or '.join(W13_ORDERS)}")
+    fp8 = d.get("fp8")
+    if fp8 is not None and fp8 not in FP8_FORMATS:
+        raise ReshardError(f"{what}: fp8={fp8!r}: give "
+                           f"{' or '.join(FP8_FORMATS)}")
     return Infer(tp=tp, dp=dp, ep=bool(ep),
-                 spmoe=None if spmoe is None else bool(spmoe), w13=w13)
+                 spmoe=None if spmoe is None else bool(spmoe), w13=w13,
+                 fp8=fp8)
 
 
 def kv_split(m, i):
