@@ -156,13 +156,14 @@ std::optional<Sharding> reshard::scaleSharding(const Sharding &sharding,
       // start on a quantization block.
       if (!whole(begin, size))
         return std::nullopt;
-      scaled.blocks.push_back(llvm::divideCeil(size, b));
+      scaled.blocks.push_back(llvm::divideCeilSigned(size, b));
       begin += size;
     }
     for (const OrderRun &r : ds.order) {
       if (!whole(r.start, r.length))
         return std::nullopt;
-      scaled.order.push_back({r.start / b, llvm::divideCeil(r.length, b)});
+      scaled.order.push_back(
+          {r.start / b, llvm::divideCeilSigned(r.length, b)});
     }
     out.dims.push_back(std::move(scaled));
   }
@@ -179,7 +180,7 @@ std::optional<std::string> reshard::checkWholeBlocks(
                        "on a quantization block");
   llvm::SmallVector<int64_t> scaleShape;
   for (size_t d = 0; d < shape.size(); ++d)
-    scaleShape.push_back(llvm::divideCeil(shape[d], blocks[d]));
+    scaleShape.push_back(llvm::divideCeilSigned(shape[d], blocks[d]));
   ShardGeometry payload(shape, meshShape, sharding);
   ShardGeometry scales(scaleShape, meshShape, *scaled);
   for (size_t d = 0; d < shape.size(); ++d) {

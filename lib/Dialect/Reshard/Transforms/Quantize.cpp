@@ -77,7 +77,7 @@ struct QuantizePass : public reshard::impl::ReshardQuantizeBase<QuantizePass> {
       }
       SmallVector<int64_t> scaleShape;
       for (auto [n, b] : llvm::zip(sides->shape, blocks))
-        scaleShape.push_back(llvm::divideCeil(n, b));
+        scaleShape.push_back(llvm::divideCeilSigned(n, b));
       Type element = quant.kind == QuantSpec::Mx
                          ? Type(IntegerType::get(ctx, 8, IntegerType::Unsigned))
                          : Type(Float32Type::get(ctx));

@@ -418,7 +418,8 @@ bool EncodedPlan::encodeQuant(PlanOp op) {
     const engine::Class &pc = classes[pg.cls], &sc = classes[sg.cls];
     ClassOp pOp = classOps[pg.cls], sOp = classOps[sg.cls];
     int64_t scaleBytes = r.kind == engine::kQuantBlock ? 4 : 1;
-    if (pOp.getElementBytes() != 1 || sOp.getElementBytes() != scaleBytes ||
+    if (pOp.getElementBytes() != 1 ||
+        static_cast<int64_t>(sOp.getElementBytes()) != scaleBytes ||
         pc.ndim != r.ndim || sc.ndim != r.ndim ||
         pOp.getNumCombos(true) != r.combos || pg.src_mesh != sg.src_mesh)
       return bad(at() +
