@@ -383,7 +383,11 @@ llvm::Expected<Sharding> reshard::resolveSharding(
   }
   const QuantSpec &q = spec.quant;
   if (q.kind == QuantSpec::Block) {
-    if (q.block.size() != shape.size())
+    if (shape.empty())
+      diag(at(path, "quant.block"),
+           "a 0-D tensor has no dims to cut into blocks; quantize tensors "
+           "of rank 1 or more");
+    else if (q.block.size() != shape.size())
       diag(at(path, "quant.block"),
            formatv("{0} block size(s) for a tensor of rank {1}; give one "
                    "block size per dim",
@@ -399,8 +403,8 @@ llvm::Expected<Sharding> reshard::resolveSharding(
                    kMxBlock, q.mx));
     if (shape.empty())
       diag(at(path, "quant.mx"),
-           "a 0-D tensor has no last dim to cut into MXFP8 blocks; use "
-           "block scaling");
+           "a 0-D tensor has no last dim to cut into MXFP8 blocks; quantize "
+           "tensors of rank 1 or more");
   }
   if (!q.empty())
     for (size_t d = 0; d < spec.dims.size(); ++d)

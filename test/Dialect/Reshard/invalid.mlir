@@ -647,7 +647,7 @@ reshard.redistribute @quant_mx_16 from @m <[[tp]]> to @m <[[]] quant mx 16>
 
 reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
 // expected-note @-1 {{mesh @m declared here}}
-// expected-error @+1 {{@quant_mx_0d dst_sharding.quant.mx: a 0-D tensor has no last dim to cut into MXFP8 blocks; use block scaling (mesh @m)}}
+// expected-error @+1 {{@quant_mx_0d dst_sharding.quant.mx: a 0-D tensor has no last dim to cut into MXFP8 blocks; quantize tensors of rank 1 or more (mesh @m)}}
 reshard.redistribute @quant_mx_0d from @m <[]> to @m <[] quant mx 32>
     : tensor<bf16> -> tensor<f8E4M3FN>
 
