@@ -9,7 +9,9 @@
 //     shards from SRC, destination shards to DST, in the format of
 //     reshard-run (which then verifies them);
 //  3. the bandwidth of that plan against cudaMemcpy device to device of the
-//     same bytes.
+//     same bytes;
+//  4. the FP8 quantize kernel against the host loops, and its time against
+//     a device copy of its input.
 #include "plan.h"
 #include "reshard/ExecutionEngine/NcclBackend.h"
 
@@ -291,6 +293,133 @@ static int checkNonblocking(const std::vector<void *> &src,
   return rc || wrong ? 1 : 0;
 }
 
+// The FP8 quantize kernel (QuantizeKernels.h) against the host loops
+// (Quantize.h, themselves bit-exact against the reference) on shards with
+// several runs per dim, short last blocks, block scaling and MX, bf16 and
+// fp32 inputs with zeros, subnormals, infinities and NaN; and its bandwidth
+// against a device-to-device copy of the same payload bytes.
+static int checkQuantize() {
+  using namespace reshard::engine;
+  struct Case {
+    int kind, input;
+    std::vector<int64_t> blocks, runs, shape;
+  };
+  std::vector<Case> cases = {
+      {kQuantBlock,
+       kQuantBF16,
+       {128, 128},
+       {1, 7168, 2, 1024, 1000},
+       {7168, 2024}},
+      {kQuantBlock, kQuantF32, {4, 8}, {3, 8, 4, 3, 1, 37}, {15, 37}},
+      {kQuantMx, kQuantBF16, {1, 32}, {1, 4096, 2, 2048, 77}, {4096, 2125}},
+      {kQuantMx, kQuantF32, {1, 1, 32}, {1, 3, 1, 5, 1, 100}, {3, 5, 100}},
+  };
+  std::mt19937_64 rng(7);
+  for (const Case &c : cases) {
+    int64_t n = 1;
+    for (int64_t d : c.shape)
+      n *= d;
+    size_t eb = c.input == kQuantF32 ? 4 : 2;
+    std::vector<uint8_t> in(n * eb);
+    for (int64_t i = 0; i < n; ++i) {
+      float v = std::ldexp(float(int64_t(rng() % 2001) - 1000) / 1000.0f,
+                           int(rng() % 40) - 20);
+      uint64_t k = rng() % 100;
+      uint32_t u;
+      std::memcpy(&u, &v, 4);
+      if (k == 0)
+        u = 0x7f800000u; // Inf
+      else if (k == 1)
+        u = 0x7fc00000u; // NaN
+      else if (k == 2)
+        u = 0x00000001u << (eb == 2 ? 16 : 0); // a subnormal
+      if (eb == 4)
+        std::memcpy(&in[4 * i], &u, 4);
+      else {
+        uint16_t h = uint16_t(u >> 16);
+        std::memcpy(&in[2 * i], &h, 2);
+      }
+    }
+    QuantLaunch q;
+    if (!make_quant_launch(c.kind, c.input, c.shape.size(), c.shape.data(),
+                           c.blocks.data(), c.runs.data(), &q)) {
+      std::fprintf(stderr, "quantize: bad case\n");
+      return 1;
+    }
+    // The host loops' cut points, from the same runs.
+    std::vector<std::vector<int64_t>> cuts(c.shape.size());
+    std::vector<const int64_t *> cutPtrs;
+    std::vector<int64_t> nblocks;
+    const int64_t *r = c.runs.data();
+    for (size_t d = 0; d < c.shape.size(); ++d) {
+      int64_t runs = *r++, local = 0;
+      cuts[d].push_back(0);
+      for (int64_t k = 0; k < runs; ++k) {
+        int64_t len = *r++;
+        for (int64_t i = c.blocks[d]; i < len; i += c.blocks[d])
+          cuts[d].push_back(local + i);
+        local += len;
+        cuts[d].push_back(local);
+      }
+      nblocks.push_back(cuts[d].size() - 1);
+      cutPtrs.push_back(cuts[d].data());
+    }
+    int64_t blocks = quant_launch_blocks(q);
+    size_t sb = c.kind == kQuantMx ? 1 : 4;
+    std::vector<uint8_t> want(n), wantScales(blocks * sb);
+    ShardBlocks shard = {int64_t(c.shape.size()), c.shape.data(),
+                         nblocks.data(), cutPtrs.data()};
+    quantize_shard_host(c.kind, c.input, shard, in.data(), want.data(),
+                        wantScales.data());
+    void *dIn, *dOut, *dScales, *dCopy;
+    CHECK_CUDA(cudaMalloc(&dIn, in.size()));
+    CHECK_CUDA(cudaMalloc(&dOut, n));
+    CHECK_CUDA(cudaMalloc(&dCopy, n));
+    CHECK_CUDA(cudaMalloc(&dScales, wantScales.size()));
+    CHECK_CUDA(cudaMemcpy(dIn, in.data(), in.size(), cudaMemcpyHostToDevice));
+    CHECK_CUDA(
+        launch_quantize(q, dIn, static_cast<uint8_t *>(dOut), dScales, 0));
+    CHECK_CUDA(cudaDeviceSynchronize());
+    std::vector<uint8_t> got(n), gotScales(wantScales.size());
+    CHECK_CUDA(cudaMemcpy(got.data(), dOut, n, cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(gotScales.data(), dScales, gotScales.size(),
+                          cudaMemcpyDeviceToHost));
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; ++i)
+      bad += got[i] != want[i];
+    for (size_t i = 0; i < gotScales.size(); ++i)
+      bad += gotScales[i] != wantScales[i];
+    // Bandwidth: the kernel against a copy of the payload bytes.
+    auto time = [&](bool quantize) {
+      cudaDeviceSynchronize();
+      auto t0 = std::chrono::steady_clock::now();
+      for (int k = 0; k < 10; ++k)
+        if (quantize)
+          launch_quantize(q, dIn, static_cast<uint8_t *>(dOut), dScales, 0);
+        else
+          cudaMemcpy(dCopy, dIn, in.size(), cudaMemcpyDeviceToDevice);
+      cudaDeviceSynchronize();
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                           t0)
+                 .count() /
+             10;
+    };
+    double tq = time(true), tc = time(false);
+    std::printf("gpu-check: quantize kind %d input %d shape %lld elements, "
+                "%lld blocks: %lld wrong bytes; %.3f ms vs copy of the "
+                "input %.3f ms (copy / quantize %.2f)\n",
+                c.kind, c.input, (long long)n, (long long)blocks,
+                (long long)bad, tq * 1e3, tc * 1e3, tc / tq);
+    cudaFree(dIn);
+    cudaFree(dOut);
+    cudaFree(dCopy);
+    cudaFree(dScales);
+    if (bad)
+      return 1;
+  }
+  return 0;
+}
+
 static std::string shardPath(const char *dir, const char *tensor) {
   return std::string(dir) + "/rank0." + tensor + ".bin";
 }
@@ -300,7 +429,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "usage: %s SRC DST\n", argv[0]);
     return 2;
   }
-  if (checkRandomBoxes(300) || checkLargePitch())
+  if (checkRandomBoxes(300) || checkLargePitch() || checkQuantize())
     return 1;
   ncclComm_t comm;
   int device = 0;

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "reshard/ExecutionEngine/Quantize.h"
+#include "reshard/ExecutionEngine/QuantizeKernels.h"
 #include "reshard/Reference/QuantReference.h"
 
 #include "gtest/gtest.h"
@@ -221,6 +222,33 @@ void checkRandomCase(std::mt19937_64 &rng, int input) {
                     cutPtrs.data()};
   quantize_shard_host(mx ? kQuantMx : kQuantBlock, input, sb, in.data(),
                       out.data(), scales.data());
+  // The GPU quantizer's per-block code, on the host: 1, 3 or 128
+  // "threads" each take their share, the reduction emulated.
+  std::vector<int64_t> runs;
+  for (size_t d = 0; d < rank; ++d) {
+    runs.push_back(segs[d].size());
+    for (auto [b, e] : segs[d])
+      runs.push_back(e - b);
+  }
+  QuantLaunch launch;
+  ASSERT_TRUE(make_quant_launch(mx ? kQuantMx : kQuantBlock, input, rank,
+                                local.data(), block.data(), runs.data(),
+                                &launch));
+  ASSERT_EQ(quant_launch_blocks(launch), localScales);
+  int threads = std::vector<int>{1, 3, 128}[rng() % 3];
+  std::vector<uint8_t> kout(localElems, 0x55),
+      kscales(localScales * (mx ? 1 : 4), 0x55);
+  for (int64_t b = 0; b < localScales; ++b) {
+    float amax = 0.0f;
+    for (int t = 0; t < threads; ++t)
+      amax =
+          std::max(amax, quant_partial_amax(launch, in.data(), b, t, threads));
+    for (int t = 0; t < threads; ++t)
+      quant_block_write(launch, in.data(), kout.data(), kscales.data(), b, t,
+                        threads, amax);
+  }
+  ASSERT_EQ(kout, out) << "the kernel's code differs from the host loops";
+  ASSERT_EQ(kscales, scales) << "the kernel's scales differ";
   for (int64_t l = 0; l < localElems; ++l) {
     int64_t g = globalLinear(l, local, global, shape);
     ASSERT_EQ(int(out[l]), int(want.payload[g]))

@@ -669,8 +669,10 @@ struct HostMover {
     unpack_range(d, static_cast<uint8_t *>(base), lo, hi, in);
     return 0;
   }
-  int quantize(int kind, int input, const ShardBlocks &sb, const void *in,
-               uint8_t *out, void *scales) {
+  /* `blocks` and `runs` (the plan's words) say the same as `sb`, in the
+   * compact form the device quantizer takes. */
+  int quantize(int kind, int input, const ShardBlocks &sb, const int64_t *,
+               const int64_t *, const void *in, uint8_t *out, void *scales) {
     quantize_shard_host(kind, input, sb, in, out, scales);
     return 0;
   }
@@ -734,7 +736,8 @@ inline int quantize_sources(const Plan &plan, const RankProgram &p,
       const Class &c =
           plan.classes[plan.groups[plan.tensor_group[q.payload]].cls];
       const int64_t *shape = plan.words + c.src_shapes + combo * c.ndim;
-      const int64_t *runs = plan.words + plan.words[qc.segments + combo];
+      const int64_t *record = plan.words + plan.words[qc.segments + combo];
+      const int64_t *runs = record;
       /* Cut points per dim: each run's start, then every block. */
       std::vector<std::vector<int64_t>> cuts(c.ndim);
       std::vector<const int64_t *> cut_ptrs(c.ndim);
@@ -758,7 +761,8 @@ inline int quantize_sources(const Plan &plan, const RankProgram &p,
       uint8_t *scale_at = at + align_up(payload);
       if (rc == RESHARD_OK && payload > 0 && srcs[q.payload])
         rc = mover.quantize(static_cast<int>(qc.kind), q.input, sb,
-                            srcs[q.payload], at, scale_at);
+                            plan.words + qc.blocks, record, srcs[q.payload], at,
+                            scale_at);
       srcs[q.payload] = at;
       srcs[q.scales] = scale_at;
       at = scale_at + align_up(scales);

@@ -36,6 +36,7 @@
 
 #include "reshard/ExecutionEngine/Digests.h"
 #include "reshard/ExecutionEngine/Engine.h"
+#include "reshard/ExecutionEngine/QuantizeKernels.h"
 
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -281,12 +282,27 @@ struct DeviceMover {
         });
     return check(e, "unpack");
   }
-  /* reshard-compile refuses quantized plans for this backend until its
-   * fused quantize-and-pack kernels exist; a hand-made plan gets this. */
-  int quantize(int, int, const ShardBlocks &, const void *, uint8_t *, void *) {
+  /* A whole source shard, on the stream (QuantizeKernels.h); the
+   * generated code of a quantizing plan is compiled by nvcc. */
+  int quantize(int kind, int input, const ShardBlocks &sb,
+               const int64_t *blocks, const int64_t *runs, const void *in,
+               uint8_t *out, void *scales) {
+#if defined(__CUDACC__)
+    QuantLaunch q;
+    if (!make_quant_launch(kind, input, sb.ndim, sb.shape, blocks, runs, &q))
+      return fail(err, errlen, RESHARD_ERR_ARGS,
+                  "%s: rank %d: a quantized shard has more than %d dims or "
+                  "%d runs per dim, more than the GPU quantizer takes",
+                  plan.name, rank, kQuantMaxDims, kQuantMaxRuns);
+    return check(launch_quantize(q, in, out, scales, stream), "quantize");
+#else
+    (void)kind, (void)input, (void)sb, (void)blocks, (void)runs, (void)in,
+        (void)out, (void)scales;
     return fail(err, errlen, RESHARD_ERR_ARGS,
-                "%s: rank %d: the NCCL backend does not quantize yet",
+                "%s: rank %d: this plan quantizes on the GPU; compile it "
+                "with nvcc -x cu",
                 plan.name, rank);
+#endif
   }
 };
 

@@ -215,12 +215,6 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
     return failure();
   const rt::EncodedPlan &e = *encoded;
   const engine::Plan &p = e.view();
-  if (backend == CppBackend::Nccl && !e.quantTensors.empty())
-    return plan.emitOpError()
-           << "quantizes " << e.quantTensors.size()
-           << " tensor(s) on their senders, which the NCCL backend cannot "
-              "do yet (its fused quantize-and-pack kernels are not written); "
-              "use --backend=mpi";
   // What every process of the job holds in memory for this plan.
   auto bytesOf = [](const auto &v) { return v.size() * sizeof(v[0]); };
   size_t nameBytes = 0;
@@ -239,7 +233,12 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
                       e.programs.size());
   os << "#include \"reshard/ExecutionEngine/"
      << (backend == CppBackend::Mpi ? "MpiBackend.h" : "NcclBackend.h")
-     << "\"\n\nnamespace {\n\nusing namespace reshard::engine;\n\n";
+     << "\"\n";
+  // The GPU quantizer is a CUDA kernel: such a plan needs nvcc.
+  if (backend == CppBackend::Nccl && !e.quantTensors.empty())
+    os << "#if !defined(__CUDACC__)\n#error \"this plan quantizes on the "
+          "GPU: compile it with nvcc -x cu\"\n#endif\n";
+  os << "\nnamespace {\n\nusing namespace reshard::engine;\n\n";
 
   // Names are escaped C strings: a newline or a trailing backslash must
   // not change the code around them.

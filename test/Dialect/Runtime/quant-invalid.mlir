@@ -24,9 +24,12 @@
 // RUN: sed -e 's/ quant_tensors = \[0, 1, 1, 0\]//' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=HALF
 // HALF: states quant_classes or quant_tensors without the other
 
-// The NCCL backend has no quantize kernels yet: refused, not run wrong.
-// RUN: not reshard-translate --reshard-to-cpp --backend=nccl %t/plan.mlir -o /dev/null 2>&1 | FileCheck %s --check-prefix=NCCL
-// NCCL: quantizes 1 tensor(s) on their senders, which the NCCL backend cannot do yet (its fused quantize-and-pack kernels are not written); use --backend=mpi
+// The NCCL backend quantizes with a CUDA kernel: the plan insists on nvcc.
+// RUN: reshard-translate --reshard-to-cpp --backend=nccl %t/plan.mlir | FileCheck %s --check-prefix=NCCL
+// NCCL: #include "reshard/ExecutionEngine/NcclBackend.h"
+// NCCL-NEXT: #if !defined(__CUDACC__)
+// NCCL-NEXT: #error "this plan quantizes on the GPU: compile it with nvcc -x cu"
+// NCCL-NEXT: #endif
 // RUN: reshard-translate --reshard-to-cpp --backend=mpi %t/plan.mlir | FileCheck %s --check-prefix=MPI
 // MPI: const QuantClass kQuantClasses[] = {
 // MPI: const QuantTensor kQuantTensors[] = {

@@ -1,0 +1,199 @@
+/*===- QuantizeKernels.h - FP8 quantization of shards on a GPU --*- C++ -*-===*
+ *
+ * The NCCL backend's quantizer: one CUDA thread block per quantization
+ * block of a source shard computes the block's amax (a shared-memory
+ * reduction), its scale, and every element's e4m3 byte, with the scalar
+ * functions of Quantize.h that the host loops use. The shard's blocks are
+ * described compactly (per dim: the runs of the shard in local order and
+ * the block size; a block starts at each run), as the plan tables state
+ * them. The per-block work is split into two host-and-device functions,
+ * each over a thread's share of the block's elements, so that the unit
+ * tests run the same code on the host with the reduction emulated.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef RESHARD_EXECUTIONENGINE_QUANTIZEKERNELS_H
+#define RESHARD_EXECUTIONENGINE_QUANTIZEKERNELS_H
+
+#include "reshard/ExecutionEngine/Quantize.h"
+
+namespace reshard {
+namespace engine {
+
+/* Limits of the by-value launch description (kernel parameters). */
+const int kQuantMaxDims = 8;
+const int kQuantMaxRuns = 16;
+
+/* One shard to quantize: its shape, block sizes, and per dim the run
+ * lengths in local order and the number of blocks. */
+struct QuantLaunch {
+  int32_t kind, input, ndim, pad;
+  int64_t shape[kQuantMaxDims];
+  int64_t block[kQuantMaxDims];
+  int64_t nruns[kQuantMaxDims];
+  int64_t run[kQuantMaxDims][kQuantMaxRuns];
+  int64_t nblocks[kQuantMaxDims];
+};
+
+/* Fills `q` from a plan's runs record (per dim: a count, then the run
+ * lengths) and block sizes; false when the shard has more dims or runs
+ * than the description holds. */
+inline bool make_quant_launch(int kind, int input, int64_t ndim,
+                              const int64_t *shape, const int64_t *blocks,
+                              const int64_t *runs, QuantLaunch *q) {
+  if (ndim > kQuantMaxDims)
+    return false;
+  q->kind = kind;
+  q->input = input;
+  q->ndim = static_cast<int32_t>(ndim);
+  q->pad = 0;
+  for (int64_t d = 0; d < ndim; ++d) {
+    q->shape[d] = shape[d];
+    q->block[d] = blocks[d];
+    int64_t n = *runs++;
+    if (n > kQuantMaxRuns)
+      return false;
+    q->nruns[d] = n;
+    q->nblocks[d] = 0;
+    for (int64_t r = 0; r < n; ++r) {
+      int64_t len = *runs++;
+      q->run[d][r] = len;
+      q->nblocks[d] += len / blocks[d] + (len % blocks[d] != 0);
+    }
+  }
+  return true;
+}
+
+inline int64_t quant_launch_blocks(const QuantLaunch &q) {
+  int64_t n = 1;
+  for (int d = 0; d < q.ndim; ++d)
+    n *= q.nblocks[d];
+  return n;
+}
+
+/* The local box [lo, hi) of block `b` (row-major over nblocks). */
+RESHARD_QD inline void quant_block_box(const QuantLaunch &q, int64_t b,
+                                       int64_t *lo, int64_t *hi) {
+  for (int d = q.ndim - 1; d >= 0; --d) {
+    int64_t j = b % q.nblocks[d];
+    b /= q.nblocks[d];
+    int64_t local = 0;
+    for (int r = 0; r < q.nruns[d]; ++r) {
+      int64_t len = q.run[d][r];
+      int64_t nb = len / q.block[d] + (len % q.block[d] != 0);
+      if (j < nb) {
+        lo[d] = local + j * q.block[d];
+        hi[d] =
+            lo[d] + q.block[d] < local + len ? lo[d] + q.block[d] : local + len;
+        break;
+      }
+      j -= nb;
+      local += len;
+    }
+  }
+}
+
+/* The shard's linear index of element `e` (row-major) of box [lo, hi). */
+RESHARD_QD inline int64_t quant_box_element(const QuantLaunch &q,
+                                            const int64_t *lo,
+                                            const int64_t *hi, int64_t e) {
+  int64_t lin = 0, stride = 1;
+  for (int d = q.ndim - 1; d >= 0; --d) {
+    int64_t extent = hi[d] - lo[d];
+    lin += (lo[d] + e % extent) * stride;
+    e /= extent;
+    stride *= q.shape[d];
+  }
+  return lin;
+}
+
+RESHARD_QD inline int64_t
+quant_box_count(const QuantLaunch &q, const int64_t *lo, const int64_t *hi) {
+  int64_t n = 1;
+  for (int d = 0; d < q.ndim; ++d)
+    n *= hi[d] - lo[d];
+  return n;
+}
+
+/* Thread `t` of `nt`: the amax of its elements of block `b`. */
+RESHARD_QD inline float quant_partial_amax(const QuantLaunch &q, const void *in,
+                                           int64_t b, int t, int nt) {
+  int64_t lo[kQuantMaxDims], hi[kQuantMaxDims];
+  quant_block_box(q, b, lo, hi);
+  float m = 0.0f;
+  for (int64_t e = t, n = quant_box_count(q, lo, hi); e < n; e += nt) {
+    float f =
+        finite_abs(load_input(in, quant_box_element(q, lo, hi, e), q.input));
+    m = f > m ? f : m;
+  }
+  return m;
+}
+
+/* Thread `t` of `nt`, given block `b`'s amax: its elements' bytes, and
+ * (thread 0) the block's scale. */
+RESHARD_QD inline void quant_block_write(const QuantLaunch &q, const void *in,
+                                         uint8_t *out, void *scales, int64_t b,
+                                         int t, int nt, float amax) {
+  int64_t lo[kQuantMaxDims], hi[kQuantMaxDims];
+  quant_block_box(q, b, lo, hi);
+  float scale = 1.0f;
+  int e8 = 0;
+  if (q.kind == kQuantMx)
+    e8 = mx_exponent(amax);
+  else
+    scale = block_scale(amax);
+  if (t == 0) {
+    if (q.kind == kQuantMx)
+      static_cast<uint8_t *>(scales)[b] = static_cast<uint8_t>(e8 + 127);
+    else
+      memcpy(static_cast<uint8_t *>(scales) + 4 * b, &scale, 4);
+  }
+  for (int64_t e = t, n = quant_box_count(q, lo, hi); e < n; e += nt) {
+    int64_t lin = quant_box_element(q, lo, hi, e);
+    float x = load_input(in, lin, q.input);
+    out[lin] =
+        q.kind == kQuantMx ? quantize_mx(x, e8) : quantize_scaled(x, scale);
+  }
+}
+
+#if defined(__CUDACC__)
+const int kQuantThreads = 128;
+
+/* Grid-stride over the shard's blocks, one thread block at a time. */
+static __global__ void __launch_bounds__(kQuantThreads)
+    quantize_shard_kernel(QuantLaunch q, int64_t blocks, const void *in,
+                          uint8_t *out, void *scales) {
+  __shared__ float partial[kQuantThreads];
+  for (int64_t b = blockIdx.x; b < blocks; b += gridDim.x) {
+    partial[threadIdx.x] =
+        quant_partial_amax(q, in, b, threadIdx.x, blockDim.x);
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+      if (threadIdx.x < s && partial[threadIdx.x + s] > partial[threadIdx.x])
+        partial[threadIdx.x] = partial[threadIdx.x + s];
+      __syncthreads();
+    }
+    float amax = partial[0];
+    __syncthreads(); /* partial[0] is read before the next block writes */
+    quant_block_write(q, in, out, scales, b, threadIdx.x, blockDim.x, amax);
+  }
+}
+
+/* Enqueues the quantization of one shard on `stream`. */
+inline cudaError_t launch_quantize(const QuantLaunch &q, const void *in,
+                                   uint8_t *out, void *scales,
+                                   cudaStream_t stream) {
+  int64_t blocks = quant_launch_blocks(q);
+  if (blocks == 0)
+    return cudaSuccess;
+  unsigned grid =
+      blocks < 65535 * 16 ? static_cast<unsigned>(blocks) : 65535u * 16u;
+  quantize_shard_kernel<<<grid, kQuantThreads, 0, stream>>>(q, blocks, in, out,
+                                                            scales);
+  return cudaGetLastError();
+}
+#endif
+
+} // namespace engine
+} // namespace reshard
+
+#endif /* RESHARD_EXECUTIONENGINE_QUANTIZEKERNELS_H */
