@@ -100,8 +100,8 @@ class _Entry:
 def _entries(layout: LayoutLike) -> List[_Entry]:
     """The layout's tensors, from a Layout, its JSON dict or a .json path."""
     if isinstance(layout, Layout):
-        return [_Entry(t.name, t.shape, t.src, t.dst, t.extra)
-                for t in layout.tensors]
+        return _with_scales([_Entry(t.name, t.shape, t.src, t.dst, t.extra)
+                             for t in layout.tensors])
     if isinstance(layout, (str, os.PathLike)):
         path = os.fspath(layout)
         if not path.endswith(".json"):
@@ -125,7 +125,7 @@ def _entries(layout: LayoutLike) -> List[_Entry]:
 
     def side(s):
         return Sharding(mesh(s["mesh"]), s["dims"], s.get("blocks"),
-                        s.get("order"))
+                        s.get("order"), s.get("quant"))
 
     out = []
     for t in layout["tensors"]:
@@ -133,6 +133,28 @@ def _entries(layout: LayoutLike) -> List[_Entry]:
                  if k not in ("name", "shape", "dtype", "src", "dst")}
         out.append(_Entry(t["name"], t["shape"], side(t["src"]),
                           side(t["dst"]), extra))
+    return _with_scales(out)
+
+
+def _with_scales(entries: List[_Entry]) -> List[_Entry]:
+    """Each quantized destination's scales as a tensor of their own,
+    `<name>.scale` (docs/Layout.md "Quantized destinations"): the
+    destination's sharding with every size divided by the block sizes, and
+    no source (the plan's senders compute them)."""
+    out = []
+    for e in entries:
+        out.append(e)
+        q = e.dst.quant
+        if not q:
+            continue
+        n = len(e.shape)
+        b = q["block"] if "block" in q else [1] * (n - 1) + [q["mx"]]
+        shape = [-(-size // bb) for size, bb in zip(e.shape, b)]
+        blocks = {d: [-(-size // b[d]) for size in sizes]
+                  for d, sizes in e.dst.blocks.items()}
+        dst = Sharding(e.dst.mesh, e.dst.dims, blocks)
+        out.append(_Entry(e.name + ".scale", shape, None, dst,
+                          {"scales_of": e.name, "quant": dict(q)}))
     return out
 
 
@@ -286,6 +308,8 @@ def _map(layout: LayoutLike, params: ParamsLike, rank: int, side: str,
     table = _Table(pairs, bufs, normalize)
     held = []
     for e in _entries(layout):
+        if getattr(e, side) is None:
+            continue            # scales have no source
         shape = getattr(e, side).local_shape(e.shape, rank)
         if shape is not None:
             held.append((e, shape))
@@ -478,12 +502,21 @@ def _vllm_resolve(side: str):
         if into is not None:                # a KV-replicated qkv piece
             return _piece_view(e, shape, ctx, table, rank, side, [into],
                                repr(into))
-        m = _LAYER.match(e.name)
+        # A quantized weight's scales: vLLM's weight_scale_inv (block FP8)
+        # or weight_scale (MXFP8) beside the weight.
+        of = e.extra.get("scales_of")
+        suffix = ""
+        name = e.name
+        if of is not None:
+            suffix = "_scale_inv" if "block" in e.extra["quant"] else "_scale"
+            name = of
+        m = _LAYER.match(name)
         x = m and _EXPERT.match(m.group(2))
         if x:                               # one expert of FusedMoE's stack
             layer, moe, ex = int(m.group(1)), x.group(1), int(x.group(2))
             j, n = ctx.expert(layer, moe, ex)
-            stack = "w13_weight" if x.group(3) in _FC1 else "w2_weight"
+            stack = ("w13_weight" if x.group(3) in _FC1 else "w2_weight") + \
+                suffix
             pname = f"model.layers.{layer}.{moe}.experts.{stack}"
             got = table.get([pname])
             if got is None:
@@ -493,10 +526,11 @@ def _vllm_resolve(side: str):
                    f"[local experts] + rank {rank}'s shard ({n} experts of "
                    f"layer {layer} on this rank)")
             return _plain(got[1])[j]
-        got = table.get([e.name])
+        pname = name + suffix
+        got = table.get([pname])
         if got is None:
-            raise _Miss(f"no parameter {e.name!r}")
-        _check(e.name, got[1], shape, f"rank {rank}'s shard")
+            raise _Miss(f"no parameter {pname!r}")
+        _check(pname, got[1], shape, f"rank {rank}'s shard")
         return _plain(got[1])
     return resolve
 

@@ -584,3 +584,49 @@ def test_rank_holding_nothing_and_bad_arguments(dense):
     with pytest.raises(ReshardError, match=r"params\[0\]: str is not a "
                                            r"\(name, tensor\) pair"):
         reshard.vllm_tensors(lay, ["model.norm.weight"], 2)
+
+
+# --- FP8 destinations --------------------------------------------------------
+
+def test_fp8_scales_map_to_vllm_scale_parameters(have_tools, tmp_path):
+    """fp8=mx: each quantized weight's `<name>.scale` is vLLM's
+    `weight_scale` beside the weight (one E8M0 byte per 32 elements of a
+    row), and for routed experts row j of the stacked `w13_weight_scale` /
+    `w2_weight_scale`; on every inference rank each view has the shape the
+    compiled plan reports for it (plan.local_shape, computed by the C++
+    tables independently of names.py)."""
+    import shutil
+    if not shutil.which("mpicxx"):
+        pytest.skip("mpicxx is not installed")
+    from orders_ref import GATED
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(GATED))
+    train, infer = "tp=4,ep=2,dp=1", "tp=2,dp=1,ep=1,fp8=mx"
+    lay = build_layout(str(cfg), train, infer, layers=2, colocated=True)
+    # The gated qkv keeps vLLM's storage order, so it stays bf16.
+    assert lay.info["infer"]["fp8"]["quantized"] >= 8, lay.info["infer"]
+    path = tmp_path / "layout.json"
+    lay.write_json(str(path))
+    plan = reshard.compile(str(path), backend="mpi",
+                           cache_dir=str(tmp_path / "cache"))
+    m = model_of(str(cfg), 1, train, infer)
+    first = lay.info["infer"]["ranks"][0]
+    quantized = {t.name for t in lay.tensors if t.dst.quant}
+    for rank in world(lay, "dst"):
+        fake = vllm_params(m, infer, rank - first, 2)
+        params = {n: t for n, t in fake.by_name().items()
+                  if not n.endswith("_scale")}
+        for n, t in list(params.items()):
+            stacked = n.endswith(("w13_weight", "w2_weight"))
+            if stacked or n in quantized:
+                params[n + "_scale"] = torch.zeros(
+                    list(t.shape[:-1]) + [math.ceil(t.shape[-1] / 32)],
+                    dtype=torch.uint8)
+        got = reshard.vllm_tensors(lay, params, rank)
+        scales = [n for n in got if n.endswith(".scale")]
+        assert scales, rank
+        for name in plan.tensors:
+            want = plan.local_shape(name, rank, "dst")
+            if want is None or not math.prod(want):
+                continue
+            assert tuple(got[name].shape) == want, (rank, name)
