@@ -2,7 +2,8 @@
 # Every benchmark table of BENCHMARKS.md in one run (hours on 2 cores: since
 # the one-pace schedule SimGrid replays every stream in every step):
 # bytes and modelled time (refit_bench.py), modelled time against the
-# physical bound (bound_bench.py), the one-command compile
+# physical bound (bound_bench.py), FP8 refit against bf16 (quant_bench.py),
+# the one-command compile
 # (compile_bench.py), compile stages and the SimGrid simulation
 # (sim_bench.py), then the runs measured on this machine
 # (measured_bench.py: MPI plan vs MPI gather+broadcast, DTensor over gloo).
@@ -18,12 +19,14 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [ "${1:-}" = --smoke ]; then
   python3 "$root/bench/refit_bench.py" --scenarios llama70b-dgx
   python3 "$root/bench/bound_bench.py" --layers 2 --scenarios qwen235b-gb200-shared
+  python3 "$root/bench/quant_bench.py" --smoke --repeat 1
   python3 "$root/bench/compile_bench.py" --smoke --repeat 1
   python3 "$root/bench/sim_bench.py" --smoke
   python3 "$root/bench/measured_bench.py" --smoke
 else
   python3 "$root/bench/refit_bench.py"
   python3 "$root/bench/bound_bench.py"
+  python3 "$root/bench/quant_bench.py"
   python3 "$root/bench/compile_bench.py"
   python3 "$root/bench/sim_bench.py"
   python3 "$root/bench/measured_bench.py"
