@@ -352,15 +352,7 @@ static int checkQuantize() {
     std::vector<int64_t> nblocks;
     const int64_t *r = c.runs.data();
     for (size_t d = 0; d < c.shape.size(); ++d) {
-      int64_t runs = *r++, local = 0;
-      cuts[d].push_back(0);
-      for (int64_t k = 0; k < runs; ++k) {
-        int64_t len = *r++;
-        for (int64_t i = c.blocks[d]; i < len; i += c.blocks[d])
-          cuts[d].push_back(local + i);
-        local += len;
-        cuts[d].push_back(local);
-      }
+      r = quant_cuts(r, c.blocks[d], cuts[d]);
       nblocks.push_back(cuts[d].size() - 1);
       cutPtrs.push_back(cuts[d].data());
     }

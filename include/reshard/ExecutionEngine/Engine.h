@@ -680,6 +680,24 @@ struct HostMover {
 
 /*===-- Quantized sources -------------------------------------------------===*/
 
+/* The block cut points of one dim of a shard from its runs record (a
+ * count, then the run lengths in local order): each run's start, then
+ * every `block`, and the end. Returns the record's next dim. */
+inline const int64_t *quant_cuts(const int64_t *runs, int64_t block,
+                                 std::vector<int64_t> &cuts) {
+  int64_t n = *runs++, local = 0;
+  cuts.assign(1, 0);
+  for (int64_t r = 0; r < n; ++r) {
+    int64_t len = *runs++;
+    for (int64_t i = block; i < len; i += block)
+      cuts.push_back(local + i);
+    local += len;
+    if (len > 0)
+      cuts.push_back(local);
+  }
+  return runs;
+}
+
 /* Calls f(record, payload combo, payload bytes, scale bytes) for every
  * quantized tensor whose source shard `rank` holds, in record order. */
 template <class F>
@@ -738,21 +756,11 @@ inline int quantize_sources(const Plan &plan, const RankProgram &p,
       const int64_t *shape = plan.words + c.src_shapes + combo * c.ndim;
       const int64_t *record = plan.words + plan.words[qc.segments + combo];
       const int64_t *runs = record;
-      /* Cut points per dim: each run's start, then every block. */
       std::vector<std::vector<int64_t>> cuts(c.ndim);
       std::vector<const int64_t *> cut_ptrs(c.ndim);
       std::vector<int64_t> nblocks(c.ndim);
       for (int64_t d = 0; d < c.ndim; ++d) {
-        int64_t b = plan.words[qc.blocks + d], n = *runs++, local = 0;
-        cuts[d].push_back(0);
-        for (int64_t r = 0; r < n; ++r) {
-          int64_t len = *runs++;
-          for (int64_t i = b; i < len; i += b)
-            cuts[d].push_back(local + i);
-          local += len;
-          if (len > 0)
-            cuts[d].push_back(local);
-        }
+        runs = quant_cuts(runs, plan.words[qc.blocks + d], cuts[d]);
         nblocks[d] = static_cast<int64_t>(cuts[d].size()) - 1;
         cut_ptrs[d] = cuts[d].data();
       }
