@@ -408,12 +408,21 @@ PlanReport reshard::buildReport(const PlanModel &model,
       TensorLayout l = model.layoutOf(tensor);
       return l.shardBytes(l.shape);
     };
-    PlanReport::Quantized e{model.tensorNames[t], bytesOf(t),
-                            q.partner >= 0 ? bytesOf(q.partner) : 0,
-                            q.fullPrecisionBytes};
-    r.quantizedTotal.payloadBytes += e.payloadBytes;
-    r.quantizedTotal.scaleBytes += e.scaleBytes;
-    r.quantizedTotal.fullPrecisionBytes += e.fullPrecisionBytes;
+    TensorLayout payload = model.layoutOf(t);
+    PlanReport::Quantized e;
+    e.name = model.tensorNames[t];
+    e.onReceiver = q.onReceiver;
+    e.payloadBytes = payload.shardBytes(payload.shape) / payload.elementBytes;
+    e.scaleBytes = q.partner >= 0 ? bytesOf(q.partner) : 0;
+    e.fullPrecisionBytes = q.fullPrecisionBytes;
+    e.movedBytes =
+        q.onReceiver ? e.fullPrecisionBytes : e.payloadBytes + e.scaleBytes;
+    PlanReport::Quantized &sum = r.quantizedTotal;
+    sum.payloadBytes += e.payloadBytes;
+    sum.scaleBytes += e.scaleBytes;
+    sum.fullPrecisionBytes += e.fullPrecisionBytes;
+    sum.movedBytes += e.movedBytes;
+    sum.onReceivers += e.onReceiver;
     r.quantized.push_back(std::move(e));
   }
   return r;
@@ -541,20 +550,24 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
         ratioJson(r.gatherBroadcast.estimatedSeconds, p.estimatedSeconds);
     o["ratios"] = std::move(ratios);
     if (!r.quantized.empty()) {
-      // Every quantized destination is quantized on its sender today.
       llvm::json::Array tensors;
       for (const PlanReport::Quantized &q : r.quantized)
-        tensors.push_back(
-            llvm::json::Object{{"name", q.name},
-                               {"quantize_on", "sender"},
-                               {"payload_bytes", q.payloadBytes},
-                               {"scale_bytes", q.scaleBytes},
-                               {"full_precision_bytes", q.fullPrecisionBytes}});
+        tensors.push_back(llvm::json::Object{
+            {"name", q.name},
+            {"quantize_on", q.onReceiver ? "receiver" : "sender"},
+            {"payload_bytes", q.payloadBytes},
+            {"scale_bytes", q.scaleBytes},
+            {"full_precision_bytes", q.fullPrecisionBytes},
+            {"moved_bytes", q.movedBytes}});
+      const PlanReport::Quantized &sum = r.quantizedTotal;
       o["quantized"] = llvm::json::Object{
           {"tensors", std::move(tensors)},
-          {"payload_bytes", r.quantizedTotal.payloadBytes},
-          {"scale_bytes", r.quantizedTotal.scaleBytes},
-          {"full_precision_bytes", r.quantizedTotal.fullPrecisionBytes}};
+          {"on_sender", int64_t(r.quantized.size()) - sum.onReceivers},
+          {"on_receiver", sum.onReceivers},
+          {"payload_bytes", sum.payloadBytes},
+          {"scale_bytes", sum.scaleBytes},
+          {"full_precision_bytes", sum.fullPrecisionBytes},
+          {"moved_bytes", sum.movedBytes}};
     }
     os << formatv("{0:2}", llvm::json::Value(std::move(o))) << "\n";
     return;
@@ -615,10 +628,12 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
   if (!r.quantized.empty()) {
     const PlanReport::Quantized &q = r.quantizedTotal;
     os << formatv(
-        "quantized: {0} tensors on the sender; {1} B of FP8 "
-        "payload + {2} B of scales in place of {3} B ({4} of it)\n",
-        r.quantized.size(), q.payloadBytes, q.scaleBytes, q.fullPrecisionBytes,
-        ratioText(q.payloadBytes + q.scaleBytes, q.fullPrecisionBytes, "%.3f"));
+        "quantized: {0} tensors on the sender, {1} on the receiver; {2} B of "
+        "FP8 payload + {3} B of scales from {4} B; one copy of each moves "
+        "{5} B ({6} of the full precision)\n",
+        r.quantized.size() - q.onReceivers, q.onReceivers, q.payloadBytes,
+        q.scaleBytes, q.fullPrecisionBytes, q.movedBytes,
+        ratioText(q.movedBytes, q.fullPrecisionBytes, "%.3f"));
   }
   if (!perRank)
     return;

@@ -87,5 +87,7 @@ llvm::Error reshard::executeRuntimePlan(rt::PlanOp plan,
     for (Rank &r : ranks)
       r.runner->unpack(step);
   }
+  for (Rank &r : ranks)
+    r.runner->quantize_received();
   return llvm::Error::success();
 }

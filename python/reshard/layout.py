@@ -614,11 +614,25 @@ class Sharding:
                 at += b
         for r in self.mesh.ranks:
             for d, runs in enumerate(self.segments(shape, r)):
-                for a, n in runs:
-                    if n and (a % blocks[d] or
-                              ((a + n) % blocks[d] and a + n != shape[d])):
+                for a, n in _merge_runs(runs):
+                    if a % blocks[d] or ((a + n) % blocks[d] and
+                                         a + n != shape[d]):
                         return False
         return True
+
+
+def _merge_runs(runs):
+    """Non-empty runs, each run that continues the previous one joined to
+    it (the local order holds them as one)."""
+    merged = []
+    for a, n in runs:
+        if not n:
+            continue
+        if merged and merged[-1][0] + merged[-1][1] == a:
+            merged[-1][1] += n
+        else:
+            merged.append([a, n])
+    return merged
 
 
 @dataclass

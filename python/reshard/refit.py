@@ -230,11 +230,11 @@ def build_layout(model: Union[Model, str, os.PathLike],
         d_side = Sharding(dmesh, ddims, *dst.fused(p, sm))
         quant = i.fp8_quant(len(p.shape)) if _fp8_eligible(p) else None
         if quant is not None:
-            # Only where both sides hold whole blocks: vLLM refuses the
-            # rest, and quantizing on the receiver is not implemented.
+            # Only where vLLM's shards hold whole blocks (it refuses a TP
+            # split that cuts one); a trainer shard that cuts one leaves
+            # the quantizing to the inference ranks (reshard-quantize).
             b = ([128] * 2 if "block" in quant else [1, quant["mx"]])
-            if d_side.order or not (s_side.holds_whole_blocks(p.shape, b) and
-                                    d_side.holds_whole_blocks(p.shape, b)):
+            if d_side.order or not d_side.holds_whole_blocks(p.shape, b):
                 fp8_left.append(p.name)
             else:
                 d_side.quant = quant

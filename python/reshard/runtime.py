@@ -50,7 +50,7 @@ def _bind(lib: Any, name: str, prefix: str):
         "shard_shape": (i32, [i32, i32, i32, P(i64)]),
         "src_bytes": (i64, [i32, i32]),
         "dst_bytes": (i64, [i32, i32]),
-        "digests": (i64, [i32, P(vp), P(vp), P(Digest), i64]),
+        "digests": (i64, [i32, P(vp), P(vp), vp, P(Digest), i64]),
         "backend": (ctypes.c_char_p, []),
     }
     fns = {}
@@ -266,15 +266,33 @@ class Plan:
             self._workspace[key] = ws
         return ws[2], ws[1]
 
-    def digests(self, rank: int, src_bufs: List[Any], dst_bufs: List[Any]
-                ) -> List[Digest]:
-        """This rank's digests (host buffers only)."""
+    def host_workspace(self, rank: int) -> Any:
+        """A host copy of this rank's workspace as the last run left it
+        (None when it has none): tensors quantized on their receivers are
+        digested over the full-precision shadows it holds."""
+        ws = self._workspace.get((self.backend, rank))
+        if ws is None:
+            return None
+        if self.backend == "mpi":
+            return ws[0]
+        return ws[0].cpu().numpy()
+
+    def digests(self, rank: int, src_bufs: List[Any], dst_bufs: List[Any],
+                workspace: Any = None) -> List[Digest]:
+        """This rank's digests (host buffers only; `workspace` from
+        host_workspace)."""
         src_ptrs, dst_ptrs = _pointers(src_bufs), _pointers(dst_bufs)
-        n = self._c["digests"](rank, src_ptrs, dst_ptrs, None, 0)
+        if workspace is None:
+            ws = None
+        elif isinstance(workspace, ctypes.Array):
+            ws = ctypes.addressof(workspace)
+        else:
+            ws = workspace.ctypes.data
+        n = self._c["digests"](rank, src_ptrs, dst_ptrs, ws, None, 0)
         if n < 0:
             raise ReshardError(f"{self.name}_digests({rank}) failed ({n})")
         out = (Digest * max(1, n))()
-        got = self._c["digests"](rank, src_ptrs, dst_ptrs, out, n)
+        got = self._c["digests"](rank, src_ptrs, dst_ptrs, ws, out, n)
         if got != n:
             raise ReshardError(f"{self.name}_digests({rank}): a shard it "
                                f"needs is missing ({got})")

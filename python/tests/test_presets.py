@@ -269,6 +269,33 @@ def test_fp8_preset_leaves_split_blocks_bf16(tmp_path):
     assert any("stay bf16" in n for n in lay.info["notes"])
 
 
+def test_fp8_preset_quantizes_on_receivers_where_trainer_cuts_blocks(
+        round_trip, tmp_path):
+    """Megatron TP8 cuts the [128, 128] blocks of the MLP (64 rows per
+    rank) that vLLM TP1 holds whole: the weights are still FP8, quantized
+    by the inference rank after a bf16 transfer, and every payload and
+    scale element checks against the independent reference."""
+    import json
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(dict(SMALL, num_attention_heads=8,
+                                   num_key_value_heads=8, head_dim=32)))
+    lay = build_layout(str(cfg), "tp=8,dp=1", "tp=1,dp=1,fp8=block",
+                       layers=1)
+    assert lay.info["infer"]["fp8"] == {"format": "block", "quantized": 4,
+                                        "left": 0}
+    js = round_trip(lay)
+    report = json.loads(tools.run("reshard-compile",
+                                  [js, "--emit=none", "--report=-"]))
+    sides = {q["name"]: q["quantize_on"]
+             for q in report["quantized"]["tensors"]}
+    assert sides["model.layers.0.mlp.down_proj.weight"] == "receiver", sides
+    assert report["quantized"]["on_receiver"] >= 2, report["quantized"]
+    assert report["ratios"]["network_bytes_over_lower_bound"] == 1
+    assert "all correct" in tools.check(js)
+    assert "all correct" in tools.run("reshard-run", [js, "--check",
+                                                      "--engine"])
+
+
 def test_fp8_spec_errors():
     with pytest.raises(ReshardError, match="fp8='fp4'"):
         parse_infer("tp=2,fp8=fp4")

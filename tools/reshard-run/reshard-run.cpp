@@ -548,12 +548,21 @@ int main(int argc, char **argv) {
   // from (it moves bytes, it does not quantize).
   std::vector<int64_t> payloadOf(n, -1); // the payload a tensor belongs to
   std::vector<bool> isScales(n, false);
+  // A payload quantized on its receivers moves at full precision (its
+  // layout) but lands as FP8 (its landing): the piece interpreter checks
+  // what moved, the engine and --verify what landed.
+  std::vector<bool> onReceiver(n, false);
+  std::vector<TensorLayout> landings(layouts);
   llvm::StringMap<size_t> indexOf;
   for (size_t t = 0; t < n; ++t)
     indexOf[ops[t].getSymName()] = t;
   for (size_t t = 0; t < n; ++t) {
     if (ops[t]->hasAttr(kQuantizeOnAttr))
       payloadOf[t] = t;
+    if (isQuantizedOnReceiver(ops[t])) {
+      onReceiver[t] = true;
+      landings[t].elementBytes = 1;
+    }
     if (auto of = ops[t]->getAttrOfType<FlatSymbolRefAttr>(kScalesOfAttr)) {
       payloadOf[t] = indexOf.lookup(of.getValue());
       isScales[t] = true;
@@ -580,7 +589,7 @@ int main(int argc, char **argv) {
     if (payloadOf[t] < 0)
       return makeCheckBuffers(l, /*source=*/true, pattern);
     QuantCheckTensor &q = quantCheck(t, pattern);
-    if (callers)
+    if (callers || onReceiver[t])
       return isScales[t]
                  ? ShardBuffers()
                  : shardsOfGlobal(l.shape, l.src, q.inputBytes, q.sourceBytes);
@@ -593,7 +602,8 @@ int main(int argc, char **argv) {
     for (size_t t = 0; t < n; ++t)
       (source ? src : dst)[t] =
           source ? checkSources(t, pattern, engineMode)
-                 : makeCheckBuffers(layouts[t], false, pattern);
+                 : makeCheckBuffers(engineMode ? landings[t] : layouts[t],
+                                    false, pattern);
   };
   auto forget = [&](size_t t) {
     if (!engineMode) {
@@ -624,6 +634,9 @@ int main(int argc, char **argv) {
   }
   for (size_t t = 0; t < n; ++t) {
     const TensorLayout *layout = &layouts[t];
+    // What the checks compare: what moved (pieces), or what landed.
+    const TensorLayout &checked =
+        engineMode || !verifyDir.empty() ? landings[t] : layouts[t];
     ++tensors;
     PieceTable table = tableOf(t, ops[t]);
     pieces += table.size();
@@ -648,7 +661,7 @@ int main(int argc, char **argv) {
       continue;
     }
     if (!verifyDir.empty() &&
-        !readShards(*layout, verifyDir, /*source=*/false, dst[t]))
+        !readShards(checked, verifyDir, /*source=*/false, dst[t]))
       return 1;
     bool wrong = false;
     for (auto [k, pattern] : llvm::enumerate(patterns)) {
@@ -656,7 +669,7 @@ int main(int argc, char **argv) {
         dst[t] = std::move(engineResults[k][t]);
       } else if (checkMode) {
         src[t] = checkSources(t, pattern, engineMode);
-        dst[t] = makeCheckBuffers(*layout, /*source=*/false, pattern);
+        dst[t] = makeCheckBuffers(checked, /*source=*/false, pattern);
         if (llvm::Error err = execute(src, dst, t, &table))
           return fail(llvm::toString(std::move(err)));
       }
@@ -664,10 +677,14 @@ int main(int argc, char **argv) {
       int64_t bad;
       if (payloadOf[t] >= 0) {
         QuantCheckTensor &q = quantCheck(t, pattern);
+        // Pieces move a receiver-quantized payload at full precision.
+        bool moved = onReceiver[t] && checked.elementBytes != 1;
         ShardBuffers want =
-            shardsOfGlobal(layout->shape, layout->dst, layout->elementBytes,
-                           isScales[t] ? q.scaleBytes : q.payloadBytes);
-        bad = compareShards(*layout, want, dst[t], reported, maxMismatches);
+            shardsOfGlobal(layout->shape, layout->dst, checked.elementBytes,
+                           moved         ? q.sourceBytes
+                           : isScales[t] ? q.scaleBytes
+                                         : q.payloadBytes);
+        bad = compareShards(checked, want, dst[t], reported, maxMismatches);
       } else {
         bad =
             checkDestination(*layout, dst[t], reported, maxMismatches, pattern);
@@ -688,7 +705,7 @@ int main(int argc, char **argv) {
       break;
     }
     for (auto &[rank, bytes] : dst[t])
-      elements += bytes.size() / layout->elementBytes;
+      elements += bytes.size() / checked.elementBytes;
     badTensors += wrong;
     forget(t);
   }

@@ -91,18 +91,44 @@ inline void digest_box(const int64_t *d, const uint8_t *base, Digest &out) {
       });
 }
 
+/* Nulls a shadowed payload's pointer: without the workspace its digest
+ * cannot be taken. */
+struct NullPayload {
+  explicit NullPayload(std::vector<void *> &ptrs) : ptrs(ptrs) {}
+  void operator()(const QuantTensor &q, int64_t, int64_t) {
+    ptrs[q.payload] = 0;
+  }
+  std::vector<void *> &ptrs;
+};
+
 /* The digests of `rank`'s sends, receives and local copies, one per
  * (stream, tensor) and direction, in program order. Returns how many there
  * are (writing at most `capacity` to `out`, which may be null), -1 for a
- * rank outside the plan, -2 when a shard it needs is null. */
+ * rank outside the plan, -2 when a shard it needs is null. A tensor
+ * quantized on its receivers is digested over the shadow it received, in
+ * `workspace` (the run's, as the run left it: may be null when the rank
+ * has no shadow); its scales moved nothing and have no digest. */
 inline int64_t rank_digests(const Plan &plan, int rank, const void *const *src,
-                            const void *const *dst, reshard_digest *out,
-                            int64_t capacity) {
+                            const void *const *dst, const void *workspace,
+                            reshard_digest *out, int64_t capacity) {
   if (rank < 0 || rank >= plan.num_ranks)
     return -1;
   const RankProgram *p = program(plan, rank);
   if (!p)
     return 0;
+  std::vector<void *> shadowed;
+  if (int64_t shadows = shadow_area_bytes(plan, rank)) {
+    for (int t = 0; t < plan.num_tensors; ++t)
+      shadowed.push_back(dst ? const_cast<void *>(dst[t]) : 0);
+    if (workspace)
+      point_at_shadows(plan, rank,
+                       static_cast<uint8_t *>(const_cast<void *>(workspace)) +
+                           p->workspace - shadows,
+                       shadowed);
+    else
+      for_each_quantized_destination(plan, rank, NullPayload(shadowed));
+    dst = shadowed.data();
+  }
   /* A quantized payload leaves its sender as FP8: digest what the run sent
    * by quantizing the caller's shards again, the same way. */
   std::vector<void *> quantized;
@@ -134,6 +160,8 @@ inline int64_t rank_digests(const Plan &plan, int rank, const void *const *src,
           plan.pieces[plan.classes[g.cls].first_piece + it.piece];
       for (int64_t k = 0; k < it.count; ++k) {
         int64_t t = member_tensor(plan, g, it.start + k * int64_t(it.stride));
+        if (receiver_scales(plan, t))
+          continue;
         std::map<int64_t, Digest>::iterator at = perTensor.find(t);
         if (at == perTensor.end()) {
           at = perTensor.insert(std::make_pair(t, Digest())).first;

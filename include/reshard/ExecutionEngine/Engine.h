@@ -103,24 +103,36 @@ struct RankProgram {
   int64_t steps; /* 1 + its last step */
 };
 
-/* How the source shards of a class of quantized payloads are cut into
- * blocks (docs/Layout.md "Quantized destinations"). */
+/* How the shards of a class of quantized payloads are cut into blocks
+ * (docs/Layout.md "Quantized destinations"): the source shards when its
+ * tensors are quantized on their senders, the destination shards when on
+ * their receivers. */
 struct QuantClass {
   int64_t kind; /* kQuantBlock or kQuantMx */
   int64_t ndim;
   int64_t blocks;   /* words: the block size of each dim */
-  int64_t segments; /* words: per source combo, the words index of its
-                     * runs: per dim, a count n then n run lengths (local
-                     * order); blocks start at each run's start */
+  int64_t segments; /* words: per combo of that side, the words index of
+                     * its runs: per dim, a count n then n run lengths
+                     * (local order); blocks start at each run's start */
+  int64_t side;     /* QuantSide */
 };
 
-/* A tensor quantized on its senders: before the first step each holder
+/* A quantized tensor. On its senders: before the first step each holder
  * quantizes its source shard (of `input` values, QuantInput) into its
  * workspace, and the plan moves that FP8 payload as tensor `payload` and
- * the scales as tensor `scales`, which has no source buffer of its own. */
+ * the scales as tensor `scales`. On its receivers: the plan moves `payload`
+ * at full precision into a shadow of each destination shard in the
+ * workspace, and after the last step each receiver quantizes its shadow
+ * into the caller's payload and scales shards; `scales` then moves nothing
+ * (an identity on the destination mesh whose copies are skipped). Either
+ * way the scales have no source buffer. */
 struct QuantTensor {
   int32_t payload, scales, input, qclass;
 };
+
+inline int64_t quant_input_bytes(int32_t input) {
+  return input == kQuantF32 ? 4 : 2;
+}
 
 struct Plan {
   const char *name;
@@ -159,10 +171,6 @@ struct Plan {
                                 * index, or -1 */
 };
 
-inline int64_t quant_input_bytes(int32_t input) {
-  return input == kQuantF32 ? 4 : 2;
-}
-
 /* The quantization record `tensor` takes part in (null: none), and
  * whether it is the record's scales. */
 inline const QuantTensor *quant_of(const Plan &plan, int64_t tensor,
@@ -173,6 +181,36 @@ inline const QuantTensor *quant_of(const Plan &plan, int64_t tensor,
   const QuantTensor *q = &plan.quant_tensors[plan.tensor_quant[tensor]];
   *is_scales = q->scales == tensor;
   return q;
+}
+
+inline bool on_receiver(const Plan &plan, const QuantTensor &q) {
+  return plan.quant_classes[q.qclass].side == kQuantOnReceiver;
+}
+
+/* Whether `tensor` is the scales of a tensor quantized on its receivers:
+ * nothing moves it, the receivers' quantizer writes it. */
+inline bool receiver_scales(const Plan &plan, int64_t tensor) {
+  bool is_scales = false;
+  const QuantTensor *q = quant_of(plan, tensor, &is_scales);
+  return q && is_scales && on_receiver(plan, *q);
+}
+
+/* The caller's shard bytes of `tensor` given `b`, the bytes of its class's
+ * shard: a payload quantized on its senders is held at full precision, one
+ * quantized on its receivers lands as FP8 (1-byte elements), and scales
+ * have no source buffer (-1). */
+inline int64_t caller_bytes(const Plan &plan, int64_t tensor, bool src,
+                            int64_t b) {
+  bool is_scales = false;
+  const QuantTensor *q = quant_of(plan, tensor, &is_scales);
+  if (!q)
+    return b;
+  if (is_scales)
+    return src ? -1 : b;
+  bool receiver = on_receiver(plan, *q);
+  if (src)
+    return receiver ? b : b * quant_input_bytes(q->input);
+  return receiver ? b / quant_input_bytes(q->input) : b;
 }
 
 /* Staging is laid out per step: sends, then receives, each message at a
@@ -232,11 +270,7 @@ inline void shard_table(const Plan &plan, int64_t rank, bool src,
         plan.words[(src ? c.src_shard_bytes : c.dst_shard_bytes) + combo];
     for (int64_t k = 0; k < g.num_members; ++k) {
       int64_t t = member_tensor(plan, g, k);
-      bool is_scales = false;
-      const QuantTensor *q = src ? quant_of(plan, t, &is_scales) : 0;
-      /* A quantized payload's caller holds its full-precision values; its
-       * scales have no source buffer. */
-      bytes[t] = !q ? b : is_scales ? -1 : b * quant_input_bytes(q->input);
+      bytes[t] = caller_bytes(plan, t, src, b);
     }
   }
 }
@@ -264,14 +298,12 @@ inline int64_t shard_bytes(const Plan &plan, int64_t rank, int64_t tensor,
     return -1;
   int64_t b =
       plan.words[(src ? c->src_shard_bytes : c->dst_shard_bytes) + combo];
-  bool is_scales = false;
-  const QuantTensor *q = src ? quant_of(plan, tensor, &is_scales) : 0;
-  return !q ? b : is_scales ? -1 : b * quant_input_bytes(q->input);
+  return caller_bytes(plan, tensor, src, b);
 }
 
 /* The dtype of the caller's source shards of `tensor`: its own, but the
- * full-precision type of a payload quantized on its senders, and null for
- * its scales (they have no source buffer) or when the plan states none. */
+ * full-precision type of a quantized payload, and null for its scales
+ * (they have no source buffer) or when the plan states none. */
 inline const char *source_dtype(const Plan &plan, int64_t tensor) {
   if (tensor < 0 || tensor >= plan.num_tensors || !plan.tensor_dtypes)
     return 0;
@@ -704,6 +736,8 @@ template <class F>
 inline void for_each_quantized_source(const Plan &plan, int64_t rank, F &&f) {
   for (int64_t i = 0; i < plan.num_quant_tensors; ++i) {
     const QuantTensor &q = plan.quant_tensors[i];
+    if (on_receiver(plan, q))
+      continue;
     const Class *pc = 0, *sc = 0;
     int64_t combo = shard_combo(plan, rank, q.payload, true, &pc);
     int64_t scombo = shard_combo(plan, rank, q.scales, true, &sc);
@@ -728,10 +762,107 @@ inline int64_t quant_area_bytes(const Plan &plan, int64_t rank) {
   return sum.total;
 }
 
-/* The whole workspace of a rank: its largest step's staging and its
+/* Calls f(record, payload combo, shadow bytes) for every tensor quantized
+ * on its receivers whose destination shard `rank` holds, in record order:
+ * the shadow is that shard at full precision. */
+template <class F>
+inline void for_each_quantized_destination(const Plan &plan, int64_t rank,
+                                           F &&f) {
+  for (int64_t i = 0; i < plan.num_quant_tensors; ++i) {
+    const QuantTensor &q = plan.quant_tensors[i];
+    const Class *pc = 0;
+    int64_t combo = on_receiver(plan, q)
+                        ? shard_combo(plan, rank, q.payload, false, &pc)
+                        : -1;
+    if (combo >= 0)
+      f(q, combo, plan.words[pc->dst_shard_bytes + combo]);
+  }
+}
+
+/* The workspace a rank's shadows take, aligned. It sits after the
  * quantized sources. */
+inline int64_t shadow_area_bytes(const Plan &plan, int64_t rank) {
+  struct Sum {
+    int64_t total;
+    void operator()(const QuantTensor &, int64_t, int64_t shadow) {
+      total += align_up(shadow);
+    }
+  } sum = {0};
+  for_each_quantized_destination(plan, rank, sum);
+  return sum.total;
+}
+
+/* The whole workspace of a rank: its largest step's staging, its
+ * quantized sources and its shadows. */
 inline int64_t program_workspace(const Plan &plan, const RankProgram &p) {
-  return rank_workspace(plan, p) + quant_area_bytes(plan, p.rank);
+  return rank_workspace(plan, p) + quant_area_bytes(plan, p.rank) +
+         shadow_area_bytes(plan, p.rank);
+}
+
+/* Points `dsts` (a copy of the caller's destination pointers) at the
+ * shadows in `area` (shadow_area_bytes: the end of the workspace). */
+inline void point_at_shadows(const Plan &plan, int64_t rank, uint8_t *area,
+                             std::vector<void *> &dsts) {
+  struct Point {
+    uint8_t *at;
+    std::vector<void *> &dsts;
+    void operator()(const QuantTensor &q, int64_t, int64_t shadow) {
+      dsts[q.payload] = at;
+      at += align_up(shadow);
+    }
+  } f = {area, dsts};
+  for_each_quantized_destination(plan, rank, f);
+}
+
+/* Quantizes one shard of `q`'s payload, its combo `combo` on the side
+ * that quantizes, from `in` into `out` and `scales`: the runs record
+ * gives the block cut points per dim. */
+template <class Mover>
+inline int quantize_shard(const Plan &plan, const QuantTensor &q, int64_t combo,
+                          const void *in, uint8_t *out, void *scales,
+                          Mover &mover) {
+  const QuantClass &qc = plan.quant_classes[q.qclass];
+  const Class &c = plan.classes[plan.groups[plan.tensor_group[q.payload]].cls];
+  const int64_t *shape =
+      plan.words + (qc.side == kQuantOnReceiver ? c.dst_shapes : c.src_shapes) +
+      combo * c.ndim;
+  const int64_t *record = plan.words + plan.words[qc.segments + combo];
+  const int64_t *runs = record;
+  std::vector<std::vector<int64_t>> cuts(c.ndim);
+  std::vector<const int64_t *> cut_ptrs(c.ndim);
+  std::vector<int64_t> nblocks(c.ndim);
+  for (int64_t d = 0; d < c.ndim; ++d) {
+    runs = quant_cuts(runs, plan.words[qc.blocks + d], cuts[d]);
+    nblocks[d] = static_cast<int64_t>(cuts[d].size()) - 1;
+    cut_ptrs[d] = cuts[d].data();
+  }
+  ShardBlocks sb = {c.ndim, shape, nblocks.data(),
+                    c.ndim ? cut_ptrs.data() : 0};
+  return mover.quantize(static_cast<int>(qc.kind), q.input, sb,
+                        plan.words + qc.blocks, record, in, out, scales);
+}
+
+/* Quantizes every shadow of `p`'s rank (at `shadows`, as point_at_shadows
+ * laid them out) into the caller's payload and scales shards `dst`. */
+template <class Mover>
+inline int quantize_shadows(const Plan &plan, const RankProgram &p,
+                            uint8_t *shadows, void *const *dst, Mover &mover) {
+  struct Quantize {
+    const Plan &plan;
+    uint8_t *at;
+    void *const *dst;
+    Mover &mover;
+    int rc;
+    void operator()(const QuantTensor &q, int64_t combo, int64_t shadow) {
+      if (rc == RESHARD_OK && shadow > 0)
+        rc = quantize_shard(plan, q, combo, at,
+                            static_cast<uint8_t *>(dst[q.payload]),
+                            dst[q.scales], mover);
+      at += align_up(shadow);
+    }
+  } f = {plan, shadows, dst, mover, RESHARD_OK};
+  for_each_quantized_destination(plan, p.rank, f);
+  return f.rc;
 }
 
 /* Quantizes every source shard of a quantized tensor that `p`'s rank holds
@@ -750,27 +881,10 @@ inline int quantize_sources(const Plan &plan, const RankProgram &p,
     int rc;
     void operator()(const QuantTensor &q, int64_t combo, int64_t payload,
                     int64_t scales) {
-      const QuantClass &qc = plan.quant_classes[q.qclass];
-      const Class &c =
-          plan.classes[plan.groups[plan.tensor_group[q.payload]].cls];
-      const int64_t *shape = plan.words + c.src_shapes + combo * c.ndim;
-      const int64_t *record = plan.words + plan.words[qc.segments + combo];
-      const int64_t *runs = record;
-      std::vector<std::vector<int64_t>> cuts(c.ndim);
-      std::vector<const int64_t *> cut_ptrs(c.ndim);
-      std::vector<int64_t> nblocks(c.ndim);
-      for (int64_t d = 0; d < c.ndim; ++d) {
-        runs = quant_cuts(runs, plan.words[qc.blocks + d], cuts[d]);
-        nblocks[d] = static_cast<int64_t>(cuts[d].size()) - 1;
-        cut_ptrs[d] = cuts[d].data();
-      }
-      ShardBlocks sb = {c.ndim, shape, nblocks.data(),
-                        c.ndim ? cut_ptrs.data() : 0};
       uint8_t *scale_at = at + align_up(payload);
       if (rc == RESHARD_OK && payload > 0 && srcs[q.payload])
-        rc = mover.quantize(static_cast<int>(qc.kind), q.input, sb,
-                            plan.words + qc.blocks, record, srcs[q.payload], at,
-                            scale_at);
+        rc = quantize_shard(plan, q, combo, srcs[q.payload], at, scale_at,
+                            mover);
       srcs[q.payload] = at;
       srcs[q.scales] = scale_at;
       at = scale_at + align_up(scales);
@@ -789,16 +903,26 @@ template <class Mover> class ProgramRunner {
 public:
   ProgramRunner(const Plan &plan, const RankProgram &p, void *const *src,
                 void *const *dst, uint8_t *staging, Mover &mover)
-      : plan(plan), p(p), srcs(src, src + plan.num_tensors), src(srcs.data()),
-        dst(dst), staging(staging), mover(mover),
+      : plan(plan), p(p), srcs(src, src + plan.num_tensors),
+        dsts(dst, dst + plan.num_tensors), callers_dst(dst), src(srcs.data()),
+        dst(dsts.data()), staging(staging), mover(mover),
         cursors(p.num_sends + p.num_recvs) {}
 
-  /* Quantizes the rank's quantized sources (before copies and steps). */
+  /* Quantizes the rank's quantized sources and points the payloads it
+   * quantizes on receipt at their shadows (before copies and steps). */
   int quantize() {
     if (!plan.num_quant_tensors)
       return RESHARD_OK;
-    uint8_t *area = staging + p.workspace - quant_area_bytes(plan, p.rank);
+    point_at_shadows(plan, p.rank, shadows(), dsts);
+    uint8_t *area = shadows() - quant_area_bytes(plan, p.rank);
     return quantize_sources(plan, p, area, srcs, mover);
+  }
+
+  /* Quantizes the shadows into the caller's shards (after the last step). */
+  int quantize_received() {
+    if (!plan.num_quant_tensors)
+      return RESHARD_OK;
+    return quantize_shadows(plan, p, shadows(), callers_dst, mover);
   }
 
   int copies() {
@@ -810,7 +934,8 @@ public:
           plan.pieces[plan.classes[g.cls].first_piece + it.piece];
       for (int64_t k = 0; rc == RESHARD_OK && k < it.count; ++k) {
         int64_t t = member_tensor(plan, g, it.start + k * int64_t(it.stride));
-        rc = mover.copy(plan.words + piece.copy, src[t], dst[t]);
+        if (!receiver_scales(plan, t))
+          rc = mover.copy(plan.words + piece.copy, src[t], dst[t]);
       }
     }
     return rc;
@@ -880,9 +1005,15 @@ private:
     }
   };
 
+  uint8_t *shadows() {
+    return staging + p.workspace - shadow_area_bytes(plan, p.rank);
+  }
+
   const Plan &plan;
   const RankProgram &p;
   std::vector<void *> srcs; /* the caller's, quantized sources replaced */
+  std::vector<void *> dsts; /* the caller's, shadows in place */
+  void *const *callers_dst;
   void *const *src, *const *dst;
   uint8_t *staging;
   Mover &mover;
@@ -909,6 +1040,8 @@ inline int run_program(const Plan &plan, const RankProgram &p, void *const *src,
       break;
     rc = runner.unpack(step);
   }
+  if (rc == RESHARD_OK)
+    rc = runner.quantize_received();
   return rc;
 }
 

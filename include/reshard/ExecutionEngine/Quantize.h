@@ -33,6 +33,10 @@ enum QuantKind { kQuantNone = 0, kQuantBlock = 1, kQuantMx = 2 };
 /* The element types a quantized tensor's source may have. */
 enum QuantInput { kQuantF32 = 0, kQuantBF16 = 1, kQuantF16 = 2 };
 
+/* Where a tensor is quantized: on the ranks that send it, or on the ranks
+ * that receive it (after a full-precision transfer). */
+enum QuantSide { kQuantOnSender = 0, kQuantOnReceiver = 1 };
+
 /* The largest finite e4m3fn magnitude. */
 const float kE4M3Max = 448.0f;
 

@@ -84,7 +84,13 @@ struct PlanReport {
   /// Quantized destinations: per payload tensor, and summed.
   struct Quantized {
     std::string name;
+    bool onReceiver = false;
+    /// FP8 payload, scales, the values at the source's precision, and what
+    /// one copy of the tensor moves: payload and scales when its senders
+    /// quantize it, its full-precision values when its receivers do.
     int64_t payloadBytes = 0, scaleBytes = 0, fullPrecisionBytes = 0;
+    int64_t movedBytes = 0;
+    int64_t onReceivers = 0; ///< in the total: how many tensors
   };
   std::vector<Quantized> quantized;
   Quantized quantizedTotal;

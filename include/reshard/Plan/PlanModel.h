@@ -77,6 +77,9 @@ struct TensorQuant {
   int64_t fullPrecisionBytes = 0;
   /// Payload: the tensor of its scales; Scales: its payload.
   int64_t partner = -1;
+  /// Quantized by its receivers after a full-precision transfer (else by
+  /// its senders); the same on both records.
+  bool onReceiver = false;
 };
 
 struct PlanModel {

@@ -104,9 +104,9 @@ void appendItem(SmallVectorImpl<int64_t> &rows, const TransferGroup &t) {
                t.memberCount == 1 ? 1 : t.memberStride, t.memberCount});
 }
 
-/// The `quant_classes` and `quant_tensors` rows of the plan's tensors
-/// quantized on their senders (RuntimeOps.td): one class row per payload
-/// class, with the runs of every source combo's shard per dim.
+/// The `quant_classes` and `quant_tensors` rows of the plan's quantized
+/// tensors (RuntimeOps.td): one class row per payload class, with the runs
+/// of every combo's shard per dim on the side that quantizes.
 LogicalResult quantRows(const PlanModule &plan,
                         SmallVectorImpl<int64_t> &classes,
                         SmallVectorImpl<int64_t> &tensors) {
@@ -128,10 +128,13 @@ LogicalResult quantRows(const PlanModule &plan,
       SmallVector<int64_t> blocks = quant.blockSizes(l.shape.size());
       classes.push_back(quant.kind == QuantSpec::Mx ? engine::kQuantMx
                                                     : engine::kQuantBlock);
+      classes.push_back(q.onReceiver ? engine::kQuantOnReceiver
+                                     : engine::kQuantOnSender);
       classes.push_back(l.shape.size());
       classes.append(blocks.begin(), blocks.end());
-      MeshAxisSplit split(l.src.mesh.shape, l.src.sharding);
-      ShardGeometry geometry = l.srcGeometry();
+      const SideLayout &side = q.onReceiver ? l.dst : l.src;
+      MeshAxisSplit split(side.mesh.shape, side.sharding);
+      ShardGeometry geometry = q.onReceiver ? l.dstGeometry() : l.srcGeometry();
       classes.push_back(split.numCombos());
       for (int64_t c = 0; c < split.numCombos(); ++c) {
         SmallVector<int64_t> coords = split.coordsOf(c);

@@ -87,7 +87,9 @@ static void emitCallerChecks(raw_ostream &os, StringRef name, StringRef comm,
       "int {0}_reject(int rank, {4} comm, {5}stream, const char *why,\n"
       "    char *err, size_t errlen){6}\n"
       "int64_t {0}_digests(int rank, const void *const *src,\n"
-      "    const void *const *dst, reshard_digest *out, int64_t capacity){7}\n"
+      "    const void *const *dst, const void *workspace, reshard_digest "
+      "*out,\n"
+      "    int64_t capacity){7}\n"
       "const char *{0}_source_dtype(int tensor){8}\n",
       name,
       body("  return tensor >= 0 && tensor < kPlan.num_tensors && "
@@ -106,8 +108,8 @@ static void emitCallerChecks(raw_ostream &os, StringRef name, StringRef comm,
                          backend == CppBackend::Mpi ? "mpi" : "nccl",
                          backend == CppBackend::Mpi ? "" : "stream, ")
                .str()),
-      body("  return reshard::engine::rank_digests(kPlan, rank, src, dst, out, "
-           "capacity);"),
+      body("  return reshard::engine::rank_digests(kPlan, rank, src, dst, "
+           "workspace,\n      out, capacity);"),
       body("  return reshard::engine::source_dtype(kPlan, tensor);"));
 }
 
@@ -328,11 +330,12 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
   std::string quant = ",\n    /*quant_classes=*/0, 0, /*quant_tensors=*/0, 0, "
                       "/*tensor_quant=*/0";
   if (!e.quantTensors.empty()) {
-    os << "// Quantized destinations: {kind, ndim, blocks, segments}\n";
+    os << "// Quantized destinations: {kind, ndim, blocks, segments, "
+          "side}\n";
     emitTable(os, "QuantClass", "kQuantClasses", e.quantClasses, 2,
               [&](const engine::QuantClass &q, size_t) {
                 os << "{" << q.kind << ", " << q.ndim << ", " << q.blocks
-                   << ", " << q.segments << "}";
+                   << ", " << q.segments << ", " << q.side << "}";
               });
     os << "// {payload, scales, input, qclass}\n";
     emitTable(os, "QuantTensor", "kQuantTensors", e.quantTensors, 4,

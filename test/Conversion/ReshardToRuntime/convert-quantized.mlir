@@ -12,7 +12,7 @@
 // RUN: reshard-opt %s --reshard-plan-pipeline | reshard-opt | FileCheck %s
 
 // CHECK: reshard_rt.plan @reshard_plan num_ranks = 4 tensors = ["w", "w.scale"] dtypes = ["fp8e4m3", "fp32"]
-// CHECK-SAME: quant_classes = [1, 2, 2, 2, 2, 1, 2, 1, 4, 1, 2, 1, 4] quant_tensors = [0, 1, 1, 0]
+// CHECK-SAME: quant_classes = [1, 0, 2, 2, 2, 2, 1, 2, 1, 4, 1, 2, 1, 4] quant_tensors = [0, 1, 1, 0]
 // CHECK: reshard_rt.class 0 element_bytes 1 rank 2 src combos [0, 1] shapes {{\[\[}}2, 4], [2, 4]]
 // CHECK: reshard_rt.class 1 element_bytes 4 rank 2 src combos [0, 1] shapes {{\[\[}}1, 2], [1, 2]]
 // CHECK: reshard_rt.rank 0 workspace = 64

@@ -12,14 +12,14 @@
 // RUN: sed -e 's/quant_tensors = \[0, 1, 1, 0\]/quant_tensors = [0, 1, 3, 0]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=INPUT
 // INPUT: quant_tensors[0]: input must be 0 (fp32), 1 (bf16) or 2 (fp16), and the row one of quant_classes
 // RUN: sed -e 's/quant_tensors = \[0, 1, 1, 0\]/quant_tensors = [1, 0, 1, 0]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=CLASSES
-// CLASSES: quant_tensors[0]: the payload's class must have 1-byte elements and the row's rank and combos, the scales' class 4-byte elements, both one source mesh
-// RUN: sed -e 's/quant_classes = \[1, 2, 2, 2, 2, 1, 2, 1, 4, 1, 2, 1, 4\]/quant_classes = [1, 2, 2, 2, 2, 1, 2, 1, 3, 1, 2, 1, 4]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=RUNS
+// CLASSES: quant_tensors[0]: the payload's class must have 1-byte elements and the row's rank and source combos, the scales' class 4-byte elements, both one source mesh
+// RUN: sed -e 's/quant_classes = \[1, 0, 2, 2, 2, 2, 1, 2, 1, 4, 1, 2, 1, 4\]/quant_classes = [1, 0, 2, 2, 2, 2, 1, 2, 1, 3, 1, 2, 1, 4]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=RUNS
 // RUNS: quant_tensors[0]: on source device 0, dim 1: runs of 3 elements in 2 blocks for a payload shard of 4 and a scales shard of 2
-// RUN: sed -e 's/quant_classes = \[1, 2, 2, 2, 2, 1, 2, 1, 4, 1, 2, 1, 4\]/quant_classes = [1, 2, 1, 2, 2, 1, 2, 1, 4, 1, 2, 1, 4]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=BLOCKS
+// RUN: sed -e 's/quant_classes = \[1, 0, 2, 2, 2, 2, 1, 2, 1, 4, 1, 2, 1, 4\]/quant_classes = [1, 0, 2, 1, 2, 2, 1, 2, 1, 4, 1, 2, 1, 4]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=BLOCKS
 // BLOCKS: quant_tensors[0]: on source device 0, dim 0: runs of 2 elements in 2 blocks for a payload shard of 2 and a scales shard of 1
-// RUN: sed -e 's/quant_classes = \[1, 2, 2, 2, 2, 1, 2, 1, 4, 1, 2, 1, 4\]/quant_classes = [3, 2, 2, 2]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=KIND
-// KIND: quant_classes row 0: a row starts with the kind (1 block, 2 mx) and a rank of at most 64
-// RUN: sed -e 's/quant_classes = \[1, 2, 2, 2, 2, 1, 2, 1, 4, 1, 2, 1, 4\]/quant_classes = [1, 2, 2, 2, 2, 1, 2]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=SHORT
+// RUN: sed -e 's/quant_classes = \[1, 0, 2, 2, 2, 2, 1, 2, 1, 4, 1, 2, 1, 4\]/quant_classes = [3, 0, 2, 2, 2]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=KIND
+// KIND: quant_classes row 0: a row starts with the kind (1 block, 2 mx), the side (0 sender, 1 receiver) and a rank of at most 64
+// RUN: sed -e 's/quant_classes = \[1, 0, 2, 2, 2, 2, 1, 2, 1, 4, 1, 2, 1, 4\]/quant_classes = [1, 0, 2, 2, 2, 2, 1, 2]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=SHORT
 // SHORT: quant_classes row 0: runs of combo 0 dim 1 are cut short
 // RUN: sed -e 's/ quant_tensors = \[0, 1, 1, 0\]//' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=HALF
 // HALF: states quant_classes or quant_tensors without the other
@@ -35,3 +35,17 @@
 // MPI: const QuantTensor kQuantTensors[] = {
 // MPI-NEXT: {0, 1, 1, 0},};
 // MPI: kQuantClasses, 1, kQuantTensors, 1, kTensorQuant};
+
+// Receiver-side rows: the side flipped to the sender, the payload's rows
+// dropped (an fp8e4m3 tensor would then move 2-byte elements for no
+// quantizer), runs that are not the destination shard, and a workspace
+// without the shadow.
+// RUN: reshard-opt %S/../../Conversion/ReshardToRuntime/convert-quantized-receiver.mlir --reshard-plan-pipeline -o %t/recv.mlir
+// RUN: sed -e 's/quant_classes = \[1, 1, 2, 4, 2,/quant_classes = [1, 0, 2, 4, 2,/' %t/recv.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=SIDE
+// SIDE: quant_tensors[0]: the payload's class must have 1-byte elements and the row's rank and source combos, the scales' class 4-byte elements, both one source mesh
+// RUN: sed -e 's/ quant_classes = \[[0-9, ]*\] quant_tensors = \[0, 1, 1, 0\]//' %t/recv.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=WIDE
+// WIDE: tensor 0 ('w') of dtype fp8e4m3 is in a class of 2-byte elements but is no payload quantized on its receivers
+// RUN: sed -e 's/quant_classes = \[1, 1, 2, 4, 2, 2, 1, 4, 1, 2/quant_classes = [1, 1, 2, 4, 2, 2, 1, 3, 1, 2/' %t/recv.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=DRUNS
+// DRUNS: quant_tensors[0]: on destination device 0, dim 0: runs of 3 elements in 1 blocks for a payload shard of 4 and a scales shard of 1
+// RUN: sed -e 's/rank 2 workspace = 48/rank 2 workspace = 32/' %t/recv.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=SHADOW
+// SHADOW: states a workspace of 32 bytes; its largest step stages 32, the shadows of what it quantizes on receipt 16

@@ -205,8 +205,10 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] dtypes = ["fp32",
 // NCCL-NEXT:       why ? why : "rejected by the caller");
 // NCCL-NEXT: }
 // CHECK-NEXT: int64_t tiny_digests(int rank, const void *const *src,
-// CHECK-NEXT:     const void *const *dst, reshard_digest *out, int64_t capacity) {
-// CHECK-NEXT:   return reshard::engine::rank_digests(kPlan, rank, src, dst, out, capacity);
+// CHECK-NEXT:     const void *const *dst, const void *workspace, reshard_digest *out,
+// CHECK-NEXT:     int64_t capacity) {
+// CHECK-NEXT:   return reshard::engine::rank_digests(kPlan, rank, src, dst, workspace,
+// CHECK-NEXT:       out, capacity);
 // CHECK-NEXT: }
 // CHECK-NEXT: const char *tiny_source_dtype(int tensor) {
 // CHECK-NEXT:   return reshard::engine::source_dtype(kPlan, tensor);
@@ -278,7 +280,8 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] dtypes = ["fp32",
 // HEADER-NEXT: int tiny_reject(int rank, MPI_Comm comm, void *stream, const char *why,
 // HEADER-NEXT:     char *err, size_t errlen);
 // HEADER-NEXT: int64_t tiny_digests(int rank, const void *const *src,
-// HEADER-NEXT:     const void *const *dst, reshard_digest *out, int64_t capacity);
+// HEADER-NEXT:     const void *const *dst, const void *workspace, reshard_digest *out,
+// HEADER-NEXT:     int64_t capacity);
 // HEADER-NEXT: const char *tiny_source_dtype(int tensor);
 // HEADER-EMPTY:
 // HEADER-NEXT: #ifdef __cplusplus

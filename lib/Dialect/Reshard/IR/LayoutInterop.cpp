@@ -37,6 +37,19 @@ FailureOr<TensorSides> reshard::getTensorSides(RedistributeOp op,
   return sides;
 }
 
+static bool quantizedOn(RedistributeOp op, StringRef side) {
+  auto on = op->getAttrOfType<StringAttr>(kQuantizeOnAttr);
+  return on && on.getValue() == side;
+}
+
+bool reshard::isQuantizedOnSender(RedistributeOp op) {
+  return quantizedOn(op, kQuantizeOnSender);
+}
+
+bool reshard::isQuantizedOnReceiver(RedistributeOp op) {
+  return quantizedOn(op, kQuantizeOnReceiver);
+}
+
 FailureOr<TensorLayout>
 reshard::getTensorLayout(RedistributeOp op, SymbolTableCollection &symbols) {
   TensorLayout layout;
@@ -54,10 +67,14 @@ reshard::getTensorLayout(RedistributeOp op, SymbolTableCollection &symbols) {
              << op.getDstSharding().toSpec().quant.str()
              << ") but not yet decided where; run reshard-quantize first "
                 "(reshard-plan-pipeline and reshard-compile do)";
-    if (on.getValue() != "sender")
-      return op.emitOpError() << "quantize_on = \"" << on.getValue()
-                              << "\" is not a place; only \"sender\" is";
-    layout.elementBytes = 1; // the FP8 payload is what moves
+    if (on.getValue() != kQuantizeOnSender &&
+        on.getValue() != kQuantizeOnReceiver)
+      return op.emitOpError()
+             << "quantize_on = \"" << on.getValue()
+             << "\" is not a place; \"sender\" and \"receiver\" are";
+    // The FP8 payload is what moves when senders quantize.
+    if (on.getValue() == kQuantizeOnSender)
+      layout.elementBytes = 1;
   }
   FailureOr<TensorSides> sides = getTensorSides(op, symbols);
   if (failed(sides))

@@ -482,13 +482,14 @@ LogicalResult GroupOp::verifySymbolUses(SymbolTableCollection &symbols) {
     // The same class: shape, size of a moved element, shardings and
     // (through the meshes' ops) mesh shapes as the exemplar's. Element types
     // of one size share pieces (bf16 and fp16; the bf16 and fp32 sources of
-    // FP8 payloads quantized on the sender).
+    // FP8 payloads quantized on the sender; FP8 payloads quantized on the
+    // receiver move at their source's size).
     auto meshShape = [&](RedistributeOp op, FlatSymbolRefAttr ref) {
       return symbols.lookupNearestSymbolFrom<MeshOp>(op, ref.getAttr())
           .getShapeAttr();
     };
     auto movedBytes = [](RedistributeOp op) -> std::optional<int64_t> {
-      if (op->hasAttr(kQuantizeOnAttr))
+      if (isQuantizedOnSender(op))
         return 1;
       return getElementTypeBytes(op.getSrcTensorType().getElementType());
     };

@@ -73,7 +73,7 @@ FailureOr<PlanModule> PlanModule::load(ModuleOp module, StringRef passName) {
     auto it = tensorIndex.find(partner);
     if (it == tensorIndex.end())
       return op.emitOpError()
-             << (payload ? "is quantized on the sender but has no scales "
+             << (payload ? "is quantized but has no scales "
                            "redistribution @\""
                          : "names the scales of @\"")
              << partner
@@ -81,6 +81,8 @@ FailureOr<PlanModule> PlanModule::load(ModuleOp module, StringRef passName) {
                          : "\", which is not a tensor");
     q.role = payload ? TensorQuant::Payload : TensorQuant::Scales;
     q.partner = it->second;
+    q.onReceiver =
+        isQuantizedOnReceiver(payload ? op : plan.tensors[q.partner]);
     if (payload) {
       RankedTensorType type = op.getSrcTensorType();
       q.fullPrecisionBytes =

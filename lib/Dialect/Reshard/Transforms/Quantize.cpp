@@ -2,7 +2,8 @@
 //
 // Quantized destinations become payload and scales that the planner moves
 // like any other tensors: the payload keeps its op (one byte per element on
-// the wire), the scales get a redistribution of their own.
+// the wire when its senders quantize it, full precision when its receivers
+// do), the scales get a redistribution of their own.
 //
 //===----------------------------------------------------------------------===//
 #include "reshard/Dialect/Reshard/IR/LayoutInterop.h"
@@ -51,30 +52,32 @@ struct QuantizePass : public reshard::impl::ReshardQuantizeBase<QuantizePass> {
         return signalPassFailure();
       const QuantSpec &quant = sides->dst.sharding.quant;
       SmallVector<int64_t> blocks = quant.blockSizes(sides->shape.size());
-      if (std::optional<std::string> why =
-              checkWholeBlocks(sides->src.sharding, sides->src.mesh.shape,
-                               sides->src.mesh.axes, sides->shape, blocks)) {
-        op.emitOpError() << "@" << op.getSymName()
-                         << ": the source does not hold whole quantization "
-                            "blocks ("
-                         << *why
-                         << "), so only a receiver could quantize it; "
-                            "quantizing on the receiver is not implemented "
-                            "yet";
-        return signalPassFailure();
-      }
-      std::optional<Sharding> srcScales =
-          scaleSharding(sides->src.sharding, sides->shape, blocks);
       Sharding dstPayload = sides->dst.sharding;
       dstPayload.quant = QuantSpec();
+      // Senders quantize when each holds whole blocks; else receivers do,
+      // which always hold whole blocks (the verifier's alignment rule).
+      std::optional<Sharding> srcScales;
+      if (!checkWholeBlocks(sides->src.sharding, sides->src.mesh.shape,
+                            sides->src.mesh.axes, sides->shape, blocks))
+        srcScales = scaleSharding(sides->src.sharding, sides->shape, blocks);
+      bool sender = srcScales.has_value();
       std::optional<Sharding> dstScales =
           scaleSharding(dstPayload, sides->shape, blocks);
-      if (!srcScales || !dstScales) {
+      std::optional<std::string> why =
+          sender ? std::nullopt
+                 : checkWholeBlocks(dstPayload, sides->dst.mesh.shape,
+                                    sides->dst.mesh.axes, sides->shape, blocks);
+      if (!dstScales || why) {
         op.emitOpError() << "@" << op.getSymName()
-                         << ": the scale tensor has no sharding (a fused "
-                            "block or order run is not block-aligned)";
+                         << ": no side holds whole quantization blocks ("
+                         << (why ? *why
+                                 : std::string("the destination's scales "
+                                               "have no sharding"))
+                         << ")";
         return signalPassFailure();
       }
+      if (!sender)
+        srcScales = dstScales;
       SmallVector<int64_t> scaleShape;
       for (auto [n, b] : llvm::zip(sides->shape, blocks))
         scaleShape.push_back(llvm::divideCeilSigned(n, b));
@@ -84,14 +87,20 @@ struct QuantizePass : public reshard::impl::ReshardQuantizeBase<QuantizePass> {
       auto type = RankedTensorType::get(scaleShape, element);
       OpBuilder b(op);
       b.setInsertionPointAfter(op);
+      // Scales quantized on receipt stay where they are made: an identity
+      // on the destination mesh, which moves nothing.
       auto scales = RedistributeOp::create(
           b, op.getLoc(), (op.getSymName() + kScaleSuffix).str(),
-          op.getSrcMesh(), shardingAttr(ctx, *srcScales, sides->src.mesh),
+          sender ? op.getSrcMesh() : op.getDstMesh(),
+          shardingAttr(ctx, *srcScales,
+                       sender ? sides->src.mesh : sides->dst.mesh),
           op.getDstMesh(), shardingAttr(ctx, *dstScales, sides->dst.mesh), type,
           type, op.getTopologyAttr());
       scales->setAttr(kScalesOfAttr,
                       FlatSymbolRefAttr::get(op.getSymNameAttr()));
-      op->setAttr(kQuantizeOnAttr, StringAttr::get(ctx, "sender"));
+      op->setAttr(kQuantizeOnAttr,
+                  StringAttr::get(ctx, sender ? kQuantizeOnSender
+                                              : kQuantizeOnReceiver));
     }
   }
 };

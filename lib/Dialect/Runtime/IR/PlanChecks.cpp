@@ -486,16 +486,22 @@ LogicalResult Checker::checkSteps(int64_t pi, bool quiet) {
                << "posts " << ops << " messages in step " << step
                << ", over max_ops_per_step " << p.max_ops_per_step;
     }
-    // Quantized sources sit after the staging (Engine.h).
+    // Quantized sources, then shadows, sit after the staging (Engine.h).
     int64_t quant = engine::quant_area_bytes(p, prog.rank);
-    if (most + quant != prog.workspace)
+    int64_t shadows = engine::shadow_area_bytes(p, prog.rank);
+    if (most + quant + shadows != prog.workspace)
       return errorAt(e.rankOpOf(pi), quiet)
              << "states a workspace of " << prog.workspace
              << " bytes; its largest step stages " << most
-             << (quant ? llvm::formatv(" and its quantized sources take {0}",
-                                       quant)
-                             .str()
-                       : std::string());
+             << (quant
+                     ? llvm::formatv(", its quantized sources take {0}", quant)
+                           .str()
+                     : std::string())
+             << (shadows ? llvm::formatv(", the shadows of what it quantizes "
+                                         "on receipt {0}",
+                                         shadows)
+                               .str()
+                         : std::string());
   }
   return success();
 }

@@ -175,10 +175,15 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
         }
         e->tensorGroup[t] = g;
         int64_t cls = group.getClassIndexAttr().getInt();
+        // A payload quantized on its receivers lands as FP8 but moves at
+        // full precision: encodeQuant checks it.
         if (!e->tensorDtypes.empty() && cls >= 0 &&
             cls < static_cast<int64_t>(e->classOps.size()) &&
             dtypeBytes(e->tensorDtypes[t]) !=
-                e->classOps[cls].getElementBytes())
+                e->classOps[cls].getElementBytes() &&
+            !(e->tensorDtypes[t] == "fp8e4m3" &&
+              (e->classOps[cls].getElementBytes() == 2 ||
+               e->classOps[cls].getElementBytes() == 4)))
           return reported(group.emitOpError()
                           << "lists tensor " << t << " ('" << e->tensorNames[t]
                           << "') of dtype " << e->tensorDtypes[t]
@@ -327,18 +332,36 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
 bool EncodedPlan::encodeQuant(PlanOp op) {
   std::optional<ArrayRef<int64_t>> classRows = op.getQuantClasses();
   std::optional<ArrayRef<int64_t>> tensorRows = op.getQuantTensors();
-  if (!tensorRows && !classRows)
-    return true;
   auto bad = [&](const Twine &msg) {
     op.emitOpError() << msg;
     return false;
   };
+  // Every FP8 tensor moved at full precision is a payload quantized on its
+  // receivers.
+  auto checkWidenedPayloads = [&] {
+    for (int64_t t = 0; t < int64_t(tensorDtypes.size()); ++t) {
+      if (tensorGroup[t] < 0 || tensorDtypes[t] != "fp8e4m3")
+        continue;
+      int64_t bytes = classOps[groups[tensorGroup[t]].cls].getElementBytes();
+      int32_t qi = tensorQuant.empty() ? -1 : tensorQuant[t];
+      if (bytes != 1 && (qi < 0 || quantTensors[qi].payload != t ||
+                         quantClasses[quantTensors[qi].qclass].side !=
+                             engine::kQuantOnReceiver))
+        return bad(llvm::formatv("tensor {0} ('{1}') of dtype fp8e4m3 is in "
+                                 "a class of {2}-byte elements but is no "
+                                 "payload quantized on its receivers",
+                                 t, tensorNames[t], bytes));
+    }
+    return true;
+  };
+  if (!tensorRows && !classRows)
+    return checkWidenedPayloads();
   if (!tensorRows || !classRows)
     return bad("states quant_classes or quant_tensors without the other");
   // quant_classes: kind, ndim, blocks, combos, then per combo and dim a
   // run count and the runs. Checked against the payload classes below.
   struct Row {
-    int64_t kind, ndim, blocksAt, combos, combosAt;
+    int64_t kind, side, ndim, blocksAt, combos, combosAt;
   };
   std::vector<Row> rows;
   std::vector<std::vector<std::vector<std::vector<int64_t>>>> runsOf;
@@ -352,10 +375,14 @@ bool EncodedPlan::encodeQuant(PlanOp op) {
   };
   while (at < c.size()) {
     Row r = {};
-    if (!next(r.kind) || !next(r.ndim) || r.ndim < 0 || r.ndim > 64 ||
-        (r.kind != engine::kQuantBlock && r.kind != engine::kQuantMx))
+    if (!next(r.kind) || !next(r.side) || !next(r.ndim) || r.ndim < 0 ||
+        r.ndim > 64 ||
+        (r.kind != engine::kQuantBlock && r.kind != engine::kQuantMx) ||
+        (r.side != engine::kQuantOnSender &&
+         r.side != engine::kQuantOnReceiver))
       return bad(llvm::formatv("quant_classes row {0}: a row starts with the "
-                               "kind (1 block, 2 mx) and a rank of at most 64",
+                               "kind (1 block, 2 mx), the side (0 sender, 1 "
+                               "receiver) and a rank of at most 64",
                                rows.size()));
     SmallVector<int64_t> blocks(r.ndim);
     for (int64_t &b : blocks)
@@ -418,22 +445,40 @@ bool EncodedPlan::encodeQuant(PlanOp op) {
     const engine::Class &pc = classes[pg.cls], &sc = classes[sg.cls];
     ClassOp pOp = classOps[pg.cls], sOp = classOps[sg.cls];
     int64_t scaleBytes = r.kind == engine::kQuantBlock ? 4 : 1;
-    if (pOp.getElementBytes() != 1 ||
+    // On the sender, payload and scales leave one source mesh as FP8 and
+    // scales; on the receiver, the payload moves at full precision and the
+    // scales stay on the destination mesh (an identity there).
+    bool sender = r.side == engine::kQuantOnSender;
+    int64_t moved = sender ? 1 : engine::quant_input_bytes(input);
+    if (static_cast<int64_t>(pOp.getElementBytes()) != moved ||
         static_cast<int64_t>(sOp.getElementBytes()) != scaleBytes ||
         pc.ndim != r.ndim || sc.ndim != r.ndim ||
-        pOp.getNumCombos(true) != r.combos || pg.src_mesh != sg.src_mesh)
+        pOp.getNumCombos(sender) != r.combos ||
+        (sender ? pg.src_mesh != sg.src_mesh
+                : pg.dst_mesh != sg.dst_mesh || sg.src_mesh != sg.dst_mesh))
+      return bad(at() + "the payload's class must have " + Twine(moved) +
+                 "-byte elements and the row's rank and " +
+                 (sender ? "source" : "destination") +
+                 " combos, the scales' class " + Twine(scaleBytes) +
+                 "-byte elements, " +
+                 (sender ? "both one source mesh"
+                         : "from and to the payload's destination mesh"));
+    if (!sender && tensorDtypes.size() > size_t(payload) &&
+        tensorDtypes[payload] != "fp8e4m3")
       return bad(at() +
-                 "the payload's class must have 1-byte elements and "
-                 "the row's rank and combos, the scales' class " +
-                 Twine(scaleBytes) + "-byte elements, both one source mesh");
-    // Every source device: runs that add up to its payload shard, and
-    // blocks that are its scales shard.
-    ArrayRef<int64_t> pCombo = pOp.getSrcComboOf(),
-                      sCombo = sOp.getSrcComboOf();
+                 "a payload quantized on its receivers lands as "
+                 "fp8e4m3, not " +
+                 tensorDtypes[payload]);
+    // Every device of the quantizing side: runs that add up to its payload
+    // shard, and blocks that are its scales shard.
+    ArrayRef<int64_t> pCombo =
+                          sender ? pOp.getSrcComboOf() : pOp.getDstComboOf(),
+                      sCombo =
+                          sender ? sOp.getSrcComboOf() : sOp.getDstComboOf();
     ArrayRef<int64_t> blocks(words.data() + r.blocksAt, r.ndim);
     for (size_t dev = 0; dev < pCombo.size(); ++dev) {
-      ArrayRef<int64_t> pShape = pOp.getShardShape(true, pCombo[dev]);
-      ArrayRef<int64_t> sShape = sOp.getShardShape(true, sCombo[dev]);
+      ArrayRef<int64_t> pShape = pOp.getShardShape(sender, pCombo[dev]);
+      ArrayRef<int64_t> sShape = sOp.getShardShape(sender, sCombo[dev]);
       for (int64_t d = 0; d < r.ndim; ++d) {
         int64_t sum = 0, nblocks = 0;
         for (int64_t len : runsOf[row][pCombo[dev]][d]) {
@@ -442,10 +487,11 @@ bool EncodedPlan::encodeQuant(PlanOp op) {
         }
         if (sum != pShape[d] || nblocks != sShape[d])
           return bad(at() +
-                     llvm::formatv("on source device {0}, dim {1}: runs of {2} "
-                                   "elements in {3} blocks for a payload shard "
-                                   "of {4} and a scales shard of {5}",
-                                   dev, d, sum, nblocks, pShape[d], sShape[d]));
+                     llvm::formatv("on {0} device {1}, dim {2}: runs of {3} "
+                                   "elements in {4} blocks for a payload shard "
+                                   "of {5} and a scales shard of {6}",
+                                   sender ? "source" : "destination", dev, d,
+                                   sum, nblocks, pShape[d], sShape[d]));
       }
     }
     tensorQuant[payload] = tensorQuant[scales] = quantTensors.size();
@@ -454,8 +500,8 @@ bool EncodedPlan::encodeQuant(PlanOp op) {
          static_cast<int32_t>(input), static_cast<int32_t>(row)});
   }
   for (const Row &r : rows)
-    quantClasses.push_back({r.kind, r.ndim, r.blocksAt, r.combosAt});
-  return true;
+    quantClasses.push_back({r.kind, r.ndim, r.blocksAt, r.combosAt, r.side});
+  return checkWidenedPayloads();
 }
 
 void EncodedPlan::finish(PlanOp op) {

@@ -1,15 +1,9 @@
-// reshard-quantize errors: a source that does not hold whole blocks (only a
-// receiver could quantize it, which is not implemented yet), a module
-// planned without the pass, a decided payload without its scales, and
-// reshard-run asked to run quantized tensors on files (the generated MPI
-// program does); each names the tensor and what to do instead.
+// reshard-quantize errors: a module planned without the pass, a decided
+// payload without its scales, a place that is not one, and reshard-run
+// asked to run quantized tensors on files (the generated MPI program
+// does); each names the tensor and what to do instead.
 
 // RUN: rm -rf %t && split-file %s %t
-// RUN: not reshard-opt %t/partial.mlir --reshard-quantize -o /dev/null 2>&1 | FileCheck %s --check-prefix=PARTIAL
-// PARTIAL: error: 'reshard.redistribute' op @w: the source does not hold whole quantization blocks (the device at tp=0 holds indices [0, 100) of dim 0, not whole blocks of 64), so only a receiver could quantize it; quantizing on the receiver is not implemented yet
-// RUN: not reshard-opt %t/partial-order.mlir --reshard-quantize -o /dev/null 2>&1 | FileCheck %s --check-prefix=ORDER
-// ORDER: error: 'reshard.redistribute' op @w: the source does not hold whole quantization blocks (a storage order run or fused block does not start on a quantization block)
-
 // RUN: not reshard-opt %t/good.mlir --reshard-intersect -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNDECIDED
 // UNDECIDED: error: 'reshard.redistribute' op @w: its destination is quantized (block [64]) but not yet decided where; run reshard-quantize first (reshard-plan-pipeline and reshard-compile do)
 // RUN: mkdir -p %t/in %t/out
@@ -23,17 +17,10 @@
 // A decided payload without its scales redistribution is refused.
 // RUN: sed -e '/scales_of/d' %t/decided.mlir > %t/no-scales.mlir
 // RUN: not reshard-opt %t/no-scales.mlir --reshard-intersect --reshard-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=NO-SCALES
-// NO-SCALES: error: 'reshard.redistribute' op is quantized on the sender but has no scales redistribution @"w.scale"; run reshard-quantize on the layout
-
-//--- partial.mlir
-reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
-reshard.redistribute @w from @m <[[tp]]> to @m <[[]] quant block [64]>
-    : tensor<200xbf16> -> tensor<200xf8E4M3FN>
-
-//--- partial-order.mlir
-reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
-reshard.redistribute @w from @m <[[] order [[32, 96], [0, 32]]]> to @m <[[]] quant block [64]>
-    : tensor<128xbf16> -> tensor<128xf8E4M3FN>
+// NO-SCALES: error: 'reshard.redistribute' op is quantized but has no scales redistribution @"w.scale"; run reshard-quantize on the layout
+// RUN: sed -e 's/quantize_on = "sender"/quantize_on = "nowhere"/' %t/decided.mlir > %t/nowhere.mlir
+// RUN: not reshard-opt %t/nowhere.mlir --reshard-intersect -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOWHERE
+// NOWHERE: error: 'reshard.redistribute' op quantize_on = "nowhere" is not a place; "sender" and "receiver" are
 
 //--- good.mlir
 reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]

@@ -3,9 +3,12 @@
 // the scales get their own redistribution right after it, its shardings
 // the payload's divided by the block sizes (dims, fused blocks and the
 // source's storage order runs), fp32 for block scaling and ui8 (E8M0) for
-// MX. Ops already decided and plain ops are left alone; running it twice
+// MX. A source that cuts a block (a chunk boundary, or a storage order
+// run, off the block grid) leaves it to the receivers: the payload moves
+// at full precision and the scales are an identity on the destination
+// mesh. Ops already decided and plain ops are left alone; running it twice
 // changes nothing. The planned module moves payload and scales like any
-// other tensors, and the report counts their bytes.
+// other tensors, and the report counts their bytes, per side.
 
 // RUN: reshard-opt %s --reshard-quantize | FileCheck %s
 // RUN: reshard-opt %s --reshard-quantize --reshard-quantize | FileCheck %s
@@ -39,20 +42,48 @@ reshard.redistribute @qkv from @train <[[] order [[256, 44], [0, 256]], []]>
 reshard.redistribute @e from @train <[[], [tp]]> to @infer <[[dp], [tp]] quant mx 32>
     : tensor<4x128xf32> -> tensor<4x128xf8E4M3FN>
 
+// Receivers quantize: tp cuts 200 rows at 100, not a multiple of 64.
+// CHECK-LABEL: reshard.redistribute @cut from @train <{{\[\[}}tp]]> to @infer <{{\[\[}}]] quant block [64]>
+// CHECK-SAME: {quantize_on = "receiver"}
+// CHECK-NEXT: reshard.redistribute @cut.scale from @infer <{{\[\[}}]]> to @infer <{{\[\[}}]]>
+// CHECK-SAME: : tensor<4xf32> -> tensor<4xf32> {scales_of = @cut}
+reshard.redistribute @cut from @train <[[tp]]> to @infer <[[]] quant block [64]>
+    : tensor<200xbf16> -> tensor<200xf8E4M3FN>
+
+// A storage order run that starts off the 32-column MX grid (at 16).
+// CHECK-LABEL: reshard.redistribute @swap
+// CHECK-SAME: {quantize_on = "receiver"}
+// CHECK-NEXT: reshard.redistribute @swap.scale from @infer <{{\[\[}}], [tp]]> to @infer <{{\[\[}}], [tp]]>
+// CHECK-SAME: : tensor<8x2xui8> -> tensor<8x2xui8> {scales_of = @swap}
+reshard.redistribute @swap from @train <[[], [] order [[16, 48], [0, 16]]]>
+    to @infer <[[], [tp]] quant mx 32> : tensor<8x64xbf16> -> tensor<8x64xf8E4M3FN>
+
 // CHECK-LABEL: reshard.redistribute @plain
 // CHECK-NOT: quantize_on
 // CHECK-NOT: .scale
 reshard.redistribute @plain from @train <[[tp]]> to @infer <[[tp]]>
     : tensor<64xbf16> -> tensor<64xbf16>
 
-// 256x512 + 300x64 + 4x128 payload bytes; 4 x (8 + 6) fp32 + 16 E8M0
-// scale bytes; 2 x 131072 + 2 x 19200 + 4 x 512 at full precision.
-// REPORT: quantized: 3 tensors on the sender; 150784 B of FP8 payload + 72 B of scales in place of 302592 B (0.499 of it)
+// 256x512 + 300x64 + 4x128 + 200 + 8x64 payload bytes; 4 x (8 + 6) fp32
+// + 16 E8M0 + 4 fp32 + 16 E8M0 scale bytes; 2 x 131072 + 2 x 19200 +
+// 4 x 512 + 400 + 1024 at full precision. One copy moves the senders'
+// payload and scales (150784 + 72) and the receivers' full precision
+// (400 + 1024).
+// REPORT: quantized: 3 tensors on the sender, 2 on the receiver; 151496 B of FP8 payload + 104 B of scales from 304016 B; one copy of each moves 152280 B (0.501 of the full precision)
 // JSON: "quantized": {
-// JSON-NEXT: "full_precision_bytes": 302592,
-// JSON-NEXT: "payload_bytes": 150784,
-// JSON-NEXT: "scale_bytes": 72,
+// JSON-NEXT: "full_precision_bytes": 304016,
+// JSON-NEXT: "moved_bytes": 152280,
+// JSON-NEXT: "on_receiver": 2,
+// JSON-NEXT: "on_sender": 3,
+// JSON-NEXT: "payload_bytes": 151496,
+// JSON-NEXT: "scale_bytes": 104,
 // JSON: "name": "w",
 // JSON-NEXT: "payload_bytes": 131072,
 // JSON-NEXT: "quantize_on": "sender",
 // JSON-NEXT: "scale_bytes": 32
+// JSON: "full_precision_bytes": 400,
+// JSON-NEXT: "moved_bytes": 400,
+// JSON-NEXT: "name": "cut",
+// JSON-NEXT: "payload_bytes": 200,
+// JSON-NEXT: "quantize_on": "receiver",
+// JSON-NEXT: "scale_bytes": 16

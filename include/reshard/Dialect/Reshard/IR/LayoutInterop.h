@@ -20,12 +20,21 @@ namespace reshard {
 mlir::LogicalResult emitLayoutErrors(mlir::Operation *op, llvm::Error err);
 
 /// Where reshard-quantize decided a quantized destination is quantized
-/// (`quantize_on = "sender"` on the redistribution), and the mark of the
-/// scales' own redistribution (`scales_of = @<tensor>`), named
-/// `<tensor>.scale`.
+/// (`quantize_on = "sender"` or `"receiver"` on the redistribution), and
+/// the mark of the scales' own redistribution (`scales_of = @<tensor>`),
+/// named `<tensor>.scale`.
 inline constexpr llvm::StringLiteral kQuantizeOnAttr = "quantize_on";
+inline constexpr llvm::StringLiteral kQuantizeOnSender = "sender";
+inline constexpr llvm::StringLiteral kQuantizeOnReceiver = "receiver";
 inline constexpr llvm::StringLiteral kScalesOfAttr = "scales_of";
 inline constexpr llvm::StringLiteral kScaleSuffix = ".scale";
+
+/// Whether `op` is a payload quantized on its senders, so that it moves
+/// one byte per element (on its receivers it moves at full precision).
+bool isQuantizedOnSender(RedistributeOp op);
+
+/// Whether `op` is a payload quantized on its receivers.
+bool isQuantizedOnReceiver(RedistributeOp op);
 
 /// Both sides of `op` resolved, its global shape, and its dtype name.
 struct TensorSides {

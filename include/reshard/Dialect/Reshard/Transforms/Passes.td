@@ -21,9 +21,13 @@ def ReshardQuantize : Pass<"reshard-quantize", "mlir::ModuleOp"> {
       redistribution (fp32 for block scaling, ui8 E8M0 for MX) moves the
       scale tensor from the source's sharding to the destination's, both
       divided by the block sizes; it is marked `scales_of = @<name>`.
-    - **On the receiver** otherwise: not implemented yet; the pass stops
-      with an error naming the tensor and the source device that holds a
-      partial block.
+    - **On the receiver** otherwise (a source device cuts a block): the
+      op gets `quantize_on = "receiver"` and moves at full precision into
+      a shadow of each destination shard, which each receiver quantizes
+      after the last step (the destination holds whole blocks, by the
+      verifier's alignment rule). `@"<name>.scale"` is then an identity
+      on the destination mesh (from and to its scale sharding), which
+      moves nothing.
 
     Runs first in `reshard-plan-pipeline`; ops already decided are left
     as they are.
