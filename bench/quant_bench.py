@@ -5,11 +5,12 @@ same layout with every linear weight delivered as FP8 with [128, 128] block
 scales (DeepSeek-V3's FP8 checkpoint format; vLLM's `weight_scale_inv`),
 both through `reshard-compile --backend=mpi --emit=none --report=...` in
 this invocation: network bytes, the lower bound, modelled time, compile
-time, and the ratios. A weight is quantized when every source and
-destination shard holds whole blocks (reshard-quantize quantizes on the
-sender; the receiver path is not written yet); the others stay bf16 and are
-counted. Embeddings, norms, the router and the output layer stay bf16, as
-in the checkpoints.
+time, and the ratios. A weight is quantized when every destination shard
+holds whole blocks (as vLLM requires); reshard-quantize then quantizes it
+on the senders where every trainer shard holds whole blocks too, else on
+the receivers after a bf16 transfer (the table counts both). The others
+stay bf16 and are counted. Embeddings, norms, the router and the output
+layer stay bf16, as in the checkpoints.
 
   python3 bench/quant_bench.py                     # the scenarios below
   python3 bench/quant_bench.py --scenarios deepseek-v3-nemo-rl --repeat 1
@@ -85,8 +86,8 @@ def quantize_layout(layout, block):
                 t["dtype"] not in ("bf16", "fp16", "fp32") or
                 any(k in name for k in KEEP_BF16)):
             continue
-        if all(whole_blocks(out, t[side], shape[d], d, block)
-               for side in ("src", "dst") for d in range(2)):
+        if all(whole_blocks(out, t["dst"], shape[d], d, block)
+               for d in range(2)):
             t["dst"]["quant"] = {"block": [block, block]}
             done += 1
         else:
@@ -138,6 +139,7 @@ def main():
             qt = rq.get("quantized", {})
             rows.append(dict(
                 scenario=c["scenario"], quantized=done, left_bf16=left,
+                on_receiver=qt.get("on_receiver", 0),
                 bf16_network=rb["network_bytes"],
                 fp8_network=rq["network_bytes"],
                 fp8_lower_bound=rq["lower_bound_network_bytes"],
@@ -147,20 +149,23 @@ def main():
                 payload=qt.get("payload_bytes", 0),
                 scales=qt.get("scale_bytes", 0),
                 full=qt.get("full_precision_bytes", 0),
+                moved=qt.get("moved_bytes", 0),
                 bf16_compile=tb, fp8_compile=tq))
-    print("| scenario | weights FP8 / left bf16 | network B bf16 | network B "
+    print("| scenario | weights FP8 / left bf16 | of them on receivers | "
+          "network B bf16 | network B "
           "FP8 | FP8 / bf16 | FP8 / its bound | modelled s bf16 | modelled "
-          "s FP8 | FP8 / bf16 | (payload + scales) / bf16 of those weights | "
+          "s FP8 | FP8 / bf16 | moved / bf16 of those weights | "
           "compile s bf16 | compile s FP8 |")
-    print("|" + "---|" * 12)
+    print("|" + "---|" * 13)
     for r in rows:
         print(f"| {r['scenario']} | {r['quantized']} / {r['left_bf16']} | "
+              f"{r['on_receiver']} | "
               f"{r['bf16_network']:,} | {r['fp8_network']:,} | "
               f"{r['fp8_network'] / max(1, r['bf16_network']):.3f} | "
               f"{r['fp8_network'] / max(1, r['fp8_lower_bound']):.3f} | "
               f"{r['bf16_seconds']:.4g} | {r['fp8_seconds']:.4g} | "
               f"{r['fp8_seconds'] / max(1e-12, r['bf16_seconds']):.3f} | "
-              f"{(r['payload'] + r['scales']) / max(1, r['full']):.4f} | "
+              f"{r['moved'] / max(1, r['full']):.4f} | "
               f"{r['bf16_compile']:.2f} | {r['fp8_compile']:.2f} |")
     if a.json:
         with open(a.json, "w") as f:
