@@ -165,10 +165,10 @@ PlanFigures FigureBuilder::finish() {
 /// The plan's own traffic: its local copies in step 0, then every stream's
 /// slice in each step it runs, one message per step and peer (the engine
 /// sends a pair's two phases in one message where they overlap).
-static PlanFigures planFigures(const PlanModel &model,
-                               const std::vector<TransferGroup> &transfers,
-                               const std::vector<StreamContent> &streams,
-                               const PlanSchedule &schedule) {
+PlanFigures reshard::planFigures(const PlanModel &model,
+                                 const std::vector<TransferGroup> &transfers,
+                                 const std::vector<StreamContent> &streams,
+                                 const PlanSchedule &schedule) {
   FigureBuilder b(model.topology);
   for (const TransferGroup &t : transfers)
     if (t.kind == TransferKind::Copy)
@@ -179,7 +179,9 @@ static PlanFigures planFigures(const PlanModel &model,
   int64_t lastSender = -1, lastReceiver = -1, lastStart = 0, lastEnd = 0;
   for (const StreamContent &s : streams) {
     const PlanStream *p = schedule.find(s.sender, s.receiver, s.phase);
-    int64_t quota = p ? p->quota : s.bytes, start = p ? p->start : s.phase;
+    int64_t quota = p ? p->quota : s.bytes, start = p             ? p->start
+                                                    : s.phase > 0 ? 1
+                                                                  : 0;
     int64_t steps = streamSteps(s.bytes, quota), end = start + steps;
     bool samePair = s.sender == lastSender && s.receiver == lastReceiver;
     int64_t shared = samePair
@@ -397,6 +399,7 @@ PlanReport reshard::buildReport(const PlanModel &model,
                 dst.numReplicas() * g.numMembers();
   }
   r.plan = planFigures(model, transfers, streams, scheduleOf(model, streams));
+  r.relayLanes = model.relayLanes;
   r.direct = directFigures(model);
   r.gatherBroadcast = gatherBroadcastFigures(model);
   r.bounds = computeBounds(model, links);
@@ -524,6 +527,7 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
     o["classes"] = r.classes;
     o["groups"] = r.groups;
     o["pieces"] = r.pieces;
+    o["relay_lanes"] = r.relayLanes;
     o["plan"] = figuresJson(p, perRank);
     o["network_bytes"] = p.bytes[kNetwork];
     o["lower_bound_network_bytes"] = r.bounds.networkBytes;
@@ -625,6 +629,10 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
      << ratioText(r.gatherBroadcast.estimatedSeconds, p.estimatedSeconds,
                   "%.2f")
      << "x over gather-broadcast\n";
+  if (r.relayLanes)
+    os << "relay lanes: each relay forwards what each holder sent it in a "
+          "stream of its own (reshard-schedule chose them by the cost "
+          "model)\n";
   if (!r.quantized.empty()) {
     const PlanReport::Quantized &q = r.quantizedTotal;
     os << formatv(

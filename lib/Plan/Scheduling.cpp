@@ -4,6 +4,7 @@
 #include "reshard/Layout/RelayTiming.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -65,7 +66,7 @@ reshard::trivialSchedule(const std::vector<StreamContent> &streams) {
   PlanSchedule s;
   s.stagingBudget = 0; // none
   for (const StreamContent &c : streams)
-    s.streams.push_back({c.sender, c.receiver, c.phase, c.phase,
+    s.streams.push_back({c.sender, c.receiver, c.phase, c.phase > 0 ? 1 : 0,
                          std::max<int64_t>(c.bytes, 1)});
   return s;
 }
@@ -164,7 +165,7 @@ static void orderRelaysBy(llvm::ArrayRef<Arrival> arrivals,
                           const std::vector<TransferGroup> &transfers,
                           std::vector<StreamContent> &streams) {
   for (StreamContent &s : streams) {
-    if (s.phase != 1)
+    if (s.phase == 0)
       continue;
     auto readyOf = [&](size_t t) -> int64_t {
       const TransferGroup &x = transfers[t];
@@ -205,7 +206,7 @@ void startRelays(const PlanModel &model, llvm::ArrayRef<Arrival> arrivals,
                  PlanSchedule &schedule) {
   for (size_t i = 0; i < streams.size(); ++i) {
     const StreamContent &s = streams[i];
-    if (s.phase != 1)
+    if (s.phase == 0)
       continue;
     PlanStream &row = schedule.streams[i];
     int64_t start = 0, at = 0;
@@ -246,12 +247,15 @@ std::optional<PlanSchedule> uniformSchedule(
     const PlanModel &model, const std::vector<TransferGroup> &transfers,
     const std::vector<StreamContent> &streams, const ScheduleOptions &options,
     const llvm::DenseMap<int64_t, int64_t> &streamsAt,
+    const llvm::DenseMap<int64_t, int64_t> &peersAt,
     const llvm::DenseMap<int64_t, int64_t> &bytesAt) {
   // T_x / N + K_x <= B makes N enough; the least N whose rounded quotas
   // fit lies between that and T_x / B.
   int64_t lo = 1, hi = 1;
   for (auto &[rank, k] : streamsAt) {
-    if (k > options.maxOpsPerStep || k >= options.stagingBudget)
+    // A step posts one message per peer, whatever its lanes.
+    if (peersAt.lookup(rank) > options.maxOpsPerStep ||
+        k >= options.stagingBudget)
       return std::nullopt;
     int64_t bytes = bytesAt.lookup(rank), room = options.stagingBudget - k;
     lo = std::max(lo,
@@ -307,15 +311,20 @@ llvm::Expected<PlanSchedule> reshard::schedulePlan(
   if (options.maxOpsPerStep < 2)
     return error("a step needs room for at least 2 operations (a send and a "
                  "receive)");
-  llvm::DenseMap<int64_t, int64_t> streamsAt, capacity, bytesAt;
+  llvm::DenseMap<int64_t, int64_t> streamsAt, peersAt, capacity, bytesAt;
+  llvm::DenseSet<std::pair<int64_t, int64_t>> pairs;
   for (const StreamContent &s : streams) {
     ++streamsAt[s.sender];
     ++streamsAt[s.receiver];
     bytesAt[s.sender] += s.bytes;
     bytesAt[s.receiver] += s.bytes;
+    if (pairs.insert({s.sender, s.receiver}).second) {
+      ++peersAt[s.sender];
+      ++peersAt[s.receiver];
+    }
   }
   if (std::optional<PlanSchedule> uniform = uniformSchedule(
-          model, transfers, streams, options, streamsAt, bytesAt))
+          model, transfers, streams, options, streamsAt, peersAt, bytesAt))
     return std::move(*uniform);
   // Streams a rank may run at once, and so each stream's quota.
   for (auto &[rank, n] : streamsAt)
@@ -339,8 +348,8 @@ llvm::Expected<PlanSchedule> reshard::schedulePlan(
   for (size_t i = 0; i < order.size(); ++i)
     order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (streams[a].phase != streams[b].phase)
-      return streams[a].phase < streams[b].phase;
+    if ((streams[a].phase > 0) != (streams[b].phase > 0))
+      return streams[a].phase == 0;
     return steps[a] > steps[b];
   });
   Occupancy busy(capacity);
@@ -348,7 +357,7 @@ llvm::Expected<PlanSchedule> reshard::schedulePlan(
   for (size_t i : order) {
     const StreamContent &s = streams[i];
     int64_t start = 0;
-    if (s.phase == 1) {
+    if (s.phase > 0) {
       auto it = lastReceive.find(s.sender);
       start = it == lastReceive.end() ? 0 : it->second + 1;
     }

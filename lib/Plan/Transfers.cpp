@@ -74,10 +74,11 @@ void reshard::appendTransfers(const PlanModel &model, int64_t group,
     return;
   PieceDeliveries d = deliveriesOf(model, group, piece);
   auto add = [&](int64_t sender, int64_t receiver, TransferKind kind,
-                 int64_t start, int64_t stride, int64_t count) {
+                 int64_t start, int64_t stride, int64_t count,
+                 int64_t lane = 0) {
     if (count > 0)
       out.push_back(
-          {group, piece, sender, receiver, kind, start, stride, count});
+          {group, piece, sender, receiver, kind, start, stride, count, lane});
   };
   bool balanced = g.routing == GroupRouting::Balanced;
   for (const PieceDeliveries::Replica &rep : d.replicas) {
@@ -108,7 +109,10 @@ void reshard::appendTransfers(const PlanModel &model, int64_t group,
     int64_t nE = dom.ranks.size();
     // Members k = e - entryBase (mod nE) and k = h - holderBase (mod nH)
     // exist only where h = e - entryBase + holderBase (mod gcd(nE, nH)).
+    // The entry forwards what each holder sent it to the domain's other
+    // ranks: in that holder's lane (model.relayLanes), else in one stream.
     int64_t common = std::gcd(nE, nH);
+    bool lanes = model.relayLanes;
     for (int64_t e = 0; e < nE; ++e)
       for (int64_t h = mod(e - r.entryBase + r.holderBase, common); h < nH;
            h += common) {
@@ -117,8 +121,12 @@ void reshard::appendTransfers(const PlanModel &model, int64_t group,
                      stride, count);
         add(d.holders[h], dom.ranks[e], TransferKind::Direct, start, stride,
             count);
+        for (int64_t other = 0; lanes && other < nE; ++other)
+          if (other != e)
+            add(dom.ranks[e], dom.ranks[other], TransferKind::Relay, start,
+                stride, count, d.holders[h]);
       }
-    for (int64_t e = 0; e < nE; ++e) {
+    for (int64_t e = 0; !lanes && e < nE; ++e) {
       int64_t start = mod(e - r.entryBase, nE);
       if (start >= members)
         continue;

@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Tuple
 from . import buffers
 from .errors import ReshardError
 
-_PHASES = {-1: "local copy", 0: "from its source shard", 1: "relayed"}
+_PHASES = {-1: "local copy", 0: "from its source shard"}
 
 
 def _record(d) -> Tuple:
@@ -61,7 +61,8 @@ def verify_run(plan: Any, comm: Any, rank: int, src_bufs: List[Any],
 def _describe(plan: Any, sent: Tuple, got: Any) -> str:
     sender, receiver, phase, tensor, digest, nbytes = sent
     name = plan.tensors[tensor]
-    what = _PHASES.get(phase, f"phase {phase}")
+    what = _PHASES.get(phase) if phase < 1 else (
+        f"relayed, lane of rank {phase - 1}")
     if got is None:
         return (f"tensor '{name}': rank {sender} sent rank {receiver} "
                 f"{nbytes} bytes ({what}) that rank {receiver} does not "

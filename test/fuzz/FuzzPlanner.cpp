@@ -51,6 +51,9 @@ struct Case {
   std::vector<TensorLayout> tensors;
   SourceStrategy strategy = SourceStrategy::Balanced;
   bool schedule = true;
+  /// Relays forward in lanes (PlanModel::relayLanes); reshard-schedule
+  /// picks them by the cost model, the fuzzer either way.
+  bool relayLanes = false;
   ScheduleOptions options;
 };
 
@@ -128,6 +131,8 @@ std::string describe(const Case &c) {
     s += llvm::formatv(",reshard-schedule{{staging-budget={0} "
                        "max-ops-per-step={1}}",
                        c.options.stagingBudget, c.options.maxOpsPerStep);
+  if (c.relayLanes)
+    s += "\n// relay lanes (the pass chooses them by the cost model)";
   return s + "\n";
 }
 
@@ -317,6 +322,9 @@ Case decode(FuzzedDataProvider &in) {
   }
   while (bytes > kMaxBudgetsPerPlan * c.options.stagingBudget)
     c.options.stagingBudget *= 2;
+  // Last, so that older inputs (false when the data has run out) decode as
+  // they did.
+  c.relayLanes = in.ConsumeBool();
   return c;
 }
 
@@ -462,6 +470,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   PlanModel model = buildPlanModel(c.tensors, c.topology);
   selectSources(model, c.strategy);
+  model.relayLanes = c.relayLanes;
   if (c.schedule) {
     std::vector<TransferGroup> transfers = enumerateTransfers(model);
     std::vector<StreamContent> streams = collectStreams(model, transfers);

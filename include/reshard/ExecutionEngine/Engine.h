@@ -605,9 +605,11 @@ inline void for_each_segment(const Plan &plan, const Stream &s, Cursor &c,
   }
 }
 
-/* One message of a step: the active streams [first, first + count) of one
+/* One message of a step: the streams [first, first + count) of one
  * direction (indices into the rank's send or receive list), all with one
- * peer, sliced for this step. */
+ * peer, sliced for this step; one between them that is not active in the
+ * step (a relay lane that has not started or has ended) adds nothing. A
+ * rank sends a peer at most one message a step. */
 struct Message {
   int64_t peer, bytes, staging;
   int64_t first, count;
@@ -644,10 +646,10 @@ inline int64_t step_messages(const Plan &plan, const RankProgram &p,
       if (hi <= lo)
         continue;
       int64_t peer = dir == 0 ? s.receiver : s.sender;
-      if (!out.empty() && out.back().peer == peer &&
-          out.back().first + out.back().count == i) {
+      /* A peer's streams are consecutive (sorted by peer). */
+      if (!out.empty() && out.back().peer == peer) {
         out.back().bytes += hi - lo;
-        ++out.back().count;
+        out.back().count = i - out.back().first + 1;
         continue;
       }
       if (!out.empty())

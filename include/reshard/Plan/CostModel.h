@@ -75,6 +75,8 @@ struct PlanBounds {
 
 struct PlanReport {
   bool hasTopology = false;
+  /// Whether relays forward in lanes (PlanModel::relayLanes).
+  bool relayLanes = false;
   TopologySpec topology;
   /// Tensors, tensor classes, groups, and the pieces they stand for (one
   /// per tensor, destination rank and box).
@@ -95,6 +97,12 @@ struct PlanReport {
   std::vector<Quantized> quantized;
   Quantized quantizedTotal;
 };
+
+/// The figures of one plan: its transfers, streams and schedule.
+PlanFigures planFigures(const PlanModel &model,
+                        const std::vector<TransferGroup> &transfers,
+                        const std::vector<StreamContent> &streams,
+                        const PlanSchedule &schedule);
 
 /// Sums a plan's traffic into its figures with the model: steps in
 /// sequence; a step lasts as long as its slowest rank-link (latency once,

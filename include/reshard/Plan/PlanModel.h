@@ -93,6 +93,12 @@ struct PlanModel {
   /// rank is a domain of its own.
   std::optional<TopologySpec> topology;
   std::optional<PlanSchedule> schedule;
+  /// Whether a relay forwards what each holder sent it in a stream of its
+  /// own (a lane, phase 1 + the holder's rank), one step behind that
+  /// holder's stream, rather than all of it in one stream per receiver:
+  /// reshard-schedule decides by the cost model (the `relay_lanes` of the
+  /// schedule).
+  bool relayLanes = false;
 
   int64_t domainOf(int64_t rank) const {
     return topology ? rank / topology->nvlDomainSize : rank;

@@ -27,10 +27,15 @@ struct TransferGroup {
   int64_t sender, receiver;
   TransferKind kind;
   int64_t memberStart, memberStride, memberCount;
+  /// A relay's lane: the rank whose phase-0 transfer brought it these
+  /// members (0 for the others).
+  int64_t lane = 0;
 
-  /// 0 for what holders send, 1 for relays: a relay's stream starts after
-  /// the relay has received what it forwards.
-  int64_t phase() const { return kind == TransferKind::Relay ? 1 : 0; }
+  /// 0 for what holders send; for relays 1 + the lane, so that what a
+  /// relay forwards of each incoming stream is a stream of its own, one
+  /// step behind that stream at its pace (a relay stream starts after the
+  /// relay has received what it forwards).
+  int64_t phase() const { return kind == TransferKind::Relay ? 1 + lane : 0; }
   bool hasMember(int64_t k) const {
     return k >= memberStart && (k - memberStart) % memberStride == 0 &&
            (k - memberStart) / memberStride < memberCount;

@@ -1096,8 +1096,8 @@ reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
   reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
   reshard_rt.items 0 [g0.p0[0]]
   reshard_rt.rank 0 workspace = 16 {
-    // expected-error @+1 {{'reshard_rt.send' op phase 2 must be 0 or 1}}
-    reshard_rt.send to 1 phase 2 start 0 quota 16 bytes 16 items 0
+    // expected-error @+1 {{'reshard_rt.send' op phase -1 must be 0 (from source shards) or a relay lane 1 + r}}
+    reshard_rt.send to 1 phase -1 start 0 quota 16 bytes 16 items 0
   }
   reshard_rt.rank 1 workspace = 16 {
     reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0

@@ -593,12 +593,12 @@ LogicalResult ScheduleOp::verify() {
   for (size_t i = 0; i < streams.size(); ++i) {
     const PlanStream &s = streams[i];
     if (s.sender < 0 || s.receiver < 0 || s.sender == s.receiver ||
-        (s.phase != 0 && s.phase != 1) || s.start < 0 || s.quota < 1 ||
+        s.phase < 0 || s.start < 0 || s.quota < 1 ||
         s.quota > getStagingBudgetAttr().getInt())
       return emitOpError()
              << "stream " << i << " (" << s.sender << " -> " << s.receiver
-             << ") is malformed: two different ranks, phase 0 or 1, a "
-                "start of at least 0 and a quota of 1 to the staging "
+             << ") is malformed: two different ranks, a phase of at least "
+                "0, a start of at least 0 and a quota of 1 to the staging "
                 "budget";
     if (i && !(streams[i - 1] < s))
       return emitOpError() << "stream " << i << " does not follow stream "

@@ -175,6 +175,7 @@ FailureOr<PlanModule> PlanModule::load(ModuleOp module, StringRef passName) {
     plan.model.schedule = PlanSchedule{op.getStagingBudgetAttr().getInt(),
                                        op.getMaxOpsPerStepAttr().getInt(),
                                        PlanStream::fromRows(op.getStreams())};
+    plan.model.relayLanes = op.getRelayLanes();
   }
   return plan;
 }
@@ -228,10 +229,10 @@ void PlanModule::storeSchedule(ModuleOp module) {
   if (!model.schedule)
     return;
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  schedule =
-      ScheduleOp::create(b, module.getLoc(), model.schedule->stagingBudget,
-                         model.schedule->maxOpsPerStep,
-                         PlanStream::toRows(model.schedule->streams));
+  schedule = ScheduleOp::create(
+      b, module.getLoc(), model.schedule->stagingBudget,
+      model.schedule->maxOpsPerStep,
+      PlanStream::toRows(model.schedule->streams), model.relayLanes);
 }
 
 LogicalResult reshard::intersectModule(ModuleOp module) {

@@ -1,6 +1,7 @@
 //===- Schedule.cpp - The reshard-schedule pass ---------------------------===//
 #include "reshard/Dialect/Reshard/Transforms/Passes.h"
 #include "reshard/Dialect/Reshard/Transforms/PlanModule.h"
+#include "reshard/Plan/CostModel.h"
 
 namespace reshard {
 #define GEN_PASS_DEF_RESHARDSCHEDULE
@@ -11,6 +12,19 @@ using namespace mlir;
 using namespace reshard;
 
 namespace {
+/// Relay lanes are tried when the relays' tail is more than this share of
+/// the steps, and chosen when they shorten the modelled time by more.
+constexpr double kLaneGain = 0.01;
+
+/// A plan scheduled with or without relay lanes.
+struct Attempt {
+  bool lanes = false;
+  int64_t relayTail = 0, steps = 0;
+  std::vector<TransferGroup> transfers;
+  std::vector<StreamContent> streams;
+  PlanSchedule schedule;
+};
+
 struct SchedulePass : public reshard::impl::ReshardScheduleBase<SchedulePass> {
   using Base::Base;
   void runOnOperation() override {
@@ -18,16 +32,56 @@ struct SchedulePass : public reshard::impl::ReshardScheduleBase<SchedulePass> {
         PlanModule::load(getOperation(), getArgument());
     if (failed(plan))
       return signalPassFailure();
-    std::vector<TransferGroup> transfers = enumerateTransfers(plan->model);
-    std::vector<StreamContent> streams = collectStreams(plan->model, transfers);
-    llvm::Expected<PlanSchedule> schedule = schedulePlan(
-        plan->model, transfers, streams, {stagingBudget, maxOpsPerStep});
-    if (!schedule) {
+    // Relays forward in one stream per receiver, or in lanes (one per
+    // holder that fed them) where the cost model says that is faster by
+    // more than kLaneGain: lanes cost plan size (a relay transfer per
+    // holder).
+    auto attempt = [&](bool lanes) -> llvm::Expected<Attempt> {
+      plan->model.relayLanes = lanes;
+      Attempt a;
+      a.lanes = lanes;
+      a.transfers = enumerateTransfers(plan->model);
+      a.streams = collectStreams(plan->model, a.transfers);
+      llvm::Expected<PlanSchedule> schedule = schedulePlan(
+          plan->model, a.transfers, a.streams, {stagingBudget, maxOpsPerStep});
+      if (!schedule)
+        return schedule.takeError();
+      a.schedule = std::move(*schedule);
+      // The relays' tail: the steps they run after the last phase-0 step.
+      int64_t lastDirect = 0, lastRelay = 0;
+      for (size_t i = 0; i < a.streams.size(); ++i) {
+        const PlanStream &r = a.schedule.streams[i];
+        int64_t end = r.start + streamSteps(a.streams[i].bytes, r.quota);
+        int64_t &last = r.phase == 0 ? lastDirect : lastRelay;
+        last = std::max(last, end);
+      }
+      a.relayTail = lastRelay - lastDirect;
+      a.steps = std::max(lastDirect, lastRelay);
+      return a;
+    };
+    auto seconds = [&](const Attempt &a) {
+      plan->model.relayLanes = a.lanes;
+      return planFigures(plan->model, a.transfers, a.streams, a.schedule)
+          .estimatedSeconds;
+    };
+    // Lanes can only shorten a relay tail; without one of more than
+    // kLaneGain of the steps the plan stays as small as it is.
+    llvm::Expected<Attempt> chosen = attempt(false);
+    if (chosen && chosen->relayTail > 1 &&
+        chosen->relayTail > kLaneGain * chosen->steps) {
+      llvm::Expected<Attempt> lanes = attempt(true);
+      if (!lanes) // lanes do not fit the bounds: one stream per receiver
+        llvm::consumeError(lanes.takeError());
+      else if (seconds(*lanes) < seconds(*chosen) * (1 - kLaneGain))
+        chosen = std::move(lanes);
+    }
+    if (!chosen) {
       emitError(getOperation().getLoc())
-          << "reshard-schedule: " << llvm::toString(schedule.takeError());
+          << "reshard-schedule: " << llvm::toString(chosen.takeError());
       return signalPassFailure();
     }
-    plan->model.schedule = std::move(*schedule);
+    plan->model.relayLanes = chosen->lanes;
+    plan->model.schedule = std::move(chosen->schedule);
     plan->storeSchedule(getOperation());
   }
 };

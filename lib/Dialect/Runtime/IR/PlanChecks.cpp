@@ -341,7 +341,7 @@ LogicalResult Checker::checkRelays(int64_t pi, bool quiet) {
     for (int64_t si = prog.first_send; si < prog.first_send + prog.num_sends;
          ++si) {
       const engine::Stream &s = p.streams[si];
-      if (s.phase != 1)
+      if (s.phase == 0)
         continue;
       int64_t at = 0;
       for (int64_t i = s.first_item; i < s.first_item + s.num_items; ++i) {

@@ -17,6 +17,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
+#include <limits>
 #include <set>
 
 using namespace mlir;
@@ -464,8 +465,10 @@ template <class StreamOp> static LogicalResult verifyStream(StreamOp op) {
           bytes = op.getBytesAttr().getInt(),
           quota = op.getQuotaAttr().getInt(),
           start = op.getStartAttr().getInt();
-  if (phase != 0 && phase != 1)
-    return op.emitOpError() << "phase " << phase << " must be 0 or 1";
+  if (phase < 0 || phase > std::numeric_limits<int32_t>::max())
+    return op.emitOpError()
+           << "phase " << phase
+           << " must be 0 (from source shards) or a relay lane 1 + r";
   if (peer < 0)
     return op.emitOpError() << "names a negative peer";
   if (bytes < 1 || quota < 1 || start < 0)

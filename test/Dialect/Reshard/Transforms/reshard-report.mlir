@@ -245,6 +245,7 @@ reshard.redistribute @w from @train <[[tp]]> to @infer <[[]]> topology @t
 // JSON-NEXT:     "speedup_over_direct": 1.078{{[0-9]*}},
 // JSON-NEXT:     "speedup_over_gather_broadcast": 1.784{{[0-9]*}}
 // JSON-NEXT:   },
+// JSON-NEXT:   "relay_lanes": false,
 // JSON-NEXT:   "tensors": 1,
 // JSON-NEXT:   "topology": {
 // JSON-NEXT:     "gpus_per_node": 2,

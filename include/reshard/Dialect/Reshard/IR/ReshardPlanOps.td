@@ -104,8 +104,9 @@ def Reshard_ScheduleOp : Reshard_Op<"schedule"> {
   let description = [{
     Written by `reshard-schedule`. Everything one rank sends another in one
     phase (0: from holders' source shards; 1: what a relay forwards from its
-    own destination shards) is one stream, whose bytes are the transfers of
-    the pair in the order the lowering enumerates them. A stream runs from
+    own destination shards; with `relay_lanes`, 1 + r: what a relay
+    forwards of what holder r sent it) is one stream, whose bytes are the
+    transfers of the pair in the order the lowering enumerates them. A stream runs from
     step `start`, `quota` bytes a step; a relay's streams start after its
     last step of phase-0 receives. Every rank stays within
     `staging_budget` bytes (sends plus receives) and `max_ops_per_step`
@@ -122,7 +123,8 @@ def Reshard_ScheduleOp : Reshard_Op<"schedule"> {
   let arguments = (ins
     I64Attr:$staging_budget,
     I64Attr:$max_ops_per_step,
-    DenseI64ArrayAttr:$streams
+    DenseI64ArrayAttr:$streams,
+    UnitAttr:$relay_lanes
   );
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;

@@ -148,7 +148,16 @@ def ReshardSchedule : Pass<"reshard-schedule", "mlir::ModuleOp"> {
   let description = [{
     Everything one rank sends another in one phase is one stream (phase 0
     from holders' source shards, phase 1 what a relay forwards from its
-    destination shards). This pass gives each stream a start step and a
+    destination shards). With relay lanes a relay forwards what each holder
+    r sent it in a stream of its own, phase 1 + r, which runs at that
+    holder's stream's pace a step or two behind it, instead of forwarding
+    the pieces of many holders one after another while they arrive in
+    parallel. The pass schedules without lanes, and when the relays then
+    run more than 1% of the steps past the last phase-0 step, schedules
+    with lanes too and keeps them if the cost model's time is more than
+    1% shorter (`relay_lanes` on the schedule; the report says so): lanes
+    cost plan size (a relay transfer per holder). This pass gives each
+    stream a start step and a
     quota of bytes per step such that, on every rank and in every step,
     staged sends plus receives stay within `staging-budget` bytes and the
     distinct peers sent to plus received from stay within

@@ -228,7 +228,7 @@ def Runtime_CopyOp : Runtime_Op<"copy", [HasParent<"RankOp">]> {
 }
 
 def Runtime_SendOp : Runtime_Op<"send", [HasParent<"RankOp">]> {
-  let summary = "A stream to one peer: items packed from source (phase 0) or destination (phase 1) shards";
+  let summary = "A stream to one peer: items packed from source (phase 0) or destination (relay phases 1 + r) shards";
   let description = [{
     `bytes` bytes, `quota` bytes a step from step `start`: in step
     `start + i` bytes `[i * quota, min(bytes, (i + 1) * quota))` of the
