@@ -164,7 +164,8 @@ PlanFigures FigureBuilder::finish() {
 
 /// The plan's own traffic: its local copies in step 0, then every stream's
 /// slice in each step it runs, one message per step and peer (the engine
-/// sends a pair's two phases in one message where they overlap).
+/// sends all of a pair's streams active in a step, phase 0 and relay lanes,
+/// in one message).
 PlanFigures reshard::planFigures(const PlanModel &model,
                                  const std::vector<TransferGroup> &transfers,
                                  const std::vector<StreamContent> &streams,
@@ -174,27 +175,44 @@ PlanFigures reshard::planFigures(const PlanModel &model,
     if (t.kind == TransferKind::Copy)
       b.add(0, t.sender, t.sender,
             t.memberCount * model.pieceBytes(t.group, t.piece), t.memberCount);
-  // `streams` is sorted by (sender, receiver, phase): a pair's phase-1
-  // stream follows its phase-0 one.
-  int64_t lastSender = -1, lastReceiver = -1, lastStart = 0, lastEnd = 0;
+  // `streams` is sorted by (sender, receiver, phase): a pair's streams are
+  // consecutive. `covered` holds the steps its earlier streams run in.
+  int64_t lastSender = -1, lastReceiver = -1;
+  std::vector<std::pair<int64_t, int64_t>> covered;
   for (const StreamContent &s : streams) {
     const PlanStream *p = schedule.find(s.sender, s.receiver, s.phase);
-    int64_t quota = p ? p->quota : s.bytes, start = p             ? p->start
-                                                    : s.phase > 0 ? 1
-                                                                  : 0;
+    int64_t start = s.phase > 0 ? 1 : 0, quota = s.bytes;
+    if (p) {
+      start = p->start;
+      quota = p->quota;
+    }
     int64_t steps = streamSteps(s.bytes, quota), end = start + steps;
-    bool samePair = s.sender == lastSender && s.receiver == lastReceiver;
-    int64_t shared = samePair
-                         ? std::max<int64_t>(0, std::min(end, lastEnd) -
-                                                    std::max(start, lastStart))
-                         : 0;
+    if (s.sender != lastSender || s.receiver != lastReceiver)
+      covered.clear();
+    // Steps of this stream that an earlier stream of the pair already
+    // sends a message in (`covered` stays disjoint).
+    int64_t shared = 0;
+    for (auto [lo, hi] : covered)
+      shared += std::max<int64_t>(0, std::min(end, hi) - std::max(start, lo));
     if (steps)
       b.addSteps(start, end, s.sender, s.receiver, quota,
                  s.bytes - quota * (steps - 1), steps - shared);
+    // Add [start, end) minus what is covered, as disjoint pieces.
+    std::vector<std::pair<int64_t, int64_t>> merged;
+    int64_t lo = start, hi = end;
+    for (auto [a, z] : covered) {
+      if (z < lo || a > hi) {
+        merged.push_back({a, z});
+        continue;
+      }
+      lo = std::min(lo, a);
+      hi = std::max(hi, z);
+    }
+    if (hi > lo)
+      merged.push_back({lo, hi});
+    covered = std::move(merged);
     lastSender = s.sender;
     lastReceiver = s.receiver;
-    lastStart = start;
-    lastEnd = end;
   }
   return b.finish();
 }

@@ -61,8 +61,7 @@ def verify_run(plan: Any, comm: Any, rank: int, src_bufs: List[Any],
 def _describe(plan: Any, sent: Tuple, got: Any) -> str:
     sender, receiver, phase, tensor, digest, nbytes = sent
     name = plan.tensors[tensor]
-    what = _PHASES.get(phase) if phase < 1 else (
-        f"relayed, lane of rank {phase - 1}")
+    what = _PHASES.get(phase) if phase < 1 else f"relayed (phase {phase})"
     if got is None:
         return (f"tensor '{name}': rank {sender} sent rank {receiver} "
                 f"{nbytes} bytes ({what}) that rank {receiver} does not "

@@ -384,7 +384,7 @@ void checkSchedule(const Case &c, const PlanModel &model,
   }
   for (size_t i = 0; i < streams.size(); ++i) {
     const StreamContent &sc = streams[i];
-    if (sc.phase != 1)
+    if (sc.phase == 0) // relays: phase 1, or 1 + a holder's rank (lanes)
       continue;
     const PlanStream &out = schedule.streams[i];
     walk(sc, out,

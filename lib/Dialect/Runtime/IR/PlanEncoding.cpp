@@ -494,6 +494,18 @@ bool EncodedPlan::encodeQuant(PlanOp op) {
                                    sum, nblocks, pShape[d], sShape[d]));
       }
     }
+    // Scales quantized on receipt are written by the quantizer alone: no
+    // stream may carry them (they have no source buffer to pack from).
+    for (size_t si = 0; !sender && si < streams.size(); ++si) {
+      const engine::Stream &st = streams[si];
+      for (int64_t i = st.first_item; i < st.first_item + st.num_items; ++i)
+        if (items[i].group == tensorGroup[scales])
+          return bad(at() + llvm::formatv("the scales of a payload quantized "
+                                          "on its receivers move nothing, "
+                                          "but rank {0} sends them to rank "
+                                          "{1}",
+                                          st.sender, st.receiver));
+    }
     tensorQuant[payload] = tensorQuant[scales] = quantTensors.size();
     quantTensors.push_back(
         {static_cast<int32_t>(payload), static_cast<int32_t>(scales),
