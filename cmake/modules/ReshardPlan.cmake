@@ -5,8 +5,10 @@
 #     BACKEND mpi | nccl
 #     [PLAN_NAME <c-identifier>]      # prefix of the C entry points; default:
 #                                     # <target> with non-identifier chars as _
-#     [STAGING_BUDGET <bytes>]        # staging bytes per rank and step: an
-#                                     # integer, or with a suffix K, M or G
+#     [STAGING_BUDGET <bytes>]        # workspace bytes a rank holds at any
+#                                     # instant of a step (messages plus
+#                                     # what a transit keeps): an integer,
+#                                     # or with a suffix K, M or G
 #                                     # (default 1G)
 #     [MAX_OPS_PER_STEP <n>]          # point-to-point ops per rank and step
 #     [STRATEGY balanced | direct]    # source selection (balanced)

@@ -35,3 +35,18 @@ std::vector<int64_t> PlanStream::toRows(llvm::ArrayRef<PlanStream> streams) {
     out.insert(out.end(), {s.sender, s.receiver, s.phase, s.start, s.quota});
   return out;
 }
+
+std::vector<PlanTransit> PlanTransit::fromRows(llvm::ArrayRef<int64_t> rows) {
+  std::vector<PlanTransit> out;
+  for (size_t i = 0; i + kWidth <= rows.size(); i += kWidth)
+    out.push_back({rows[i], rows[i + 1], rows[i + 2]});
+  return out;
+}
+
+std::vector<int64_t> PlanTransit::toRows(llvm::ArrayRef<PlanTransit> transits) {
+  std::vector<int64_t> out;
+  out.reserve(transits.size() * kWidth);
+  for (const PlanTransit &t : transits)
+    out.insert(out.end(), {t.sender, t.receiver, t.via});
+  return out;
+}

@@ -418,6 +418,13 @@ PlanReport reshard::buildReport(const PlanModel &model,
   }
   r.plan = planFigures(model, transfers, streams, scheduleOf(model, streams));
   r.relayLanes = model.relayLanes;
+  for (const PlanTransit &t : model.transits)
+    ++(model.domainOf(t.via) == model.domainOf(t.receiver)
+           ? r.transits.entering
+           : r.transits.leaving);
+  for (const StreamContent &s : streams)
+    if (isTransitIn(s.phase))
+      r.transits.bytes += s.bytes;
   r.direct = directFigures(model);
   r.gatherBroadcast = gatherBroadcastFigures(model);
   r.bounds = computeBounds(model, links);
@@ -546,6 +553,11 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
     o["groups"] = r.groups;
     o["pieces"] = r.pieces;
     o["relay_lanes"] = r.relayLanes;
+    llvm::json::Object transits;
+    transits["entering"] = r.transits.entering;
+    transits["leaving"] = r.transits.leaving;
+    transits["bytes"] = r.transits.bytes;
+    o["transits"] = std::move(transits);
     o["plan"] = figuresJson(p, perRank);
     o["network_bytes"] = p.bytes[kNetwork];
     o["lower_bound_network_bytes"] = r.bounds.networkBytes;
@@ -651,6 +663,12 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
     os << "relay lanes: each relay forwards what each holder sent it in a "
           "stream of its own (reshard-schedule chose them by the cost "
           "model)\n";
+  if (r.transits.entering + r.transits.leaving)
+    os << formatv("transits: {0} holder streams enter their receiver's "
+                  "domain and {1} leave their sender's through another GPU "
+                  "of it, {2} B (reshard-schedule chose them by the cost "
+                  "model)\n",
+                  r.transits.entering, r.transits.leaving, r.transits.bytes);
   if (!r.quantized.empty()) {
     const PlanReport::Quantized &q = r.quantizedTotal;
     os << formatv(

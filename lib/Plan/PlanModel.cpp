@@ -26,6 +26,14 @@ const PlanStream *PlanSchedule::find(int64_t sender, int64_t receiver,
   return &*it;
 }
 
+int64_t PlanModel::transitVia(int64_t sender, int64_t receiver) const {
+  PlanTransit probe{sender, receiver, -1};
+  auto it = std::lower_bound(transits.begin(), transits.end(), probe);
+  if (it == transits.end() || it->sender != sender || it->receiver != receiver)
+    return -1;
+  return it->via;
+}
+
 TensorLayout PlanModel::layoutOf(int64_t tensor) const {
   const PlanGroup &g = groups[tensorGroup[tensor]];
   TensorLayout layout = classes[g.cls].exemplar;

@@ -18,27 +18,40 @@ using namespace reshard;
 std::vector<StreamContent>
 reshard::collectStreams(const PlanModel &model,
                         const std::vector<TransferGroup> &transfers) {
-  // Which stream each transfer joins (first come), then the streams in
+  // Which streams each transfer joins (first come; a holder stream through
+  // a transit is two streams with the same transfers), then the streams in
   // (sender, receiver, phase) order, each filled in transfer order.
-  constexpr uint32_t kNone = ~0u;
   llvm::DenseMap<std::tuple<int64_t, int64_t, int64_t>, uint32_t> at;
-  std::vector<uint32_t> streamOf(transfers.size(), kNone);
+  std::vector<std::pair<size_t, uint32_t>> joins; // (transfer, stream)
+  joins.reserve(transfers.size());
   std::vector<StreamContent> found;
   std::vector<size_t> sizes;
-  for (size_t i = 0; i < transfers.size(); ++i) {
+  auto join = [&](size_t i, int64_t sender, int64_t receiver, int64_t phase) {
     const TransferGroup &t = transfers[i];
-    if (t.kind == TransferKind::Copy)
-      continue;
-    auto [it, inserted] = at.try_emplace(
-        std::make_tuple(t.sender, t.receiver, t.phase()), found.size());
+    auto [it, inserted] =
+        at.try_emplace(std::make_tuple(sender, receiver, phase), found.size());
     if (inserted) {
-      found.push_back({t.sender, t.receiver, t.phase(), 0, {}});
+      found.push_back({sender, receiver, phase, 0, {}});
       sizes.push_back(0);
     }
     found[it->second].bytes +=
         t.memberCount * model.pieceBytes(t.group, t.piece);
     ++sizes[it->second];
-    streamOf[i] = it->second;
+    joins.push_back({i, it->second});
+  };
+  for (size_t i = 0; i < transfers.size(); ++i) {
+    const TransferGroup &t = transfers[i];
+    if (t.kind == TransferKind::Copy)
+      continue;
+    int64_t via = t.phase() == 0 && !model.transits.empty()
+                      ? model.transitVia(t.sender, t.receiver)
+                      : -1;
+    if (via < 0) {
+      join(i, t.sender, t.receiver, t.phase());
+      continue;
+    }
+    join(i, t.sender, via, kTransitInPhase + t.receiver);
+    join(i, via, t.receiver, kTransitOutPhase + t.sender);
   }
   std::vector<uint32_t> order(found.size());
   for (uint32_t i = 0; i < order.size(); ++i)
@@ -55,9 +68,8 @@ reshard::collectStreams(const PlanModel &model,
     streams.push_back(std::move(found[order[p]]));
     streams.back().transfers.reserve(sizes[order[p]]);
   }
-  for (size_t i = 0; i < transfers.size(); ++i)
-    if (streamOf[i] != kNone)
-      streams[position[streamOf[i]]].transfers.push_back(i);
+  for (auto [i, stream] : joins)
+    streams[position[stream]].transfers.push_back(i);
   return streams;
 }
 
@@ -66,7 +78,8 @@ reshard::trivialSchedule(const std::vector<StreamContent> &streams) {
   PlanSchedule s;
   s.stagingBudget = 0; // none
   for (const StreamContent &c : streams)
-    s.streams.push_back({c.sender, c.receiver, c.phase, c.phase > 0 ? 1 : 0,
+    s.streams.push_back({c.sender, c.receiver, c.phase,
+                         isRelay(c.phase) || isTransitOut(c.phase) ? 1 : 0,
                          std::max<int64_t>(c.bytes, 1)});
   return s;
 }
@@ -117,15 +130,17 @@ struct Arrival {
 };
 } // namespace
 
-/// Every phase-0 transfer of `streams` that carries bytes, as it arrives,
-/// sorted by (rank, group, piece) and, within one, latest first.
+/// Every transfer of a holder's stream (phase 0, or forwarded by a transit)
+/// that carries bytes, as it arrives, sorted by (rank, group, piece) and,
+/// within one, latest first.
 static std::vector<Arrival> phaseZeroArrivals(
     const PlanModel &model, const std::vector<TransferGroup> &transfers,
     const std::vector<StreamContent> &streams, const PlanSchedule &schedule) {
   std::vector<Arrival> arrivals;
   for (const StreamContent &s : streams) {
-    const PlanStream *row =
-        s.phase == 0 ? schedule.find(s.sender, s.receiver, s.phase) : nullptr;
+    const PlanStream *row = bringsHolderBytes(s.phase)
+                                ? schedule.find(s.sender, s.receiver, s.phase)
+                                : nullptr;
     if (!row)
       continue;
     int64_t at = 0;
@@ -165,7 +180,7 @@ static void orderRelaysBy(llvm::ArrayRef<Arrival> arrivals,
                           const std::vector<TransferGroup> &transfers,
                           std::vector<StreamContent> &streams) {
   for (StreamContent &s : streams) {
-    if (s.phase == 0)
+    if (!isRelay(s.phase))
       continue;
     auto readyOf = [&](size_t t) -> int64_t {
       const TransferGroup &x = transfers[t];
@@ -206,7 +221,7 @@ void startRelays(const PlanModel &model, llvm::ArrayRef<Arrival> arrivals,
                  PlanSchedule &schedule) {
   for (size_t i = 0; i < streams.size(); ++i) {
     const StreamContent &s = streams[i];
-    if (s.phase == 0)
+    if (!isRelay(s.phase))
       continue;
     PlanStream &row = schedule.streams[i];
     int64_t start = 0, at = 0;
@@ -262,12 +277,14 @@ std::optional<PlanSchedule> uniformSchedule(
                   (bytes + options.stagingBudget - 1) / options.stagingBudget);
     hi = std::max(hi, (bytes + room - 1) / room);
   }
+  // A transit also keeps what it received for one step (its carry).
   auto fits = [&](int64_t n) {
     llvm::DenseMap<int64_t, int64_t> used;
     for (const StreamContent &s : streams) {
       int64_t q = (s.bytes + n - 1) / n;
+      int64_t kept = isTransitIn(s.phase) ? 2 * q : q;
       if ((used[s.sender] += q) > options.stagingBudget ||
-          (used[s.receiver] += q) > options.stagingBudget)
+          (used[s.receiver] += kept) > options.stagingBudget)
         return false;
     }
     return true;
@@ -283,12 +300,13 @@ std::optional<PlanSchedule> uniformSchedule(
   PlanSchedule schedule;
   schedule.stagingBudget = options.stagingBudget;
   schedule.maxOpsPerStep = options.maxOpsPerStep;
+  // A transit forwards each step's bytes in the next step.
   for (const StreamContent &s : streams)
     schedule.streams.push_back(
-        {s.sender, s.receiver, s.phase, 0,
+        {s.sender, s.receiver, s.phase, isTransitOut(s.phase) ? 1 : 0,
          std::max<int64_t>(1, (s.bytes + steps - 1) / steps)});
-  // Phase-0 rows and their order do not change below, so neither do the
-  // arrivals.
+  // Holder streams' rows and their order do not change below, so neither
+  // do the arrivals.
   std::vector<Arrival> arrivals =
       phaseZeroArrivals(model, transfers, streams, schedule);
   std::vector<StreamContent> ordered = streams;
@@ -313,11 +331,17 @@ llvm::Expected<PlanSchedule> reshard::schedulePlan(
                  "receive)");
   llvm::DenseMap<int64_t, int64_t> streamsAt, peersAt, capacity, bytesAt;
   llvm::DenseSet<std::pair<int64_t, int64_t>> pairs;
+  bool transits = false;
   for (const StreamContent &s : streams) {
     ++streamsAt[s.sender];
     ++streamsAt[s.receiver];
     bytesAt[s.sender] += s.bytes;
     bytesAt[s.receiver] += s.bytes;
+    if (isTransitIn(s.phase)) { // and its carry
+      transits = true;
+      ++streamsAt[s.receiver];
+      bytesAt[s.receiver] += s.bytes;
+    }
     if (pairs.insert({s.sender, s.receiver}).second) {
       ++peersAt[s.sender];
       ++peersAt[s.receiver];
@@ -326,6 +350,10 @@ llvm::Expected<PlanSchedule> reshard::schedulePlan(
   if (std::optional<PlanSchedule> uniform = uniformSchedule(
           model, transfers, streams, options, streamsAt, peersAt, bytesAt))
     return std::move(*uniform);
+  if (transits)
+    return error("streams through a transit GPU need every stream at one "
+                 "pace, which the staging budget or the operations per step "
+                 "do not allow");
   // Streams a rank may run at once, and so each stream's quota.
   for (auto &[rank, n] : streamsAt)
     capacity[rank] =
@@ -348,8 +376,8 @@ llvm::Expected<PlanSchedule> reshard::schedulePlan(
   for (size_t i = 0; i < order.size(); ++i)
     order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if ((streams[a].phase > 0) != (streams[b].phase > 0))
-      return streams[a].phase == 0;
+    if (isRelay(streams[a].phase) != isRelay(streams[b].phase))
+      return !isRelay(streams[a].phase);
     return steps[a] > steps[b];
   });
   Occupancy busy(capacity);
@@ -357,7 +385,7 @@ llvm::Expected<PlanSchedule> reshard::schedulePlan(
   for (size_t i : order) {
     const StreamContent &s = streams[i];
     int64_t start = 0;
-    if (s.phase > 0) {
+    if (isRelay(s.phase)) {
       auto it = lastReceive.find(s.sender);
       start = it == lastReceive.end() ? 0 : it->second + 1;
     }

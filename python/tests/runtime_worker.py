@@ -7,7 +7,8 @@ runs the plan from torch CPU tensors and checks every destination element
 against the same oracle. Writes its lines ("rank R: ok ..." or "rank R: raised: MESSAGE") to
 $RESHARD_WORKER_OUT/rankR.txt.
 
-  check LAYOUT.json [--verify] [--stacked]   run and check every element
+  check LAYOUT.json [--verify] [--stacked] [--staging-budget N]
+                                            run and check every element
   bad LAYOUT.json KIND...                   one bad argument on rank 1, per kind
   compile LAYOUT.json CACHE                 every rank compiles at once
   other A.json B.json                       rank 0 runs another layout's plan
@@ -136,7 +137,11 @@ def main():
             return quant(comm, rank, cache, args[0])
         with open(args[0]) as f:
             layout = json.load(f)
-        plan = reshard.compile(args[0], backend="mpi", cache_dir=cache)
+        budget = None
+        if "--staging-budget" in args:
+            budget = int(args[args.index("--staging-budget") + 1])
+        plan = reshard.compile(args[0], backend="mpi", cache_dir=cache,
+                               staging_budget=budget)
         if mode == "other":
             if rank == 0:
                 plan = reshard.compile(args[1], backend="mpi",

@@ -140,6 +140,18 @@ def test_random_layouts_with_orders(mpi, tmp_path, seed):
     assert_all_ok(mpi(4, "check", layout, "--verify", "--stacked"), 4)
 
 
+def test_streams_through_transit_gpus(mpi):
+    """A plan whose holder streams enter a domain through GPUs that are not
+    their receivers (test/Integration/mpi/Inputs/transits.json at a 256
+    KiB budget): every element checked, and verify=True digests each
+    stream at its holder and its receiver across the transit."""
+    root = os.path.dirname(os.path.dirname(HERE))
+    layout = os.path.join(root, "test", "Integration", "mpi", "Inputs",
+                          "transits.json")
+    assert_all_ok(mpi(8, "check", layout, "--verify", "--staging-budget",
+                      262144), 8)
+
+
 def test_verify_catches_a_byte_flipped_in_flight(mpi, tmp_path):
     layout = write(tmp_path, "layout.json", random_layout(3, ranks=2))
     lines = mpi(2, "check", layout, "--verify",

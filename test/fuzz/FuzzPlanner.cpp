@@ -17,6 +17,7 @@
 #include "reshard/Plan/Intersection.h"
 #include "reshard/Plan/Scheduling.h"
 #include "reshard/Plan/SourceSelection.h"
+#include "reshard/Plan/Transits.h"
 #include "reshard/Reference/CheckPattern.h"
 #include "reshard/Reference/PieceInterpreter.h"
 
@@ -54,6 +55,9 @@ struct Case {
   /// Relays forward in lanes (PlanModel::relayLanes); reshard-schedule
   /// picks them by the cost model, the fuzzer either way.
   bool relayLanes = false;
+  /// Holder streams through transit GPUs wherever balanceNics proposes
+  /// them and the one-pace schedule fits (reshard-schedule transits=always).
+  bool transits = false;
   ScheduleOptions options;
 };
 
@@ -133,6 +137,8 @@ std::string describe(const Case &c) {
                        c.options.stagingBudget, c.options.maxOpsPerStep);
   if (c.relayLanes)
     s += "\n// relay lanes (the pass chooses them by the cost model)";
+  if (c.transits)
+    s += "\n// transits=always";
   return s + "\n";
 }
 
@@ -325,14 +331,15 @@ Case decode(FuzzedDataProvider &in) {
   // Last, so that older inputs (false when the data has run out) decode as
   // they did.
   c.relayLanes = in.ConsumeBool();
+  c.transits = in.ConsumeBool();
   return c;
 }
 
 /// Holds the schedule to its promises: per rank and step, staging bytes
-/// (sends plus receives) within the budget and distinct peers within the
-/// operation bound; a relay sends each byte of a member in a later step
-/// than that byte arrived in (byte by byte, at every step boundary of the
-/// arrival, not by the linear bound the planner and the lowered plan's
+/// (sends plus receives plus a transit's carry) within the budget and distinct
+/// peers within the operation bound; a relay sends each byte of a member in a
+/// later step than that byte arrived in (byte by byte, at every step boundary
+/// of the arrival, not by the linear bound the planner and the lowered plan's
 /// verifier share).
 void checkSchedule(const Case &c, const PlanModel &model,
                    const std::vector<TransferGroup> &transfers,
@@ -376,7 +383,7 @@ void checkSchedule(const Case &c, const PlanModel &model,
       s.sendPeers.insert(sc.receiver);
       r.recvPeers.insert(sc.sender);
     }
-    if (sc.phase == 0)
+    if (bringsHolderBytes(sc.phase))
       walk(sc, row,
            [&](const TransferGroup &x, int64_t k, int64_t at, int64_t) {
              arrived[{sc.receiver, x.group, x.piece, k}] = {&row, at};
@@ -384,7 +391,7 @@ void checkSchedule(const Case &c, const PlanModel &model,
   }
   for (size_t i = 0; i < streams.size(); ++i) {
     const StreamContent &sc = streams[i];
-    if (sc.phase == 0) // relays: phase 1, or 1 + a holder's rank (lanes)
+    if (!isRelay(sc.phase)) // phase 1, or 1 + a holder's rank (lanes)
       continue;
     const PlanStream &out = schedule.streams[i];
     walk(sc, out,
@@ -409,7 +416,30 @@ void checkSchedule(const Case &c, const PlanModel &model,
            }
          });
   }
+  // A transit forwards, one step later at the same quota, exactly what
+  // it received (same transfers), and keeps one step of it meanwhile.
+  std::map<int64_t, int64_t> kept;
+  for (size_t i = 0; i < streams.size(); ++i) {
+    const StreamContent &sc = streams[i];
+    if (!isTransitIn(sc.phase))
+      continue;
+    int64_t receiver = sc.phase - kTransitInPhase;
+    const PlanStream &in = schedule.streams[i];
+    const PlanStream *out =
+        schedule.find(sc.receiver, receiver, kTransitOutPhase + sc.sender);
+    auto it = llvm::find_if(streams, [&](const StreamContent &o) {
+      return o.sender == sc.receiver && o.receiver == receiver &&
+             o.phase == kTransitOutPhase + sc.sender;
+    });
+    if (!out || it == streams.end() || it->transfers != sc.transfers ||
+        out->quota != in.quota || out->start != in.start + 1)
+      fail(c, llvm::formatv("the transit {0} -> {1} -> {2} does not forward "
+                            "its stream one step later at its quota",
+                            sc.sender, sc.receiver, receiver));
+    kept[sc.receiver] += in.quota;
+  }
   for (auto &[at, load] : loads) {
+    load.staging += kept[at.first];
     if (load.staging > c.options.stagingBudget)
       fail(c, llvm::formatv("rank {0} stages {1} bytes in step {2}, over the "
                             "budget of {3}",
@@ -478,6 +508,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         schedulePlan(model, transfers, streams, c.options);
     if (!schedule)
       fail(c, "schedulePlan: " + llvm::toString(schedule.takeError()));
+    if (c.transits) {
+      // As reshard-schedule does: with the transits where they schedule.
+      model.transits = balanceNics(model, streams);
+      for (const PlanTransit &t : model.transits)
+        if (model.domainOf(t.sender) == model.domainOf(t.receiver) ||
+            (model.domainOf(t.via) != model.domainOf(t.sender) &&
+             model.domainOf(t.via) != model.domainOf(t.receiver)))
+          fail(c, llvm::formatv("balanceNics routes {0} -> {1} through {2}, "
+                                "outside both domains",
+                                t.sender, t.receiver, t.via));
+      std::vector<StreamContent> through = collectStreams(model, transfers);
+      llvm::Expected<PlanSchedule> s =
+          schedulePlan(model, transfers, through, c.options);
+      if (s && !model.transits.empty()) {
+        streams = std::move(through);
+        schedule = std::move(s);
+      } else {
+        if (!s)
+          llvm::consumeError(s.takeError());
+        model.transits.clear();
+      }
+    }
     orderRelays(model, transfers, *schedule, streams);
     checkSchedule(c, model, transfers, *schedule, streams);
     model.schedule = std::move(*schedule);

@@ -191,16 +191,32 @@ inline int64_t rank_digests(const Plan &plan, int rank, const void *const *src,
   Walk copies = {p->first_copy, p->num_copies};
   emit(copies, me, me, -1, 0, src, true);
   emit(copies, me, me, -1, 1, dst, false);
+  /* A stream through a transit is digested at its two ends as the holder's
+   * stream it is (phase 0, holder to receiver); the transit, which keeps
+   * no copy, adds nothing. */
   for (int64_t i = 0; i < p->num_sends; ++i) {
     const Stream &s = plan.streams[p->first_send + i];
     Walk w = {s.first_item, s.num_items};
-    emit(w, s.sender, s.receiver, s.phase, 0, s.phase == 0 ? src : dst,
-         s.phase == 0);
+    if (transit_out(s))
+      continue;
+    if (transit_in(s))
+      emit(w, s.sender, static_cast<int32_t>(s.phase - kTransitIn), 0, 0, src,
+           true);
+    else
+      emit(w, s.sender, s.receiver, static_cast<int32_t>(s.phase), 0,
+           s.phase == 0 ? src : dst, s.phase == 0);
   }
   for (int64_t i = 0; i < p->num_recvs; ++i) {
     const Stream &s = recv_stream(plan, *p, i);
     Walk w = {s.first_item, s.num_items};
-    emit(w, s.sender, s.receiver, s.phase, 1, dst, false);
+    if (transit_in(s))
+      continue;
+    if (transit_out(s))
+      emit(w, static_cast<int32_t>(s.phase - kTransitOut), s.receiver, 0, 1,
+           dst, false);
+    else
+      emit(w, s.sender, s.receiver, static_cast<int32_t>(s.phase), 1, dst,
+           false);
   }
   return missing ? -2 : count;
 }

@@ -82,14 +82,31 @@ struct Item {
   int32_t group, piece, start, stride, count;
 };
 
-/* What `sender` sends `receiver` in one phase (0: from its source shards;
- * 1: a relay forwarding from its destination shards what it received in
- * phase 0), the items in order: `quota` bytes a step from step `start`. */
+/* What `sender` sends `receiver` in one phase, the items in order:
+ * `quota` bytes a step from step `start`. Phase 0: from its source shards;
+ * 1 + r: a relay forwarding from its destination shards (what holder r
+ * sent it); kTransitIn + e: from its source shards to a transit, which
+ * keeps the bytes and sends them on to rank e one step later in phase
+ * kTransitOut + the sender, at the same quota and with the same items. */
 struct Stream {
-  int32_t sender, receiver, phase, num_items;
+  int32_t sender, receiver;
+  int64_t phase;
+  int32_t num_items;
   int64_t start, quota, bytes;
   int64_t first_item; /* items */
 };
+
+static const int64_t kTransitIn = int64_t(1) << 31;
+static const int64_t kTransitOut = int64_t(1) << 32;
+inline bool transit_in(const Stream &s) {
+  return s.phase >= kTransitIn && s.phase < kTransitOut;
+}
+inline bool transit_out(const Stream &s) { return s.phase >= kTransitOut; }
+/* Packed from the sender's source shards (else from its destination
+ * shards, or, for a transit, from what it keeps). */
+inline bool packs_source(const Stream &s) {
+  return s.phase == 0 || transit_in(s);
+}
 
 /* One rank's program: its sends are streams [first_send, +num_sends)
  * (sorted by receiver, then phase), its receives the streams named at
@@ -686,6 +703,65 @@ inline int64_t rank_steps(const Plan &plan, const RankProgram &p) {
   return last;
 }
 
+/*===-- Transits ----------------------------------------------------------===*/
+
+/* What a transit keeps between steps: per stream it receives in a transit
+ * phase, one step's slice (its quota), at aligned offsets in that order.
+ * `offsets`, when given, gets each receive's offset (-1: not a transit's).
+ * Returns the bytes. */
+inline int64_t carry_area_bytes(const Plan &plan, const RankProgram &p,
+                                std::vector<int64_t> *offsets = 0) {
+  int64_t at = 0;
+  if (offsets)
+    offsets->assign(p.num_recvs, -1);
+  for (int64_t i = 0; i < p.num_recvs; ++i) {
+    const Stream &s = recv_stream(plan, p, i);
+    if (!transit_in(s))
+      continue;
+    if (offsets)
+      (*offsets)[i] = at;
+    at += align_up(s.quota);
+  }
+  return at;
+}
+
+/* The bytes a transit keeps at once, unaligned (what the staging budget
+ * counts). */
+inline int64_t carry_bytes(const Plan &plan, const RankProgram &p) {
+  int64_t bytes = 0;
+  for (int64_t i = 0; i < p.num_recvs; ++i) {
+    const Stream &s = recv_stream(plan, p, i);
+    if (transit_in(s))
+      bytes += s.quota;
+  }
+  return bytes;
+}
+
+/* The index among p's receives of the stream a transit's send `s`
+ * forwards (from its original sender, in the phase naming its receiver),
+ * or -1. A rank's receives are sorted by (sender, phase). */
+inline int64_t forwarded_recv(const Plan &plan, const RankProgram &p,
+                              const Stream &s) {
+  if (!transit_out(s))
+    return -1;
+  int64_t sender = s.phase - kTransitOut, phase = kTransitIn + s.receiver;
+  int64_t lo = 0, hi = p.num_recvs;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    const Stream &r = recv_stream(plan, p, mid);
+    if (r.sender < sender || (r.sender == sender && r.phase < phase))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < p.num_recvs) {
+    const Stream &r = recv_stream(plan, p, lo);
+    if (r.sender == sender && r.phase == phase)
+      return lo;
+  }
+  return -1;
+}
+
 /* Moves bytes on host memory with memcpy: the MPI backend's mover and the
  * in-process executor's. A mover answers 0 or an error code. */
 struct HostMover {
@@ -701,6 +777,12 @@ struct HostMover {
   int unpack(const int64_t *d, void *base, int64_t lo, int64_t hi,
              const uint8_t *in) {
     unpack_range(d, static_cast<uint8_t *>(base), lo, hi, in);
+    return 0;
+  }
+  /* Contiguous bytes: what a transit keeps and forwards. */
+  int bytes(const uint8_t *from, uint8_t *to, int64_t n) {
+    if (n > 0)
+      memcpy(to, from, static_cast<size_t>(n));
     return 0;
   }
   /* `blocks` and `runs` (the plan's words) say the same as `sb`, in the
@@ -794,11 +876,11 @@ inline int64_t shadow_area_bytes(const Plan &plan, int64_t rank) {
   return sum.total;
 }
 
-/* The whole workspace of a rank: its largest step's staging, its
- * quantized sources and its shadows. */
+/* The whole workspace of a rank: its largest step's staging, what it
+ * keeps as a transit, its quantized sources and its shadows. */
 inline int64_t program_workspace(const Plan &plan, const RankProgram &p) {
-  return rank_workspace(plan, p) + quant_area_bytes(plan, p.rank) +
-         shadow_area_bytes(plan, p.rank);
+  return rank_workspace(plan, p) + carry_area_bytes(plan, p) +
+         quant_area_bytes(plan, p.rank) + shadow_area_bytes(plan, p.rank);
 }
 
 /* Points `dsts` (a copy of the caller's destination pointers) at the
@@ -908,7 +990,11 @@ public:
       : plan(plan), p(p), srcs(src, src + plan.num_tensors),
         dsts(dst, dst + plan.num_tensors), callers_dst(dst), src(srcs.data()),
         dst(dsts.data()), staging(staging), mover(mover),
-        cursors(p.num_sends + p.num_recvs) {}
+        cursors(p.num_sends + p.num_recvs) {
+    /* Workspace: staging | carry | quantized sources | shadows. */
+    carryBase = shadows() - quant_area_bytes(plan, p.rank) -
+                carry_area_bytes(plan, p, &carryAt);
+  }
 
   /* Quantizes the rank's quantized sources and points the payloads it
    * quantizes on receipt at their shadows (before copies and steps). */
@@ -954,10 +1040,17 @@ public:
         const Stream &s = plan.streams[p.first_send + i];
         int64_t lo, hi;
         stream_slice(s, step, &lo, &hi);
+        if (transit_out(s)) { /* what it received the step before */
+          int64_t r = forwarded_recv(plan, p, s);
+          if (rc == RESHARD_OK && hi > lo)
+            rc = mover.bytes(carry() + carryAt[r], out, hi - lo);
+          out += hi - lo;
+          continue;
+        }
         /* A relay forwards from its destination shard, where the box
          * sits as it unpacked it. */
         Segments<true> seg = {
-            this, s.phase == 0 ? src : dst, out, 0, &rc, s.phase == 0};
+            this, packs_source(s) ? src : dst, out, 0, &rc, packs_source(s)};
         for_each_segment(plan, s, cursors[i], hi - lo, seg);
         out = seg.out;
       }
@@ -975,6 +1068,12 @@ public:
         const Stream &s = recv_stream(plan, p, i);
         int64_t lo, hi;
         stream_slice(s, step, &lo, &hi);
+        if (transit_in(s)) { /* kept for the next step */
+          if (rc == RESHARD_OK && hi > lo)
+            rc = mover.bytes(in, carry() + carryAt[i], hi - lo);
+          in += hi - lo;
+          continue;
+        }
         Segments<false> seg = {this, dst, 0, in, &rc, false};
         for_each_segment(plan, s, cursors[p.num_sends + i], hi - lo, seg);
         in = seg.in;
@@ -1010,6 +1109,7 @@ private:
   uint8_t *shadows() {
     return staging + p.workspace - shadow_area_bytes(plan, p.rank);
   }
+  uint8_t *carry() { return carryBase; }
 
   const Plan &plan;
   const RankProgram &p;
@@ -1020,6 +1120,8 @@ private:
   uint8_t *staging;
   Mover &mover;
   std::vector<Cursor> cursors;
+  std::vector<int64_t> carryAt; /* per receive (transit_in) */
+  uint8_t *carryBase;
 };
 
 /* Runs one rank's program with exchange(step, sends, recvs) as the

@@ -282,6 +282,14 @@ struct DeviceMover {
         });
     return check(e, "unpack");
   }
+  /* Contiguous bytes: what a transit keeps and forwards. */
+  int bytes(const uint8_t *from, uint8_t *to, int64_t n) {
+    if (n <= 0)
+      return RESHARD_OK;
+    return check(cudaMemcpyAsync(to, from, static_cast<size_t>(n),
+                                 cudaMemcpyDeviceToDevice, stream),
+                 "transit copy");
+  }
   /* A whole source shard, on the stream (QuantizeKernels.h); the
    * generated code of a quantizing plan is compiled by nvcc. */
   int quantize(int kind, int input, const ShardBlocks &sb,

@@ -52,9 +52,10 @@ struct RouteRow {
 };
 
 /// One ordered stream of bytes from `sender` to `receiver`: phase 0 carries
-/// what holders send from their source shards, phase 1 what a relay
-/// forwards from its own destination shards. It runs from step `start`,
-/// `quota` bytes a step, until its bytes are sent.
+/// what holders send from their source shards, phases 1 + r what a relay
+/// forwards from its own destination shards, and the transit phases
+/// (below) a holder's stream that passes through a third GPU. It runs from
+/// step `start`, `quota` bytes a step, until its bytes are sent.
 /// Stored as rows of 5: sender, receiver, phase, start, quota.
 struct PlanStream {
   static constexpr unsigned kWidth = 5;
@@ -70,6 +71,52 @@ struct PlanStream {
   static std::vector<PlanStream> fromRows(llvm::ArrayRef<int64_t> rows);
   static std::vector<int64_t> toRows(llvm::ArrayRef<PlanStream> streams);
 };
+
+/// A holder's stream to a rank of another NVLink domain that passes through
+/// `via`, a GPU of the sender's domain (it leaves through via's NIC) or of
+/// the receiver's (it enters through via's NIC). The stream (sender,
+/// receiver, 0) becomes two with the same transfers: sender -> via in phase
+/// kTransitInPhase + receiver, packed from source shards, and via ->
+/// receiver in phase kTransitOutPhase + sender, one step later at the same
+/// quota, whose bytes via forwards unchanged from its workspace.
+/// Stored as rows of 3: sender, receiver, via.
+struct PlanTransit {
+  static constexpr unsigned kWidth = 3;
+  int64_t sender, receiver, via;
+
+  bool operator<(const PlanTransit &o) const {
+    if (sender != o.sender)
+      return sender < o.sender;
+    return receiver < o.receiver;
+  }
+  static std::vector<PlanTransit> fromRows(llvm::ArrayRef<int64_t> rows);
+  static std::vector<int64_t> toRows(llvm::ArrayRef<PlanTransit> transits);
+};
+
+/// The phases of transit streams: past every relay phase 1 + r (ranks are
+/// C ints). The engine (Engine.h) states the same values.
+constexpr int64_t kTransitInPhase = int64_t(1) << 31;
+constexpr int64_t kTransitOutPhase = int64_t(1) << 32;
+inline bool isTransitIn(int64_t phase) {
+  return phase >= kTransitInPhase && phase < kTransitOutPhase;
+}
+inline bool isTransitOut(int64_t phase) { return phase >= kTransitOutPhase; }
+/// Relay phases 1 + r.
+inline bool isRelay(int64_t phase) {
+  return phase > 0 && phase < kTransitInPhase;
+}
+/// Streams packed from the sender's source shards.
+inline bool packsSource(int64_t phase) {
+  return phase == 0 || isTransitIn(phase);
+}
+/// Streams whose receiver unpacks into its destination shards (not a
+/// transit's incoming stream, which it keeps to forward).
+inline bool deliversToReceiver(int64_t phase) { return !isTransitIn(phase); }
+/// Streams that bring their receiver what a holder sent (phase 0, or a
+/// transit forwarding it): what relays wait for.
+inline bool bringsHolderBytes(int64_t phase) {
+  return phase == 0 || isTransitOut(phase);
+}
 
 /// Steps a stream of `bytes` at `quota` bytes a step takes (0 for none).
 inline int64_t streamSteps(int64_t bytes, int64_t quota) {

@@ -77,6 +77,12 @@ struct PlanReport {
   bool hasTopology = false;
   /// Whether relays forward in lanes (PlanModel::relayLanes).
   bool relayLanes = false;
+  /// Holder streams through a third GPU (PlanModel::transits): how many
+  /// enter the receiver's domain and how many leave the sender's through
+  /// it, and the bytes they carry.
+  struct Transits {
+    int64_t entering = 0, leaving = 0, bytes = 0;
+  } transits;
   TopologySpec topology;
   /// Tensors, tensor classes, groups, and the pieces they stand for (one
   /// per tensor, destination rank and box).

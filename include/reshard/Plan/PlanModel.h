@@ -99,6 +99,10 @@ struct PlanModel {
   /// reshard-schedule decides by the cost model (the `relay_lanes` of the
   /// schedule).
   bool relayLanes = false;
+  /// Holder streams that pass through a third GPU, sorted by (sender,
+  /// receiver): reshard-schedule picks them to balance NICs (the
+  /// `transits` of the schedule).
+  std::vector<PlanTransit> transits;
 
   int64_t domainOf(int64_t rank) const {
     return topology ? rank / topology->nvlDomainSize : rank;
@@ -110,6 +114,8 @@ struct PlanModel {
   int64_t memberOf(int64_t tensor) const;
   /// Bytes of one member's piece `piece` of group `group`.
   int64_t pieceBytes(int64_t group, int64_t piece) const;
+  /// The GPU the holder stream (sender, receiver) passes through, or -1.
+  int64_t transitVia(int64_t sender, int64_t receiver) const;
   /// Largest global rank + 1 over every mesh (at least 1).
   int64_t numRanks() const;
 };

@@ -32,7 +32,8 @@ collectStreams(const PlanModel &model,
                const std::vector<TransferGroup> &transfers);
 
 struct ScheduleOptions {
-  /// Staging bytes one rank may use in one step (packed sends plus receives).
+  /// Staging bytes one rank may use in one step (packed sends plus receives
+  /// plus what a transit keeps).
   int64_t stagingBudget = kDefaultStagingBudget;
   /// Point-to-point operations (distinct peers, sends and receives) one rank
   /// may issue in one step, i.e. in one NCCL group.

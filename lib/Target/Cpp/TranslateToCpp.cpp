@@ -313,8 +313,14 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
         os << "step" << (steps > 1 ? "s " : " ") << s.start;
         if (steps > 1)
           os << "-" << s.start + steps - 1;
-        os << " to " << s.receiver << (s.phase ? " (relay)" : "") << ": "
-           << streamTensors(e, s);
+        os << " to " << s.receiver;
+        if (engine::transit_in(s))
+          os << " (transit to " << s.phase - engine::kTransitIn << ")";
+        else if (engine::transit_out(s))
+          os << " (transit from " << s.phase - engine::kTransitOut << ")";
+        else if (s.phase)
+          os << " (relay)";
+        os << ": " << streamTensors(e, s);
       });
   os << "// {rank, workspace, first_copy, num_copies, first_send, "
         "num_sends,\n//  recvs, num_recvs, steps}\n";

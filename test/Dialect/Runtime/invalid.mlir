@@ -1096,7 +1096,7 @@ reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
   reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
   reshard_rt.items 0 [g0.p0[0]]
   reshard_rt.rank 0 workspace = 16 {
-    // expected-error @+1 {{'reshard_rt.send' op phase -1 must be 0 (from source shards) or a relay lane 1 + r}}
+    // expected-error @+1 {{'reshard_rt.send' op phase -1 must be 0 (from source shards), a relay lane 1 + r, or a transit's 2^31 + r (into it) or 2^32 + r (out of it), r a rank}}
     reshard_rt.send to 1 phase -1 start 0 quota 16 bytes 16 items 0
   }
   reshard_rt.rank 1 workspace = 16 {

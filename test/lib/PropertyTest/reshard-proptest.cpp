@@ -310,11 +310,13 @@ std::string randomPipeline(uint64_t seed) {
     return "reshard-intersect";
   case 1:
     return "reshard-intersect,reshard-select-sources";
-  case 2:
+  case 2: {
+    int64_t budget = 8 << rng.below(6), ops = 2 + rng.below(6);
     return llvm::formatv("reshard-intersect,reshard-select-sources,"
                          "reshard-schedule{{staging-budget={0} "
-                         "max-ops-per-step={1}}",
-                         8 << rng.below(6), 2 + rng.below(6));
+                         "max-ops-per-step={1}{2}}",
+                         budget, ops, rng.chance(50) ? " transits=always" : "");
+  }
   default:
     return llvm::formatv("reshard-intersect,reshard-select-sources{{"
                          "strategy=direct},reshard-schedule{{"
@@ -365,6 +367,7 @@ void corrupt(PieceTable &table) {
 
 struct Stats {
   int64_t pieces = 0, localPieces = 0, elements = 0, groupedTensors = 0;
+  int64_t plansWithTransits = 0;
 };
 
 /// Checks one tensor's explicit pieces (the reference path): executed,
@@ -518,6 +521,7 @@ std::string runCase(MLIRContext &ctx, const std::string &ir,
     return "the planned module does not load";
   for (const PlanGroup &g : plan->model.groups)
     stats.groupedTensors += g.numMembers() > 1 ? g.numMembers() : 0;
+  stats.plansWithTransits += !plan->model.transits.empty();
 
   // The enumerating reference: reshard-expand's explicit pieces.
   SymbolTableCollection symbols;
@@ -656,9 +660,9 @@ int main(int argc, char **argv) {
   }
   llvm::outs() << llvm::formatv(
       "{0}checked {1} pieces ({2} local copies), {3} destination elements, "
-      "{4} tensors in groups of several\n",
+      "{4} tensors in groups of several, {5} plans with transits\n",
       dump ? "// " : "", stats.pieces, stats.localPieces, stats.elements,
-      stats.groupedTensors);
+      stats.groupedTensors, stats.plansWithTransits);
   llvm::outs() << llvm::formatv("{0}property: {1} passed, {2} failed\n",
                                 dump ? "// " : "", numCases - failures,
                                 failures);

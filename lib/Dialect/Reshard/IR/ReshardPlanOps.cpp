@@ -551,10 +551,26 @@ ParseResult ScheduleOp::parse(OpAsmParser &parser, OperationState &result) {
     rows.append({from, to, phase, start, quota});
     return success();
   };
-  if (parseRows(parser, parseStream) ||
-      parser.parseOptionalAttrDict(result.attributes))
+  if (parseRows(parser, parseStream))
     return failure();
   Builder &b = parser.getBuilder();
+  if (succeeded(parser.parseOptionalKeyword("transits"))) {
+    SmallVector<int64_t> transits;
+    auto parseTransit = [&]() -> ParseResult {
+      int64_t from, to, via;
+      if (parser.parseInteger(from) || parser.parseArrow() ||
+          parser.parseInteger(to) || parser.parseKeyword("via") ||
+          parser.parseInteger(via))
+        return failure();
+      transits.append({from, to, via});
+      return success();
+    };
+    if (parseRows(parser, parseTransit))
+      return failure();
+    result.addAttribute("transits", b.getDenseI64ArrayAttr(transits));
+  }
+  if (parser.parseOptionalAttrDict(result.attributes))
+    return failure();
   result.addAttribute("staging_budget", b.getI64IntegerAttr(budget));
   result.addAttribute("max_ops_per_step", b.getI64IntegerAttr(maxOps));
   result.addAttribute("streams", b.getDenseI64ArrayAttr(rows));
@@ -570,8 +586,17 @@ void ScheduleOp::print(OpAsmPrinter &p) {
     p << "stream " << s.sender << " -> " << s.receiver << " phase " << s.phase
       << " start " << s.start << " quota " << s.quota;
   });
-  p.printOptionalAttrDict((*this)->getAttrs(),
-                          {"staging_budget", "max_ops_per_step", "streams"});
+  if (std::optional<ArrayRef<int64_t>> rows = getTransits()) {
+    std::vector<PlanTransit> transits = PlanTransit::fromRows(*rows);
+    p << " transits ";
+    printRows(p, transits.size(), [&](size_t i) {
+      p << transits[i].sender << " -> " << transits[i].receiver << " via "
+        << transits[i].via;
+    });
+  }
+  p.printOptionalAttrDict(
+      (*this)->getAttrs(),
+      {"staging_budget", "max_ops_per_step", "streams", "transits"});
 }
 
 LogicalResult ScheduleOp::verify() {
@@ -593,8 +618,8 @@ LogicalResult ScheduleOp::verify() {
   for (size_t i = 0; i < streams.size(); ++i) {
     const PlanStream &s = streams[i];
     if (s.sender < 0 || s.receiver < 0 || s.sender == s.receiver ||
-        s.phase < 0 || s.start < 0 || s.quota < 1 ||
-        s.quota > getStagingBudgetAttr().getInt())
+        s.phase < 0 || s.phase > kTransitOutPhase + kMaxRank || s.start < 0 ||
+        s.quota < 1 || s.quota > getStagingBudgetAttr().getInt())
       return emitOpError()
              << "stream " << i << " (" << s.sender << " -> " << s.receiver
              << ") is malformed: two different ranks, a phase of at least "
@@ -605,6 +630,26 @@ LogicalResult ScheduleOp::verify() {
                            << i - 1
                            << "; streams are sorted by (sender, receiver, "
                               "phase), one each";
+  }
+  std::optional<ArrayRef<int64_t>> rows = getTransits();
+  if (!rows)
+    return success();
+  if (rows->size() % PlanTransit::kWidth)
+    return emitOpError() << "transits hold " << rows->size()
+                         << " integers, not rows of " << PlanTransit::kWidth;
+  std::vector<PlanTransit> transits = PlanTransit::fromRows(*rows);
+  for (size_t i = 0; i < transits.size(); ++i) {
+    const PlanTransit &t = transits[i];
+    if (t.sender < 0 || t.receiver < 0 || t.via < 0 || t.sender == t.receiver ||
+        t.via == t.sender || t.via == t.receiver)
+      return emitOpError() << "transit " << i << " (" << t.sender << " -> "
+                           << t.receiver << " via " << t.via
+                           << ") is malformed: three different ranks";
+    if (i && !(transits[i - 1] < t))
+      return emitOpError() << "transit " << i << " does not follow transit "
+                           << i - 1
+                           << "; transits are sorted by (sender, receiver), "
+                              "one each";
   }
   return success();
 }

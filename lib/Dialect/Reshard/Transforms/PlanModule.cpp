@@ -176,6 +176,22 @@ FailureOr<PlanModule> PlanModule::load(ModuleOp module, StringRef passName) {
                                        op.getMaxOpsPerStepAttr().getInt(),
                                        PlanStream::fromRows(op.getStreams())};
     plan.model.relayLanes = op.getRelayLanes();
+    if (std::optional<ArrayRef<int64_t>> rows = op.getTransits())
+      plan.model.transits = PlanTransit::fromRows(*rows);
+    for (const PlanTransit &t : plan.model.transits) {
+      const PlanModel &m = plan.model;
+      if (m.domainOf(t.sender) == m.domainOf(t.receiver) ||
+          (m.domainOf(t.via) != m.domainOf(t.sender) &&
+           m.domainOf(t.via) != m.domainOf(t.receiver)))
+        return op.emitOpError()
+               << "routes the stream " << t.sender << " -> " << t.receiver
+               << " through rank " << t.via
+               << ", but a transit joins two NVLink domains and is a GPU of "
+                  "one of them (ranks "
+               << t.sender << ", " << t.receiver << " and " << t.via
+               << " are in domains " << m.domainOf(t.sender) << ", "
+               << m.domainOf(t.receiver) << " and " << m.domainOf(t.via) << ")";
+    }
   }
   return plan;
 }
@@ -200,6 +216,22 @@ reshard::checkScheduleMatches(const PlanModel &model,
     same = rows[i].sender == streams[i].sender &&
            rows[i].receiver == streams[i].receiver &&
            rows[i].phase == streams[i].phase;
+  // A transit that reroutes no holder stream of the routing is stale.
+  for (const PlanTransit &t : model.transits) {
+    auto it = llvm::lower_bound(
+        streams, std::make_tuple(t.sender, t.via, kTransitInPhase + t.receiver),
+        [](const StreamContent &s, const auto &key) {
+          return std::make_tuple(s.sender, s.receiver, s.phase) < key;
+        });
+    if (it == streams.end() || it->sender != t.sender ||
+        it->receiver != t.via || it->phase != kTransitInPhase + t.receiver)
+      return emitError(scheduleLoc)
+             << "'" << ScheduleOp::getOperationName() << "' op routes the "
+             << "stream " << t.sender << " -> " << t.receiver << " through "
+             << t.via << ", but the plan's routing sends nothing from rank "
+             << t.sender << " to rank " << t.receiver
+             << "; run reshard-schedule after the routing";
+  }
   if (same)
     return success();
   return emitError(scheduleLoc)
@@ -232,7 +264,10 @@ void PlanModule::storeSchedule(ModuleOp module) {
   schedule = ScheduleOp::create(
       b, module.getLoc(), model.schedule->stagingBudget,
       model.schedule->maxOpsPerStep,
-      PlanStream::toRows(model.schedule->streams), model.relayLanes);
+      PlanStream::toRows(model.schedule->streams), model.relayLanes,
+      model.transits.empty()
+          ? DenseI64ArrayAttr()
+          : b.getDenseI64ArrayAttr(PlanTransit::toRows(model.transits)));
 }
 
 LogicalResult reshard::intersectModule(ModuleOp module) {

@@ -16,9 +16,10 @@ namespace {
 /// the steps, and chosen when they shorten the modelled time by more.
 constexpr double kLaneGain = 0.01;
 
-/// A plan scheduled with or without relay lanes.
+/// A plan scheduled with or without relay lanes and transits.
 struct Attempt {
   bool lanes = false;
+  std::vector<PlanTransit> transits;
   int64_t relayTail = 0, steps = 0;
   std::vector<TransferGroup> transfers;
   std::vector<StreamContent> streams;
@@ -36,10 +37,12 @@ struct SchedulePass : public reshard::impl::ReshardScheduleBase<SchedulePass> {
     // holder that fed them) where the cost model says that is faster by
     // more than kLaneGain: lanes cost plan size (a relay transfer per
     // holder).
+    plan->model.transits.clear();
     auto attempt = [&](bool lanes) -> llvm::Expected<Attempt> {
       plan->model.relayLanes = lanes;
       Attempt a;
       a.lanes = lanes;
+      a.transits = plan->model.transits;
       a.transfers = enumerateTransfers(plan->model);
       a.streams = collectStreams(plan->model, a.transfers);
       llvm::Expected<PlanSchedule> schedule = schedulePlan(
@@ -52,7 +55,7 @@ struct SchedulePass : public reshard::impl::ReshardScheduleBase<SchedulePass> {
       for (size_t i = 0; i < a.streams.size(); ++i) {
         const PlanStream &r = a.schedule.streams[i];
         int64_t end = r.start + streamSteps(a.streams[i].bytes, r.quota);
-        int64_t &last = r.phase == 0 ? lastDirect : lastRelay;
+        int64_t &last = isRelay(r.phase) ? lastRelay : lastDirect;
         last = std::max(last, end);
       }
       a.relayTail = lastRelay - lastDirect;
@@ -61,6 +64,7 @@ struct SchedulePass : public reshard::impl::ReshardScheduleBase<SchedulePass> {
     };
     auto seconds = [&](const Attempt &a) {
       plan->model.relayLanes = a.lanes;
+      plan->model.transits = a.transits;
       return planFigures(plan->model, a.transfers, a.streams, a.schedule)
           .estimatedSeconds;
     };
@@ -75,12 +79,28 @@ struct SchedulePass : public reshard::impl::ReshardScheduleBase<SchedulePass> {
       else if (seconds(*lanes) < seconds(*chosen) * (1 - kLaneGain))
         chosen = std::move(lanes);
     }
+    // Transits where some NIC carries more than another of its domain by
+    // a stream's size, kept when they shorten the plan by more than
+    // kLaneGain: they cost an NVLink hop and a step of carry.
+    if (chosen && transits != TransitMode::Never) {
+      plan->model.relayLanes = chosen->lanes;
+      plan->model.transits = balanceNics(plan->model, chosen->streams);
+      if (!plan->model.transits.empty()) {
+        llvm::Expected<Attempt> through = attempt(chosen->lanes);
+        if (!through) // the budget or the bound needs the other schedule
+          llvm::consumeError(through.takeError());
+        else if (transits == TransitMode::Always ||
+                 seconds(*through) < seconds(*chosen) * (1 - kLaneGain))
+          chosen = std::move(through);
+      }
+    }
     if (!chosen) {
       emitError(getOperation().getLoc())
           << "reshard-schedule: " << llvm::toString(chosen.takeError());
       return signalPassFailure();
     }
     plan->model.relayLanes = chosen->lanes;
+    plan->model.transits = chosen->transits;
     plan->model.schedule = std::move(chosen->schedule);
     plan->storeSchedule(getOperation());
   }

@@ -170,6 +170,7 @@ private:
   LogicalResult checkGroups();
   LogicalResult checkItems();
   LogicalResult checkStreams();
+  LogicalResult checkTransit(int64_t stream);
   LogicalResult checkCopies();
   LogicalResult checkExactlyOnce(bool quiet);
   LogicalResult checkDeliveries();
@@ -251,21 +252,28 @@ LogicalResult Checker::checkStreams() {
     if (s.sender == s.receiver)
       return op.emitOpError() << "sends to its own rank; a rank copies "
                                  "locally with reshard_rt.copy";
+    if (failed(checkTransit(si)))
+      return failure();
     std::optional<int64_t> bytes = 0;
+    bool fromSource = engine::packs_source(s);
     for (int64_t i = s.first_item; i < s.first_item + s.num_items; ++i) {
       const engine::Item &it = p.items[i];
       int64_t l;
-      if (!holds(s.sender, it, s.phase == 0, l))
+      // A transit forwards what it keeps; checkTransit matched the items.
+      if (!engine::transit_out(s) && !holds(s.sender, it, fromSource, l))
         return atItem(i) << "is sent by rank " << s.sender << " from its "
-                         << (s.phase == 0 ? "source" : "destination")
+                         << (fromSource ? "source" : "destination")
                          << " shards, but rank " << s.sender << " does not "
                          << "hold piece " << it.piece << " of group "
                          << it.group << " there";
-      if (!holds(s.receiver, it, false, l))
-        return atItem(i) << "is received by rank " << s.receiver
+      int64_t receiver = engine::transit_in(s) ? s.phase - engine::kTransitIn
+                                               : int64_t(s.receiver);
+      if (!holds(receiver, it, false, l))
+        return atItem(i) << "is received by rank " << receiver
                          << ", which does not need piece " << it.piece
                          << " of group " << it.group;
-      deliver(i, l, s.receiver);
+      if (!engine::transit_in(s))
+        deliver(i, l, s.receiver);
       std::optional<int64_t> b =
           llvm::checkedMul(pieceOf(it).bytes, int64_t(it.count));
       if (!b || !(bytes = llvm::checkedAdd(*bytes, *b)))
@@ -275,6 +283,69 @@ LogicalResult Checker::checkStreams() {
       return op.emitOpError() << "states " << s.bytes << " bytes, but its "
                               << "items are " << *bytes << " bytes";
   }
+  return success();
+}
+
+/// The stream with this key, or null (streams are sorted by key).
+static const engine::Stream *findStream(const engine::Plan &p, int64_t sender,
+                                        int64_t receiver, int64_t phase) {
+  auto key = std::make_tuple(sender, receiver, phase);
+  const engine::Stream *end = p.streams + p.num_streams;
+  const engine::Stream *it = std::lower_bound(
+      p.streams, end, key, [](const engine::Stream &s, const auto &k) {
+        return std::make_tuple(int64_t(s.sender), int64_t(s.receiver),
+                               s.phase) < k;
+      });
+  return it != end && it->sender == sender && it->receiver == receiver &&
+                 it->phase == phase
+             ? it
+             : nullptr;
+}
+
+LogicalResult Checker::checkTransit(int64_t si) {
+  const engine::Stream &s = p.streams[si];
+  if (!engine::transit_in(s) && !engine::transit_out(s))
+    return success();
+  SendOp op = e.sendOpOf(si);
+  // The stream into the transit and the one out of it, each naming the
+  // other's far end.
+  bool in = engine::transit_in(s);
+  int64_t far = s.phase - (in ? engine::kTransitIn : engine::kTransitOut);
+  const engine::Stream *other =
+      in ? findStream(p, s.receiver, far, engine::kTransitOut + s.sender)
+         : findStream(p, far, s.sender, engine::kTransitIn + s.receiver);
+  if (far == s.sender || far == s.receiver)
+    return op.emitOpError()
+           << "passes through rank " << (in ? s.receiver : s.sender)
+           << " on the way between ranks " << (in ? s.sender : far) << " and "
+           << (in ? far : s.receiver) << "; a transit joins two other ranks";
+  if (!other)
+    return op.emitOpError()
+           << (in ? "sends rank " : "forwards from rank ") << far << " "
+           << (in ? "through" : "what passes") << " rank "
+           << (in ? s.receiver : s.sender)
+           << (in ? ", which forwards nothing to it"
+                  : ", which sends it nothing in that transit phase")
+           << "; a transit's two streams name each other's far end";
+  const engine::Stream &into = in ? s : *other, &out = in ? *other : s;
+  bool sameItems = into.num_items == out.num_items;
+  for (int64_t i = 0; sameItems && i < into.num_items; ++i) {
+    const engine::Item &a = p.items[into.first_item + i],
+                       &b = p.items[out.first_item + i];
+    sameItems = a.group == b.group && a.piece == b.piece &&
+                a.start == b.start && a.stride == b.stride &&
+                a.count == b.count;
+  }
+  if (!sameItems || into.bytes != out.bytes || into.quota != out.quota ||
+      out.start != into.start + 1)
+    return op.emitOpError()
+           << "is one of a transit's two streams (rank " << into.sender
+           << " to " << into.receiver << " to " << out.receiver
+           << "), which need the same items, bytes and quota, the second "
+              "starting one step after the first (start "
+           << into.start << " and " << out.start << ", quota " << into.quota
+           << " and " << out.quota << ", bytes " << into.bytes << " and "
+           << out.bytes << ")";
   return success();
 }
 
@@ -323,7 +394,7 @@ LogicalResult Checker::checkRelays(int64_t pi, bool quiet) {
     }
     for (int64_t r = 0; r < prog.num_recvs; ++r) {
       const engine::Stream &s = engine::recv_stream(p, prog, r);
-      if (s.phase != 0)
+      if (s.phase != 0 && !engine::transit_out(s))
         continue;
       int64_t at = 0;
       for (int64_t i = s.first_item; i < s.first_item + s.num_items; ++i) {
@@ -341,8 +412,8 @@ LogicalResult Checker::checkRelays(int64_t pi, bool quiet) {
     for (int64_t si = prog.first_send; si < prog.first_send + prog.num_sends;
          ++si) {
       const engine::Stream &s = p.streams[si];
-      if (s.phase == 0)
-        continue;
+      if (engine::packs_source(s) || engine::transit_out(s))
+        continue; // not a relay
       int64_t at = 0;
       for (int64_t i = s.first_item; i < s.first_item + s.num_items; ++i) {
         const engine::Item &it = p.items[i];
@@ -468,7 +539,7 @@ LogicalResult Checker::checkSteps(int64_t pi, bool quiet) {
   std::vector<engine::Message> sends, recvs;
   {
     const engine::RankProgram &prog = p.programs[pi];
-    int64_t most = 0;
+    int64_t most = 0, kept = engine::carry_bytes(p, prog);
     for (int64_t step = 0; step < prog.steps; ++step) {
       int64_t used = engine::step_messages(p, prog, step, sends, recvs);
       most = std::max(most, used);
@@ -476,9 +547,12 @@ LogicalResult Checker::checkSteps(int64_t pi, bool quiet) {
       for (const std::vector<engine::Message> *list : {&sends, &recvs})
         for (const engine::Message &m : *list)
           bytes += m.bytes;
-      if (p.staging_budget > 0 && bytes > p.staging_budget)
+      // A transit keeps one step of what it forwards as well.
+      if (p.staging_budget > 0 && bytes + kept > p.staging_budget)
         return errorAt(e.rankOpOf(pi), quiet)
                << "moves " << bytes << " bytes in step " << step
+               << (kept ? llvm::formatv(" and keeps {0} to forward", kept).str()
+                        : std::string())
                << ", over the staging budget of " << p.staging_budget;
       int64_t ops = sends.size() + recvs.size();
       if (p.max_ops_per_step > 0 && ops > p.max_ops_per_step)
@@ -486,13 +560,18 @@ LogicalResult Checker::checkSteps(int64_t pi, bool quiet) {
                << "posts " << ops << " messages in step " << step
                << ", over max_ops_per_step " << p.max_ops_per_step;
     }
-    // Quantized sources, then shadows, sit after the staging (Engine.h).
+    // What a transit keeps, quantized sources, then shadows sit after the
+    // staging (Engine.h).
+    int64_t carry = engine::carry_area_bytes(p, prog);
     int64_t quant = engine::quant_area_bytes(p, prog.rank);
     int64_t shadows = engine::shadow_area_bytes(p, prog.rank);
-    if (most + quant + shadows != prog.workspace)
+    if (most + carry + quant + shadows != prog.workspace)
       return errorAt(e.rankOpOf(pi), quiet)
              << "states a workspace of " << prog.workspace
              << " bytes; its largest step stages " << most
+             << (carry
+                     ? llvm::formatv(", it keeps {0} as a transit", carry).str()
+                     : std::string())
              << (quant
                      ? llvm::formatv(", its quantized sources take {0}", quant)
                            .str()

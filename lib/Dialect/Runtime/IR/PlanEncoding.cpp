@@ -2,6 +2,7 @@
 #include "reshard/Dialect/Runtime/IR/PlanEncoding.h"
 
 #include "reshard/Layout/Layout.h"
+#include "reshard/Layout/PlanRows.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -9,6 +10,10 @@
 
 #include <algorithm>
 #include <climits>
+
+static_assert(reshard::engine::kTransitIn == reshard::kTransitInPhase &&
+                  reshard::engine::kTransitOut == reshard::kTransitOutPhase,
+              "the engine and the planner number transit phases alike");
 
 using namespace mlir;
 using namespace reshard;
@@ -258,10 +263,9 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
           streamIndex[{r, send.getPeer(), send.getPhase()}] = e->streams.size();
           e->streams.push_back(
               {static_cast<int32_t>(r), static_cast<int32_t>(send.getPeer()),
-               static_cast<int32_t>(send.getPhase()),
-               static_cast<int32_t>(count), send.getStartAttr().getInt(),
-               send.getQuotaAttr().getInt(), send.getBytesAttr().getInt(),
-               first});
+               send.getPhaseAttr().getInt(), static_cast<int32_t>(count),
+               send.getStartAttr().getInt(), send.getQuotaAttr().getInt(),
+               send.getBytesAttr().getInt(), first});
           e->sendOps.push_back(send);
           e->streamList.push_back(send.getItems());
         } else if (auto recv = dyn_cast<RecvOp>(step)) {

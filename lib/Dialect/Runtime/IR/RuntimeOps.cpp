@@ -465,10 +465,14 @@ template <class StreamOp> static LogicalResult verifyStream(StreamOp op) {
           bytes = op.getBytesAttr().getInt(),
           quota = op.getQuotaAttr().getInt(),
           start = op.getStartAttr().getInt();
-  if (phase < 0 || phase > std::numeric_limits<int32_t>::max())
+  int64_t lane = phase >= engine::kTransitOut  ? phase - engine::kTransitOut
+                 : phase >= engine::kTransitIn ? phase - engine::kTransitIn
+                                               : phase - 1;
+  if (phase < 0 || lane >= std::numeric_limits<int32_t>::max())
     return op.emitOpError()
            << "phase " << phase
-           << " must be 0 (from source shards) or a relay lane 1 + r";
+           << " must be 0 (from source shards), a relay lane 1 + r, or a "
+              "transit's 2^31 + r (into it) or 2^32 + r (out of it), r a rank";
   if (peer < 0)
     return op.emitOpError() << "names a negative peer";
   if (bytes < 1 || quota < 1 || start < 0)

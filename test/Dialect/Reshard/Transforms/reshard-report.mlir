@@ -255,6 +255,11 @@ reshard.redistribute @w from @train <[[tp]]> to @infer <[[]]> topology @t
 // JSON-NEXT:     "nvlink_GBps_per_gpu": 10,
 // JSON-NEXT:     "nvlink_latency_us": 1,
 // JSON-NEXT:     "present": true
+// JSON-NEXT:   },
+// JSON-NEXT:   "transits": {
+// JSON-NEXT:     "bytes": 0,
+// JSON-NEXT:     "entering": 0,
+// JSON-NEXT:     "leaving": 0
 // JSON-NEXT:   }
 // JSON-NEXT: {{^[}]$}}
 

@@ -109,22 +109,34 @@ def Reshard_ScheduleOp : Reshard_Op<"schedule"> {
     transfers of the pair in the order the lowering enumerates them. A stream runs from
     step `start`, `quota` bytes a step; a relay's streams start after its
     last step of phase-0 receives. Every rank stays within
-    `staging_budget` bytes (sends plus receives) and `max_ops_per_step`
+    `staging_budget` bytes (sends plus receives plus what a transit keeps) and `max_ops_per_step`
     peers in every step. Rows of (sender, receiver, phase, start, quota) in
     the schema `reshard::PlanStream` (include/reshard/Layout/PlanRows.h)
     owns, sorted by (sender, receiver, phase).
+
+    `transits` (rows of sender, receiver, via; `reshard::PlanTransit`,
+    sorted by sender and receiver) reroutes a holder's stream to a rank of
+    another NVLink domain through `via`, a GPU of either domain: it becomes
+    the streams sender -> via in phase 2^31 + receiver and via -> receiver
+    in phase 2^32 + sender, the latter one step later at the same quota;
+    `via` forwards the bytes unchanged from its workspace.
 
     ```mlir
     reshard.schedule staging_budget = 64 max_ops_per_step = 1024 [
       stream 0 -> 1 phase 0 start 0 quota 64
     ]
+    reshard.schedule staging_budget = 64 max_ops_per_step = 1024 [
+      stream 0 -> 2 phase 2147483651 start 0 quota 64,
+      stream 2 -> 3 phase 4294967296 start 1 quota 64
+    ] transits [0 -> 3 via 2]
     ```
   }];
   let arguments = (ins
     I64Attr:$staging_budget,
     I64Attr:$max_ops_per_step,
     DenseI64ArrayAttr:$streams,
-    UnitAttr:$relay_lanes
+    UnitAttr:$relay_lanes,
+    OptionalAttr<DenseI64ArrayAttr>:$transits
   );
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;

@@ -5,6 +5,7 @@
 #include "reshard/Dialect/Reshard/IR/ReshardOps.h"
 #include "reshard/Plan/CostModel.h"
 #include "reshard/Plan/SourceSelection.h"
+#include "reshard/Plan/Transits.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"

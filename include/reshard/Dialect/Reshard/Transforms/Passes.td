@@ -159,7 +159,7 @@ def ReshardSchedule : Pass<"reshard-schedule", "mlir::ModuleOp"> {
     cost plan size (a relay transfer per holder). This pass gives each
     stream a start step and a
     quota of bytes per step such that, on every rank and in every step,
-    staged sends plus receives stay within `staging-budget` bytes and the
+    staged sends plus receives (plus a transit's carry) stay within `staging-budget` bytes and the
     distinct peers sent to plus received from stay within
     `max-ops-per-step` (one NCCL group per step).
 
@@ -179,6 +179,20 @@ def ReshardSchedule : Pass<"reshard-schedule", "mlir::ModuleOp"> {
     are cut into steps at any byte, so a piece larger than the budget
     simply spans steps. Local copies use no staging.
 
+    Transits: a holder's stream to another NVLink domain may pass through
+    a third GPU of either domain, which takes it in on its NIC and
+    forwards it over NVLink (entry), or takes it over NVLink and sends it
+    on its NIC (exit), so that a domain's traffic spreads over the NICs of
+    all its plan GPUs (`reshard::balanceNics`: while the busiest NIC of a
+    domain carries a stream of its own whose move would leave it and the
+    least loaded NIC both below its load, the largest such stream moves).
+    The stream becomes two with the same items, sender -> via in phase
+    2^31 + receiver and via -> receiver in phase 2^32 + sender, one step
+    later at the same quota; `via` keeps one step's slice in its workspace
+    (within the staging budget). With `transits=auto` the pass keeps them
+    when the cost model's time is more than 1% shorter (`transits` on the
+    schedule; the report counts them); they need the one-pace schedule.
+
     The result is the module's `reshard.schedule` op, which the lowering
     carries into the runtime program, whose verifier holds every step to the
     budget and the bound.
@@ -194,9 +208,22 @@ def ReshardSchedule : Pass<"reshard-schedule", "mlir::ModuleOp"> {
   let options = [
     Option<"stagingBudget", "staging-budget", "int64_t",
            /*default=*/"::reshard::kDefaultStagingBudget",
-           "Staging bytes per rank and step (sends plus receives); default 1 GiB">,
+           "Staging bytes per rank and step (sends plus receives plus what a transit keeps); default 1 GiB">,
     Option<"maxOpsPerStep", "max-ops-per-step", "int64_t", /*default=*/"1024",
-           "Point-to-point operations per rank and step (one NCCL group)">
+           "Point-to-point operations per rank and step (one NCCL group)">,
+    Option<"transits", "transits", "::reshard::TransitMode",
+           /*default=*/"::reshard::TransitMode::Auto",
+           "Holder streams through another GPU of a domain",
+           [{::llvm::cl::values(
+               clEnumValN(::reshard::TransitMode::Auto, "auto",
+                          "where the cost model finds the plan more than "
+                          "1% faster (default)"),
+               clEnumValN(::reshard::TransitMode::Always, "always",
+                          "wherever NIC balancing proposes them and every "
+                          "stream can run at one pace (for tests)"),
+               clEnumValN(::reshard::TransitMode::Never, "never",
+                          "holders' streams go straight to their "
+                          "receivers"))}]>
   ];
   let dependentDialects = ["::reshard::ReshardDialect"];
 }

@@ -1,0 +1,38 @@
+//===- Transits.h - Holder streams rerouted through a third GPU -*- C++ -*-===//
+//
+// Entry and exit through any GPU of an NVLink domain: a holder's stream to
+// another domain may pass through a GPU of the receiver's domain (which
+// takes it in on its NIC and forwards it over NVLink) or of the sender's
+// (which takes it over NVLink and sends it on its NIC), so that a domain's
+// traffic spreads over the NICs of all its plan GPUs, not only those of
+// the destinations and holders.
+//
+//===----------------------------------------------------------------------===//
+#ifndef RESHARD_PLAN_TRANSITS_H
+#define RESHARD_PLAN_TRANSITS_H
+
+#include "reshard/Plan/Scheduling.h"
+
+namespace reshard {
+
+/// Whether reshard-schedule routes holder streams through transits.
+enum class TransitMode {
+  Auto,   ///< where the cost model finds the plan faster
+  Always, ///< wherever balanceNics proposes them and they schedule
+  Never,
+};
+
+/// Transits that balance each domain's NICs: per domain, while its
+/// busiest receiving NIC carries a stream of its own that would leave it
+/// and the least loaded NIC both below the busiest's load, that stream (the
+/// largest such) enters through the least loaded GPU instead; then the
+/// outgoing streams left without a transit are spread likewise over the
+/// sending NICs of their sender's domain. `streams` are the plan's without
+/// transits; a plan GPU is a rank of any mesh. Sorted by (sender, receiver);
+/// empty without a topology.
+std::vector<PlanTransit> balanceNics(const PlanModel &model,
+                                     const std::vector<StreamContent> &streams);
+
+} // namespace reshard
+
+#endif // RESHARD_PLAN_TRANSITS_H
