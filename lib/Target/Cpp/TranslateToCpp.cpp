@@ -10,6 +10,7 @@
 
 #include "reshard/Dialect/Reshard/IR/ReshardDialect.h"
 #include "reshard/Dialect/Runtime/IR/PlanEncoding.h"
+#include "reshard/ExecutionEngine/QuantizeKernels.h"
 #include "reshard/Support/InputFiles.h"
 
 #include "mlir/IR/Verifier.h"
@@ -177,6 +178,45 @@ static std::string streamTensors(const rt::EncodedPlan &e,
   return out;
 }
 
+/// The GPU quantizer describes a shard by value (QuantizeKernels.h): at
+/// most kQuantMaxDims dims and kQuantMaxRuns runs per dim. A plan for the
+/// NCCL backend beyond that is refused here rather than by the rank that
+/// meets the shard, after the agreement. (Not emitOpError: that prints
+/// the whole plan after the message.)
+static LogicalResult checkGpuQuantizer(rt::PlanOp plan,
+                                       const rt::EncodedPlan &e) {
+  const engine::Plan &p = e.view();
+  for (const engine::QuantTensor &q : e.quantTensors) {
+    const engine::QuantClass &qc = p.quant_classes[q.qclass];
+    const engine::Class &c = p.classes[p.groups[p.tensor_group[q.payload]].cls];
+    bool receiver = qc.side == engine::kQuantOnReceiver;
+    StringRef where = receiver ? "receivers" : "senders";
+    // The group's location is its redistributions'.
+    Location loc = e.groupOpOf(p.tensor_group[q.payload]).getLoc();
+    if (c.ndim > engine::kQuantMaxDims)
+      return emitError(loc)
+             << "the plan quantizes tensor '" << e.tensorNames[q.payload]
+             << "' of " << c.ndim << " dims on its " << where
+             << ", more than the " << engine::kQuantMaxDims
+             << " the GPU quantizer takes; the NCCL backend cannot run this "
+                "plan (the MPI backend can)";
+    int64_t combos = receiver ? c.dst_combos : c.src_combos;
+    for (int64_t k = 0; k < combos; ++k) {
+      const int64_t *runs = p.words + p.words[qc.segments + k];
+      for (int64_t d = 0; d < c.ndim; runs += 1 + *runs, ++d)
+        if (*runs > engine::kQuantMaxRuns)
+          return emitError(loc)
+                 << "the plan quantizes tensor '" << e.tensorNames[q.payload]
+                 << "' on its " << where << " from shards in " << *runs
+                 << " runs along dim " << d << ", more than the "
+                 << engine::kQuantMaxRuns
+                 << " per dim the GPU quantizer takes; the NCCL backend "
+                    "cannot run this plan (the MPI backend can)";
+    }
+  }
+  return success();
+}
+
 LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
                                           bool header, raw_ostream &os) {
   StringRef name = plan.getSymName();
@@ -217,6 +257,8 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
     return failure();
   const rt::EncodedPlan &e = *encoded;
   const engine::Plan &p = e.view();
+  if (backend == CppBackend::Nccl && failed(checkGpuQuantizer(plan, e)))
+    return failure();
   // What every process of the job holds in memory for this plan.
   auto bytesOf = [](const auto &v) { return v.size() * sizeof(v[0]); };
   size_t nameBytes = 0;
