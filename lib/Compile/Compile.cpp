@@ -80,6 +80,7 @@ LogicalResult reshard::planModule(ModuleOp module,
   planning.stagingBudget = options.stagingBudget;
   planning.maxOpsPerStep = options.maxOpsPerStep;
   planning.strategy = options.strategy;
+  planning.transits = options.transits;
   planning.lower = false;
   buildReshardPlanPipeline(pm, planning);
   return runPasses(pm, module, setup);

@@ -19,6 +19,7 @@ void reshard::buildReshardPlanPipeline(OpPassManager &pm,
   ReshardScheduleOptions schedule;
   schedule.stagingBudget = options.stagingBudget;
   schedule.maxOpsPerStep = options.maxOpsPerStep;
+  schedule.transits = options.transits;
   pm.addPass(createReshardSchedule(schedule));
   if (!options.lower)
     return;

@@ -666,8 +666,7 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
   if (r.transits.entering + r.transits.leaving)
     os << formatv("transits: {0} holder streams enter their receiver's "
                   "domain and {1} leave their sender's through another GPU "
-                  "of it, {2} B (reshard-schedule chose them by the cost "
-                  "model)\n",
+                  "of it, {2} B (chosen by reshard-schedule)\n",
                   r.transits.entering, r.transits.leaving, r.transits.bytes);
   if (!r.quantized.empty()) {
     const PlanReport::Quantized &q = r.quantizedTotal;

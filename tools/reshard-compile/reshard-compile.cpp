@@ -3,7 +3,8 @@
 //   reshard-compile LAYOUT --backend=mpi|nccl -o PLAN.cpp
 //       [--header=PLAN.h] [--mlir=PLAN.mlir] [--report=REPORT.json]
 //       [--emit=cpp|mlir|none] [--staging-budget=BYTES]
-//       [--max-ops-per-step=K] [--strategy=balanced|direct] [--plan-name=NAME]
+//       [--max-ops-per-step=K] [--strategy=balanced|direct]
+//       [--transits=auto|always|never] [--plan-name=NAME]
 //
 // The stages are library calls (reshard/Compile/Compile.h); the pass
 // sequence is reshard-plan-pipeline's.
@@ -85,6 +86,18 @@ cl::opt<SourceStrategy> strategy(
                clEnumValN(SourceStrategy::Direct, "direct",
                           "the baseline: lowest holder, no relay")),
     cl::init(SourceStrategy::Balanced), cl::cat(category));
+cl::opt<TransitMode> transits(
+    "transits",
+    cl::desc("Holder streams that enter or leave an NVLink domain through "
+             "another of its GPUs"),
+    cl::values(clEnumValN(TransitMode::Auto, "auto",
+                          "where the cost model finds the plan faster "
+                          "(default)"),
+               clEnumValN(TransitMode::Always, "always",
+                          "wherever NIC balancing proposes them and they "
+                          "schedule"),
+               clEnumValN(TransitMode::Never, "never", "none")),
+    cl::init(TransitMode::Auto), cl::cat(category));
 cl::opt<std::string> planName(
     "plan-name",
     cl::desc("Prefix of the C entry points (<NAME>_run, ...): a C "
@@ -132,9 +145,9 @@ struct Outputs {
 };
 
 int compile() {
-  bool planningOptions = stagingBudget.getNumOccurrences() ||
-                         maxOpsPerStep.getNumOccurrences() ||
-                         strategy.getNumOccurrences();
+  bool planningOptions =
+      stagingBudget.getNumOccurrences() || maxOpsPerStep.getNumOccurrences() ||
+      strategy.getNumOccurrences() || transits.getNumOccurrences();
   ReshardPlanOptions options;
   if (stagingBudget.getNumOccurrences()) {
     std::optional<int64_t> bytes = parseBytes(stagingBudget);
@@ -146,6 +159,7 @@ int compile() {
   }
   options.maxOpsPerStep = maxOpsPerStep;
   options.strategy = strategy;
+  options.transits = transits;
 
   // With --report=-, standard output holds the report alone.
   bool reportToStdout = reportFile == "-";
@@ -193,7 +207,8 @@ int compile() {
       (planningOptions || planName.getNumOccurrences()))
     return fail(input + " is already lowered (a reshard_rt.plan): planning "
                         "options (--staging-budget, --max-ops-per-step, "
-                        "--strategy, --plan-name) do not apply to it");
+                        "--strategy, --transits, --plan-name) do not apply "
+                        "to it");
   if (*stage == Stage::Explicit)
     return fail(input + " is the explicit reference form (reshard.pieces, "
                         "as reshard-expand writes it), which is for reading "
@@ -201,8 +216,8 @@ int compile() {
                         "module (classes and groups)");
   if (*stage == Stage::Planned && planningOptions)
     return fail(input + " is already planned (it has reshard.group ops): "
-                        "--staging-budget, --max-ops-per-step and "
-                        "--strategy apply to layouts");
+                        "--staging-budget, --max-ops-per-step, --strategy "
+                        "and --transits apply to layouts");
   if (*stage == Stage::Lowered && !reportFile.empty())
     return fail(input + " is already lowered: the report needs the planned "
                         "module; give the layout");

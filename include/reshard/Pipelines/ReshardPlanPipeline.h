@@ -10,6 +10,7 @@
 
 #include "reshard/Layout/Layout.h"
 #include "reshard/Plan/SourceSelection.h"
+#include "reshard/Plan/Transits.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -21,7 +22,7 @@ struct ReshardPlanOptions
   PassOptions::Option<int64_t> stagingBudget{
       *this, "staging-budget",
       llvm::cl::desc("Staging bytes per rank and step (sends plus "
-                     "receives); default 1 GiB"),
+                     "receives plus what a transit keeps); default 1 GiB"),
       llvm::cl::init(kDefaultStagingBudget)};
   PassOptions::Option<int64_t> maxOpsPerStep{
       *this, "max-ops-per-step",
@@ -37,6 +38,18 @@ struct ReshardPlanOptions
                      "NVLink domain from the least loaded NIC (default)"),
           clEnumValN(SourceStrategy::Direct, "direct",
                      "the baseline: lowest holder, no relay"))};
+  PassOptions::Option<TransitMode> transits{
+      *this, "transits",
+      llvm::cl::desc("Holder streams through another GPU of a domain"),
+      llvm::cl::init(TransitMode::Auto),
+      llvm::cl::values(
+          clEnumValN(TransitMode::Auto, "auto",
+                     "where the cost model finds the plan more than 1% "
+                     "faster (default)"),
+          clEnumValN(TransitMode::Always, "always",
+                     "wherever NIC balancing proposes them and they "
+                     "schedule"),
+          clEnumValN(TransitMode::Never, "never", "none"))};
   PassOptions::Option<std::string> planName{
       *this, "plan-name",
       llvm::cl::desc("Name of the plan (a C identifier: the C functions are "

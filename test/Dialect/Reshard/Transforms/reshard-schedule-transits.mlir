@@ -50,3 +50,14 @@
 
 // RUN: not reshard-opt %S/../../../Integration/mpi/Inputs/transits.mlir --pass-pipeline="builtin.module(reshard-intersect,reshard-select-sources,reshard-schedule{transits=sometimes})" 2>&1 | FileCheck %s --check-prefix=OPTION
 // OPTION: for the --transits option: Cannot find option named 'sometimes'
+
+// Exit transits (transits=always): in Inputs/transits-exit.mlir two GPUs
+// of the holders' domain that hold only a small tensor send holder
+// streams on their NICs; both interpreters check every element.
+// RUN: reshard-opt %S/../../../Integration/mpi/Inputs/transits-exit.mlir --reshard-plan-pipeline="lower=false staging-budget=262144 transits=always" -o %t.exit.mlir
+// RUN: reshard-opt %t.exit.mlir --reshard-report=text -o /dev/null | FileCheck %s --check-prefix=EXIT
+// EXIT: busiest NIC / bound: 1.000
+// EXIT: transits: 0 holder streams enter their receiver's domain and 2 leave their sender's through another GPU of it, 1572864 B (chosen by reshard-schedule)
+// RUN: reshard-run %t.exit.mlir --check | FileCheck %s --check-prefix=EXIT-EXEC
+// RUN: reshard-run %t.exit.mlir --check --engine | FileCheck %s --check-prefix=EXIT-EXEC
+// EXIT-EXEC: checked 3 tensors, 16 pieces, 1048832 destination elements: all correct
