@@ -21,8 +21,9 @@ struct Crossing {
 };
 
 /// Moves crossings off the busiest GPU of each domain to its least loaded
-/// one while that lowers the busier of the two: largest first, only what
-/// the busiest GPU carries for itself (a crossing moves once). `load`
+/// one while that lowers the busier of the two: the largest that keeps the
+/// idle GPU within the domain's mean (else the smallest), only what the
+/// busiest GPU carries for itself (a crossing moves once). `load`
 /// starts with every crossing at its own end and ends as moved. Returns
 /// the GPU per crossing (in `crossings` order).
 std::vector<int64_t>
@@ -40,21 +41,27 @@ spread(const std::vector<Crossing> &crossings,
     llvm::sort(list);
   for (const auto &[domain, gpus] : gpusOf) {
     std::set<std::pair<int64_t, int64_t>> byLoad; // (load, gpu)
-    for (int64_t g : gpus)
+    int64_t total = 0;
+    for (int64_t g : gpus) {
       byLoad.insert({load.lookup(g), g});
+      total += load.lookup(g);
+    }
+    int64_t mean = (total + gpus.size() - 1) / gpus.size();
     while (byLoad.size() > 1) {
       auto [most, busy] = *byLoad.rbegin();
       auto [least, idle] = *byLoad.begin();
       std::vector<std::pair<int64_t, size_t>> &list = own[busy];
-      // The largest own crossing that leaves both below `most`.
-      auto fit = std::lower_bound(list.begin(), list.end(),
-                                  std::make_pair(most - least, size_t(0)));
-      if (fit == list.begin())
+      // The largest own crossing that does not lift the idle GPU past the
+      // domain's mean, else the smallest, if it leaves both below `most`.
+      auto fit = std::upper_bound(
+          list.begin(), list.end(),
+          std::make_pair(std::max<int64_t>(mean - least, 0), SIZE_MAX));
+      if (fit != list.begin())
+        --fit;
+      if (fit == list.end() || fit->first == 0 || least + fit->first >= most)
         break;
-      --fit;
-      auto [bytes, i] = *fit;
-      if (bytes == 0)
-        break;
+      int64_t bytes = fit->first;
+      size_t i = fit->second;
       list.erase(fit);
       byLoad.erase({most, busy});
       byLoad.erase({least, idle});

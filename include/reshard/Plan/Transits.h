@@ -25,7 +25,8 @@ enum class TransitMode {
 /// Transits that balance each domain's NICs: per domain, while its
 /// busiest receiving NIC carries a stream of its own that would leave it
 /// and the least loaded NIC both below the busiest's load, that stream (the
-/// largest such) enters through the least loaded GPU instead; then the
+/// largest that keeps the least loaded within the domain's mean, else the
+/// smallest) enters through the least loaded GPU instead; then the
 /// outgoing streams left without a transit are spread likewise over the
 /// sending NICs of their sender's domain. `streams` are the plan's without
 /// transits; a plan GPU is a rank of any mesh. Sorted by (sender, receiver);

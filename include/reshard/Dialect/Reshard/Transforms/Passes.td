@@ -185,7 +185,9 @@ def ReshardSchedule : Pass<"reshard-schedule", "mlir::ModuleOp"> {
     on its NIC (exit), so that a domain's traffic spreads over the NICs of
     all its plan GPUs (`reshard::balanceNics`: while the busiest NIC of a
     domain carries a stream of its own whose move would leave it and the
-    least loaded NIC both below its load, the largest such stream moves).
+    least loaded NIC both below its load, one such stream moves: the
+    largest that keeps the least loaded within the domain's mean, else
+    the smallest).
     The stream becomes two with the same items, sender -> via in phase
     2^31 + receiver and via -> receiver in phase 2^32 + sender, one step
     later at the same quota; `via` keeps one step's slice in its workspace
