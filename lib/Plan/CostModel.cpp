@@ -181,7 +181,8 @@ PlanFigures reshard::planFigures(const PlanModel &model,
   std::vector<std::pair<int64_t, int64_t>> covered;
   for (const StreamContent &s : streams) {
     const PlanStream *p = schedule.find(s.sender, s.receiver, s.phase);
-    int64_t start = s.phase > 0 ? 1 : 0, quota = s.bytes;
+    int64_t start = isRelay(s.phase) || isTransitOut(s.phase) ? 1 : 0;
+    int64_t quota = s.bytes;
     if (p) {
       start = p->start;
       quota = p->quota;

@@ -8,6 +8,8 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <set>
+
 using namespace mlir;
 using namespace reshard;
 
@@ -178,8 +180,18 @@ FailureOr<PlanModule> PlanModule::load(ModuleOp module, StringRef passName) {
     plan.model.relayLanes = op.getRelayLanes();
     if (std::optional<ArrayRef<int64_t>> rows = op.getTransits())
       plan.model.transits = PlanTransit::fromRows(*rows);
+    std::set<int64_t> planRanks;
+    for (const PlanGroup &g : plan.model.groups)
+      for (const MeshSpec *mesh : {&g.srcMesh, &g.dstMesh})
+        planRanks.insert(mesh->ranks.begin(), mesh->ranks.end());
     for (const PlanTransit &t : plan.model.transits) {
       const PlanModel &m = plan.model;
+      if (!planRanks.count(t.via))
+        return op.emitOpError()
+               << "routes the stream " << t.sender << " -> " << t.receiver
+               << " through rank " << t.via
+               << ", which is in no mesh of the plan; a transit is a GPU "
+                  "that runs the plan";
       if (m.domainOf(t.sender) == m.domainOf(t.receiver) ||
           (m.domainOf(t.via) != m.domainOf(t.sender) &&
            m.domainOf(t.via) != m.domainOf(t.receiver)))
@@ -223,6 +235,18 @@ reshard::checkScheduleMatches(const PlanModel &model,
         [](const StreamContent &s, const auto &key) {
           return std::make_tuple(s.sender, s.receiver, s.phase) < key;
         });
+    const PlanStream *in =
+        model.schedule->find(t.sender, t.via, kTransitInPhase + t.receiver);
+    const PlanStream *out =
+        model.schedule->find(t.via, t.receiver, kTransitOutPhase + t.sender);
+    if (in && out && (out->quota != in->quota || out->start != in->start + 1))
+      return emitError(scheduleLoc)
+             << "'" << ScheduleOp::getOperationName() << "' op routes the "
+             << "stream " << t.sender << " -> " << t.receiver << " through "
+             << t.via << ", whose second stream must start one step after "
+             << "the first at the same quota (starts " << in->start << " and "
+             << out->start << ", quotas " << in->quota << " and " << out->quota
+             << ")";
     if (it == streams.end() || it->sender != t.sender ||
         it->receiver != t.via || it->phase != kTransitInPhase + t.receiver)
       return emitError(scheduleLoc)

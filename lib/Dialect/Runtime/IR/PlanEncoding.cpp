@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <type_traits>
 
 static_assert(reshard::engine::kTransitIn == reshard::kTransitInPhase &&
                   reshard::engine::kTransitOut == reshard::kTransitOutPhase,
@@ -576,7 +577,12 @@ uint64_t EncodedPlan::fingerprint() const {
     }
   };
   auto word = [&](uint64_t v) { bytes(&v, sizeof(v)); };
+  // Raw bytes only of structs without padding (unspecified bytes would
+  // make two compiles of one plan disagree).
   auto vec = [&](const auto &v) {
+    using T = std::decay_t<decltype(v[0])>;
+    static_assert(std::has_unique_object_representations_v<T>,
+                  "a padded struct: fingerprint its fields");
     word(v.size());
     if (!v.empty())
       bytes(v.data(), v.size() * sizeof(v[0]));
@@ -599,7 +605,13 @@ uint64_t EncodedPlan::fingerprint() const {
   vec(pieces);
   vec(groups);
   vec(items);
-  vec(streams);
+  // Stream has padding after num_items: field by field.
+  word(streams.size());
+  for (const engine::Stream &st : streams)
+    for (int64_t v :
+         {int64_t(st.sender), int64_t(st.receiver), st.phase,
+          int64_t(st.num_items), st.start, st.quota, st.bytes, st.first_item})
+      word(v);
   vec(quantClasses);
   vec(quantTensors);
   // Programs without their workspace: the lowering fingerprints before it

@@ -1,7 +1,8 @@
 // Transits that cannot be: rows that do not name three ranks, out of
 // order or not rows of 3 (the schedule op's verifier); a transit within one
-// domain, or one that reroutes a stream the routing does not make
-// (when the plan loads); and, in the lowered plan, a transit's two
+// domain, through a rank in no mesh, with a second stream that does not
+// follow the first by one step, or one that reroutes a stream the routing
+// does not make (when the plan loads); and, in the lowered plan, a transit's two
 // streams that do not match or do not name each other (the runtime
 // plan's verifier). The planned and lowered modules of the working
 // example (reshard-schedule-transits.mlir) are edited with sed.
@@ -11,6 +12,10 @@
 // RUN: reshard-opt %S/../../../Integration/mpi/Inputs/transits.mlir --reshard-plan-pipeline="lower=false staging-budget=262144" -o %t.planned.mlir
 // RUN: sed 's/3 -> 7 via 4/6 -> 7 via 5/' %t.planned.mlir | not reshard-opt --convert-reshard-to-runtime -o /dev/null 2>&1 | FileCheck %s --check-prefix=DOMAIN
 // DOMAIN: error: 'reshard.schedule' op routes the stream 6 -> 7 through rank 5, but a transit joins two NVLink domains and is a GPU of one of them (ranks 6, 7 and 5 are in domains 1, 1 and 1)
+// RUN: sed 's/3 -> 7 via 4/3 -> 7 via 8/' %t.planned.mlir | not reshard-opt --convert-reshard-to-runtime -o /dev/null 2>&1 | FileCheck %s --check-prefix=NO-MESH
+// NO-MESH: error: 'reshard.schedule' op routes the stream 3 -> 7 through rank 8, which is in no mesh of the plan; a transit is a GPU that runs the plan
+// RUN: sed 's/stream 4 -> 7 phase 4294967299 start 1/stream 4 -> 7 phase 4294967299 start 2/' %t.planned.mlir | not reshard-opt --convert-reshard-to-runtime -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLANNED-LATE
+// PLANNED-LATE: error: 'reshard.schedule' op routes the stream 3 -> 7 through 4, whose second stream must start one step after the first at the same quota (starts 0 and 2, quotas
 // RUN: sed 's/2 -> 6 via 5/2 -> 4 via 5/' %t.planned.mlir | not reshard-opt --reshard-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=STALE
 // STALE: error: 'reshard.schedule' op routes the stream 2 -> 4 through 5, but the plan's routing sends nothing from rank 2 to rank 4; run reshard-schedule after the routing
 
