@@ -93,7 +93,7 @@ TEST(Engine, StepMessagesStageSendsThenReceivesAligned) {
   // Rank 0 sends rank 1 a 40-byte stream at quota 16 (steps 0-2) and
   // receives a 5-byte stream from rank 2 in step 0. Step 0: send 16 at 0,
   // receive 5 at 16; step 2: the send's last 8 bytes.
-  Stream streams[] = {{0, 1, 0, 0, 0, 16, 40, 0}, {2, 0, 0, 0, 0, 16, 5, 0}};
+  Stream streams[] = {{0, 1, 0, 0, 0, 0, 16, 40}, {2, 0, 0, 0, 0, 0, 16, 5}};
   int64_t words[] = {1};
   RankProgram p = {0, 0, 0, 0, 0, 1, 0, 1, 3};
   Plan plan = {};

@@ -91,9 +91,8 @@ struct Item {
 struct Stream {
   int32_t sender, receiver;
   int64_t phase;
-  int32_t num_items;
+  int32_t num_items, first_item; /* items (fewer than 2^31 in a plan) */
   int64_t start, quota, bytes;
-  int64_t first_item; /* items */
 };
 
 static const int64_t kTransitIn = int64_t(1) << 31;

@@ -44,6 +44,9 @@ static std::string cString(StringRef s) {
 /// empty arrays, so an empty table is one zero entry (its length, recorded
 /// beside it, says 0).
 /// `comment`, when given, writes a comment after each row (on its line).
+/// Streams past this many are emitted without a comment each.
+constexpr size_t kMaxCommentedStreams = 4096;
+
 template <class T, class Print>
 static void emitTable(raw_ostream &os, StringRef type, StringRef name,
                       const std::vector<T> &rows, unsigned perLine, Print print,
@@ -339,31 +342,44 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
               os << "{" << it.group << "," << it.piece << "," << it.start << ","
                  << it.stride << "," << it.count << "}";
             });
-  os << "// {sender, receiver, phase, num_items, start, quota, bytes,\n"
-        "//  first_item}, // its steps, receiver, first tensor (an index\n"
-        "// into kTensorNames) +how many more pieces. A step sends one\n"
+  // Past a few thousand streams nobody reads them one by one, and the
+  // comments were half of a large plan's C++ (Kimi-K2: 6 of 20 MB).
+  bool commentStreams = e.streams.size() <= kMaxCommentedStreams;
+  os << "// {sender, receiver, phase, num_items, first_item, start, quota,\n"
+        "//  bytes}"
+     << (commentStreams
+             ? ", // its steps, receiver, first tensor (an index\n"
+               "// into kTensorNames) +how many more pieces."
+             : llvm::formatv(". Not commented past {0} streams (the lowered\n"
+                             "// reshard_rt program lists them).",
+                             kMaxCommentedStreams)
+                   .str())
+     << " A step sends one\n"
         "// message per peer: the active streams to that peer.\n";
+  auto streamComment = [&](const engine::Stream &s) {
+    int64_t steps = engine::stream_steps(s);
+    os << "step" << (steps > 1 ? "s " : " ") << s.start;
+    if (steps > 1)
+      os << "-" << s.start + steps - 1;
+    os << " to " << s.receiver;
+    if (engine::transit_in(s))
+      os << " (transit to " << s.phase - engine::kTransitIn << ")";
+    else if (engine::transit_out(s))
+      os << " (transit from " << s.phase - engine::kTransitOut << ")";
+    else if (s.phase)
+      os << " (relay)";
+    os << ": " << streamTensors(e, s);
+  };
   emitTable<engine::Stream>(
       os, "Stream", "kStreams", e.streams, 1,
       [&](const engine::Stream &s, size_t) {
         os << "{" << s.sender << "," << s.receiver << "," << s.phase << ","
-           << s.num_items << "," << s.start << "," << s.quota << "," << s.bytes
-           << "," << s.first_item << "}";
+           << s.num_items << "," << s.first_item << "," << s.start << ","
+           << s.quota << "," << s.bytes << "}";
       },
-      [&](const engine::Stream &s) {
-        int64_t steps = engine::stream_steps(s);
-        os << "step" << (steps > 1 ? "s " : " ") << s.start;
-        if (steps > 1)
-          os << "-" << s.start + steps - 1;
-        os << " to " << s.receiver;
-        if (engine::transit_in(s))
-          os << " (transit to " << s.phase - engine::kTransitIn << ")";
-        else if (engine::transit_out(s))
-          os << " (transit from " << s.phase - engine::kTransitOut << ")";
-        else if (s.phase)
-          os << " (relay)";
-        os << ": " << streamTensors(e, s);
-      });
+      commentStreams
+          ? llvm::function_ref<void(const engine::Stream &)>(streamComment)
+          : nullptr);
   os << "// {rank, workspace, first_copy, num_copies, first_send, "
         "num_sends,\n//  recvs, num_recvs, steps}\n";
   emitTable(os, "RankProgram", "kPrograms", e.programs, 1,

@@ -207,6 +207,10 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
         return nullptr;
       e->listFirst.push_back(e->items.size());
       ArrayRef<int64_t> rows = items.getRows();
+      // Streams name their first item with a 32-bit index.
+      if (e->items.size() + rows.size() / 5 > size_t(INT32_MAX))
+        return reported(items.emitOpError()
+                        << "brings the plan past 2^31 items");
       for (size_t i = 0; i + 5 <= rows.size(); i += 5) {
         for (int k = 0; k < 5; ++k)
           if (!fitsInt32(rows[i + k]))
@@ -265,8 +269,8 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
           e->streams.push_back(
               {static_cast<int32_t>(r), static_cast<int32_t>(send.getPeer()),
                send.getPhaseAttr().getInt(), static_cast<int32_t>(count),
-               send.getStartAttr().getInt(), send.getQuotaAttr().getInt(),
-               send.getBytesAttr().getInt(), first});
+               static_cast<int32_t>(first), send.getStartAttr().getInt(),
+               send.getQuotaAttr().getInt(), send.getBytesAttr().getInt()});
           e->sendOps.push_back(send);
           e->streamList.push_back(send.getItems());
         } else if (auto recv = dyn_cast<RecvOp>(step)) {
@@ -605,13 +609,7 @@ uint64_t EncodedPlan::fingerprint() const {
   vec(pieces);
   vec(groups);
   vec(items);
-  // Stream has padding after num_items: field by field.
-  word(streams.size());
-  for (const engine::Stream &st : streams)
-    for (int64_t v :
-         {int64_t(st.sender), int64_t(st.receiver), st.phase,
-          int64_t(st.num_items), st.start, st.quota, st.bytes, st.first_item})
-      word(v);
+  vec(streams);
   vec(quantClasses);
   vec(quantTensors);
   // Programs without their workspace: the lowering fingerprints before it
