@@ -81,6 +81,7 @@ LogicalResult reshard::planModule(ModuleOp module,
   planning.maxOpsPerStep = options.maxOpsPerStep;
   planning.strategy = options.strategy;
   planning.transits = options.transits;
+  planning.relayTree = options.relayTree;
   planning.lower = false;
   buildReshardPlanPipeline(pm, planning);
   return runPasses(pm, module, setup);

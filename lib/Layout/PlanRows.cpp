@@ -7,7 +7,7 @@ std::vector<RouteRow> RouteRow::fromRows(llvm::ArrayRef<int64_t> rows) {
   std::vector<RouteRow> out;
   for (size_t i = 0; i + kWidth <= rows.size(); i += kWidth)
     out.push_back({rows[i], static_cast<RouteKind>(rows[i + 1]), rows[i + 2],
-                   rows[i + 3], rows[i + 4]});
+                   rows[i + 3], rows[i + 4], rows[i + 5]});
   return out;
 }
 
@@ -16,7 +16,7 @@ std::vector<int64_t> RouteRow::toRows(llvm::ArrayRef<RouteRow> routes) {
   out.reserve(routes.size() * kWidth);
   for (const RouteRow &r : routes)
     out.insert(out.end(), {r.piece, static_cast<int64_t>(r.kind), r.key,
-                           r.holderBase, r.entryBase});
+                           r.holderBase, r.entryBase, r.feeder});
   return out;
 }
 

@@ -15,6 +15,7 @@ void reshard::buildReshardPlanPipeline(OpPassManager &pm,
   pm.addPass(createReshardIntersect());
   ReshardSelectSourcesOptions select;
   select.strategy = options.strategy;
+  select.relayTree = options.relayTree;
   pm.addPass(createReshardSelectSources(select));
   ReshardScheduleOptions schedule;
   schedule.stagingBudget = options.stagingBudget;

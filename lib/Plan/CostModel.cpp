@@ -394,6 +394,10 @@ static PlanBounds computeBounds(const PlanModel &model, const Links &links) {
   return b;
 }
 
+PlanBounds reshard::physicalBounds(const PlanModel &model) {
+  return computeBounds(model, Links(model.topology));
+}
+
 PlanReport reshard::buildReport(const PlanModel &model) {
   std::vector<TransferGroup> transfers = enumerateTransfers(model);
   return buildReport(model, transfers, collectStreams(model, transfers));
@@ -419,6 +423,13 @@ PlanReport reshard::buildReport(const PlanModel &model,
   }
   r.plan = planFigures(model, transfers, streams, scheduleOf(model, streams));
   r.relayLanes = model.relayLanes;
+  for (size_t g = 0; g < model.groups.size(); ++g)
+    for (const RouteRow &route : model.groups[g].routes)
+      if (route.feeder >= 0) {
+        ++r.fedCrossings;
+        r.fedBytes +=
+            model.pieceBytes(g, route.piece) * model.groups[g].numMembers();
+      }
   for (const PlanTransit &t : model.transits)
     ++(model.domainOf(t.via) == model.domainOf(t.receiver)
            ? r.transits.entering
@@ -559,6 +570,10 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
     transits["leaving"] = r.transits.leaving;
     transits["bytes"] = r.transits.bytes;
     o["transits"] = std::move(transits);
+    llvm::json::Object tree;
+    tree["fed_crossings"] = r.fedCrossings;
+    tree["fed_bytes"] = r.fedBytes;
+    o["relay_tree"] = std::move(tree);
     o["plan"] = figuresJson(p, perRank);
     o["network_bytes"] = p.bytes[kNetwork];
     o["lower_bound_network_bytes"] = r.bounds.networkBytes;
@@ -664,6 +679,10 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
     os << "relay lanes: each relay forwards what each holder sent it in a "
           "stream of its own (reshard-schedule chose them by the cost "
           "model)\n";
+  if (r.fedCrossings)
+    os << formatv("relay tree: {0} crossings of a piece into a domain come "
+                  "from another domain's entries, {1} B\n",
+                  r.fedCrossings, r.fedBytes);
   if (r.transits.entering + r.transits.leaving)
     os << formatv("transits: {0} holder streams enter their receiver's "
                   "domain and {1} leave their sender's through another GPU "

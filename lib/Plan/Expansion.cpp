@@ -38,12 +38,24 @@ PieceTable reshard::expandPieces(const PlanModel &model, int64_t tensor) {
         for (const PieceDeliveries::Domain &x : d.networkDomains)
           if (x.domain == domain)
             dom = &x;
-        src = d.holders[rotate(route.holderBase, k, d.holders.size())];
         int64_t entry =
             dom->ranks[rotate(route.entryBase, k, dom->ranks.size())];
+        // A fed domain's entry gets the box from the feeder's entry (step
+        // 1), which got it from the holder; its domain's others from it.
+        int64_t hops = 0;
+        if (route.feeder >= 0) {
+          RouteRow feeder = group.route(j, RouteKind::Network, route.feeder);
+          for (const PieceDeliveries::Domain &x : d.networkDomains)
+            if (x.domain == route.feeder)
+              via = x.ranks[rotate(feeder.entryBase, k, x.ranks.size())];
+          route.holderBase = feeder.holderBase;
+          hops = 1;
+        }
+        src = d.holders[rotate(route.holderBase, k, d.holders.size())];
+        step = hops;
         if (entry != r.rank) {
           via = entry;
-          step = 1;
+          step = hops + 1;
         }
       }
       table.addPiece(r.rank, src, it->second, p.globalOffset(), p.sizes(),

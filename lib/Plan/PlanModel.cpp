@@ -9,7 +9,7 @@
 using namespace reshard;
 
 RouteRow PlanGroup::route(int64_t piece, RouteKind kind, int64_t key) const {
-  RouteRow probe{piece, kind, key, 0, 0};
+  RouteRow probe{piece, kind, key, 0, 0, -1};
   auto it = std::lower_bound(routes.begin(), routes.end(), probe);
   if (it != routes.end() && it->sameDecision(probe))
     return *it;

@@ -73,20 +73,39 @@ reshard::collectStreams(const PlanModel &model,
   return streams;
 }
 
+/// Relays come in two levels: between domains (a feeder domain's entry to
+/// a fed domain's entry), which forward what holders sent, and within a
+/// domain, which forward what either brought.
+static bool crossesDomains(const PlanModel &model, const StreamContent &s) {
+  return isRelay(s.phase) &&
+         model.domainOf(s.sender) != model.domainOf(s.receiver);
+}
+static bool relaysWithin(const PlanModel &model, const StreamContent &s) {
+  return isRelay(s.phase) && !crossesDomains(model, s);
+}
+
 PlanSchedule
-reshard::trivialSchedule(const std::vector<StreamContent> &streams) {
+reshard::trivialSchedule(const PlanModel &model,
+                         const std::vector<StreamContent> &streams) {
   PlanSchedule s;
   s.stagingBudget = 0; // none
-  for (const StreamContent &c : streams)
-    s.streams.push_back({c.sender, c.receiver, c.phase,
-                         isRelay(c.phase) || isTransitOut(c.phase) ? 1 : 0,
-                         std::max<int64_t>(c.bytes, 1)});
+  // Relays within a domain forward what relays between domains bring too.
+  bool crossing = llvm::any_of(streams, [&](const StreamContent &c) {
+    return crossesDomains(model, c);
+  });
+  for (const StreamContent &c : streams) {
+    int64_t start = isTransitOut(c.phase) ? 1 : 0;
+    if (isRelay(c.phase))
+      start = crossing && !crossesDomains(model, c) ? 2 : 1;
+    s.streams.push_back(
+        {c.sender, c.receiver, c.phase, start, std::max<int64_t>(c.bytes, 1)});
+  }
   return s;
 }
 
 PlanSchedule reshard::scheduleOf(const PlanModel &model,
                                  const std::vector<StreamContent> &streams) {
-  return model.schedule ? *model.schedule : trivialSchedule(streams);
+  return model.schedule ? *model.schedule : trivialSchedule(model, streams);
 }
 
 namespace {
@@ -131,16 +150,20 @@ struct Arrival {
 } // namespace
 
 /// Every transfer of a holder's stream (phase 0, or forwarded by a transit)
-/// that carries bytes, as it arrives, sorted by (rank, group, piece) and,
-/// within one, latest first.
-static std::vector<Arrival> phaseZeroArrivals(
-    const PlanModel &model, const std::vector<TransferGroup> &transfers,
-    const std::vector<StreamContent> &streams, const PlanSchedule &schedule) {
+/// that carries bytes, and with `crossing` of every relay between domains,
+/// as it arrives, sorted by (rank, group, piece) and, within one, latest
+/// first.
+static std::vector<Arrival>
+phaseZeroArrivals(const PlanModel &model,
+                  const std::vector<TransferGroup> &transfers,
+                  const std::vector<StreamContent> &streams,
+                  const PlanSchedule &schedule, bool crossing = false) {
   std::vector<Arrival> arrivals;
   for (const StreamContent &s : streams) {
-    const PlanStream *row = bringsHolderBytes(s.phase)
-                                ? schedule.find(s.sender, s.receiver, s.phase)
-                                : nullptr;
+    bool arrives =
+        bringsHolderBytes(s.phase) || (crossing && crossesDomains(model, s));
+    const PlanStream *row =
+        arrives ? schedule.find(s.sender, s.receiver, s.phase) : nullptr;
     if (!row)
       continue;
     int64_t at = 0;
@@ -173,14 +196,16 @@ static llvm::ArrayRef<Arrival> arrivalsOf(llvm::ArrayRef<Arrival> arrivals,
   return llvm::ArrayRef<Arrival>(lo, hi);
 }
 
-/// Sorts each relay stream's transfers by the step they are ready in: after
-/// the last byte of every phase-0 transfer that brought the relay any of
-/// their members (0 for local copies, which are there before step 0).
+/// Sorts the transfers of each relay stream `which` picks by the step they
+/// are ready in: after the last byte of every arrival that brought the
+/// relay any of their members (0 for local copies, which are there before
+/// step 0).
+template <class Which>
 static void orderRelaysBy(llvm::ArrayRef<Arrival> arrivals,
                           const std::vector<TransferGroup> &transfers,
-                          std::vector<StreamContent> &streams) {
+                          std::vector<StreamContent> &streams, Which which) {
   for (StreamContent &s : streams) {
-    if (!isRelay(s.phase))
+    if (!which(s))
       continue;
     auto readyOf = [&](size_t t) -> int64_t {
       const TransferGroup &x = transfers[t];
@@ -207,7 +232,12 @@ void reshard::orderRelays(const PlanModel &model,
                           const PlanSchedule &schedule,
                           std::vector<StreamContent> &streams) {
   orderRelaysBy(phaseZeroArrivals(model, transfers, streams, schedule),
-                transfers, streams);
+                transfers, streams, [&](const StreamContent &s) {
+                  return crossesDomains(model, s);
+                });
+  orderRelaysBy(phaseZeroArrivals(model, transfers, streams, schedule, true),
+                transfers, streams,
+                [&](const StreamContent &s) { return relaysWithin(model, s); });
 }
 
 namespace {
@@ -215,13 +245,14 @@ namespace {
 /// first step where every byte it forwards goes out in a later step than
 /// it arrived in (RelayTiming.h), or, where that is later, every
 /// transfer's first byte after the last byte of what brought it.
+template <class Which>
 void startRelays(const PlanModel &model, llvm::ArrayRef<Arrival> arrivals,
                  const std::vector<TransferGroup> &transfers,
                  const std::vector<StreamContent> &streams,
-                 PlanSchedule &schedule) {
+                 PlanSchedule &schedule, Which which) {
   for (size_t i = 0; i < streams.size(); ++i) {
     const StreamContent &s = streams[i];
-    if (!isRelay(s.phase))
+    if (!which(s))
       continue;
     PlanStream &row = schedule.streams[i];
     int64_t start = 0, at = 0;
@@ -307,11 +338,21 @@ std::optional<PlanSchedule> uniformSchedule(
          std::max<int64_t>(1, (s.bytes + steps - 1) / steps)});
   // Holder streams' rows and their order do not change below, so neither
   // do the arrivals.
-  std::vector<Arrival> arrivals =
-      phaseZeroArrivals(model, transfers, streams, schedule);
+  // Relays between domains start from the holders' arrivals; relays within
+  // a domain from those and the relays between domains.
+  auto crossing = [&](const StreamContent &s) {
+    return crossesDomains(model, s);
+  };
+  auto within = [&](const StreamContent &s) { return relaysWithin(model, s); };
   std::vector<StreamContent> ordered = streams;
-  orderRelaysBy(arrivals, transfers, ordered);
-  startRelays(model, arrivals, transfers, ordered, schedule);
+  std::vector<Arrival> arrivals =
+      phaseZeroArrivals(model, transfers, ordered, schedule);
+  orderRelaysBy(arrivals, transfers, ordered, crossing);
+  startRelays(model, arrivals, transfers, ordered, schedule, crossing);
+  if (llvm::any_of(ordered, crossing))
+    arrivals = phaseZeroArrivals(model, transfers, ordered, schedule, true);
+  orderRelaysBy(arrivals, transfers, ordered, within);
+  startRelays(model, arrivals, transfers, ordered, schedule, within);
   return schedule;
 }
 } // namespace
@@ -375,13 +416,20 @@ llvm::Expected<PlanSchedule> reshard::schedulePlan(
   std::vector<size_t> order(streams.size());
   for (size_t i = 0; i < order.size(); ++i)
     order[i] = i;
+  // Holders' streams, then relays between domains, then within.
+  auto level = [&](size_t i) {
+    return !isRelay(streams[i].phase)          ? 0
+           : crossesDomains(model, streams[i]) ? 1
+                                               : 2;
+  };
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (isRelay(streams[a].phase) != isRelay(streams[b].phase))
-      return !isRelay(streams[a].phase);
+    if (level(a) != level(b))
+      return level(a) < level(b);
     return steps[a] > steps[b];
   });
   Occupancy busy(capacity);
-  llvm::DenseMap<int64_t, int64_t> lastReceive; // rank -> last phase-0 step
+  // rank -> the last step of its holder and between-domain receives
+  llvm::DenseMap<int64_t, int64_t> lastReceive;
   for (size_t i : order) {
     const StreamContent &s = streams[i];
     int64_t start = 0;
@@ -399,7 +447,7 @@ llvm::Expected<PlanSchedule> reshard::schedulePlan(
     busy.add(s.sender, start, steps[i]);
     busy.add(s.receiver, start, steps[i]);
     schedule.streams[i].start = start;
-    if (s.phase == 0 && steps[i] > 0) {
+    if (level(i) < 2 && steps[i] > 0) {
       int64_t &last = lastReceive.try_emplace(s.receiver, -1).first->second;
       last = std::max(last, start + steps[i] - 1);
     }

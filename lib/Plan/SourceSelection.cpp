@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include "reshard/Plan/SourceSelection.h"
 
+#include "reshard/Plan/CostModel.h"
+
 #include "llvm/ADT/DenseMap.h"
 
 #include <algorithm>
@@ -46,6 +48,26 @@ void addRotated(Loads &load, llvm::ArrayRef<int64_t> ranks, int64_t base,
   }
 }
 
+/// The largest load among `ranks` once `members` x `bytes` rotate onto
+/// them from `base`.
+int64_t peakRotated(const Loads &load, llvm::ArrayRef<int64_t> ranks,
+                    int64_t base, int64_t members, int64_t bytes) {
+  int64_t n = ranks.size(), peak = 0;
+  for (int64_t c = 0; c < n; ++c) {
+    int64_t start = ((c - base) % n + n) % n;
+    int64_t count = start < members ? (members - 1 - start) / n + 1 : 0;
+    peak = std::max(peak, load.lookup(ranks[c]) + count * bytes);
+  }
+  return peak;
+}
+
+/// A network domain of a piece that its holders feed: its entries, and
+/// from which one member 0 enters.
+struct Fed {
+  int64_t domain, entryBase;
+  llvm::SmallVector<int64_t, 4> entries;
+};
+
 /// One decision to make: an NVLink replica or a network domain of a piece.
 struct Unit {
   int64_t group, piece;
@@ -57,7 +79,8 @@ struct Unit {
 
 } // namespace
 
-void reshard::selectSources(PlanModel &model, SourceStrategy strategy) {
+void reshard::selectSources(PlanModel &model, SourceStrategy strategy,
+                            RelayTree tree) {
   std::vector<Unit> nvlink, network;
   for (size_t g = 0; g < model.groups.size(); ++g) {
     PlanGroup &group = model.groups[g];
@@ -129,6 +152,13 @@ void reshard::selectSources(PlanModel &model, SourceStrategy strategy) {
     return order;
   };
   Loads nicOut, nicIn, nvlOut;
+  // A domain may be fed by another domain's entries instead of the holders
+  // (a relay tree), where the holders' NICs would pass the physical bound
+  // per NIC and the feeder's entries are less loaded: the piece then leaves
+  // its holders' domain once for both.
+  int64_t perNic =
+      tree == RelayTree::Bound ? physicalBounds(model).perNicBytes : 0;
+  std::map<std::pair<int64_t, int64_t>, std::vector<Fed>> fedByHolders;
   for (uint32_t i : heavierFirst(nvlink)) {
     const Unit &u = nvlink[i];
     PlanGroup &group = model.groups[u.group];
@@ -136,7 +166,7 @@ void reshard::selectSources(PlanModel &model, SourceStrategy strategy) {
     addRotated(nvlOut, u.holders, base, group.numMembers(),
                model.pieceBytes(u.group, u.piece));
     if (base)
-      group.routes.push_back({u.piece, u.kind, u.key, base, 0});
+      group.routes.push_back({u.piece, u.kind, u.key, base, 0, -1});
   }
   for (uint32_t i : heavierFirst(network)) {
     const Unit &u = network[i];
@@ -145,12 +175,31 @@ void reshard::selectSources(PlanModel &model, SourceStrategy strategy) {
     int64_t members = group.numMembers();
     int64_t entry = leastLoaded(u.entries, nicIn);
     int64_t holder = leastLoaded(u.holders, nicOut);
+    int64_t peak = peakRotated(nicOut, u.holders, holder, members, bytes);
+    std::vector<Fed> &fed = fedByHolders[{u.group, u.piece}];
+    const Fed *feeder = nullptr;
+    if (tree == RelayTree::Always ||
+        (tree == RelayTree::Bound && peak > perNic))
+      for (const Fed &f : fed) {
+        int64_t p = peakRotated(nicOut, f.entries, f.entryBase, members, bytes);
+        if (p < peak) {
+          peak = p;
+          feeder = &f;
+        }
+      }
     addRotated(nicIn, u.entries, entry, members, bytes);
-    addRotated(nicOut, u.holders, holder, members, bytes);
+    if (feeder)
+      addRotated(nicOut, feeder->entries, feeder->entryBase, members, bytes);
+    else
+      addRotated(nicOut, u.holders, holder, members, bytes);
     addRotated(nvlOut, u.entries, entry, members,
                bytes * static_cast<int64_t>(u.entries.size() - 1));
-    if (holder || entry)
-      group.routes.push_back({u.piece, u.kind, u.key, holder, entry});
+    int64_t from = feeder ? feeder->domain : -1;
+    if (holder || entry || feeder)
+      group.routes.push_back(
+          {u.piece, u.kind, u.key, feeder ? 0 : holder, entry, from});
+    if (!feeder)
+      fed.push_back({u.key, entry, u.entries});
   }
   for (PlanGroup &group : model.groups)
     llvm::sort(group.routes);

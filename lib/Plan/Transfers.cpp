@@ -1,6 +1,8 @@
 //===- Transfers.cpp - Route rules spelled out per sender and receiver ----===//
 #include "reshard/Plan/Transfers.h"
 
+#include "llvm/ADT/ArrayRef.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -107,24 +109,59 @@ void reshard::appendTransfers(const PlanModel &model, int64_t group,
   for (const PieceDeliveries::Domain &dom : d.networkDomains) {
     RouteRow r = g.route(piece, RouteKind::Network, dom.domain);
     int64_t nE = dom.ranks.size();
-    // Members k = e - entryBase (mod nE) and k = h - holderBase (mod nH)
-    // exist only where h = e - entryBase + holderBase (mod gcd(nE, nH)).
-    // The entry forwards what each holder sent it to the domain's other
-    // ranks: in that holder's lane (model.relayLanes), else in one stream.
-    int64_t common = std::gcd(nE, nH);
+    // Who feeds the entries: the holders, or the feeder domain's entries
+    // (each forwarding, over the network, the members it entered with).
+    llvm::ArrayRef<int64_t> feeders = d.holders;
+    int64_t feederBase = r.holderBase;
+    TransferKind feed = TransferKind::Direct;
+    if (r.feeder >= 0) {
+      for (const PieceDeliveries::Domain &f : d.networkDomains)
+        if (f.domain == r.feeder)
+          feeders = f.ranks;
+      feederBase = g.route(piece, RouteKind::Network, r.feeder).entryBase;
+      feed = TransferKind::Relay;
+    }
+    int64_t nF = feeders.size();
+    // Members k = e - entryBase (mod nE) and k = h - feederBase (mod nF)
+    // exist only where h = e - entryBase + feederBase (mod gcd(nE, nF)).
+    // The entry forwards what each feeder sent it to the domain's other
+    // ranks: in that feeder's lane (model.relayLanes), else in one stream.
+    int64_t common = std::gcd(nE, nF);
     bool lanes = model.relayLanes;
     for (int64_t e = 0; e < nE; ++e)
-      for (int64_t h = mod(e - r.entryBase + r.holderBase, common); h < nH;
+      for (int64_t h = mod(e - r.entryBase + feederBase, common); h < nF;
            h += common) {
         int64_t start, stride, count;
-        solveMembers(members, e - r.entryBase, nE, h - r.holderBase, nH, start,
+        solveMembers(members, e - r.entryBase, nE, h - feederBase, nF, start,
                      stride, count);
-        add(d.holders[h], dom.ranks[e], TransferKind::Direct, start, stride,
-            count);
-        for (int64_t other = 0; lanes && other < nE; ++other)
-          if (other != e)
-            add(dom.ranks[e], dom.ranks[other], TransferKind::Relay, start,
-                stride, count, d.holders[h]);
+        if (feed == TransferKind::Direct || !lanes) {
+          add(feeders[h], dom.ranks[e], feed, start, stride, count);
+          for (int64_t other = 0; lanes && other < nE; ++other)
+            if (other != e)
+              add(dom.ranks[e], dom.ranks[other], TransferKind::Relay, start,
+                  stride, count, feeders[h]);
+          continue;
+        }
+        // With lanes a fed domain keeps the holders' lanes: the feeder's
+        // entry forwards what holder x sent it in lane x, and so does the
+        // entry to its domain's others. Members of (e, h) and holder x:
+        // k = start (mod stride) and k = x - holderBase (mod nH).
+        RouteRow rf = g.route(piece, RouteKind::Network, r.feeder);
+        int64_t period = count > 1 ? stride : members;
+        int64_t gx = std::gcd(period, nH);
+        for (int64_t x = mod(start + rf.holderBase, gx); x < nH; x += gx) {
+          int64_t s2, stride2, count2;
+          solveMembers(members, start, period, x - rf.holderBase, nH, s2,
+                       stride2, count2);
+          if (s2 < start)
+            continue;
+          add(feeders[h], dom.ranks[e], feed, s2, stride2, count2,
+              d.holders[x]);
+          for (int64_t other = 0; other < nE; ++other)
+            if (other != e)
+              add(dom.ranks[e], dom.ranks[other], TransferKind::Relay, s2,
+                  stride2, count2, d.holders[x]);
+        }
       }
     for (int64_t e = 0; !lanes && e < nE; ++e) {
       int64_t start = mod(e - r.entryBase, nE);

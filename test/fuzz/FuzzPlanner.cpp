@@ -58,6 +58,9 @@ struct Case {
   /// Holder streams through transit GPUs wherever balanceNics proposes
   /// them and the one-pace schedule fits (reshard-schedule transits=always).
   bool transits = false;
+  /// Domains fed by other domains' entries wherever less loaded
+  /// (reshard-select-sources relay-tree=always).
+  bool relayTree = false;
   ScheduleOptions options;
 };
 
@@ -139,6 +142,8 @@ std::string describe(const Case &c) {
     s += "\n// relay lanes (the pass chooses them by the cost model)";
   if (c.transits)
     s += "\n// transits=always";
+  if (c.relayTree)
+    s += "\n// relay-tree=always";
   return s + "\n";
 }
 
@@ -332,6 +337,7 @@ Case decode(FuzzedDataProvider &in) {
   // they did.
   c.relayLanes = in.ConsumeBool();
   c.transits = in.ConsumeBool();
+  c.relayTree = in.ConsumeBool();
   return c;
 }
 
@@ -383,7 +389,7 @@ void checkSchedule(const Case &c, const PlanModel &model,
       s.sendPeers.insert(sc.receiver);
       r.recvPeers.insert(sc.sender);
     }
-    if (bringsHolderBytes(sc.phase))
+    if (deliversToReceiver(sc.phase)) // what it may forward
       walk(sc, row,
            [&](const TransferGroup &x, int64_t k, int64_t at, int64_t) {
              arrived[{sc.receiver, x.group, x.piece, k}] = {&row, at};
@@ -499,7 +505,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     std::fprintf(stderr, "%s", describe(c).c_str());
 
   PlanModel model = buildPlanModel(c.tensors, c.topology);
-  selectSources(model, c.strategy);
+  selectSources(model, c.strategy,
+                c.relayTree ? RelayTree::Always : RelayTree::Never);
   model.relayLanes = c.relayLanes;
   if (c.schedule) {
     std::vector<TransferGroup> transfers = enumerateTransfers(model);

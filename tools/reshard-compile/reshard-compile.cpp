@@ -98,6 +98,18 @@ cl::opt<TransitMode> transits(
                           "schedule"),
                clEnumValN(TransitMode::Never, "never", "none")),
     cl::init(TransitMode::Auto), cl::cat(category));
+cl::opt<RelayTree> relayTree(
+    "relay-tree",
+    cl::desc("Whether a domain may get a piece from another domain's "
+             "entries instead of its holders"),
+    cl::values(clEnumValN(RelayTree::Never, "never",
+                          "from the holders (default)"),
+               clEnumValN(RelayTree::Bound, "bound",
+                          "where the holders' NICs would pass the physical "
+                          "bound per NIC"),
+               clEnumValN(RelayTree::Always, "always",
+                          "wherever a feeder is less loaded")),
+    cl::init(RelayTree::Never), cl::cat(category));
 cl::opt<std::string> planName(
     "plan-name",
     cl::desc("Prefix of the C entry points (<NAME>_run, ...): a C "
@@ -147,7 +159,8 @@ struct Outputs {
 int compile() {
   bool planningOptions =
       stagingBudget.getNumOccurrences() || maxOpsPerStep.getNumOccurrences() ||
-      strategy.getNumOccurrences() || transits.getNumOccurrences();
+      strategy.getNumOccurrences() || transits.getNumOccurrences() ||
+      relayTree.getNumOccurrences();
   ReshardPlanOptions options;
   if (stagingBudget.getNumOccurrences()) {
     std::optional<int64_t> bytes = parseBytes(stagingBudget);
@@ -160,6 +173,7 @@ int compile() {
   options.maxOpsPerStep = maxOpsPerStep;
   options.strategy = strategy;
   options.transits = transits;
+  options.relayTree = relayTree;
 
   // With --report=-, standard output holds the report alone.
   bool reportToStdout = reportFile == "-";
@@ -207,7 +221,8 @@ int compile() {
       (planningOptions || planName.getNumOccurrences()))
     return fail(input + " is already lowered (a reshard_rt.plan): planning "
                         "options (--staging-budget, --max-ops-per-step, "
-                        "--strategy, --transits, --plan-name) do not apply "
+                        "--strategy, --transits, --relay-tree, --plan-name) do "
+                        "not apply "
                         "to it");
   if (*stage == Stage::Explicit)
     return fail(input + " is the explicit reference form (reshard.pieces, "
@@ -216,8 +231,8 @@ int compile() {
                         "module (classes and groups)");
   if (*stage == Stage::Planned && planningOptions)
     return fail(input + " is already planned (it has reshard.group ops): "
-                        "--staging-budget, --max-ops-per-step, --strategy "
-                        "and --transits apply to layouts");
+                        "--staging-budget, --max-ops-per-step, --strategy, "
+                        "--transits and --relay-tree apply to layouts");
   if (*stage == Stage::Lowered && !reportFile.empty())
     return fail(input + " is already lowered: the report needs the planned "
                         "module; give the layout");

@@ -27,15 +27,20 @@ enum class RouteKind : int64_t { NVLink = 0, Network = 1 };
 /// replica's domain for NVLink, all of them for the network), and, for the
 /// network, enters the domain at destination `(entryBase + k) mod m` of the
 /// m replicas there that need it (ascending by rank), which forwards it to
-/// the others over NVLink. A decision left out is 0, 0.
-/// Stored as rows of 5: piece, kind, key, holderBase, entryBase.
+/// the others over NVLink. With a `feeder` domain (>= 0; a network domain
+/// of the same piece whose own decision has none), member k comes instead
+/// from the feeder's entry of member k, which forwards it over the network
+/// from its destination shard (a relay tree: the holders' domain sends the
+/// piece once for both). A decision left out is 0, 0, -1.
+/// Stored as rows of 6: piece, kind, key, holderBase, entryBase, feeder.
 struct RouteRow {
-  static constexpr unsigned kWidth = 5;
+  static constexpr unsigned kWidth = 6;
   int64_t piece;
   RouteKind kind;
   int64_t key;
   int64_t holderBase;
   int64_t entryBase;
+  int64_t feeder = -1;
 
   bool sameDecision(const RouteRow &o) const {
     return piece == o.piece && kind == o.kind && key == o.key;

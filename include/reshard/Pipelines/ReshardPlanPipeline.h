@@ -38,6 +38,16 @@ struct ReshardPlanOptions
                      "NVLink domain from the least loaded NIC (default)"),
           clEnumValN(SourceStrategy::Direct, "direct",
                      "the baseline: lowest holder, no relay"))};
+  PassOptions::Option<RelayTree> relayTree{
+      *this, "relay-tree",
+      llvm::cl::desc("Whether a domain may get a piece from another "
+                     "domain's entries (a relay tree)"),
+      llvm::cl::init(RelayTree::Never),
+      llvm::cl::values(
+          clEnumValN(RelayTree::Never, "never", "from the holders (default)"),
+          clEnumValN(RelayTree::Bound, "bound",
+                     "where the holders' NICs would pass the physical bound"),
+          clEnumValN(RelayTree::Always, "always", "wherever less loaded"))};
   PassOptions::Option<TransitMode> transits{
       *this, "transits",
       llvm::cl::desc("Holder streams through another GPU of a domain"),

@@ -83,6 +83,9 @@ struct PlanReport {
   struct Transits {
     int64_t entering = 0, leaving = 0, bytes = 0;
   } transits;
+  /// Network crossings of a group piece into a domain that come from
+  /// another domain's entries (a relay tree), and their bytes.
+  int64_t fedCrossings = 0, fedBytes = 0;
   TopologySpec topology;
   /// Tensors, tensor classes, groups, and the pieces they stand for (one
   /// per tensor, destination rank and box).
@@ -140,6 +143,10 @@ private:
 /// are reported as the direct plan, an unscheduled plan in its trivial
 /// schedule), with its baselines.
 PlanReport buildReport(const PlanModel &model);
+
+/// The physical lower bound of the model's pieces (docs/CostModel.md),
+/// whoever sends them: routing needs no schedule for it.
+PlanBounds physicalBounds(const PlanModel &model);
 /// The same, given the plan's transfers and streams (enumerateTransfers and
 /// collectStreams of `model`) when the caller has them already.
 PlanReport buildReport(const PlanModel &model,

@@ -65,8 +65,10 @@ void orderRelays(const PlanModel &model,
                  std::vector<StreamContent> &streams);
 
 /// The schedule of a plan that has none: every phase-0 stream whole in
-/// step 0, every relay stream whole in step 1; no budget.
-PlanSchedule trivialSchedule(const std::vector<StreamContent> &streams);
+/// step 0, every relay stream whole in step 1 (relays within a domain in
+/// step 2 where relays between domains feed them); no budget.
+PlanSchedule trivialSchedule(const PlanModel &model,
+                             const std::vector<StreamContent> &streams);
 
 /// The schedule of `model`, or its trivial one.
 PlanSchedule scheduleOf(const PlanModel &model,

@@ -17,12 +17,26 @@ enum class SourceStrategy {
   Direct,
 };
 
+/// Whether a domain may be fed a piece by another domain's entries instead
+/// of its holders (a relay tree: the holders' domain sends it once for
+/// both).
+enum class RelayTree {
+  Never,
+  /// Where the holders' NICs would pass the physical bound per NIC and the
+  /// feeder's entries are less loaded.
+  Bound,
+  /// Wherever the feeder's entries are less loaded (for tests).
+  Always,
+};
+
 /// Routes every group: the decisions where a choice exists (which holder,
-/// which entry rank), greedily largest first over the whole model, so that
-/// NIC and NVLink loads balance across tensors. A group's members rotate
-/// over the chosen candidates, so a group of many members spreads over all
-/// of them; a group of one member is routed as that tensor alone.
-void selectSources(PlanModel &model, SourceStrategy strategy);
+/// which entry rank, which feeder domain), greedily largest first over the
+/// whole model, so that NIC and NVLink loads balance across tensors. A
+/// group's members rotate over the chosen candidates, so a group of many
+/// members spreads over all of them; a group of one member is routed as
+/// that tensor alone.
+void selectSources(PlanModel &model, SourceStrategy strategy,
+                   RelayTree tree = RelayTree::Never);
 
 } // namespace reshard
 

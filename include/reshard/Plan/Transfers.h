@@ -18,6 +18,8 @@ enum class TransferKind {
   Copy,   ///< inside one rank, source shard to destination shard
   Direct, ///< a holder's source shard to another rank (NVLink or network)
   Relay,  ///< a destination forwards what it received, from its own shard
+          ///< (to its domain's other replicas, or, from a feeder domain's
+          ///< entry, to another domain's entry)
 };
 
 /// Members memberStart + i * memberStride, i < memberCount, of group
@@ -27,8 +29,9 @@ struct TransferGroup {
   int64_t sender, receiver;
   TransferKind kind;
   int64_t memberStart, memberStride, memberCount;
-  /// A relay's lane: the rank whose phase-0 transfer brought it these
-  /// members (0 for the others).
+  /// A relay's lane: the rank whose transfer brought it these members (a
+  /// holder, or a feeder domain's entry; 0 for the others, and for the
+  /// relay between domains itself).
   int64_t lane = 0;
 
   /// 0 for what holders send; for relays 1 + the lane, so that what a

@@ -309,13 +309,18 @@ std::string randomPipeline(uint64_t seed) {
   case 0:
     return "reshard-intersect";
   case 1:
-    return "reshard-intersect,reshard-select-sources";
+    return rng.chance(50) ? "reshard-intersect,reshard-select-sources"
+                          : "reshard-intersect,reshard-select-sources{"
+                            "relay-tree=always}";
   case 2: {
     int64_t budget = 8 << rng.below(6), ops = 2 + rng.below(6);
-    return llvm::formatv("reshard-intersect,reshard-select-sources,"
+    bool transits = rng.chance(50);
+    return llvm::formatv("reshard-intersect,reshard-select-sources{2},"
                          "reshard-schedule{{staging-budget={0} "
-                         "max-ops-per-step={1}{2}}",
-                         budget, ops, rng.chance(50) ? " transits=always" : "");
+                         "max-ops-per-step={1}{3}}",
+                         budget, ops,
+                         rng.chance(50) ? "{relay-tree=always}" : "",
+                         transits ? " transits=always" : "");
   }
   default:
     return llvm::formatv("reshard-intersect,reshard-select-sources{{"
@@ -367,7 +372,7 @@ void corrupt(PieceTable &table) {
 
 struct Stats {
   int64_t pieces = 0, localPieces = 0, elements = 0, groupedTensors = 0;
-  int64_t plansWithTransits = 0;
+  int64_t plansWithTransits = 0, plansWithRelayTrees = 0;
 };
 
 /// Checks one tensor's explicit pieces (the reference path): executed,
@@ -522,6 +527,11 @@ std::string runCase(MLIRContext &ctx, const std::string &ir,
   for (const PlanGroup &g : plan->model.groups)
     stats.groupedTensors += g.numMembers() > 1 ? g.numMembers() : 0;
   stats.plansWithTransits += !plan->model.transits.empty();
+  stats.plansWithRelayTrees +=
+      llvm::any_of(plan->model.groups, [](const PlanGroup &g) {
+        return llvm::any_of(g.routes,
+                            [](const RouteRow &r) { return r.feeder >= 0; });
+      });
 
   // The enumerating reference: reshard-expand's explicit pieces.
   SymbolTableCollection symbols;
@@ -660,9 +670,10 @@ int main(int argc, char **argv) {
   }
   llvm::outs() << llvm::formatv(
       "{0}checked {1} pieces ({2} local copies), {3} destination elements, "
-      "{4} tensors in groups of several, {5} plans with transits\n",
+      "{4} tensors in groups of several, {5} plans with transits, {6} with "
+      "relay trees\n",
       dump ? "// " : "", stats.pieces, stats.localPieces, stats.elements,
-      stats.groupedTensors, stats.plansWithTransits);
+      stats.groupedTensors, stats.plansWithTransits, stats.plansWithRelayTrees);
   llvm::outs() << llvm::formatv("{0}property: {1} passed, {2} failed\n",
                                 dump ? "// " : "", numCases - failures,
                                 failures);

@@ -357,7 +357,7 @@ ParseResult GroupOp::parse(OpAsmParser &parser, OperationState &result) {
     result.addAttribute("routing", RoutingAttr::get(b.getContext(), *routing));
     if (succeeded(parser.parseOptionalKeyword("routes"))) {
       auto parseRoute = [&]() -> ParseResult {
-        int64_t piece, key, holder, entry = 0;
+        int64_t piece, key, holder, entry = 0, feeder = -1;
         StringRef kind;
         SMLoc at = parser.getCurrentLocation();
         if (parser.parseKeyword("piece") || parser.parseInteger(piece) ||
@@ -369,7 +369,12 @@ ParseResult GroupOp::parse(OpAsmParser &parser, OperationState &result) {
         if (kind == "network" &&
             (parser.parseKeyword("entry") || parser.parseInteger(entry)))
           return failure();
-        routes.append({piece, kind == "network" ? 1 : 0, key, holder, entry});
+        if (kind == "network" &&
+            succeeded(parser.parseOptionalKeyword("from")) &&
+            (parser.parseKeyword("domain") || parser.parseInteger(feeder)))
+          return failure();
+        routes.append(
+            {piece, kind == "network" ? 1 : 0, key, holder, entry, feeder});
         return success();
       };
       if (parseRows(parser, parseRoute))
@@ -405,6 +410,8 @@ void GroupOp::print(OpAsmPrinter &p) {
           << r.key << " holder " << r.holderBase;
         if (network)
           p << " entry " << r.entryBase;
+        if (network && r.feeder >= 0)
+          p << " from domain " << r.feeder;
       });
     }
   }
@@ -519,6 +526,12 @@ LogicalResult GroupOp::verifySymbolUses(SymbolTableCollection &symbols) {
       return emitOpError() << "an nvlink route names replica " << r.key
                            << " of a destination mesh of " << dst.numDevices()
                            << " devices";
+    if (r.feeder < -1 || r.feeder == r.key ||
+        (r.feeder >= 0 && r.kind != RouteKind::Network))
+      return emitOpError() << "a route of piece " << r.piece
+                           << " is fed from domain " << r.feeder
+                           << "; only a network route is fed, from another "
+                              "domain";
     if (r.holderBase >= src.numReplicas() || r.entryBase >= dst.numReplicas())
       return emitOpError() << "a route of piece " << r.piece
                            << " starts past its candidates (holder base "

@@ -157,6 +157,27 @@ FailureOr<PlanModule> PlanModule::load(ModuleOp module, StringRef passName) {
     g.routes = RouteRow::fromRows(op.getRoutes());
     plan.groups.push_back(op);
     plan.model.groups.push_back(std::move(g));
+    // A fed domain's feeder is another network domain of the piece, fed
+    // by the holders.
+    const PlanGroup &added = plan.model.groups.back();
+    for (const RouteRow &r : added.routes) {
+      if (r.feeder < 0)
+        continue;
+      PieceDeliveries d = deliveriesOf(plan.model, index, r.piece);
+      auto isNetwork = [&](int64_t domain) {
+        return llvm::any_of(d.networkDomains,
+                            [&](const PieceDeliveries::Domain &x) {
+                              return x.domain == domain;
+                            });
+      };
+      if (!isNetwork(r.key) || !isNetwork(r.feeder) ||
+          added.route(r.piece, RouteKind::Network, r.feeder).feeder != -1)
+        return op.emitOpError()
+               << "feeds piece " << r.piece << " into domain " << r.key
+               << " from domain " << r.feeder
+               << ", but both must be domains the piece crosses the network "
+                  "into, and the feeder one its holders feed";
+    }
   }
   for (auto [t, group] : llvm::enumerate(plan.model.tensorGroup))
     if (group == -1)

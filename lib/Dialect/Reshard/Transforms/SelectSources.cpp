@@ -19,7 +19,7 @@ struct SelectSourcesPass
         PlanModule::load(getOperation(), getArgument());
     if (failed(plan))
       return signalPassFailure();
-    selectSources(plan->model, strategy);
+    selectSources(plan->model, strategy, relayTree);
     plan->storeRoutes();
     // New routes make new streams: an earlier schedule no longer fits.
     plan->model.schedule.reset();

@@ -376,7 +376,7 @@ LogicalResult Checker::checkRelays(int64_t pi, bool quiet) {
   struct Had {
     Progression members;
     int64_t lastStep;
-    /// The phase-0 stream that brought them (quota 0: a local copy) and
+    /// The stream that brought them (quota 0: a local copy) and
     /// where the item sits in it.
     int64_t start = 0, quota = 0, at = 0;
   };
@@ -393,8 +393,10 @@ LogicalResult Checker::checkRelays(int64_t pi, bool quiet) {
           {{it.start, it.stride, it.count}, -1});
     }
     for (int64_t r = 0; r < prog.num_recvs; ++r) {
+      // Whatever it receives into its destination shards (from a holder,
+      // a transit, or a relay of another domain) it may forward.
       const engine::Stream &s = engine::recv_stream(p, prog, r);
-      if (s.phase != 0 && !engine::transit_out(s))
+      if (engine::transit_in(s))
         continue;
       int64_t at = 0;
       for (int64_t i = s.first_item; i < s.first_item + s.num_items; ++i) {

@@ -246,6 +246,10 @@ reshard.redistribute @w from @train <[[tp]]> to @infer <[[]]> topology @t
 // JSON-NEXT:     "speedup_over_gather_broadcast": 1.784{{[0-9]*}}
 // JSON-NEXT:   },
 // JSON-NEXT:   "relay_lanes": false,
+// JSON-NEXT:   "relay_tree": {
+// JSON-NEXT:     "fed_bytes": 0,
+// JSON-NEXT:     "fed_crossings": 0
+// JSON-NEXT:   },
 // JSON-NEXT:   "tensors": 1,
 // JSON-NEXT:   "topology": {
 // JSON-NEXT:     "gpus_per_node": 2,

@@ -138,7 +138,20 @@ def ReshardSelectSources : Pass<"reshard-select-sources", "mlir::ModuleOp"> {
                           "per NVLink domain from the least loaded NIC "
                           "(default)"),
                clEnumValN(::reshard::SourceStrategy::Direct, "direct",
-                          "the baseline: lowest holder, no relay"))}]>
+                          "the baseline: lowest holder, no relay"))}]>,
+    Option<"relayTree", "relay-tree", "::reshard::RelayTree",
+           /*default=*/"::reshard::RelayTree::Never",
+           "Whether a domain may get a piece from another domain's entries",
+           [{::llvm::cl::values(
+               clEnumValN(::reshard::RelayTree::Never, "never",
+                          "every domain from the holders (default)"),
+               clEnumValN(::reshard::RelayTree::Bound, "bound",
+                          "where the holders' NICs would pass the physical "
+                          "bound per NIC and a feeder's entries are less "
+                          "loaded"),
+               clEnumValN(::reshard::RelayTree::Always, "always",
+                          "wherever a feeder's entries are less loaded "
+                          "(for tests)"))}]>
   ];
   let dependentDialects = ["::reshard::ReshardDialect"];
 }

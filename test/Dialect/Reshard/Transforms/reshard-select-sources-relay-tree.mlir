@@ -1,0 +1,31 @@
+// A relay tree: two engine replicas in domains 1 and 2 need what four
+// trainer GPUs of domain 0 hold. With relay-tree=always the routes feed
+// domain 2 from domain 1's entries (`from domain 1`): domain 0 sends each
+// piece once, and domain 1's entries forward it over the network in
+// phase-1 streams that start after what they forward arrives. The report
+// counts the fed crossings; network bytes stay at the bound; both
+// interpreters check every element. By default (never) every domain is fed
+// by the holders. Feeders that cannot be are refused.
+
+// RUN: reshard-opt %S/../../../Integration/mpi/Inputs/relay-tree.mlir --reshard-plan-pipeline="lower=false staging-budget=65536 relay-tree=always" -o %t.mlir
+// RUN: FileCheck %s < %t.mlir
+// RUN: reshard-opt %t.mlir | FileCheck %s
+// CHECK: piece 0 network 2 holder 0 entry 0 from domain 1
+// CHECK: stream 4 -> 8 phase 1 start {{[1-9][0-9]*}} quota
+// CHECK: stream 5 -> 9 phase 1 start {{[1-9][0-9]*}} quota
+
+// RUN: reshard-opt %t.mlir --reshard-report=text -o /dev/null | FileCheck %s --check-prefix=REPORT
+// REPORT: network bytes / lower bound: 1.000
+// REPORT: relay tree: 6 crossings of a piece into a domain come from another domain's entries, 524288 B
+// RUN: reshard-run %t.mlir --check | FileCheck %s --check-prefix=EXEC
+// RUN: reshard-run %t.mlir --check --engine | FileCheck %s --check-prefix=EXEC
+// EXEC: checked 2 tensors, 16 pieces, 524288 destination elements: all correct
+
+// RUN: reshard-opt %S/../../../Integration/mpi/Inputs/relay-tree.mlir --reshard-plan-pipeline="lower=false staging-budget=65536" | FileCheck %s --check-prefix=NEVER
+// NEVER-NOT: from domain
+
+// A domain fed from itself, and from a domain the piece does not cross into.
+// RUN: sed '0,/network 2 holder 0 entry 0 from domain 1/s//network 2 holder 0 entry 0 from domain 2/' %t.mlir | not reshard-opt -o /dev/null 2>&1 | FileCheck %s --check-prefix=SELF
+// SELF: error: 'reshard.group' op a route of piece 0 is fed from domain 2; only a network route is fed, from another domain
+// RUN: sed '0,/network 2 holder 0 entry 0 from domain 1/s//network 2 holder 0 entry 0 from domain 3/' %t.mlir | not reshard-opt --convert-reshard-to-runtime -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOT-NETWORK
+// NOT-NETWORK: error: 'reshard.group' op feeds piece 0 into domain 2 from domain 3, but both must be domains the piece crosses the network into, and the feeder one its holders feed
