@@ -70,14 +70,16 @@ def Reshard_GroupOp : Reshard_Op<"group",
     plan order. Their pieces are the same in rank space too, so a group is
     routed as a whole: `routing` (written by `reshard-select-sources`) says
     how senders are chosen, and `routes` holds the decisions where a choice
-    exists, rows of (piece, kind, key, holder base, entry base) in the
-    schema `reshard::RouteRow` (include/reshard/Layout/PlanRows.h) owns:
+    exists, rows of (piece, kind, key, holder base, entry base, feeder) in
+    the schema `reshard::RouteRow` (include/reshard/Layout/PlanRows.h) owns:
     for piece `piece`, the NVLink holder of the destination replica whose
     mesh linear index is `key`, or the network crossing into NVLink domain
     `key`. Member k of the group takes candidate `(holder + k) mod n` of
     the n holders that qualify and enters the domain at replica
     `(entry + k) mod m` of the m that need it there, which forwards it to
-    the others. Decisions left out are 0, 0.
+    the others. A network route `from domain F` (a relay tree) takes the
+    piece from domain F's entry of member k instead of a holder. Decisions
+    left out are 0, 0, none.
 
     ```mlir
     reshard.group @group0 class @class0 from @train to @infer
