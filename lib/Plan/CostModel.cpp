@@ -342,10 +342,7 @@ static PlanBounds computeBounds(const PlanModel &model, const Links &links) {
         }))
       egress[home] += bytes;
   });
-  llvm::DenseSet<int64_t> planGpus;
-  for (const PlanGroup &g : model.groups)
-    for (const MeshSpec *m : {&g.srcMesh, &g.dstMesh})
-      planGpus.insert(m->ranks.begin(), m->ranks.end());
+  std::vector<int64_t> planGpus = model.planRanks();
   llvm::DenseMap<int64_t, int64_t> domainGpus;
   for (int64_t r : planGpus)
     ++domainGpus[links.domainOf(r)];

@@ -53,6 +53,16 @@ int64_t PlanModel::pieceBytes(int64_t group, int64_t piece) const {
   return c.pattern[piece].numElements() * c.exemplar.elementBytes;
 }
 
+std::vector<int64_t> PlanModel::planRanks() const {
+  std::vector<int64_t> ranks;
+  for (const PlanGroup &g : groups)
+    for (const MeshSpec *m : {&g.srcMesh, &g.dstMesh})
+      ranks.insert(ranks.end(), m->ranks.begin(), m->ranks.end());
+  llvm::sort(ranks);
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  return ranks;
+}
+
 int64_t PlanModel::numRanks() const {
   int64_t n = 1; // an empty plan still needs a communicator
   for (const PlanGroup &g : groups)

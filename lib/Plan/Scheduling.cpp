@@ -154,10 +154,10 @@ struct Arrival {
 /// as it arrives, sorted by (rank, group, piece) and, within one, latest
 /// first.
 static std::vector<Arrival>
-phaseZeroArrivals(const PlanModel &model,
-                  const std::vector<TransferGroup> &transfers,
-                  const std::vector<StreamContent> &streams,
-                  const PlanSchedule &schedule, bool crossing = false) {
+streamArrivals(const PlanModel &model,
+               const std::vector<TransferGroup> &transfers,
+               const std::vector<StreamContent> &streams,
+               const PlanSchedule &schedule, bool crossing = false) {
   std::vector<Arrival> arrivals;
   for (const StreamContent &s : streams) {
     bool arrives =
@@ -231,11 +231,10 @@ void reshard::orderRelays(const PlanModel &model,
                           const std::vector<TransferGroup> &transfers,
                           const PlanSchedule &schedule,
                           std::vector<StreamContent> &streams) {
-  orderRelaysBy(phaseZeroArrivals(model, transfers, streams, schedule),
-                transfers, streams, [&](const StreamContent &s) {
-                  return crossesDomains(model, s);
-                });
-  orderRelaysBy(phaseZeroArrivals(model, transfers, streams, schedule, true),
+  orderRelaysBy(
+      streamArrivals(model, transfers, streams, schedule), transfers, streams,
+      [&](const StreamContent &s) { return crossesDomains(model, s); });
+  orderRelaysBy(streamArrivals(model, transfers, streams, schedule, true),
                 transfers, streams,
                 [&](const StreamContent &s) { return relaysWithin(model, s); });
 }
@@ -346,11 +345,11 @@ std::optional<PlanSchedule> uniformSchedule(
   auto within = [&](const StreamContent &s) { return relaysWithin(model, s); };
   std::vector<StreamContent> ordered = streams;
   std::vector<Arrival> arrivals =
-      phaseZeroArrivals(model, transfers, ordered, schedule);
+      streamArrivals(model, transfers, ordered, schedule);
   orderRelaysBy(arrivals, transfers, ordered, crossing);
   startRelays(model, arrivals, transfers, ordered, schedule, crossing);
   if (llvm::any_of(ordered, crossing))
-    arrivals = phaseZeroArrivals(model, transfers, ordered, schedule, true);
+    arrivals = streamArrivals(model, transfers, ordered, schedule, true);
   orderRelaysBy(arrivals, transfers, ordered, within);
   startRelays(model, arrivals, transfers, ordered, schedule, within);
   return schedule;

@@ -83,14 +83,8 @@ reshard::balanceNics(const PlanModel &model,
   if (!model.topology)
     return out;
   std::map<int64_t, std::vector<int64_t>> gpusOf; // domain -> plan GPUs
-  {
-    std::set<int64_t> ranks;
-    for (const PlanGroup &g : model.groups)
-      for (const MeshSpec *m : {&g.srcMesh, &g.dstMesh})
-        ranks.insert(m->ranks.begin(), m->ranks.end());
-    for (int64_t r : ranks)
-      gpusOf[model.domainOf(r)].push_back(r);
-  }
+  for (int64_t r : model.planRanks())
+    gpusOf[model.domainOf(r)].push_back(r);
   std::vector<Crossing> in, outgoing;
   for (size_t i = 0; i < streams.size(); ++i) {
     const StreamContent &s = streams[i];

@@ -90,26 +90,12 @@ cl::opt<TransitMode> transits(
     "transits",
     cl::desc("Holder streams that enter or leave an NVLink domain through "
              "another of its GPUs"),
-    cl::values(clEnumValN(TransitMode::Auto, "auto",
-                          "where the cost model finds the plan faster "
-                          "(default)"),
-               clEnumValN(TransitMode::Always, "always",
-                          "wherever NIC balancing proposes them and they "
-                          "schedule"),
-               clEnumValN(TransitMode::Never, "never", "none")),
-    cl::init(TransitMode::Auto), cl::cat(category));
-cl::opt<RelayTree> relayTree(
-    "relay-tree",
-    cl::desc("Whether a domain may get a piece from another domain's "
-             "entries instead of its holders"),
-    cl::values(clEnumValN(RelayTree::Never, "never",
-                          "from the holders (default)"),
-               clEnumValN(RelayTree::Bound, "bound",
-                          "where the holders' NICs would pass the physical "
-                          "bound per NIC"),
-               clEnumValN(RelayTree::Always, "always",
-                          "wherever a feeder is less loaded")),
-    cl::init(RelayTree::Never), cl::cat(category));
+    transitModeValues(), cl::init(TransitMode::Auto), cl::cat(category));
+cl::opt<RelayTree>
+    relayTree("relay-tree",
+              cl::desc("Whether a domain may get a piece from another domain's "
+                       "entries instead of its holders"),
+              relayTreeValues(), cl::init(RelayTree::Never), cl::cat(category));
 cl::opt<std::string> planName(
     "plan-name",
     cl::desc("Prefix of the C entry points (<NAME>_run, ...): a C "

@@ -42,24 +42,11 @@ struct ReshardPlanOptions
       *this, "relay-tree",
       llvm::cl::desc("Whether a domain may get a piece from another "
                      "domain's entries (a relay tree)"),
-      llvm::cl::init(RelayTree::Never),
-      llvm::cl::values(
-          clEnumValN(RelayTree::Never, "never", "from the holders (default)"),
-          clEnumValN(RelayTree::Bound, "bound",
-                     "where the holders' NICs would pass the physical bound"),
-          clEnumValN(RelayTree::Always, "always", "wherever less loaded"))};
+      llvm::cl::init(RelayTree::Never), relayTreeValues()};
   PassOptions::Option<TransitMode> transits{
       *this, "transits",
       llvm::cl::desc("Holder streams through another GPU of a domain"),
-      llvm::cl::init(TransitMode::Auto),
-      llvm::cl::values(
-          clEnumValN(TransitMode::Auto, "auto",
-                     "where the cost model finds the plan more than 1% "
-                     "faster (default)"),
-          clEnumValN(TransitMode::Always, "always",
-                     "wherever NIC balancing proposes them and they "
-                     "schedule"),
-          clEnumValN(TransitMode::Never, "never", "none"))};
+      llvm::cl::init(TransitMode::Auto), transitModeValues()};
   PassOptions::Option<std::string> planName{
       *this, "plan-name",
       llvm::cl::desc("Name of the plan (a C identifier: the C functions are "

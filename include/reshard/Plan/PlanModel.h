@@ -116,6 +116,8 @@ struct PlanModel {
   int64_t pieceBytes(int64_t group, int64_t piece) const;
   /// The GPU the holder stream (sender, receiver) passes through, or -1.
   int64_t transitVia(int64_t sender, int64_t receiver) const;
+  /// The plan's GPUs: the ranks of every mesh, ascending, once each.
+  std::vector<int64_t> planRanks() const;
   /// Largest global rank + 1 over every mesh (at least 1).
   int64_t numRanks() const;
 };

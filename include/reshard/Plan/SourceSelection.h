@@ -4,6 +4,8 @@
 
 #include "reshard/Plan/PlanModel.h"
 
+#include "llvm/Support/CommandLine.h"
+
 namespace reshard {
 
 enum class SourceStrategy {
@@ -28,6 +30,19 @@ enum class RelayTree {
   /// Wherever the feeder's entries are less loaded (for tests).
   Always,
 };
+
+/// The values of a `relay-tree` option (the pass, the pipeline and
+/// reshard-compile spell them alike).
+inline auto relayTreeValues() {
+  return llvm::cl::values(
+      clEnumValN(RelayTree::Never, "never",
+                 "every domain from the holders (default)"),
+      clEnumValN(RelayTree::Bound, "bound",
+                 "where the holders' NICs would pass the physical bound per "
+                 "NIC and a feeder's entries are less loaded"),
+      clEnumValN(RelayTree::Always, "always",
+                 "wherever a feeder's entries are less loaded (for tests)"));
+}
 
 /// Routes every group: the decisions where a choice exists (which holder,
 /// which entry rank, which feeder domain), greedily largest first over the

@@ -13,6 +13,8 @@
 
 #include "reshard/Plan/Scheduling.h"
 
+#include "llvm/Support/CommandLine.h"
+
 namespace reshard {
 
 /// Whether reshard-schedule routes holder streams through transits.
@@ -21,6 +23,20 @@ enum class TransitMode {
   Always, ///< wherever balanceNics proposes them and they schedule
   Never,
 };
+
+/// The values of a `transits` option (the pass, the pipeline and
+/// reshard-compile spell them alike).
+inline auto transitModeValues() {
+  return llvm::cl::values(
+      clEnumValN(TransitMode::Auto, "auto",
+                 "where the cost model finds the plan more than 1% faster "
+                 "(default)"),
+      clEnumValN(TransitMode::Always, "always",
+                 "wherever NIC balancing proposes them and every stream can "
+                 "run at one pace (for tests)"),
+      clEnumValN(TransitMode::Never, "never",
+                 "holders' streams go straight to their receivers"));
+}
 
 /// Transits that balance each domain's NICs: per domain, while its
 /// busiest receiving NIC carries a stream of its own that would leave it

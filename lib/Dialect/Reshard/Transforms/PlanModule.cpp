@@ -8,8 +8,6 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
-#include <set>
-
 using namespace mlir;
 using namespace reshard;
 
@@ -201,13 +199,10 @@ FailureOr<PlanModule> PlanModule::load(ModuleOp module, StringRef passName) {
     plan.model.relayLanes = op.getRelayLanes();
     if (std::optional<ArrayRef<int64_t>> rows = op.getTransits())
       plan.model.transits = PlanTransit::fromRows(*rows);
-    std::set<int64_t> planRanks;
-    for (const PlanGroup &g : plan.model.groups)
-      for (const MeshSpec *mesh : {&g.srcMesh, &g.dstMesh})
-        planRanks.insert(mesh->ranks.begin(), mesh->ranks.end());
+    std::vector<int64_t> planRanks = plan.model.planRanks();
     for (const PlanTransit &t : plan.model.transits) {
       const PlanModel &m = plan.model;
-      if (!planRanks.count(t.via))
+      if (!std::binary_search(planRanks.begin(), planRanks.end(), t.via))
         return op.emitOpError()
                << "routes the stream " << t.sender << " -> " << t.receiver
                << " through rank " << t.via

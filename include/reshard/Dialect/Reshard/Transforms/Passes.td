@@ -142,16 +142,7 @@ def ReshardSelectSources : Pass<"reshard-select-sources", "mlir::ModuleOp"> {
     Option<"relayTree", "relay-tree", "::reshard::RelayTree",
            /*default=*/"::reshard::RelayTree::Never",
            "Whether a domain may get a piece from another domain's entries",
-           [{::llvm::cl::values(
-               clEnumValN(::reshard::RelayTree::Never, "never",
-                          "every domain from the holders (default)"),
-               clEnumValN(::reshard::RelayTree::Bound, "bound",
-                          "where the holders' NICs would pass the physical "
-                          "bound per NIC and a feeder's entries are less "
-                          "loaded"),
-               clEnumValN(::reshard::RelayTree::Always, "always",
-                          "wherever a feeder's entries are less loaded "
-                          "(for tests)"))}]>
+           [{::reshard::relayTreeValues()}]>
   ];
   let dependentDialects = ["::reshard::ReshardDialect"];
 }
@@ -229,16 +220,7 @@ def ReshardSchedule : Pass<"reshard-schedule", "mlir::ModuleOp"> {
     Option<"transits", "transits", "::reshard::TransitMode",
            /*default=*/"::reshard::TransitMode::Auto",
            "Holder streams through another GPU of a domain",
-           [{::llvm::cl::values(
-               clEnumValN(::reshard::TransitMode::Auto, "auto",
-                          "where the cost model finds the plan more than "
-                          "1% faster (default)"),
-               clEnumValN(::reshard::TransitMode::Always, "always",
-                          "wherever NIC balancing proposes them and every "
-                          "stream can run at one pace (for tests)"),
-               clEnumValN(::reshard::TransitMode::Never, "never",
-                          "holders' streams go straight to their "
-                          "receivers"))}]>
+           [{::reshard::transitModeValues()}]>
   ];
   let dependentDialects = ["::reshard::ReshardDialect"];
 }
