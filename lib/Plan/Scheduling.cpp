@@ -15,6 +15,69 @@
 
 using namespace reshard;
 
+/// Relays come in two levels: between domains (a feeder domain's entry to
+/// a fed domain's entry), which forward what holders sent, and within a
+/// domain, which forward what either brought.
+static bool crossesDomains(const PlanModel &model, const StreamContent &s) {
+  return isRelay(s.phase) &&
+         model.domainOf(s.sender) != model.domainOf(s.receiver);
+}
+static bool relaysWithin(const PlanModel &model, const StreamContent &s) {
+  return isRelay(s.phase) && !crossesDomains(model, s);
+}
+
+/// Puts first in every holder's stream what its receiver forwards to
+/// another domain, then what it forwards within its own, then what it
+/// only keeps (each in enumeration order). A relay runs at a fixed pace
+/// from its start, and starts once that pace never overtakes its
+/// arrivals, so a relay whose bytes came last in the stream (enumeration
+/// order groups them by tensor) would start, and end, late; ahead of the
+/// rest they arrive faster than the relay forwards them. What crosses to
+/// another domain goes first because a relay there forwards it once more.
+static void sendForwardedFirst(const PlanModel &model,
+                               const std::vector<TransferGroup> &transfers,
+                               std::vector<StreamContent> &streams) {
+  // (relay sender, group, piece) -> its relay transfers
+  llvm::DenseMap<std::tuple<int64_t, int64_t, int64_t>,
+                 llvm::SmallVector<size_t, 2>>
+      relays;
+  for (size_t i = 0; i < transfers.size(); ++i)
+    if (transfers[i].kind == TransferKind::Relay)
+      relays[{transfers[i].sender, transfers[i].group, transfers[i].piece}]
+          .push_back(i);
+  if (relays.empty())
+    return;
+  // 0: forwarded to another domain, 1: within the receiver's, 2: kept.
+  auto classOf = [&](const TransferGroup &x, int64_t at) {
+    auto it = relays.find({at, x.group, x.piece});
+    int64_t best = 2;
+    if (it != relays.end())
+      for (size_t r : it->second)
+        if (transfers[r].sharesMembersWith(x))
+          best = std::min<int64_t>(
+              best, model.domainOf(transfers[r].receiver) != model.domainOf(at)
+                        ? 0
+                        : 1);
+    return best;
+  };
+  std::vector<std::pair<int64_t, size_t>> keyed;
+  for (StreamContent &s : streams) {
+    if (!bringsHolderBytes(s.phase) && !isTransitIn(s.phase))
+      continue;
+    // A transit's two streams carry the same transfers in the same order:
+    // both rank them where they end.
+    int64_t at = isTransitIn(s.phase) ? s.phase - kTransitInPhase : s.receiver;
+    keyed.clear();
+    for (size_t t : s.transfers)
+      keyed.push_back({classOf(transfers[t], at), t});
+    std::stable_sort(
+        keyed.begin(), keyed.end(),
+        [](const auto &a, const auto &b) { return a.first < b.first; });
+    for (size_t j = 0; j < keyed.size(); ++j)
+      s.transfers[j] = keyed[j].second;
+  }
+}
+
 std::vector<StreamContent>
 reshard::collectStreams(const PlanModel &model,
                         const std::vector<TransferGroup> &transfers) {
@@ -70,18 +133,8 @@ reshard::collectStreams(const PlanModel &model,
   }
   for (auto [i, stream] : joins)
     streams[position[stream]].transfers.push_back(i);
+  sendForwardedFirst(model, transfers, streams);
   return streams;
-}
-
-/// Relays come in two levels: between domains (a feeder domain's entry to
-/// a fed domain's entry), which forward what holders sent, and within a
-/// domain, which forward what either brought.
-static bool crossesDomains(const PlanModel &model, const StreamContent &s) {
-  return isRelay(s.phase) &&
-         model.domainOf(s.sender) != model.domainOf(s.receiver);
-}
-static bool relaysWithin(const PlanModel &model, const StreamContent &s) {
-  return isRelay(s.phase) && !crossesDomains(model, s);
 }
 
 PlanSchedule
@@ -207,15 +260,18 @@ static void orderRelaysBy(llvm::ArrayRef<Arrival> arrivals,
   for (StreamContent &s : streams) {
     if (!which(s))
       continue;
-    auto readyOf = [&](size_t t) -> int64_t {
+    // The step after the last arrival and, within one step, where that
+    // arrival sits in its stream, so that a relay keeps the order its
+    // bytes come in.
+    auto readyOf = [&](size_t t) -> std::pair<int64_t, int64_t> {
       const TransferGroup &x = transfers[t];
       // Latest first: the first that shares a member decides.
       for (const Arrival &a : arrivalsOf(arrivals, s.sender, x.group, x.piece))
         if (transfers[a.transfer].sharesMembersWith(x))
-          return a.last + 1;
-      return 0;
+          return {a.last + 1, a.at};
+      return {0, 0};
     };
-    std::vector<std::pair<int64_t, size_t>> keyed;
+    std::vector<std::pair<std::pair<int64_t, int64_t>, size_t>> keyed;
     keyed.reserve(s.transfers.size());
     for (size_t t : s.transfers)
       keyed.push_back({readyOf(t), t});

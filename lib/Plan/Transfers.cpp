@@ -68,8 +68,11 @@ bool TransferGroup::sharesMembersWith(const TransferGroup &o) const {
   return commonMembers(o, first, stride) > 0;
 }
 
-void reshard::appendTransfers(const PlanModel &model, int64_t group,
-                              int64_t piece, std::vector<TransferGroup> &out) {
+/// The transfers of one group piece (what enumerateTransfers lists for
+/// it); `fedLaneBase` is the plan's rank count.
+static void appendTransfers(const PlanModel &model, int64_t group,
+                            int64_t piece, int64_t fedLaneBase,
+                            std::vector<TransferGroup> &out) {
   const PlanGroup &g = model.groups[group];
   int64_t members = g.numMembers();
   if (!members)
@@ -143,9 +146,12 @@ void reshard::appendTransfers(const PlanModel &model, int64_t group,
           continue;
         }
         // With lanes a fed domain keeps the holders' lanes: the feeder's
-        // entry forwards what holder x sent it in lane x, and so does the
-        // entry to its domain's others. Members of (e, h) and holder x:
-        // k = start (mod stride) and k = x - holderBase (mod nH).
+        // entry forwards what holder x sent it in lane x, and the entry
+        // forwards that to its domain's others in lane R + x (R the rank
+        // count), apart from what x may send it directly (lane x): each
+        // relay stream then mirrors one incoming stream, and never has to
+        // interleave two that arrive at once. Members of (e, h) and holder
+        // x: k = start (mod stride) and k = x - holderBase (mod nH).
         RouteRow rf = g.route(piece, RouteKind::Network, r.feeder);
         int64_t period = count > 1 ? stride : members;
         int64_t gx = std::gcd(period, nH);
@@ -160,7 +166,7 @@ void reshard::appendTransfers(const PlanModel &model, int64_t group,
           for (int64_t other = 0; other < nE; ++other)
             if (other != e)
               add(dom.ranks[e], dom.ranks[other], TransferKind::Relay, s2,
-                  stride2, count2, d.holders[x]);
+                  stride2, count2, fedLaneBase + d.holders[x]);
         }
       }
     for (int64_t e = 0; !lanes && e < nE; ++e) {
@@ -183,10 +189,11 @@ std::vector<TransferGroup> reshard::enumerateTransfers(const PlanModel &model) {
   for (const PlanGroup &g : model.groups)
     estimate += model.classes[g.cls].pattern.size() * 2;
   out.reserve(estimate);
+  int64_t fedLaneBase = model.numRanks();
   for (size_t g = 0; g < model.groups.size(); ++g) {
     const ClassPattern &p = model.classes[model.groups[g].cls].pattern;
     for (size_t j = 0; j < p.size(); ++j)
-      appendTransfers(model, g, j, out);
+      appendTransfers(model, g, j, fedLaneBase, out);
   }
   return out;
 }

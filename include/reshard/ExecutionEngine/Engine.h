@@ -84,10 +84,12 @@ struct Item {
 
 /* What `sender` sends `receiver` in one phase, the items in order:
  * `quota` bytes a step from step `start`. Phase 0: from its source shards;
- * 1 + r: a relay forwarding from its destination shards (what holder r
- * sent it); kTransitIn + e: from its source shards to a transit, which
- * keeps the bytes and sends them on to rank e one step later in phase
- * kTransitOut + the sender, at the same quota and with the same items. */
+ * 1 + r: a relay forwarding from its destination shards (a lane: what
+ * holder r sent it, or for r >= the rank count R what holder r - R sent a
+ * feeder domain's entry, which forwarded it); kTransitIn + e: from its source
+ * shards to a transit, which keeps the bytes and sends them on to rank e one
+ * step later in phase kTransitOut + the sender, at the same quota and with the
+ * same items. */
 struct Stream {
   int32_t sender, receiver;
   int64_t phase;

@@ -29,9 +29,11 @@ struct TransferGroup {
   int64_t sender, receiver;
   TransferKind kind;
   int64_t memberStart, memberStride, memberCount;
-  /// A relay's lane: the rank whose transfer brought it these members (a
-  /// holder, or a feeder domain's entry; 0 for the others, and for the
-  /// relay between domains itself).
+  /// A relay's lane (PlanModel::relayLanes; else 0): the holder whose
+  /// stream brought it these members, directly or through a feeder
+  /// domain's entry (a relay between domains forwards holder r's members
+  /// in lane r); a fed domain's entry forwards those within its domain in
+  /// lane R + r, R the plan's rank count.
   int64_t lane = 0;
 
   /// 0 for what holders send; for relays 1 + the lane, so that what a
@@ -54,10 +56,6 @@ struct TransferGroup {
 /// Every transfer of the plan, group by group, piece by piece, in
 /// destination replica order (then network domains ascending).
 std::vector<TransferGroup> enumerateTransfers(const PlanModel &model);
-
-/// The transfers of one group piece (what enumerateTransfers lists for it).
-void appendTransfers(const PlanModel &model, int64_t group, int64_t piece,
-                     std::vector<TransferGroup> &out);
 
 /// The members k in [0, count) with k = a (mod m) and k = b (mod n), as
 /// start, stride and count (count 0 when there are none).

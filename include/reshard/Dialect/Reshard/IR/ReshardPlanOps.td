@@ -107,8 +107,10 @@ def Reshard_ScheduleOp : Reshard_Op<"schedule"> {
     Written by `reshard-schedule`. Everything one rank sends another in one
     phase (0: from holders' source shards; 1: what a relay forwards from its
     own destination shards; with `relay_lanes`, 1 + r: what a relay
-    forwards of what holder r sent it) is one stream, whose bytes are the
-    transfers of the pair in the order the lowering enumerates them. A stream runs from
+    forwards of what holder r sent it, and 1 + R + r, R the rank count:
+    what a fed domain's entry forwards of holder r's members that a
+    feeder entry sent it) is one stream, whose bytes are the transfers of
+    the pair in the order the lowering gives them (Routing.md). A stream runs from
     step `start`, `quota` bytes a step; a relay's streams start after its
     last step of phase-0 receives. Every rank stays within
     `staging_budget` bytes (sends plus receives plus what a transit keeps) and `max_ops_per_step`
