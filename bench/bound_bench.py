@@ -46,7 +46,8 @@ def run(cmd):
     return p.stdout
 
 
-def scenario_report(name, tmp, build, budget, layers, mlir=None):
+def scenario_report(name, tmp, build, budget, layers, mlir=None,
+                    relay_tree=None):
     layout = os.path.join(tmp, name + ".json")
     cmd = [sys.executable, os.path.join(HERE, "make_refit_scenario.py"),
            "--scenario", name, "--out", layout]
@@ -56,6 +57,8 @@ def scenario_report(name, tmp, build, budget, layers, mlir=None):
     report = os.path.join(tmp, name + ".report.json")
     cmd = [os.path.join(build, "bin", "reshard-compile"), layout,
            "--staging-budget=%d" % budget, "--report=" + report]
+    if relay_tree:
+        cmd.append("--relay-tree=" + relay_tree)
     cmd += (["--emit=none"] if mlir is None else
             ["--mlir=" + mlir, "--backend=mpi", "-o", os.devnull])
     run(cmd)
@@ -70,6 +73,8 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
     ap.add_argument("--staging-budget", type=int, default=256 << 20)
+    ap.add_argument("--relay-tree", choices=["auto", "never", "bound", "always"],
+                    help="reshard-compile's --relay-tree (default: its own)")
     ap.add_argument("--layers", type=int,
                     help="keep the first N layers (a smoke run)")
     ap.add_argument("--plot", metavar="DIR",
@@ -79,7 +84,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.scenarios.split(","):
             r = scenario_report(name, tmp, args.build, args.staging_budget,
-                                args.layers)
+                                args.layers, relay_tree=args.relay_tree)
             rows.append((name, r))
         print("### Modelled time against the physical bound "
               "(staging budget %d MiB%s)\n" % (
@@ -112,7 +117,8 @@ def main():
             os.makedirs(args.plot, exist_ok=True)
             mlir = os.path.join(tmp, worst + ".plan.mlir")
             scenario_report(worst, tmp, args.build, args.staging_budget,
-                            args.layers, mlir=mlir)
+                            args.layers, mlir=mlir,
+                            relay_tree=args.relay_tree)
             from reshard import plot
             from reshard.report import Report
             report = Report.load(os.path.join(tmp, worst + ".report.json"))

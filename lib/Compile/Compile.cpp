@@ -82,6 +82,7 @@ LogicalResult reshard::planModule(ModuleOp module,
   planning.strategy = options.strategy;
   planning.transits = options.transits;
   planning.relayTree = options.relayTree;
+  planning.relayTreeMaxStreams = options.relayTreeMaxStreams;
   planning.lower = false;
   buildReshardPlanPipeline(pm, planning);
   return runPasses(pm, module, setup);

@@ -16,6 +16,7 @@ void reshard::buildReshardPlanPipeline(OpPassManager &pm,
   ReshardSelectSourcesOptions select;
   select.strategy = options.strategy;
   select.relayTree = options.relayTree;
+  select.relayTreeMaxStreams = options.relayTreeMaxStreams;
   pm.addPass(createReshardSelectSources(select));
   ReshardScheduleOptions schedule;
   schedule.stagingBudget = options.stagingBudget;

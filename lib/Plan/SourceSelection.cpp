@@ -12,8 +12,10 @@
 #include "reshard/Plan/SourceSelection.h"
 
 #include "reshard/Plan/CostModel.h"
+#include "reshard/Plan/Transfers.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <algorithm>
 #include <map>
@@ -79,8 +81,32 @@ struct Unit {
 
 } // namespace
 
-void reshard::selectSources(PlanModel &model, SourceStrategy strategy,
-                            RelayTree tree) {
+int64_t reshard::streamsWithLanes(PlanModel &model) {
+  bool lanes = model.relayLanes;
+  model.relayLanes = true;
+  std::vector<TransferGroup> transfers = enumerateTransfers(model);
+  model.relayLanes = lanes;
+  llvm::DenseSet<std::tuple<int64_t, int64_t, int64_t>> keys;
+  for (const TransferGroup &t : transfers)
+    if (t.kind != TransferKind::Copy)
+      keys.insert({t.sender, t.receiver, t.phase()});
+  return keys.size();
+}
+
+int64_t reshard::selectSources(PlanModel &model, SourceStrategy strategy,
+                               RelayTree tree, int64_t maxStreams) {
+  if (tree == RelayTree::Auto) {
+    selectSources(model, strategy, RelayTree::Bound);
+    bool fed = llvm::any_of(model.groups, [](const PlanGroup &g) {
+      return llvm::any_of(g.routes,
+                          [](const RouteRow &r) { return r.feeder >= 0; });
+    });
+    int64_t streams = fed ? streamsWithLanes(model) : 0;
+    if (streams <= maxStreams)
+      return 0;
+    selectSources(model, strategy, RelayTree::Never);
+    return streams;
+  }
   std::vector<Unit> nvlink, network;
   for (size_t g = 0; g < model.groups.size(); ++g) {
     PlanGroup &group = model.groups[g];
@@ -138,7 +164,7 @@ void reshard::selectSources(PlanModel &model, SourceStrategy strategy,
     }
   }
   if (strategy == SourceStrategy::Direct)
-    return;
+    return 0;
 
   // Heaviest first, ties in enumeration order; units are sorted by index
   // (they carry their candidate lists).
@@ -203,4 +229,5 @@ void reshard::selectSources(PlanModel &model, SourceStrategy strategy,
   }
   for (PlanGroup &group : model.groups)
     llvm::sort(group.routes);
+  return 0;
 }

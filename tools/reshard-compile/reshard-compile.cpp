@@ -95,7 +95,12 @@ cl::opt<RelayTree>
     relayTree("relay-tree",
               cl::desc("Whether a domain may get a piece from another domain's "
                        "entries instead of its holders"),
-              relayTreeValues(), cl::init(RelayTree::Never), cl::cat(category));
+              relayTreeValues(), cl::init(RelayTree::Auto), cl::cat(category));
+cl::opt<int64_t> relayTreeMaxStreams(
+    "relay-tree-max-streams",
+    cl::desc("With --relay-tree=auto, the most streams a plan with a relay "
+             "tree may have (default 2^18)"),
+    cl::init(kRelayTreeMaxStreams), cl::cat(category));
 cl::opt<std::string> planName(
     "plan-name",
     cl::desc("Prefix of the C entry points (<NAME>_run, ...): a C "
@@ -146,7 +151,7 @@ int compile() {
   bool planningOptions =
       stagingBudget.getNumOccurrences() || maxOpsPerStep.getNumOccurrences() ||
       strategy.getNumOccurrences() || transits.getNumOccurrences() ||
-      relayTree.getNumOccurrences();
+      relayTree.getNumOccurrences() || relayTreeMaxStreams.getNumOccurrences();
   ReshardPlanOptions options;
   if (stagingBudget.getNumOccurrences()) {
     std::optional<int64_t> bytes = parseBytes(stagingBudget);
@@ -160,6 +165,7 @@ int compile() {
   options.strategy = strategy;
   options.transits = transits;
   options.relayTree = relayTree;
+  options.relayTreeMaxStreams = relayTreeMaxStreams;
 
   // With --report=-, standard output holds the report alone.
   bool reportToStdout = reportFile == "-";
@@ -207,7 +213,8 @@ int compile() {
       (planningOptions || planName.getNumOccurrences()))
     return fail(input + " is already lowered (a reshard_rt.plan): planning "
                         "options (--staging-budget, --max-ops-per-step, "
-                        "--strategy, --transits, --relay-tree, --plan-name) do "
+                        "--strategy, --transits, --relay-tree, "
+                        "--relay-tree-max-streams, --plan-name) do "
                         "not apply "
                         "to it");
   if (*stage == Stage::Explicit)
@@ -218,7 +225,8 @@ int compile() {
   if (*stage == Stage::Planned && planningOptions)
     return fail(input + " is already planned (it has reshard.group ops): "
                         "--staging-budget, --max-ops-per-step, --strategy, "
-                        "--transits and --relay-tree apply to layouts");
+                        "--transits, --relay-tree and --relay-tree-max-streams "
+                        "apply to layouts");
   if (*stage == Stage::Lowered && !reportFile.empty())
     return fail(input + " is already lowered: the report needs the planned "
                         "module; give the layout");

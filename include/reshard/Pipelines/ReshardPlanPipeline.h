@@ -42,7 +42,12 @@ struct ReshardPlanOptions
       *this, "relay-tree",
       llvm::cl::desc("Whether a domain may get a piece from another "
                      "domain's entries (a relay tree)"),
-      llvm::cl::init(RelayTree::Never), relayTreeValues()};
+      llvm::cl::init(RelayTree::Auto), relayTreeValues()};
+  PassOptions::Option<int64_t> relayTreeMaxStreams{
+      *this, "relay-tree-max-streams",
+      llvm::cl::desc("With relay-tree=auto, the most streams a plan with a "
+                     "relay tree may have (default 2^18)"),
+      llvm::cl::init(kRelayTreeMaxStreams)};
   PassOptions::Option<TransitMode> transits{
       *this, "transits",
       llvm::cl::desc("Holder streams through another GPU of a domain"),

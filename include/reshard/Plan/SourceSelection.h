@@ -24,6 +24,9 @@ enum class SourceStrategy {
 /// both).
 enum class RelayTree {
   Never,
+  /// As Bound, unless the plan would then have more streams (its relays in
+  /// lanes) than a limit (default kRelayTreeMaxStreams): then as Never.
+  Auto,
   /// Where the holders' NICs would pass the physical bound per NIC and the
   /// feeder's entries are less loaded.
   Bound,
@@ -35,8 +38,10 @@ enum class RelayTree {
 /// reshard-compile spell them alike).
 inline auto relayTreeValues() {
   return llvm::cl::values(
-      clEnumValN(RelayTree::Never, "never",
-                 "every domain from the holders (default)"),
+      clEnumValN(RelayTree::Never, "never", "every domain from the holders"),
+      clEnumValN(RelayTree::Auto, "auto",
+                 "as bound while the plan stays within 2^18 streams "
+                 "(default)"),
       clEnumValN(RelayTree::Bound, "bound",
                  "where the holders' NICs would pass the physical bound per "
                  "NIC and a feeder's entries are less loaded"),
@@ -44,14 +49,28 @@ inline auto relayTreeValues() {
                  "wherever a feeder's entries are less loaded (for tests)"));
 }
 
+/// The most streams a relay tree may give a plan under RelayTree::Auto by
+/// default: a
+/// relay tree needs relay lanes (a relay stream per holder that fed a
+/// relay), and at 48 bytes a stream 2^18 of them take 12 MiB of the
+/// 16 MiB of tables per rank the plan-size goal allows (BENCHMARKS.md).
+constexpr int64_t kRelayTreeMaxStreams = int64_t(1) << 18;
+
 /// Routes every group: the decisions where a choice exists (which holder,
 /// which entry rank, which feeder domain), greedily largest first over the
 /// whole model, so that NIC and NVLink loads balance across tensors. A
 /// group's members rotate over the chosen candidates, so a group of many
 /// members spreads over all of them; a group of one member is routed as
-/// that tensor alone.
-void selectSources(PlanModel &model, SourceStrategy strategy,
-                   RelayTree tree = RelayTree::Never);
+/// that tensor alone. Returns, where RelayTree::Auto dropped a relay tree
+/// because the plan would have more than `maxStreams` streams with it, how
+/// many (else 0).
+int64_t selectSources(PlanModel &model, SourceStrategy strategy,
+                      RelayTree tree = RelayTree::Never,
+                      int64_t maxStreams = kRelayTreeMaxStreams);
+
+/// The streams of `model`'s routing with relay lanes (before transits,
+/// which reshard-schedule adds).
+int64_t streamsWithLanes(PlanModel &model);
 
 } // namespace reshard
 

@@ -19,7 +19,20 @@ struct SelectSourcesPass
         PlanModule::load(getOperation(), getArgument());
     if (failed(plan))
       return signalPassFailure();
-    selectSources(plan->model, strategy, relayTree);
+    int64_t maxStreams = relayTreeMaxStreams;
+    if (maxStreams < 0) {
+      emitError(getOperation().getLoc())
+          << "reshard-select-sources: relay-tree-max-streams is " << maxStreams
+          << "; it must be at least 0";
+      return signalPassFailure();
+    }
+    if (int64_t streams =
+            selectSources(plan->model, strategy, relayTree, maxStreams))
+      emitRemark(getOperation().getLoc())
+          << "reshard-select-sources: no relay tree: with one the plan would "
+             "have "
+          << streams << " streams (relay lanes), over the " << maxStreams
+          << " relay-tree=auto allows (relay-tree-max-streams; bound keeps it)";
     plan->storeRoutes();
     // New routes make new streams: an earlier schedule no longer fits.
     plan->model.schedule.reset();

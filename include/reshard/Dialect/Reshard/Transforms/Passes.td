@@ -110,6 +110,15 @@ def ReshardSelectSources : Pass<"reshard-select-sources", "mlir::ModuleOp"> {
     domain holds crosses into it once. The decisions are the group's
     `routes`; a schedule made before is dropped (its streams change).
 
+    Relay trees (`relay-tree`, docs/Routing.md): a destination domain may
+    get a piece from another destination domain's entries instead of its
+    holders (`from domain F` on the route), so that the holders' domain
+    sends it once: `bound` where the holders' NICs would pass the physical
+    bound per NIC, `always` wherever the feeder's entries are less loaded,
+    `never`; `auto` (default) as `bound` unless the plan would then have
+    more than `relay-tree-max-streams` streams with relay lanes, which it
+    reports in a remark.
+
     `strategy=direct` instead takes a local copy or the lowest holder, with
     no balancing and no relay: the `direct` baseline. The `gather-broadcast`
     baseline is not a strategy: `reshard-report` prints its figures beside
@@ -140,9 +149,13 @@ def ReshardSelectSources : Pass<"reshard-select-sources", "mlir::ModuleOp"> {
                clEnumValN(::reshard::SourceStrategy::Direct, "direct",
                           "the baseline: lowest holder, no relay"))}]>,
     Option<"relayTree", "relay-tree", "::reshard::RelayTree",
-           /*default=*/"::reshard::RelayTree::Never",
+           /*default=*/"::reshard::RelayTree::Auto",
            "Whether a domain may get a piece from another domain's entries",
-           [{::reshard::relayTreeValues()}]>
+           [{::reshard::relayTreeValues()}]>,
+    Option<"relayTreeMaxStreams", "relay-tree-max-streams", "int64_t",
+           /*default=*/"::reshard::kRelayTreeMaxStreams",
+           "With relay-tree=auto, the most streams a plan with a relay tree "
+           "may have (default 2^18)">
   ];
   let dependentDialects = ["::reshard::ReshardDialect"];
 }
