@@ -63,6 +63,13 @@ std::vector<int64_t> PlanModel::planRanks() const {
   return ranks;
 }
 
+bool PlanModel::hasRelayTree() const {
+  return llvm::any_of(groups, [](const PlanGroup &g) {
+    return llvm::any_of(g.routes,
+                        [](const RouteRow &r) { return r.feeder >= 0; });
+  });
+}
+
 int64_t PlanModel::numRanks() const {
   int64_t n = 1; // an empty plan still needs a communicator
   for (const PlanGroup &g : groups)

@@ -97,11 +97,7 @@ int64_t reshard::selectSources(PlanModel &model, SourceStrategy strategy,
                                RelayTree tree, int64_t maxStreams) {
   if (tree == RelayTree::Auto) {
     selectSources(model, strategy, RelayTree::Bound);
-    bool fed = llvm::any_of(model.groups, [](const PlanGroup &g) {
-      return llvm::any_of(g.routes,
-                          [](const RouteRow &r) { return r.feeder >= 0; });
-    });
-    int64_t streams = fed ? streamsWithLanes(model) : 0;
+    int64_t streams = model.hasRelayTree() ? streamsWithLanes(model) : 0;
     if (streams <= maxStreams)
       return 0;
     selectSources(model, strategy, RelayTree::Never);

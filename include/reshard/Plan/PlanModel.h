@@ -120,6 +120,8 @@ struct PlanModel {
   std::vector<int64_t> planRanks() const;
   /// Largest global rank + 1 over every mesh (at least 1).
   int64_t numRanks() const;
+  /// Whether some route is fed by another domain's entries (a relay tree).
+  bool hasRelayTree() const;
 };
 
 /// Builds the classes and groups of `layouts` (plan order): a tensor joins

@@ -68,10 +68,18 @@ struct SchedulePass : public reshard::impl::ReshardScheduleBase<SchedulePass> {
       return planFigures(plan->model, a.transfers, a.streams, a.schedule)
           .estimatedSeconds;
     };
+    // A relay tree needs lanes to keep pace (a feeder's entry forwards
+    // what many holders send it at once): such a plan is tried with them
+    // first, and without only where they do not fit.
+    bool fed = plan->model.hasRelayTree();
+    llvm::Expected<Attempt> chosen = attempt(fed);
+    if (fed && !chosen) {
+      llvm::consumeError(chosen.takeError());
+      chosen = attempt(false);
+    }
     // Lanes can only shorten a relay tail; without one of more than
     // kLaneGain of the steps the plan stays as small as it is.
-    llvm::Expected<Attempt> chosen = attempt(false);
-    if (chosen && chosen->relayTail > 1 &&
+    if (chosen && !chosen->lanes && chosen->relayTail > 1 &&
         chosen->relayTail > kLaneGain * chosen->steps) {
       llvm::Expected<Attempt> lanes = attempt(true);
       if (!lanes) // lanes do not fit the bounds: one stream per receiver

@@ -173,7 +173,9 @@ def ReshardSchedule : Pass<"reshard-schedule", "mlir::ModuleOp"> {
     run more than 1% of the steps past the last phase-0 step, schedules
     with lanes too and keeps them if the cost model's time is more than
     1% shorter (`relay_lanes` on the schedule; the report says so): lanes
-    cost plan size (a relay transfer per holder). This pass gives each
+    cost plan size (a relay transfer per holder). A plan with a relay tree
+    is scheduled with lanes (without, where they do not fit): a feeder's
+    entry forwards what many holders send it at once. This pass gives each
     stream a start step and a
     quota of bytes per step such that, on every rank and in every step,
     staged sends plus receives (plus a transit's carry) stay within `staging-budget` bytes and the
