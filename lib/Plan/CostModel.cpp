@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <iterator>
 #include <set>
 
 using namespace reshard;
@@ -434,6 +435,26 @@ PlanReport reshard::buildReport(const PlanModel &model,
   for (const StreamContent &s : streams)
     if (isTransitIn(s.phase))
       r.transits.bytes += s.bytes;
+  r.classRoutes.resize(model.classes.size());
+  for (size_t t = model.numTensors(); t-- > 0;) {
+    PlanReport::ClassRoutes &c =
+        r.classRoutes[model.groups[model.tensorGroup[t]].cls];
+    ++c.tensors;
+    c.example = model.tensorNames[t];
+  }
+  for (const TransferGroup &t : transfers) {
+    bool within = model.domainOf(t.sender) == model.domainOf(t.receiver);
+    PlanReport::Route route =
+        t.kind == TransferKind::Copy ? PlanReport::kByCopy
+        : t.kind == TransferKind::Relay
+            ? (within ? PlanReport::kByRelay : PlanReport::kByTree)
+        : within ? PlanReport::kByNVLink
+        : !model.transits.empty() && model.transitVia(t.sender, t.receiver) >= 0
+            ? PlanReport::kByTransit
+            : PlanReport::kByNetwork;
+    r.classRoutes[model.groups[t.group].cls].bytes[route] +=
+        t.memberCount * model.pieceBytes(t.group, t.piece);
+  }
   r.direct = directFigures(model);
   r.gatherBroadcast = gatherBroadcastFigures(model);
   r.bounds = computeBounds(model, links);
@@ -466,6 +487,9 @@ PlanReport reshard::buildReport(const PlanModel &model,
 }
 
 static const char *kClassNames[] = {"local", "nvlink", "network"};
+static const char *kRouteNames[] = {"copy",    "nvlink",  "network",
+                                    "transit", "relayed", "relay_tree"};
+static_assert(std::size(kRouteNames) == PlanReport::kNumRoutes);
 
 static llvm::json::Object figuresJson(const PlanFigures &f, bool perRank) {
   llvm::json::Object o;
@@ -616,6 +640,16 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
           {"full_precision_bytes", sum.fullPrecisionBytes},
           {"moved_bytes", sum.movedBytes}};
     }
+    llvm::json::Array routes;
+    for (auto [c, cr] : llvm::enumerate(r.classRoutes)) {
+      llvm::json::Object e{{"class", int64_t(c)},
+                           {"tensors", cr.tensors},
+                           {"example", cr.example}};
+      for (int k = 0; k < PlanReport::kNumRoutes; ++k)
+        e[kRouteNames[k]] = cr.bytes[k];
+      routes.push_back(std::move(e));
+    }
+    o["class_routes"] = std::move(routes);
     os << formatv("{0:2}", llvm::json::Value(std::move(o))) << "\n";
     return;
   }
@@ -695,6 +729,20 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
         q.scaleBytes, q.fullPrecisionBytes, q.movedBytes,
         ratioText(q.movedBytes, q.fullPrecisionBytes, "%.3f"));
   }
+  // Routes per class, in bytes that reach destinations.
+  os << "routes per class (B reaching destinations: local copy, NVLink "
+        "from a holder, network from a holder, through a transit, relayed "
+        "by the domain's entry, from another domain's entry):\n";
+  os << formatv("{0,6} {1,8} {2,14} {3,14} {4,14} {5,14} {6,14} {7,14}  {8}\n",
+                "class", "tensors", "copy", "nvlink", "network", "transit",
+                "relayed", "relay tree", "e.g.");
+  for (auto [c, cr] : llvm::enumerate(r.classRoutes))
+    os << formatv(
+        "{0,6} {1,8} {2,14} {3,14} {4,14} {5,14} {6,14} {7,14}  {8}\n", c,
+        cr.tensors, cr.bytes[PlanReport::kByCopy],
+        cr.bytes[PlanReport::kByNVLink], cr.bytes[PlanReport::kByNetwork],
+        cr.bytes[PlanReport::kByTransit], cr.bytes[PlanReport::kByRelay],
+        cr.bytes[PlanReport::kByTree], cr.example);
   if (!perRank)
     return;
   os << formatv("{0,8} {1,14} {2,14} {3,14} {4,14} {5,14} {6,10}\n", "rank",

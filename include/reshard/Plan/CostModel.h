@@ -105,6 +105,26 @@ struct PlanReport {
   };
   std::vector<Quantized> quantized;
   Quantized quantizedTotal;
+  /// How each tensor class's pieces reach their destinations (each
+  /// destination's copy once): a local copy, a holder of the domain over
+  /// NVLink, a holder over the network (straight, or through a transit
+  /// GPU), the domain's entry over NVLink (a relay), or another domain's
+  /// entry over the network (a relay tree).
+  enum Route {
+    kByCopy,
+    kByNVLink,
+    kByNetwork,
+    kByTransit,
+    kByRelay,
+    kByTree,
+    kNumRoutes
+  };
+  struct ClassRoutes {
+    int64_t tensors = 0;
+    std::string example; ///< its first tensor
+    int64_t bytes[kNumRoutes] = {};
+  };
+  std::vector<ClassRoutes> classRoutes; ///< per class
 };
 
 /// The figures of one plan: its transfers, streams and schedule.

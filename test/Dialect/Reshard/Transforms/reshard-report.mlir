@@ -140,6 +140,11 @@ reshard.redistribute @w from @train <[[tp]]> to @infer <[[]]> topology @t
 // TEXT-NEXT: {{^}}network bytes / lower bound: 1.000; busiest NIC / bound: 1.000; estimated / lower-bound time: 1.133{{$}}
 // TEXT-NEXT: {{^}}bound terms: domain ingress 9.000000e-06 s (domain 3, 4000 B over 1 NIC); domain egress none; all network 6.143000e-06 s (8000 B over 7 NICs); GPU receive 1.363636e-06 s (rank 4, 4000 B over NIC + NVLink); binding: domain_ingress{{$}}
 // TEXT-NEXT: {{^}}speedup: 1.08x over direct, 1.78x over gather-broadcast{{$}}
+// Routes per class: the 8000 B that cross the network come from holders,
+// and the entries forward 4000 B over NVLink.
+// TEXT-NEXT: {{^}}routes per class (B reaching destinations: local copy, NVLink from a holder, network from a holder, through a transit, relayed by the domain's entry, from another domain's entry):{{$}}
+// TEXT-NEXT: {{^}} class tensors copy nvlink network transit relayed relay tree e.g.{{$}}
+// TEXT-NEXT: {{^}} 0 1 0 0 8000 0 4000 0 w{{$}}
 // Per rank: local, NVLink out, NVLink in, network out, network in, network
 // messages (sent plus received).
 // TEXT-RANKS-NEXT: {{^}} rank local B nvlink out B nvlink in B net out B net in B net msgs{{$}}
@@ -189,6 +194,19 @@ reshard.redistribute @w from @train <[[tp]]> to @infer <[[]]> topology @t
 // JSON-NEXT:     }
 // JSON-NEXT:   },
 // JSON-NEXT:   "busiest_nic_bytes": 4000,
+// JSON-NEXT:   "class_routes": [
+// JSON-NEXT:     {
+// JSON-NEXT:       "class": 0,
+// JSON-NEXT:       "copy": 0,
+// JSON-NEXT:       "example": "w",
+// JSON-NEXT:       "network": 8000,
+// JSON-NEXT:       "nvlink": 0,
+// JSON-NEXT:       "relay_tree": 0,
+// JSON-NEXT:       "relayed": 4000,
+// JSON-NEXT:       "tensors": 1,
+// JSON-NEXT:       "transit": 0
+// JSON-NEXT:     }
+// JSON-NEXT:   ],
 // JSON-NEXT:   "classes": 1,
 // JSON-NEXT:   "estimated_seconds": {{1\.02e-05|1\.020*[0-9]e-05|1\.01999[0-9]*e-05}},
 // JSON-NEXT:   "groups": 1,
@@ -343,6 +361,11 @@ reshard.redistribute @w from @train <[[]]> to @infer <[[tp]]> topology @t
 // LOCAL-NEXT: {{^}}network bytes / lower bound: 1.000; busiest NIC / bound: 1.000; estimated / lower-bound time: 1.000{{$}}
 // LOCAL-NEXT: {{^}}bound terms: domain ingress 5.001200e-06 s (domain 1, 12 B over 1 NIC); domain egress 5.000600e-06 s (domain 0, 12 B over 2 NICs); all network 5.000400e-06 s (12 B over 3 NICs); GPU receive 1.000109e-06 s (rank 2, 12 B over NIC + NVLink); binding: domain_ingress{{$}}
 // LOCAL-NEXT: {{^}}speedup: 1.00x over direct, 1.00x over gather-broadcast{{$}}
+// The 24 B ranks 0 and 1 hold arrive by local copy, the 12 B rank 2
+// needs over the network from holder 0.
+// LOCAL-NEXT: routes per class
+// LOCAL-NEXT: class
+// LOCAL-NEXT: {{^}} 0 1 24 0 12 0 0 0 w{{$}}
 // LOCAL-NEXT: rank
 // LOCAL-NEXT: {{^}} 0 12 0 0 12 0 1{{$}}
 // LOCAL-NEXT: {{^}} 1 12 0 0 0 0 0{{$}}

@@ -270,8 +270,11 @@ def ReshardReport : Pass<"reshard-report", "mlir::ModuleOp"> {
     `lower_bound_network_bytes`; `estimated_seconds` from the latency and
     bandwidth model of docs/CostModel.md against `lower_bound_seconds`; and
     the same figures for the `gather-broadcast` and `direct` baselines,
-    computed from the same pieces, with the ratios; and how many classes,
-    groups and pieces the plan has. The IR is unchanged.
+    computed from the same pieces, with the ratios; how many classes,
+    groups and pieces the plan has; and per tensor class the bytes that
+    reach destinations by each route (local copy, NVLink or network from a
+    holder, through a transit, relayed by an entry, from another domain's
+    entry). The IR is unchanged.
 
     The module must be planned (every redistribution in a
     `reshard.group`): plan it first with `reshard-plan-pipeline` (with
