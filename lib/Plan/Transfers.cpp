@@ -189,7 +189,10 @@ std::vector<TransferGroup> reshard::enumerateTransfers(const PlanModel &model) {
   for (const PlanGroup &g : model.groups)
     estimate += model.classes[g.cls].pattern.size() * 2;
   out.reserve(estimate);
-  int64_t fedLaneBase = model.numRanks();
+  // Fed lanes R + holder must stay relay phases (below kTransitInPhase);
+  // past 2^30 ranks they share the holder's lane (slower, as correct).
+  int64_t ranks = model.numRanks();
+  int64_t fedLaneBase = 1 + 2 * ranks < kTransitInPhase ? ranks : 0;
   for (size_t g = 0; g < model.groups.size(); ++g) {
     const ClassPattern &p = model.classes[model.groups[g].cls].pattern;
     for (size_t j = 0; j < p.size(); ++j)

@@ -397,7 +397,7 @@ void checkSchedule(const Case &c, const PlanModel &model,
   }
   for (size_t i = 0; i < streams.size(); ++i) {
     const StreamContent &sc = streams[i];
-    if (!isRelay(sc.phase)) // phase 1, or 1 + a holder's rank (lanes)
+    if (!isRelay(sc.phase)) // phase 1, or 1 + a lane (Transfers.h)
       continue;
     const PlanStream &out = schedule.streams[i];
     walk(sc, out,

@@ -13,7 +13,9 @@ def ConvertReshardToRuntime
     first) by one `reshard_rt.plan`: the meshes; each class with its pieces
     as strided box descriptors (innermost contiguous dims merged into one
     run); the groups; one item list per stream (everything one rank sends
-    another in one phase, in enumeration order: group, piece, destination);
+    another in one phase, in the order reshard-schedule gives it:
+    enumeration order, group, piece, destination, with what a holder's
+    receiver forwards first and a relay's in arrival order);
     and per rank its local copies, its sends and its receives, each stream
     with the start and quota `reshard-schedule` gave it (without a
     schedule, phase 0 whole in step 0 and relays whole in step 1). A

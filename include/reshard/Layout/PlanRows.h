@@ -99,7 +99,9 @@ struct PlanTransit {
 };
 
 /// The phases of transit streams: past every relay phase 1 + r (ranks are
-/// C ints). The engine (Engine.h) states the same values.
+/// C ints; a fed lane R + r, R the rank count, is used only while
+/// 1 + 2R stays below kTransitInPhase). The engine (Engine.h) states the
+/// same values.
 constexpr int64_t kTransitInPhase = int64_t(1) << 31;
 constexpr int64_t kTransitOutPhase = int64_t(1) << 32;
 inline bool isTransitIn(int64_t phase) {

@@ -94,9 +94,11 @@ struct PlanModel {
   std::optional<TopologySpec> topology;
   std::optional<PlanSchedule> schedule;
   /// Whether a relay forwards what each holder sent it in a stream of its
-  /// own (a lane, phase 1 + the holder's rank), one step behind that
-  /// holder's stream, rather than all of it in one stream per receiver:
-  /// reshard-schedule decides by the cost model (the `relay_lanes` of the
+  /// own (a lane, phase 1 + the holder's rank; a fed domain's entry, what
+  /// a feeder entry forwarded of it, in 1 + R + that rank), one step
+  /// behind that holder's stream, rather than all of it in one stream per
+  /// receiver: reshard-schedule decides by the cost model, and takes them
+  /// whenever they fit for a relay tree (the `relay_lanes` of the
   /// schedule).
   bool relayLanes = false;
   /// Holder streams that pass through a third GPU, sorted by (sender,

@@ -1,8 +1,9 @@
 //===- Scheduling.h - Streams and their steps -------------------*- C++ -*-===//
 //
 // Everything one rank sends another in one phase is one stream: the
-// transfers of the pair, in enumeration order (a relay's: orderRelays), as
-// one sequence of bytes.
+// transfers of the pair, in enumeration order (a holder's with what its
+// receiver forwards first; a relay's: orderRelays), as one sequence of
+// bytes.
 // A stream runs from a start step at a fixed number of bytes (its quota)
 // a step, so that a plan's steps are a few numbers per pair of ranks, not
 // a table per piece.
@@ -55,8 +56,9 @@ llvm::Expected<PlanSchedule> schedulePlan(
     const std::vector<StreamContent> &streams, const ScheduleOptions &options);
 
 /// Puts every relay stream's transfers in the order what they forward
-/// arrives (the last step of its phase-0 receives, ties in enumeration
-/// order), so that a relay can follow its receives a step behind. The
+/// arrives (the step of the last byte that brought them, ties by where
+/// that arrival sits in its stream), so that a relay can follow its
+/// receives a step behind. The
 /// scheduler and everything that walks a stream's bytes (the lowering)
 /// call it with the same schedule, so they agree on the order.
 void orderRelays(const PlanModel &model,

@@ -33,7 +33,8 @@ struct TransferGroup {
   /// stream brought it these members, directly or through a feeder
   /// domain's entry (a relay between domains forwards holder r's members
   /// in lane r); a fed domain's entry forwards those within its domain in
-  /// lane R + r, R the plan's rank count.
+  /// lane R + r, R the plan's rank count (in lane r if 1 + 2R reaches the
+  /// transit phases).
   int64_t lane = 0;
 
   /// 0 for what holders send; for relays 1 + the lane, so that what a

@@ -79,7 +79,7 @@ struct SchedulePass : public reshard::impl::ReshardScheduleBase<SchedulePass> {
     }
     // Lanes can only shorten a relay tail; without one of more than
     // kLaneGain of the steps the plan stays as small as it is.
-    if (chosen && !chosen->lanes && chosen->relayTail > 1 &&
+    if (chosen && !fed && chosen->relayTail > 1 &&
         chosen->relayTail > kLaneGain * chosen->steps) {
       llvm::Expected<Attempt> lanes = attempt(true);
       if (!lanes) // lanes do not fit the bounds: one stream per receiver

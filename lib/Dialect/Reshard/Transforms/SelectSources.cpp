@@ -31,7 +31,8 @@ struct SelectSourcesPass
       emitRemark(getOperation().getLoc())
           << "reshard-select-sources: no relay tree: with one the plan would "
              "have "
-          << streams << " streams (relay lanes), over the " << maxStreams
+          << streams << " streams (relay lanes, before transits), over the "
+          << maxStreams
           << " relay-tree=auto allows (relay-tree-max-streams; bound keeps it)";
     plan->storeRoutes();
     // New routes make new streams: an earlier schedule no longer fits.

@@ -20,7 +20,7 @@
 
 // With at most 5 streams the tree (6 streams) is dropped.
 // RUN: reshard-opt %s --reshard-plan-pipeline="lower=false staging-budget=65536 relay-tree-max-streams=5" 2>&1 | FileCheck %s --check-prefix=DROPPED
-// DROPPED: remark: reshard-select-sources: no relay tree: with one the plan would have 6 streams (relay lanes), over the 5 relay-tree=auto allows (relay-tree-max-streams; bound keeps it)
+// DROPPED: remark: reshard-select-sources: no relay tree: with one the plan would have 6 streams (relay lanes, before transits), over the 5 relay-tree=auto allows (relay-tree-max-streams; bound keeps it)
 // DROPPED-NOT: from domain
 // DROPPED: reshard.schedule
 // RUN: reshard-opt %s --reshard-plan-pipeline="lower=false staging-budget=65536 relay-tree-max-streams=5" --reshard-report=text -o /dev/null 2>&1 | FileCheck %s --check-prefix=DROPPED-REPORT
@@ -28,6 +28,9 @@
 // DROPPED-REPORT-NOT: relay tree:
 // RUN: reshard-opt %s --reshard-plan-pipeline="lower=false staging-budget=65536 relay-tree=bound relay-tree-max-streams=5" | FileCheck %s --check-prefix=BOUND
 // BOUND: from domain 1
+// RUN: reshard-opt %s --reshard-plan-pipeline="lower=false staging-budget=65536 relay-tree=never" | FileCheck %s --check-prefix=NEVER
+// NEVER-NOT: from domain
+// NEVER: reshard.schedule
 // RUN: not reshard-opt %s --reshard-plan-pipeline="relay-tree-max-streams=-1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // NEGATIVE: error: reshard-select-sources: relay-tree-max-streams is -1; it must be at least 0
 

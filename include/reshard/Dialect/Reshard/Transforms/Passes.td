@@ -175,7 +175,11 @@ def ReshardSchedule : Pass<"reshard-schedule", "mlir::ModuleOp"> {
     1% shorter (`relay_lanes` on the schedule; the report says so): lanes
     cost plan size (a relay transfer per holder). A plan with a relay tree
     is scheduled with lanes (without, where they do not fit): a feeder's
-    entry forwards what many holders send it at once. This pass gives each
+    entry forwards what many holders send it at once, and a fed domain's
+    entry forwards those members in lanes of their own, 1 + R + r (R the
+    rank count). A holder's stream lists first what its receiver forwards
+    to another domain, then what it forwards within its own, so that
+    relays can follow from the first steps. This pass gives each
     stream a start step and a
     quota of bytes per step such that, on every rank and in every step,
     staged sends plus receives (plus a transit's carry) stay within `staging-budget` bytes and the
