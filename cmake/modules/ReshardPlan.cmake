@@ -12,6 +12,11 @@
 #                                     # (default 1G)
 #     [MAX_OPS_PER_STEP <n>]          # point-to-point ops per rank and step
 #     [STRATEGY balanced | direct]    # source selection (balanced)
+#     [TRANSITS auto | always | never]        # holder streams through
+#                                     # another GPU of a domain (auto)
+#     [RELAY_TREE auto | never | bound | always] # a domain fed by another
+#                                     # domain's entries (auto)
+#     [RELAY_TREE_MAX_STREAMS <n>]    # with RELAY_TREE auto (2^18)
 #     [STATIC | SHARED])              # library kind (STATIC)
 #
 # At build time, in ${CMAKE_CURRENT_BINARY_DIR}/reshard/<target>/:
@@ -51,7 +56,8 @@ endfunction()
 
 function(reshard_add_plan target)
   cmake_parse_arguments(ARG "STATIC;SHARED"
-    "INPUT;BACKEND;PLAN_NAME;STAGING_BUDGET;MAX_OPS_PER_STEP;STRATEGY" "" ${ARGN})
+    "INPUT;BACKEND;PLAN_NAME;STAGING_BUDGET;MAX_OPS_PER_STEP;STRATEGY;TRANSITS;RELAY_TREE;RELAY_TREE_MAX_STREAMS"
+    "" ${ARGN})
   set(where "reshard_add_plan(${target})")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "${where}: unexpected arguments: ${ARG_UNPARSED_ARGUMENTS}")
@@ -102,8 +108,25 @@ function(reshard_add_plan target)
     message(FATAL_ERROR "${where}: STRATEGY must be balanced or direct, got '${strategy}'")
   endif()
 
+  if(DEFINED ARG_TRANSITS AND NOT ARG_TRANSITS MATCHES "^(auto|always|never)$")
+    message(FATAL_ERROR "${where}: TRANSITS must be auto, always or never, got '${ARG_TRANSITS}'")
+  endif()
+  if(DEFINED ARG_RELAY_TREE AND NOT ARG_RELAY_TREE MATCHES "^(auto|never|bound|always)$")
+    message(FATAL_ERROR "${where}: RELAY_TREE must be auto, never, bound or always, got '${ARG_RELAY_TREE}'")
+  endif()
+  if(DEFINED ARG_RELAY_TREE_MAX_STREAMS AND NOT ARG_RELAY_TREE_MAX_STREAMS MATCHES "^[0-9]+$")
+    message(FATAL_ERROR "${where}: RELAY_TREE_MAX_STREAMS must be a non-negative integer, got '${ARG_RELAY_TREE_MAX_STREAMS}'")
+  endif()
+
   set(out "${CMAKE_CURRENT_BINARY_DIR}/reshard/${target}")
   set(planning --strategy=${strategy})
+  foreach(option TRANSITS RELAY_TREE RELAY_TREE_MAX_STREAMS)
+    if(DEFINED ARG_${option})
+      string(TOLOWER "${option}" flag)
+      string(REPLACE "_" "-" flag "${flag}")
+      list(APPEND planning --${flag}=${ARG_${option}})
+    endif()
+  endforeach()
   if(ARG_STAGING_BUDGET)
     list(APPEND planning --staging-budget=${ARG_STAGING_BUDGET})
   endif()
