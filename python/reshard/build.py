@@ -74,11 +74,17 @@ def _compiler_command(backend: str, cpp: str, lib: str) -> list:
             "-Xlinker", "-rpath=" + os.path.join(cuda, "lib64")]
 
 
-def _cache_key(text: str, backend: str, budget: Optional[int]) -> str:
+# reshard-compile's planning choices that compile() passes on.
+_CHOICES = {"transits": ("auto", "always", "never"),
+            "relay_tree": ("auto", "never", "bound", "always")}
+
+
+def _cache_key(text: str, backend: str, budget: Optional[int],
+               choices: dict) -> str:
     """Everything the library depends on: the layout, the options, the
     compiler binary and the engine's headers."""
     h = hashlib.sha256()
-    for part in (text, backend, str(budget)):
+    for part in (text, backend, str(budget), repr(sorted(choices.items()))):
         h.update(part.encode())
         h.update(b"\0")
     st = os.stat(tools.tool("reshard-compile"))
@@ -93,15 +99,27 @@ def _cache_key(text: str, backend: str, budget: Optional[int]) -> str:
 
 def compile(layout: Union[Any, str, os.PathLike], backend: str = "mpi",
             staging_budget: Optional[int] = None,
-            cache_dir: Optional[str] = None) -> Plan:
+            cache_dir: Optional[str] = None,
+            transits: Optional[str] = None,
+            relay_tree: Optional[str] = None) -> Plan:
     """Plans, emits and builds `layout` (a reshard.Layout or a .json/.mlir
-    path) for `backend` ("mpi" or "nccl") and loads it. The library is
-    cached under `cache_dir` ($RESHARD_CACHE_DIR, else ~/.cache/reshard) by
-    a hash of the layout, the options, reshard-compile and the engine's
-    headers."""
+    path) for `backend` ("mpi" or "nccl") and loads it. `transits` and
+    `relay_tree` are reshard-compile's --transits and --relay-tree (None:
+    its default, "auto"). The library is cached under `cache_dir`
+    ($RESHARD_CACHE_DIR, else ~/.cache/reshard) by a hash of the layout,
+    the options, reshard-compile and the engine's headers."""
     if backend not in ("mpi", "nccl"):
         raise ReshardError(f"backend must be 'mpi' or 'nccl', not "
                            f"{backend!r}")
+    choices = {}
+    for name, value in (("transits", transits), ("relay_tree", relay_tree)):
+        if value is None:
+            continue
+        if value not in _CHOICES[name]:
+            allowed = ", ".join(repr(v) for v in _CHOICES[name])
+            raise ReshardError(f"{name} must be one of {allowed}, not "
+                               f"{value!r}")
+        choices[name] = value
     if staging_budget is not None and (not isinstance(staging_budget, int)
                                        or staging_budget <= 0):
         raise ReshardError(f"staging_budget must be a positive number of "
@@ -110,18 +128,19 @@ def compile(layout: Union[Any, str, os.PathLike], backend: str = "mpi",
     cache = cache_dir or os.environ.get("RESHARD_CACHE_DIR") or \
         os.path.join(os.path.expanduser("~"), ".cache", "reshard")
     os.makedirs(cache, exist_ok=True)
-    key = _cache_key(text, backend, staging_budget)
+    key = _cache_key(text, backend, staging_budget, choices)
     lib = os.path.join(cache, f"libplan-{backend}-{key}.so")
     if not os.path.exists(lib):
         with open(os.path.join(cache, f"{key}.lock"), "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not os.path.exists(lib):  # another rank may have built it
-                _build(text, suffix, backend, staging_budget, cache, lib)
+                _build(text, suffix, backend, staging_budget, choices, cache,
+                       lib)
     return Plan.load(lib, PLAN_NAME)
 
 
 def _build(text: str, suffix: str, backend: str, budget: Optional[int],
-           cache: str, lib: str) -> None:
+           choices: dict, cache: str, lib: str) -> None:
     work = tempfile.mkdtemp(prefix="build-", dir=cache)
     try:
         layout = os.path.join(work, "layout" + suffix)
@@ -132,6 +151,8 @@ def _build(text: str, suffix: str, backend: str, budget: Optional[int],
                 f"--plan-name={PLAN_NAME}"]
         if budget is not None:
             args.append(f"--staging-budget={budget}")
+        for name, value in sorted(choices.items()):
+            args.append(f"--{name.replace('_', '-')}={value}")
         tools.run("reshard-compile", args)
         partial = os.path.join(work, "libplan.so")
         cmd = _compiler_command(backend, cpp, partial)

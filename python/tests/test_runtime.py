@@ -278,6 +278,25 @@ def test_load_finds_the_plans_of_a_library(have_tools, tmp_path):
         Plan.load(str(tmp_path / "missing.so"))
 
 
+def test_compile_passes_planning_choices(have_tools, tmp_path):
+    """transits= and relay_tree= reach reshard-compile (a plan of their own
+    in the cache) and bad values are refused before anything is built."""
+    import reshard
+    layout = write(tmp_path, "layout.json", random_layout(9, ranks=2))
+    cache = tmp_path / "cache"
+    default = reshard.compile(layout, backend="mpi", cache_dir=str(cache))
+    chosen = reshard.compile(layout, backend="mpi", cache_dir=str(cache),
+                             transits="never", relay_tree="never")
+    assert chosen.tensors == default.tensors
+    assert len(list(cache.glob("libplan-mpi-*.so"))) == 2
+    for kw, bad in (("transits", "sometimes"), ("relay_tree", "deep")):
+        with pytest.raises(reshard.ReshardError, match=f"{kw} must be one "
+                                                       f"of .*'{bad}'"):
+            reshard.compile(layout, backend="mpi", cache_dir=str(cache),
+                            **{kw: bad})
+    assert len(list(cache.glob("libplan-mpi-*.so"))) == 2
+
+
 def test_nccl_plan_compiles_and_loads(have_tools, tmp_path):
     """The NCCL library builds with nvcc and answers its queries on a
     machine without a GPU (running it needs one: scripts/gpu-check.sh)."""
