@@ -26,9 +26,14 @@ struct SelectSourcesPass
           << "; it must be at least 0";
       return signalPassFailure();
     }
+    // At line 0 of the layout: a remark on a successful compile should not
+    // quote the line (a layout JSON may be one line of megabytes).
+    Location at = getOperation().getLoc();
+    if (auto file = dyn_cast<FileLineColLoc>(at))
+      at = FileLineColLoc::get(file.getFilename(), 0, 0);
     if (int64_t streams =
             selectSources(plan->model, strategy, relayTree, maxStreams))
-      emitRemark(getOperation().getLoc())
+      emitRemark(at)
           << "reshard-select-sources: no relay tree: with one the plan would "
              "have "
           << streams << " streams (relay lanes, before transits), over the "

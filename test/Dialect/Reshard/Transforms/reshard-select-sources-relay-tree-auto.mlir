@@ -31,6 +31,11 @@
 // RUN: reshard-opt %s --reshard-plan-pipeline="lower=false staging-budget=65536 relay-tree=never" | FileCheck %s --check-prefix=NEVER
 // NEVER-NOT: from domain
 // NEVER: reshard.schedule
+// The same layout as one line of JSON through reshard-compile: the remark
+// names the file at line 0 and quotes none of it.
+// RUN: printf '{"meshes": {"train": {"shape": [2], "axes": ["tp"], "ranks": [0, 1]}, "infer": {"shape": [3, 2], "axes": ["dp", "tp"], "ranks": [4, 5, 8, 9, 12, 13]}}, "topology": {"gpus_per_node": 4, "nvl_domain_size": 4, "nic_GBps_per_gpu": 50, "nvlink_GBps_per_gpu": 450}, "tensors": [{"name": "w", "shape": [256, 512], "dtype": "fp32", "src": {"mesh": "train", "dims": [["tp"], []]}, "dst": {"mesh": "infer", "dims": [["tp"], []]}}]}' > %t.json
+// RUN: reshard-compile %t.json --emit=none --relay-tree-max-streams=5 2>&1 | FileCheck %s --check-prefix=JSON --implicit-check-not=meshes
+// JSON: .json:0:0: remark: reshard-select-sources: no relay tree: with one the plan would have 6 streams
 // RUN: not reshard-opt %s --reshard-plan-pipeline="relay-tree-max-streams=-1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // NEGATIVE: error: reshard-select-sources: relay-tree-max-streams is -1; it must be at least 0
 
