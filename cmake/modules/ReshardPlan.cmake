@@ -54,6 +54,14 @@ function(_reshard_plan_backend_libs target backend)
   target_link_libraries(${target} PUBLIC CUDA::cudart ${RESHARD_NCCL_LIBRARY})
 endfunction()
 
+# Fails the configure when keyword <kw> of reshard_add_plan was given a
+# value that does not match <pattern>, saying it must be <what>.
+macro(_reshard_plan_check kw pattern what)
+  if(DEFINED ARG_${kw} AND NOT ARG_${kw} MATCHES "${pattern}")
+    message(FATAL_ERROR "${where}: ${kw} must be ${what}, got '${ARG_${kw}}'")
+  endif()
+endmacro()
+
 function(reshard_add_plan target)
   cmake_parse_arguments(ARG "STATIC;SHARED"
     "INPUT;BACKEND;PLAN_NAME;STAGING_BUDGET;MAX_OPS_PER_STEP;STRATEGY;TRANSITS;RELAY_TREE;RELAY_TREE_MAX_STREAMS"
@@ -95,12 +103,9 @@ function(reshard_add_plan target)
   if(NOT plan MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
     message(FATAL_ERROR "${where}: PLAN_NAME '${plan}' is not a C identifier")
   endif()
-  if(DEFINED ARG_STAGING_BUDGET AND NOT ARG_STAGING_BUDGET MATCHES "^[1-9][0-9]*[KMG]?$")
-    message(FATAL_ERROR "${where}: STAGING_BUDGET must be a positive integer, optionally with a suffix K, M or G, got '${ARG_STAGING_BUDGET}'")
-  endif()
-  if(DEFINED ARG_MAX_OPS_PER_STEP AND NOT ARG_MAX_OPS_PER_STEP MATCHES "^[1-9][0-9]*$")
-    message(FATAL_ERROR "${where}: MAX_OPS_PER_STEP must be a positive integer, got '${ARG_MAX_OPS_PER_STEP}'")
-  endif()
+  _reshard_plan_check(STAGING_BUDGET "^[1-9][0-9]*[KMG]?$"
+    "a positive integer, optionally with a suffix K, M or G")
+  _reshard_plan_check(MAX_OPS_PER_STEP "^[1-9][0-9]*$" "a positive integer")
   set(strategy "${ARG_STRATEGY}")
   if(NOT strategy)
     set(strategy balanced)
@@ -108,15 +113,10 @@ function(reshard_add_plan target)
     message(FATAL_ERROR "${where}: STRATEGY must be balanced or direct, got '${strategy}'")
   endif()
 
-  if(DEFINED ARG_TRANSITS AND NOT ARG_TRANSITS MATCHES "^(auto|always|never)$")
-    message(FATAL_ERROR "${where}: TRANSITS must be auto, always or never, got '${ARG_TRANSITS}'")
-  endif()
-  if(DEFINED ARG_RELAY_TREE AND NOT ARG_RELAY_TREE MATCHES "^(auto|never|bound|always)$")
-    message(FATAL_ERROR "${where}: RELAY_TREE must be auto, never, bound or always, got '${ARG_RELAY_TREE}'")
-  endif()
-  if(DEFINED ARG_RELAY_TREE_MAX_STREAMS AND NOT ARG_RELAY_TREE_MAX_STREAMS MATCHES "^[0-9]+$")
-    message(FATAL_ERROR "${where}: RELAY_TREE_MAX_STREAMS must be a non-negative integer, got '${ARG_RELAY_TREE_MAX_STREAMS}'")
-  endif()
+  _reshard_plan_check(TRANSITS "^(auto|always|never)$" "auto, always or never")
+  _reshard_plan_check(RELAY_TREE "^(auto|never|bound|always)$"
+    "auto, never, bound or always")
+  _reshard_plan_check(RELAY_TREE_MAX_STREAMS "^[0-9]+$" "a non-negative integer")
 
   set(out "${CMAKE_CURRENT_BINARY_DIR}/reshard/${target}")
   set(planning --strategy=${strategy})

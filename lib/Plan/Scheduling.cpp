@@ -26,6 +26,20 @@ static bool relaysWithin(const PlanModel &model, const StreamContent &s) {
   return isRelay(s.phase) && !crossesDomains(model, s);
 }
 
+/// Stably sorts a stream's transfers by key(transfer).
+template <class Key>
+static void sortTransfersBy(std::vector<size_t> &transfers, Key key) {
+  std::vector<std::pair<decltype(key(size_t())), size_t>> keyed;
+  keyed.reserve(transfers.size());
+  for (size_t t : transfers)
+    keyed.push_back({key(t), t});
+  std::stable_sort(
+      keyed.begin(), keyed.end(),
+      [](const auto &a, const auto &b) { return a.first < b.first; });
+  for (size_t j = 0; j < keyed.size(); ++j)
+    transfers[j] = keyed[j].second;
+}
+
 /// Puts first in every holder's stream what its receiver forwards to
 /// another domain, then what it forwards within its own, then what it
 /// only keeps (each in enumeration order). A relay runs at a fixed pace
@@ -60,21 +74,14 @@ static void sendForwardedFirst(const PlanModel &model,
                         : 1);
     return best;
   };
-  std::vector<std::pair<int64_t, size_t>> keyed;
   for (StreamContent &s : streams) {
     if (!bringsHolderBytes(s.phase) && !isTransitIn(s.phase))
       continue;
     // A transit's two streams carry the same transfers in the same order:
     // both rank them where they end.
     int64_t at = isTransitIn(s.phase) ? s.phase - kTransitInPhase : s.receiver;
-    keyed.clear();
-    for (size_t t : s.transfers)
-      keyed.push_back({classOf(transfers[t], at), t});
-    std::stable_sort(
-        keyed.begin(), keyed.end(),
-        [](const auto &a, const auto &b) { return a.first < b.first; });
-    for (size_t j = 0; j < keyed.size(); ++j)
-      s.transfers[j] = keyed[j].second;
+    sortTransfersBy(s.transfers,
+                    [&](size_t t) { return classOf(transfers[t], at); });
   }
 }
 
@@ -271,15 +278,7 @@ static void orderRelaysBy(llvm::ArrayRef<Arrival> arrivals,
           return {a.last + 1, a.at};
       return {0, 0};
     };
-    std::vector<std::pair<std::pair<int64_t, int64_t>, size_t>> keyed;
-    keyed.reserve(s.transfers.size());
-    for (size_t t : s.transfers)
-      keyed.push_back({readyOf(t), t});
-    std::stable_sort(
-        keyed.begin(), keyed.end(),
-        [](const auto &a, const auto &b) { return a.first < b.first; });
-    for (size_t j = 0; j < keyed.size(); ++j)
-      s.transfers[j] = keyed[j].second;
+    sortTransfersBy(s.transfers, readyOf);
   }
 }
 
