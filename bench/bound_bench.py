@@ -8,9 +8,14 @@ bound and the term that sets it, their ratio, the busiest NIC against its
 bound, and the published time of that layout where one exists. `--plot
 DIR` also draws, for the scenario furthest from its bound, the per-NIC
 load against the bound (DIR/<scenario>-nic.png and .svg; needs
-matplotlib).
+matplotlib). `--simulate` also replays each lowered plan in the SimGrid
+simulation of bench/sim_bench.py (bench/simgrid/refit_sim.cpp, see
+bench/Simulation.md) and adds the simulated time and its ratio to the
+bound; it checks that the replay moves the report's network bytes and
+takes no less than the bound.
 
     python3 bench/bound_bench.py                 # all scenarios, ~1 min
+    python3 bench/bound_bench.py --simulate      # and SimGrid's times
     python3 bench/bound_bench.py --plot out/     # and the worst one's figure
 """
 import argparse
@@ -59,11 +64,33 @@ def scenario_report(name, tmp, build, budget, layers, mlir=None,
            "--staging-budget=%d" % budget, "--report=" + report]
     if relay_tree:
         cmd.append("--relay-tree=" + relay_tree)
-    cmd += (["--emit=none"] if mlir is None else
-            ["--mlir=" + mlir, "--backend=mpi", "-o", os.devnull])
+    cmd += (["--emit=none"] if mlir is None else ["--emit=mlir", "-o", mlir])
     run(cmd)
     with open(report) as f:
         return json.load(f)
+
+
+def simulated(name, mlir, build, report):
+    """Replays the lowered plan MLIR of scenario NAME in SimGrid; returns
+    refit_sim's figures and the replay's wall time and peak memory."""
+    import sim_bench
+    flows = mlir + ".flows"
+    run([os.path.join(build, "bin", "reshard-translate"),
+         "--reshard-to-flows", mlir, "-o", flows])
+    sim = sim_bench.simulate(sim_bench.build_simulator(build),
+                             report["topology"], flows, name, "nvlink")
+    if sim["network_bytes"] != report["network_bytes"]:
+        sys.exit("bound_bench: %s: the replay moves %d network bytes, the "
+                 "report counts %d" % (name, sim["network_bytes"],
+                                       report["network_bytes"]))
+    # Latency only adds to a replay, so none may beat the physical bound.
+    if sim["simulated_seconds"] < 0.999 * report["lower_bound_seconds"]:
+        sys.exit("bound_bench: %s: simulated %.6f s below the bound %.6f s"
+                 % (name, sim["simulated_seconds"],
+                    report["lower_bound_seconds"]))
+    for path in (mlir, flows):
+        os.remove(path)
+    return sim
 
 
 def main():
@@ -77,24 +104,35 @@ def main():
                     help="reshard-compile's --relay-tree (default: its own)")
     ap.add_argument("--layers", type=int,
                     help="keep the first N layers (a smoke run)")
+    ap.add_argument("--simulate", nargs="?", const="all", metavar="LIST",
+                    help="also replay the plans of these scenarios (default: "
+                    "all) in SimGrid (needs libsimgrid-dev; "
+                    "bench/Simulation.md)")
     ap.add_argument("--plot", metavar="DIR",
                     help="draw the worst scenario's per-NIC load here")
     args = ap.parse_args()
+    simulate = args.simulate.split(",") if args.simulate else []
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.scenarios.split(","):
+            mlir = os.path.join(tmp, name + ".plan.mlir") \
+                if name in simulate or "all" in simulate else None
             r = scenario_report(name, tmp, args.build, args.staging_budget,
-                                args.layers, relay_tree=args.relay_tree)
-            rows.append((name, r))
+                                args.layers, mlir=mlir,
+                                relay_tree=args.relay_tree)
+            sim = simulated(name, mlir, args.build, r) if mlir else None
+            rows.append((name, r, sim))
         print("### Modelled time against the physical bound "
               "(staging budget %d MiB%s)\n" % (
                   args.staging_budget >> 20,
                   ", %d layers" % args.layers if args.layers else ""))
-        print("| scenario | steps | modelled s | physical bound s | "
+        simcols = "simulated s | simulated / bound | " if args.simulate else ""
+        print("| scenario | steps | modelled s | %sphysical bound s | "
               "bound set by | modelled / bound | busiest NIC / its bound "
-              "| published |")
-        print("|---|---|---|---|---|---|---|---|")
-        for name, r in rows:
+              "| published |" % simcols)
+        print("|---|---|---|---|---|---|---|---|" +
+              ("---|---|" if args.simulate else ""))
+        for name, r, sim in rows:
             t = r["lower_bound_terms"][r["lower_bound_term"]] \
                 if r["lower_bound_term"] != "none" else None
             where = ""
@@ -105,12 +143,21 @@ def main():
             ratios = r["ratios"]
             # A cut-down model is not the layout the figure is for.
             pub = None if args.layers else PUBLISHED.get(name)
-            print("| %s | %d | %.4f | %.4f | %s%s | %.3f | %.3f | %s |" % (
-                name, r["plan"]["steps"], r["estimated_seconds"],
+            simfig = "" if not args.simulate else "- | - | " if not sim else \
+                "%.4f | %.3f | " % (
+                    sim["simulated_seconds"],
+                    sim["simulated_seconds"] / r["lower_bound_seconds"])
+            print("| %s | %d | %.4f | %s%.4f | %s%s | %.3f | %.3f | %s |" % (
+                name, r["plan"]["steps"], r["estimated_seconds"], simfig,
                 r["lower_bound_seconds"], r["lower_bound_term"], where,
                 ratios["estimated_over_lower_bound_seconds"] or 0,
                 ratios["busiest_nic_over_lower_bound"] or 0,
                 "%s (%s)" % pub if pub else "-"))
+        if args.simulate:
+            print("\nSimGrid replay (wall time, peak memory): " + ", ".join(
+                "%s %.0f s / %d MiB" % (name, sim["sim_wall_seconds"],
+                                        sim["sim_peak_mib"])
+                for name, _, sim in rows if sim))
         if args.plot:
             worst = max(rows, key=lambda x: x[1]["ratios"][
                 "estimated_over_lower_bound_seconds"] or 0)[0]
