@@ -16,7 +16,7 @@
 #                                     # another GPU of a domain (auto)
 #     [RELAY_TREE auto | never | bound | always] # a domain fed by another
 #                                     # domain's entries (auto)
-#     [RELAY_TREE_MAX_STREAMS <n>]    # with RELAY_TREE auto (2^18)
+#     [RELAY_TREE_MAX_STREAMS <n>]    # with RELAY_TREE auto (196608)
 #     [STATIC | SHARED])              # library kind (STATIC)
 #
 # At build time, in ${CMAKE_CURRENT_BINARY_DIR}/reshard/<target>/:

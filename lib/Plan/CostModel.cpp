@@ -421,6 +421,7 @@ PlanReport reshard::buildReport(const PlanModel &model,
   }
   r.plan = planFigures(model, transfers, streams, scheduleOf(model, streams));
   r.relayLanes = model.relayLanes;
+  r.relayLaneSpan = model.relayLaneSpan;
   for (size_t g = 0; g < model.groups.size(); ++g)
     for (const RouteRow &route : model.groups[g].routes)
       if (route.feeder >= 0) {
@@ -586,6 +587,7 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
     o["groups"] = r.groups;
     o["pieces"] = r.pieces;
     o["relay_lanes"] = r.relayLanes;
+    o["relay_lane_span"] = r.relayLaneSpan;
     llvm::json::Object transits;
     transits["entering"] = r.transits.entering;
     transits["leaving"] = r.transits.leaving;
@@ -706,10 +708,16 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
      << ratioText(r.gatherBroadcast.estimatedSeconds, p.estimatedSeconds,
                   "%.2f")
      << "x over gather-broadcast\n";
-  if (r.relayLanes)
+  if (r.relayLanes && r.relayLaneSpan == 1)
     os << "relay lanes: each relay forwards what each holder sent it in a "
           "stream of its own (reshard-schedule chose them by the cost "
           "model)\n";
+  else if (r.relayLanes)
+    os << formatv("relay lanes: each relay forwards what the holders of "
+                  "each block of {0} ranks sent it in a stream of its own "
+                  "(reshard-select-sources widened them from one per holder "
+                  "to keep the plan within relay-tree-max-streams)\n",
+                  r.relayLaneSpan);
   if (r.fedCrossings)
     os << formatv("relay tree: {0} crossings of a piece into a domain come "
                   "from another domain's entries, {1} B\n",

@@ -81,11 +81,14 @@ struct Unit {
 
 } // namespace
 
-int64_t reshard::streamsWithLanes(PlanModel &model) {
+int64_t reshard::streamsWithLanes(PlanModel &model, int64_t laneSpan) {
   bool lanes = model.relayLanes;
+  int64_t span = model.relayLaneSpan;
   model.relayLanes = true;
+  model.relayLaneSpan = laneSpan;
   std::vector<TransferGroup> transfers = enumerateTransfers(model);
   model.relayLanes = lanes;
+  model.relayLaneSpan = span;
   llvm::DenseSet<std::tuple<int64_t, int64_t, int64_t>> keys;
   for (const TransferGroup &t : transfers)
     if (t.kind != TransferKind::Copy)
@@ -93,15 +96,39 @@ int64_t reshard::streamsWithLanes(PlanModel &model) {
   return keys.size();
 }
 
-int64_t reshard::selectSources(PlanModel &model, SourceStrategy strategy,
-                               RelayTree tree, int64_t maxStreams) {
+llvm::SmallVector<int64_t, 3> reshard::relayLaneSpans(const PlanModel &model) {
+  int64_t domain = model.topology ? model.topology->nvlDomainSize : 1;
+  llvm::SmallVector<int64_t, 3> spans = {1};
+  for (int64_t s : {domain, 2 * domain})
+    if (s > spans.back())
+      spans.push_back(s);
+  return spans;
+}
+
+RelayTreeFit reshard::selectSources(PlanModel &model, SourceStrategy strategy,
+                                    RelayTree tree, int64_t maxStreams) {
+  model.relayLaneSpan = 1;
   if (tree == RelayTree::Auto) {
     selectSources(model, strategy, RelayTree::Bound);
-    int64_t streams = model.hasRelayTree() ? streamsWithLanes(model) : 0;
-    if (streams <= maxStreams)
-      return 0;
+    RelayTreeFit fit;
+    if (!model.hasRelayTree())
+      return fit;
+    for (int64_t span : relayLaneSpans(model)) {
+      int64_t streams = streamsWithLanes(model, span);
+      if (span == 1 && streams <= maxStreams)
+        return fit;
+      if (span == 1)
+        fit.perHolderStreams = streams;
+      fit.laneSpan = span;
+      fit.streams = streams;
+      if (streams <= maxStreams) {
+        model.relayLaneSpan = span;
+        return fit;
+      }
+    }
+    fit.laneSpan = 0;
     selectSources(model, strategy, RelayTree::Never);
-    return streams;
+    return fit;
   }
   std::vector<Unit> nvlink, network;
   for (size_t g = 0; g < model.groups.size(); ++g) {
@@ -160,7 +187,7 @@ int64_t reshard::selectSources(PlanModel &model, SourceStrategy strategy,
     }
   }
   if (strategy == SourceStrategy::Direct)
-    return 0;
+    return {};
 
   // Heaviest first, ties in enumeration order; units are sorted by index
   // (they carry their candidate lists).
@@ -225,5 +252,5 @@ int64_t reshard::selectSources(PlanModel &model, SourceStrategy strategy,
   }
   for (PlanGroup &group : model.groups)
     llvm::sort(group.routes);
-  return 0;
+  return {};
 }

@@ -142,7 +142,7 @@ static void appendTransfers(const PlanModel &model, int64_t group,
           for (int64_t other = 0; lanes && other < nE; ++other)
             if (other != e)
               add(dom.ranks[e], dom.ranks[other], TransferKind::Relay, start,
-                  stride, count, feeders[h]);
+                  stride, count, model.laneOf(feeders[h]));
           continue;
         }
         // With lanes a fed domain keeps the holders' lanes: the feeder's
@@ -162,11 +162,11 @@ static void appendTransfers(const PlanModel &model, int64_t group,
           if (s2 < start)
             continue;
           add(feeders[h], dom.ranks[e], feed, s2, stride2, count2,
-              d.holders[x]);
+              model.laneOf(d.holders[x]));
           for (int64_t other = 0; other < nE; ++other)
             if (other != e)
               add(dom.ranks[e], dom.ranks[other], TransferKind::Relay, s2,
-                  stride2, count2, fedLaneBase + d.holders[x]);
+                  stride2, count2, fedLaneBase + model.laneOf(d.holders[x]));
         }
       }
     for (int64_t e = 0; !lanes && e < nE; ++e) {

@@ -86,7 +86,9 @@ struct Item {
  * `quota` bytes a step from step `start`. Phase 0: from its source shards;
  * 1 + r: a relay forwarding from its destination shards (a lane: what
  * holder r sent it, or for r >= the rank count R what holder r - R sent a
- * feeder domain's entry, which forwarded it); kTransitIn + e: from its source
+ * feeder domain's entry, which forwarded it; with shared lanes r is the first
+ * rank of a block of holders; the engine reads it as a name only);
+ * kTransitIn + e: from its source
  * shards to a transit, which keeps the bytes and sends them on to rank e one
  * step later in phase kTransitOut + the sender, at the same quota and with the
  * same items. */

@@ -46,7 +46,7 @@ struct ReshardPlanOptions
   PassOptions::Option<int64_t> relayTreeMaxStreams{
       *this, "relay-tree-max-streams",
       llvm::cl::desc("With relay-tree=auto, the most streams a plan with a "
-                     "relay tree may have (default 2^18)"),
+                     "relay tree may have (default 196608 = 3 * 2^16)"),
       llvm::cl::init(kRelayTreeMaxStreams)};
   PassOptions::Option<TransitMode> transits{
       *this, "transits",

@@ -75,8 +75,10 @@ struct PlanBounds {
 
 struct PlanReport {
   bool hasTopology = false;
-  /// Whether relays forward in lanes (PlanModel::relayLanes).
+  /// Whether relays forward in lanes (PlanModel::relayLanes), and how many
+  /// consecutive holder ranks share one (PlanModel::relayLaneSpan).
   bool relayLanes = false;
+  int64_t relayLaneSpan = 1;
   /// Holder streams through a third GPU (PlanModel::transits): how many
   /// enter the receiver's domain and how many leave the sender's through
   /// it, and the bytes they carry.

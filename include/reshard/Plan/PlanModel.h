@@ -101,11 +101,21 @@ struct PlanModel {
   /// whenever they fit for a relay tree (the `relay_lanes` of the
   /// schedule).
   bool relayLanes = false;
+  /// With lanes, holders whose ranks r share r / relayLaneSpan share a lane
+  /// (numbered by the block's first rank): 1 for a lane per holder;
+  /// reshard-select-sources widens it to a domain or two where per-holder
+  /// lanes would make the plan too large (the module's
+  /// `reshard.relay_lane_span`).
+  int64_t relayLaneSpan = 1;
   /// Holder streams that pass through a third GPU, sorted by (sender,
   /// receiver): reshard-schedule picks them to balance NICs (the
   /// `transits` of the schedule).
   std::vector<PlanTransit> transits;
 
+  /// The lane of what holder `holder` sent (PlanModel::relayLaneSpan).
+  int64_t laneOf(int64_t holder) const {
+    return holder - holder % relayLaneSpan;
+  }
   int64_t domainOf(int64_t rank) const {
     return topology ? rank / topology->nvlDomainSize : rank;
   }

@@ -40,8 +40,8 @@ inline auto relayTreeValues() {
   return llvm::cl::values(
       clEnumValN(RelayTree::Never, "never", "every domain from the holders"),
       clEnumValN(RelayTree::Auto, "auto",
-                 "as bound while the plan stays within 2^18 streams "
-                 "(default)"),
+                 "as bound while the plan stays within "
+                 "relay-tree-max-streams streams (default)"),
       clEnumValN(RelayTree::Bound, "bound",
                  "where the holders' NICs would pass the physical bound per "
                  "NIC and a feeder's entries are less loaded"),
@@ -50,27 +50,45 @@ inline auto relayTreeValues() {
 }
 
 /// The most streams a relay tree may give a plan under RelayTree::Auto by
-/// default: a
-/// relay tree needs relay lanes (a relay stream per holder that fed a
-/// relay), and at 48 bytes a stream 2^18 of them take 12 MiB of the
-/// 16 MiB of tables per rank the plan-size goal allows (BENCHMARKS.md).
-constexpr int64_t kRelayTreeMaxStreams = int64_t(1) << 18;
+/// default, 3 * 2^16: a relay tree needs relay lanes (a relay stream per
+/// holder, or block of holders, that fed a relay), and with its receive
+/// word and items a stream costs the big plans 80-90 bytes of tables
+/// (NeMo RL's DeepSeek-V3: 15.0 MB at 181,052 streams; Kimi-K2 with lanes
+/// of 16 ranks: 21.6 MB at 248,633), so this many stay near the 16 MB of
+/// tables per rank the plan-size goal allows (BENCHMARKS.md).
+constexpr int64_t kRelayTreeMaxStreams = 3 * (int64_t(1) << 16);
+
+/// How RelayTree::Auto made a relay tree fit `maxStreams` streams.
+struct RelayTreeFit {
+  /// The plan's streams with a relay lane per holder where they passed
+  /// `maxStreams` (else 0: the tree fit as it was, or there was none).
+  int64_t perHolderStreams = 0;
+  /// Then the lane span taken (PlanModel::relayLaneSpan), with `streams`
+  /// streams; 0 where even the widest did not fit and the tree was dropped.
+  int64_t laneSpan = 1, streams = 0;
+};
+
+/// Relay lane spans RelayTree::Auto tries, narrowest first: a holder, a
+/// domain, two domains (Kimi-K2 on DGX: a lane per 4 domains brings the
+/// relays' tail back and the plan to where it was without the tree).
+llvm::SmallVector<int64_t, 3> relayLaneSpans(const PlanModel &model);
 
 /// Routes every group: the decisions where a choice exists (which holder,
 /// which entry rank, which feeder domain), greedily largest first over the
 /// whole model, so that NIC and NVLink loads balance across tensors. A
 /// group's members rotate over the chosen candidates, so a group of many
 /// members spreads over all of them; a group of one member is routed as
-/// that tensor alone. Returns, where RelayTree::Auto dropped a relay tree
-/// because the plan would have more than `maxStreams` streams with it, how
-/// many (else 0).
-int64_t selectSources(PlanModel &model, SourceStrategy strategy,
-                      RelayTree tree = RelayTree::Never,
-                      int64_t maxStreams = kRelayTreeMaxStreams);
+/// that tensor alone. With RelayTree::Auto a relay tree whose lanes would
+/// pass `maxStreams` streams shares lanes between the holders of a domain
+/// or two (setting model.relayLaneSpan), else is dropped (routed as
+/// Never); the result says which.
+RelayTreeFit selectSources(PlanModel &model, SourceStrategy strategy,
+                           RelayTree tree = RelayTree::Never,
+                           int64_t maxStreams = kRelayTreeMaxStreams);
 
-/// The streams of `model`'s routing with relay lanes (before transits,
-/// which reshard-schedule adds).
-int64_t streamsWithLanes(PlanModel &model);
+/// The streams of `model`'s routing with relay lanes of span `laneSpan`
+/// (before transits, which reshard-schedule adds).
+int64_t streamsWithLanes(PlanModel &model, int64_t laneSpan = 1);
 
 } // namespace reshard
 

@@ -34,7 +34,8 @@ struct TransferGroup {
   /// domain's entry (a relay between domains forwards holder r's members
   /// in lane r); a fed domain's entry forwards those within its domain in
   /// lane R + r, R the plan's rank count (in lane r if 1 + 2R reaches the
-  /// transit phases).
+  /// transit phases). With a relay lane span s > 1, r is the first rank of
+  /// the holder's block of s (PlanModel::laneOf).
   int64_t lane = 0;
 
   /// 0 for what holders send; for relays 1 + the lane, so that what a

@@ -315,12 +315,18 @@ std::string randomPipeline(uint64_t seed) {
   case 2: {
     int64_t budget = 8 << rng.below(6), ops = 2 + rng.below(6);
     bool transits = rng.chance(50);
+    // relay-tree=auto (the default) under a small stream limit shares
+    // relay lanes between holders or drops the tree.
+    std::string tree =
+        rng.chance(50) ? "{relay-tree=always}"
+        : rng.chance(50)
+            ? llvm::formatv("{{relay-tree-max-streams={0}}", rng.below(40))
+                  .str()
+            : "";
     return llvm::formatv("reshard-intersect,reshard-select-sources{2},"
                          "reshard-schedule{{staging-budget={0} "
                          "max-ops-per-step={1}{3}}",
-                         budget, ops,
-                         rng.chance(50) ? "{relay-tree=always}" : "",
-                         transits ? " transits=always" : "");
+                         budget, ops, tree, transits ? " transits=always" : "");
   }
   default:
     return llvm::formatv("reshard-intersect,reshard-select-sources{{"
@@ -373,6 +379,7 @@ void corrupt(PieceTable &table) {
 struct Stats {
   int64_t pieces = 0, localPieces = 0, elements = 0, groupedTensors = 0;
   int64_t plansWithTransits = 0, plansWithRelayTrees = 0;
+  int64_t plansWithSharedLanes = 0;
 };
 
 /// Checks one tensor's explicit pieces (the reference path): executed,
@@ -527,6 +534,7 @@ std::string runCase(MLIRContext &ctx, const std::string &ir,
   for (const PlanGroup &g : plan->model.groups)
     stats.groupedTensors += g.numMembers() > 1 ? g.numMembers() : 0;
   stats.plansWithTransits += !plan->model.transits.empty();
+  stats.plansWithSharedLanes += plan->model.relayLaneSpan > 1;
   stats.plansWithRelayTrees +=
       llvm::any_of(plan->model.groups, [](const PlanGroup &g) {
         return llvm::any_of(g.routes,
@@ -671,9 +679,10 @@ int main(int argc, char **argv) {
   llvm::outs() << llvm::formatv(
       "{0}checked {1} pieces ({2} local copies), {3} destination elements, "
       "{4} tensors in groups of several, {5} plans with transits, {6} with "
-      "relay trees\n",
+      "relay trees, {7} with relay lanes shared by several holders\n",
       dump ? "// " : "", stats.pieces, stats.localPieces, stats.elements,
-      stats.groupedTensors, stats.plansWithTransits, stats.plansWithRelayTrees);
+      stats.groupedTensors, stats.plansWithTransits, stats.plansWithRelayTrees,
+      stats.plansWithSharedLanes);
   llvm::outs() << llvm::formatv("{0}property: {1} passed, {2} failed\n",
                                 dump ? "// " : "", numCases - failures,
                                 failures);

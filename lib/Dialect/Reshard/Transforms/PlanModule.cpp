@@ -51,6 +51,15 @@ FailureOr<PlanModule> PlanModule::load(ModuleOp module, StringRef passName) {
            << " works on classes and groups: give it the module before "
               "reshard-expand";
   PlanModule plan;
+  if (Attribute a = module->getAttr(kRelayLaneSpanAttr)) {
+    auto span = dyn_cast<IntegerAttr>(a);
+    if (!span || span.getType().isInteger(1) || span.getInt() < 1)
+      return module.emitOpError()
+             << "has " << kRelayLaneSpanAttr << " = " << a
+             << "; it must be an integer of at least 1 (the ranks a relay "
+                "lane spans)";
+    plan.model.relayLaneSpan = span.getInt();
+  }
   SymbolTableCollection symbols;
   llvm::StringMap<int64_t> tensorIndex;
   for (RedistributeOp op : module.getOps<RedistributeOp>()) {
@@ -280,7 +289,13 @@ reshard::checkScheduleMatches(const PlanModel &model,
          << " (a different set); run reshard-schedule after the routing";
 }
 
-void PlanModule::storeRoutes() {
+void PlanModule::storeRoutes(ModuleOp module) {
+  if (model.relayLaneSpan == 1)
+    module->removeAttr(kRelayLaneSpanAttr);
+  else
+    module->setAttr(kRelayLaneSpanAttr,
+                    IntegerAttr::get(IntegerType::get(module.getContext(), 64),
+                                     model.relayLaneSpan));
   MLIRContext *ctx = tensors.empty() ? nullptr : tensors.front()->getContext();
   for (auto [op, g] : llvm::zip(groups, model.groups)) {
     if (g.routing == GroupRouting::Unrouted) {

@@ -31,15 +31,28 @@ struct SelectSourcesPass
     Location at = getOperation().getLoc();
     if (auto file = dyn_cast<FileLineColLoc>(at))
       at = FileLineColLoc::get(file.getFilename(), 0, 0);
-    if (int64_t streams =
-            selectSources(plan->model, strategy, relayTree, maxStreams))
+    RelayTreeFit fit =
+        selectSources(plan->model, strategy, relayTree, maxStreams);
+    if (fit.perHolderStreams && fit.laneSpan)
+      emitRemark(at) << "reshard-select-sources: relay lanes shared by "
+                     << fit.laneSpan
+                     << " consecutive ranks: with a lane per holder the plan "
+                        "would have "
+                     << fit.perHolderStreams << " streams, over the "
+                     << maxStreams
+                     << " relay-tree=auto allows (relay-tree-max-streams); "
+                        "it has "
+                     << fit.streams << " (before transits)";
+    else if (fit.perHolderStreams)
       emitRemark(at)
           << "reshard-select-sources: no relay tree: with one the plan would "
              "have "
-          << streams << " streams (relay lanes, before transits), over the "
+          << fit.perHolderStreams << " streams (relay lanes, before transits; "
+          << fit.streams << " with lanes of "
+          << relayLaneSpans(plan->model).back() << " ranks), over the "
           << maxStreams
           << " relay-tree=auto allows (relay-tree-max-streams; bound keeps it)";
-    plan->storeRoutes();
+    plan->storeRoutes(getOperation());
     // New routes make new streams: an earlier schedule no longer fits.
     plan->model.schedule.reset();
     plan->storeSchedule(getOperation());

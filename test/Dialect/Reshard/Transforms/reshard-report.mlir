@@ -263,6 +263,7 @@ reshard.redistribute @w from @train <[[tp]]> to @infer <[[]]> topology @t
 // JSON-NEXT:     "speedup_over_direct": 1.078{{[0-9]*}},
 // JSON-NEXT:     "speedup_over_gather_broadcast": 1.784{{[0-9]*}}
 // JSON-NEXT:   },
+// JSON-NEXT:   "relay_lane_span": 1,
 // JSON-NEXT:   "relay_lanes": false,
 // JSON-NEXT:   "relay_tree": {
 // JSON-NEXT:     "fed_bytes": 0,

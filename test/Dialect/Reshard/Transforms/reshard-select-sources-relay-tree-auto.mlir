@@ -20,7 +20,7 @@
 
 // With at most 5 streams the tree (6 streams) is dropped.
 // RUN: reshard-opt %s --reshard-plan-pipeline="lower=false staging-budget=65536 relay-tree-max-streams=5" 2>&1 | FileCheck %s --check-prefix=DROPPED
-// DROPPED: remark: reshard-select-sources: no relay tree: with one the plan would have 6 streams (relay lanes, before transits), over the 5 relay-tree=auto allows (relay-tree-max-streams; bound keeps it)
+// DROPPED: remark: reshard-select-sources: no relay tree: with one the plan would have 6 streams (relay lanes, before transits; 6 with lanes of 8 ranks), over the 5 relay-tree=auto allows (relay-tree-max-streams; bound keeps it)
 // DROPPED-NOT: from domain
 // DROPPED: reshard.schedule
 // RUN: reshard-opt %s --reshard-plan-pipeline="lower=false staging-budget=65536 relay-tree-max-streams=5" --reshard-report=text -o /dev/null 2>&1 | FileCheck %s --check-prefix=DROPPED-REPORT

@@ -109,7 +109,8 @@ def Reshard_ScheduleOp : Reshard_Op<"schedule"> {
     own destination shards; with `relay_lanes`, 1 + r: what a relay
     forwards of what holder r sent it, and 1 + R + r, R the rank count:
     what a fed domain's entry forwards of holder r's members that a
-    feeder entry sent it) is one stream, whose bytes are the transfers of
+    feeder entry sent it; where the module has `reshard.relay_lane_span`
+    = s, r is the first rank of the holder's block of s) is one stream, whose bytes are the transfers of
     the pair in the order the lowering gives them (Routing.md). A stream runs from
     step `start`, `quota` bytes a step; a relay's streams start after its
     last step of phase-0 receives. Every rank stays within

@@ -116,8 +116,10 @@ def ReshardSelectSources : Pass<"reshard-select-sources", "mlir::ModuleOp"> {
     sends it once: `bound` where the holders' NICs would pass the physical
     bound per NIC, `always` wherever the feeder's entries are less loaded,
     `never`; `auto` (default) as `bound` unless the plan would then have
-    more than `relay-tree-max-streams` streams with relay lanes, which it
-    reports in a remark.
+    more than `relay-tree-max-streams` streams with relay lanes: then the
+    holders of a domain, or of two, share a lane (the module attribute
+    `reshard.relay_lane_span`), else the tree is dropped; a remark says
+    which.
 
     `strategy=direct` instead takes a local copy or the lowest holder, with
     no balancing and no relay: the `direct` baseline. The `gather-broadcast`
@@ -155,7 +157,7 @@ def ReshardSelectSources : Pass<"reshard-select-sources", "mlir::ModuleOp"> {
     Option<"relayTreeMaxStreams", "relay-tree-max-streams", "int64_t",
            /*default=*/"::reshard::kRelayTreeMaxStreams",
            "With relay-tree=auto, the most streams a plan with a relay tree "
-           "may have (default 2^18)">
+           "may have (default 196608 = 3 * 2^16)">
   ];
   let dependentDialects = ["::reshard::ReshardDialect"];
 }

@@ -16,6 +16,11 @@
 
 namespace reshard {
 
+/// The module attribute that carries PlanModel::relayLaneSpan from
+/// reshard-select-sources to the schedule and the lowering (absent: 1).
+inline constexpr llvm::StringLiteral kRelayLaneSpanAttr =
+    "reshard.relay_lane_span";
+
 struct PlanModule {
   PlanModel model;
   /// In plan order: model tensor t is tensors[t].
@@ -33,8 +38,9 @@ struct PlanModule {
   /// streams of the current routing.
   mlir::LogicalResult
   checkSchedule(const std::vector<StreamContent> &streams) const;
-  /// Writes every group's routing back to its op.
-  void storeRoutes();
+  /// Writes every group's routing back to its op, and the relay lane span
+  /// (when not 1) to the module's kRelayLaneSpanAttr.
+  void storeRoutes(mlir::ModuleOp module);
   /// Replaces the schedule op with the model's schedule.
   void storeSchedule(mlir::ModuleOp module);
 };
