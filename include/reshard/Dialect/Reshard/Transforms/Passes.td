@@ -217,7 +217,7 @@ def ReshardSchedule : Pass<"reshard-schedule", "mlir::ModuleOp"> {
     2^31 + receiver and via -> receiver in phase 2^32 + sender, one step
     later at the same quota; `via` keeps one step's slice in its workspace
     (within the staging budget). With `transits=auto` the pass keeps them
-    when the cost model's time is more than 1% shorter (`transits` on the
+    when the cost model's time is more than 5% shorter (`transits` on the
     schedule; the report counts them); they need the one-pace schedule.
 
     The result is the module's `reshard.schedule` op, which the lowering
