@@ -4,7 +4,8 @@
 // against Debian's libsimgrid-dev (3.32); not part of the CMake build.
 //
 //   refit_sim --topology GPN,DOMAIN,NIC_GBPS,NVL_GBPS,NIC_LAT_US,NVL_LAT_US
-//             [--name NAME] [--copies ignore|nvlink] FILE
+//             [--name NAME] [--copies ignore|nvlink] [--receives-ahead]
+//             [--barrier] FILE
 //
 // FILE is a flow list, one `STEP SRC DST BYTES` per line (`#` comments; SRC
 // = DST is a rank's local copies): `reshard-translate --reshard-to-flows`
@@ -18,6 +19,10 @@
 // message flows once both its sender and its receiver have reached the step
 // (rendezvous, as ncclSend/ncclRecv and MPI_Isend/MPI_Irecv of large
 // messages). Ranks never wait for ranks they do not exchange with.
+// Two what-ifs that are not the runtime: --receives-ahead posts a rank's
+// next step's receives before its current step completes (its sends still
+// wait: a relay forwards what arrived the step before); --barrier makes
+// every rank finish step s before any starts step s + 1.
 //
 // The platform, built below in code (an XML file would need one <route> per
 // pair of GPUs), with the numbers of the plan's topology (the same as
@@ -194,6 +199,7 @@ int main(int argc, char **argv) {
       "--cfg=network/crosstraffic:0",   "--log=root.thres:critical"};
   Topology topo;
   std::string name = "plan", path, copies = "nvlink";
+  bool receivesAhead = false, barrier = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -214,6 +220,10 @@ int main(int argc, char **argv) {
       copies = value();
       if (copies != "nvlink" && copies != "ignore")
         die("--copies nvlink|ignore");
+    } else if (a == "--barrier") {
+      barrier = true;
+    } else if (a == "--receives-ahead") {
+      receivesAhead = true;
     } else if (a.rfind("--cfg=", 0) == 0) {
       cfg.push_back(a); // extra SimGrid configuration, after ours
     } else if (a[0] == '-') {
@@ -254,30 +264,59 @@ int main(int argc, char **argv) {
   Platform plat = buildPlatform(topo, numRanks, pairs);
 
   double copyBw = topo.nvlGBps * 1e9;
+  long actors = 0;
+  for (auto &[r, prog] : programs)
+    actors += !prog.steps.empty() || (copies == "nvlink" && prog.copyBytes);
+  sg4::BarrierPtr stepBarrier = sg4::Barrier::create(std::max(actors, 1L));
   for (auto &[r, prog] : programs) {
     if (prog.steps.empty() && (copies == "ignore" || prog.copyBytes == 0))
       continue;
     const RankProgram *pp = &prog;
     long me = r;
     sg4::Actor::create(
-        "rank" + std::to_string(r), plat.hosts[r], [pp, me, copyBw, copies]() {
+        "rank" + std::to_string(r), plat.hosts[r],
+        [pp, me, copyBw, copies, receivesAhead, barrier, stepBarrier,
+         maxStep]() {
           if (copies == "nvlink" && pp->copyBytes)
             sg4::this_actor::sleep_for(static_cast<double>(pp->copyBytes) /
                                        copyBw);
           static int token;
-          for (const Step &s : pp->steps) {
-            std::vector<sg4::CommPtr> comms;
-            comms.reserve(s.sends.size() + s.recvs.size());
-            std::vector<int *> sinks(s.recvs.size());
-            for (size_t i = 0; i < s.recvs.size(); ++i)
-              comms.push_back(
-                  sg4::Mailbox::by_name(mailboxName(s.recvs[i].peer, me))
-                      ->get_async<int>(&sinks[i]));
+          std::vector<std::vector<int *>> sinks(pp->steps.size());
+          auto postReceives = [&](size_t i, std::vector<sg4::CommPtr> &out) {
+            const Step &s = pp->steps[i];
+            sinks[i].resize(s.recvs.size());
+            for (size_t k = 0; k < s.recvs.size(); ++k)
+              out.push_back(
+                  sg4::Mailbox::by_name(mailboxName(s.recvs[k].peer, me))
+                      ->get_async<int>(&sinks[i][k]));
+          };
+          std::vector<sg4::CommPtr> comms, ahead;
+          long first = pp->steps.empty() ? maxStep + 1 : pp->steps[0].index;
+          for (long k = 0; barrier && k < first; ++k)
+            stepBarrier->wait();
+          for (size_t i = 0; i < pp->steps.size(); ++i) {
+            const Step &s = pp->steps[i];
+            comms.swap(ahead);
+            ahead.clear();
+            if (!receivesAhead || i == 0)
+              postReceives(i, comms);
             for (const Msg &m : s.sends)
               comms.push_back(
                   sg4::Mailbox::by_name(mailboxName(me, m.peer))
                       ->put_async(&token, static_cast<uint64_t>(m.bytes)));
+            // What-if: the next step's receives are posted before this
+            // step completes (its sends still wait: a relay forwards what
+            // arrived the step before).
+            if (receivesAhead && i + 1 < pp->steps.size())
+              postReceives(i + 1, ahead);
             sg4::Comm::wait_all(comms);
+            comms.clear();
+            // What-if: every rank finishes step s before any starts s + 1
+            // (once per step index, the idle ones included).
+            long next = i + 1 < pp->steps.size() ? pp->steps[i + 1].index
+                                                 : maxStep + 1;
+            for (long k = barrier ? s.index : next; k < next; ++k)
+              stepBarrier->wait();
           }
         });
   }
