@@ -30,6 +30,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
 from reshard.refit import SCENARIOS  # noqa: E402
+from sim_bench import replay_plan  # noqa: E402
 
 NEMO_RL = ("NeMo RL performance summary, "
            "docs.nvidia.com/nemo/rl/latest/about/performance-summary.html")
@@ -70,29 +71,6 @@ def scenario_report(name, tmp, build, budget, layers, mlir=None,
         return json.load(f)
 
 
-def simulated(name, mlir, build, report):
-    """Replays the lowered plan MLIR of scenario NAME in SimGrid; returns
-    refit_sim's figures and the replay's wall time and peak memory."""
-    import sim_bench
-    flows = mlir + ".flows"
-    run([os.path.join(build, "bin", "reshard-translate"),
-         "--reshard-to-flows", mlir, "-o", flows])
-    sim = sim_bench.simulate(sim_bench.build_simulator(build),
-                             report["topology"], flows, name, "nvlink")
-    if sim["network_bytes"] != report["network_bytes"]:
-        sys.exit("bound_bench: %s: the replay moves %d network bytes, the "
-                 "report counts %d" % (name, sim["network_bytes"],
-                                       report["network_bytes"]))
-    # Latency only adds to a replay, so none may beat the physical bound.
-    if sim["simulated_seconds"] < 0.999 * report["lower_bound_seconds"]:
-        sys.exit("bound_bench: %s: simulated %.6f s below the bound %.6f s"
-                 % (name, sim["simulated_seconds"],
-                    report["lower_bound_seconds"]))
-    for path in (mlir, flows):
-        os.remove(path)
-    return sim
-
-
 def main():
     ap = argparse.ArgumentParser(
         description=__doc__,
@@ -120,7 +98,7 @@ def main():
             r = scenario_report(name, tmp, args.build, args.staging_budget,
                                 args.layers, mlir=mlir,
                                 relay_tree=args.relay_tree)
-            sim = simulated(name, mlir, args.build, r) if mlir else None
+            sim = replay_plan(args.build, mlir, r, name) if mlir else None
             rows.append((name, r, sim))
         print("### Modelled time against the physical bound "
               "(staging budget %d MiB%s)\n" % (

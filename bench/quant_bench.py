@@ -15,6 +15,8 @@ layer stay bf16, as in the checkpoints.
   python3 bench/quant_bench.py                     # the scenarios below
   python3 bench/quant_bench.py --scenarios deepseek-v3-nemo-rl --repeat 1
   options: --block 128  --smoke (a small case, for the suite)  --json FILE
+           --simulate [LIST]  also replay both plans of these scenarios
+           (default all) in SimGrid (bench/Simulation.md; minutes each)
 """
 import argparse
 import json
@@ -28,6 +30,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "test", "Tools", "reshard-run",
                                 "Inputs"))
+from sim_bench import replay_plan  # noqa: E402
 from timing import die, make_scenario, run  # noqa: E402
 import shards  # noqa: E402  the layout oracle, per dim
 
@@ -106,6 +109,14 @@ def compile_report(compiler, path, report, repeat):
         return json.load(f), best
 
 
+def simulated(compiler, build, path, report):
+    """SimGrid's time for the plan of layout PATH (compiled once more, to
+    its lowered MLIR), whose report is REPORT."""
+    mlir = path + ".plan.mlir"
+    run([compiler, path, "--emit=mlir", "-o", mlir], "reshard-compile")
+    return replay_plan(build, mlir, report, os.path.basename(path))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--scenarios", default=",".join(SCENARIOS))
@@ -114,7 +125,9 @@ def main():
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--json")
     p.add_argument("--smoke", action="store_true")
+    p.add_argument("--simulate", nargs="?", const="all", metavar="LIST")
     a = p.parse_args()
+    simulate = a.simulate.split(",") if a.simulate else []
     compiler = os.path.join(a.build, "bin", "reshard-compile")
     if not os.access(compiler, os.X_OK):
         die(f"{compiler} is not built (scripts/build.sh reshard-compile)")
@@ -137,7 +150,12 @@ def main():
             rq, tq = compile_report(compiler, fp8, fp8 + ".report.json",
                                     a.repeat)
             qt = rq.get("quantized", {})
-            rows.append(dict(
+            sims = {}
+            if c["scenario"] in simulate or "all" in simulate:
+                sims = dict(
+                    bf16_sim=simulated(compiler, a.build, base, rb),
+                    fp8_sim=simulated(compiler, a.build, fp8, rq))
+            rows.append(dict(sims,
                 scenario=c["scenario"], quantized=done, left_bf16=left,
                 on_receiver=qt.get("on_receiver", 0),
                 bf16_network=rb["network_bytes"],
@@ -167,6 +185,20 @@ def main():
               f"{r['fp8_seconds'] / max(1e-12, r['bf16_seconds']):.3f} | "
               f"{r['moved'] / max(1, r['full']):.4f} | "
               f"{r['bf16_compile']:.2f} | {r['fp8_compile']:.2f} |")
+    simulated_rows = [r for r in rows if "fp8_sim" in r]
+    if simulated_rows:
+        print("\n| scenario | simulated s bf16 | simulated s FP8 | FP8 / bf16 "
+              "| FP8 simulated / modelled | FP8 simulated / its bound | "
+              "replay wall s bf16 / FP8 |")
+        print("|" + "---|" * 7)
+    for r in simulated_rows:
+        b, q = r["bf16_sim"], r["fp8_sim"]
+        print(f"| {r['scenario']} | {b['simulated_seconds']:.4g} | "
+              f"{q['simulated_seconds']:.4g} | "
+              f"{q['simulated_seconds'] / b['simulated_seconds']:.3f} | "
+              f"{q['simulated_seconds'] / r['fp8_seconds']:.3f} | "
+              f"{q['simulated_seconds'] / r['fp8_bound_seconds']:.3f} | "
+              f"{b['sim_wall_seconds']:.0f} / {q['sim_wall_seconds']:.0f} |")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=2)

@@ -64,6 +64,28 @@ def simulate(sim, topo, path, name, copies):
     return r
 
 
+def replay_plan(build, mlir, report, name):
+    """Replays the lowered plan MLIR (whose report is REPORT) in SimGrid and
+    removes it; returns refit_sim's figures with the replay's wall time and
+    peak memory. Dies where the replay moves other network bytes than the
+    report counts or beats the physical bound."""
+    flows = mlir + ".flows"
+    run([os.path.join(build, "bin", "reshard-translate"), "--reshard-to-flows",
+         mlir, "-o", flows], "flows of " + name)
+    sim = simulate(build_simulator(build), report["topology"], flows, name,
+                   "nvlink")
+    if sim["network_bytes"] != report["network_bytes"]:
+        die("%s: the replay moves %d network bytes, the report counts %d"
+            % (name, sim["network_bytes"], report["network_bytes"]))
+    # Latency only adds to a replay, so none may beat the physical bound.
+    if sim["simulated_seconds"] < 0.999 * report["lower_bound_seconds"]:
+        die("%s: simulated %.6f s below the bound %.6f s"
+            % (name, sim["simulated_seconds"], report["lower_bound_seconds"]))
+    for path in (mlir, flows):
+        os.remove(path)
+    return sim
+
+
 def bench_scenario(a, name, layers, scale_down, tmp, sim):
     opt = os.path.join(a.build, "bin", "reshard-opt")
     tr = os.path.join(a.build, "bin", "reshard-translate")
