@@ -101,11 +101,13 @@ def compile(layout: Union[Any, str, os.PathLike], backend: str = "mpi",
             staging_budget: Optional[int] = None,
             cache_dir: Optional[str] = None,
             transits: Optional[str] = None,
-            relay_tree: Optional[str] = None) -> Plan:
+            relay_tree: Optional[str] = None,
+            relay_tree_max_streams: Optional[int] = None) -> Plan:
     """Plans, emits and builds `layout` (a reshard.Layout or a .json/.mlir
-    path) for `backend` ("mpi" or "nccl") and loads it. `transits` and
-    `relay_tree` are reshard-compile's --transits and --relay-tree (None:
-    its default, "auto"). The library is cached under `cache_dir`
+    path) for `backend` ("mpi" or "nccl") and loads it. `transits`,
+    `relay_tree` and `relay_tree_max_streams` are reshard-compile's
+    --transits, --relay-tree and --relay-tree-max-streams (None: its
+    defaults). The library is cached under `cache_dir`
     ($RESHARD_CACHE_DIR, else ~/.cache/reshard) by a hash of the layout,
     the options, reshard-compile and the engine's headers."""
     if backend not in ("mpi", "nccl"):
@@ -120,6 +122,14 @@ def compile(layout: Union[Any, str, os.PathLike], backend: str = "mpi",
             raise ReshardError(f"{name} must be one of {allowed}, not "
                                f"{value!r}")
         choices[name] = value
+    if relay_tree_max_streams is not None:
+        if (not isinstance(relay_tree_max_streams, int)
+                or isinstance(relay_tree_max_streams, bool)
+                or relay_tree_max_streams < 0):
+            raise ReshardError(f"relay_tree_max_streams must be a "
+                               f"non-negative number of streams, not "
+                               f"{relay_tree_max_streams!r}")
+        choices["relay_tree_max_streams"] = relay_tree_max_streams
     if staging_budget is not None and (not isinstance(staging_budget, int)
                                        or staging_budget <= 0):
         raise ReshardError(f"staging_budget must be a positive number of "

@@ -279,8 +279,9 @@ def test_load_finds_the_plans_of_a_library(have_tools, tmp_path):
 
 
 def test_compile_passes_planning_choices(have_tools, tmp_path):
-    """transits= and relay_tree= reach reshard-compile (a plan of their own
-    in the cache) and bad values are refused before anything is built."""
+    """transits=, relay_tree= and relay_tree_max_streams= reach
+    reshard-compile (a plan of their own in the cache) and bad values are
+    refused before anything is built."""
     import reshard
     layout = write(tmp_path, "layout.json", random_layout(9, ranks=2))
     cache = tmp_path / "cache"
@@ -289,12 +290,22 @@ def test_compile_passes_planning_choices(have_tools, tmp_path):
                              transits="never", relay_tree="never")
     assert chosen.tensors == default.tensors
     assert len(list(cache.glob("libplan-mpi-*.so"))) == 2
+    limited = reshard.compile(layout, backend="mpi", cache_dir=str(cache),
+                              relay_tree_max_streams=0)
+    assert limited.tensors == default.tensors
+    assert len(list(cache.glob("libplan-mpi-*.so"))) == 3
     for kw, bad in (("transits", "sometimes"), ("relay_tree", "deep")):
         with pytest.raises(reshard.ReshardError, match=f"{kw} must be one "
                                                        f"of .*'{bad}'"):
             reshard.compile(layout, backend="mpi", cache_dir=str(cache),
                             **{kw: bad})
-    assert len(list(cache.glob("libplan-mpi-*.so"))) == 2
+    for bad in (-1, "8", True, 2.5):
+        with pytest.raises(reshard.ReshardError,
+                           match="relay_tree_max_streams must be a "
+                                 "non-negative number of streams"):
+            reshard.compile(layout, backend="mpi", cache_dir=str(cache),
+                            relay_tree_max_streams=bad)
+    assert len(list(cache.glob("libplan-mpi-*.so"))) == 3
 
 
 def test_nccl_plan_compiles_and_loads(have_tools, tmp_path):
