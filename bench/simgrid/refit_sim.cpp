@@ -313,8 +313,8 @@ int main(int argc, char **argv) {
             comms.clear();
             // What-if: every rank finishes step s before any starts s + 1
             // (once per step index, the idle ones included).
-            long next = i + 1 < pp->steps.size() ? pp->steps[i + 1].index
-                                                 : maxStep + 1;
+            long next =
+                i + 1 < pp->steps.size() ? pp->steps[i + 1].index : maxStep + 1;
             for (long k = barrier ? s.index : next; k < next; ++k)
               stepBarrier->wait();
           }
