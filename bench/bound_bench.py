@@ -133,7 +133,7 @@ def main():
                 "%s (%s)" % pub if pub else "-"))
         if args.simulate:
             print("\nSimGrid replay (wall time, peak memory): " + ", ".join(
-                "%s %.0f s / %d MiB" % (name, sim["sim_wall_seconds"],
+                "%s %.0f s / %.0f MiB" % (name, sim["sim_wall_seconds"],
                                         sim["sim_peak_mib"])
                 for name, _, sim in rows if sim))
         if args.plot:

@@ -22,7 +22,8 @@
 // Two what-ifs that are not the runtime: --receives-ahead posts a rank's
 // next step's receives before its current step completes (its sends still
 // wait: a relay forwards what arrived the step before); --barrier makes
-// every rank finish step s before any starts step s + 1.
+// every rank finish step s before any starts step s + 1 (a rank's local
+// copies then delay everyone's first step).
 //
 // The platform, built below in code (an XML file would need one <route> per
 // pair of GPUs), with the numbers of the plan's topology (the same as
@@ -44,7 +45,7 @@
 //     sender's NVLink up and the receiver's NVLink down. (A link of infinite
 //     bandwidth shared by every flow changes no rate but joins every flow
 //     into one max-min system that SimGrid re-solves whole at each
-//     completion: qwen235b-dgx took hours instead of 20 s.) So an
+//     completion: qwen235b-dgx took hours instead of 13-20 s.) So an
 //     uncontended message of b bytes takes
 //     latency + b / bandwidth; concurrent flows share every link max-min
 //     fairly (SimGrid's CM02 model with latency and bandwidth factors 1, no

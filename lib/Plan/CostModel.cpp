@@ -421,7 +421,7 @@ PlanReport reshard::buildReport(const PlanModel &model,
   }
   r.plan = planFigures(model, transfers, streams, scheduleOf(model, streams));
   r.relayLanes = model.relayLanes;
-  r.relayLaneSpan = model.relayLaneSpan;
+  r.relayLaneSpan = model.relayLanes ? model.relayLaneSpan : 1;
   for (size_t g = 0; g < model.groups.size(); ++g)
     for (const RouteRow &route : model.groups[g].routes)
       if (route.feeder >= 0) {

@@ -25,7 +25,8 @@ enum class SourceStrategy {
 enum class RelayTree {
   Never,
   /// As Bound, unless the plan would then have more streams (its relays in
-  /// lanes) than a limit (default kRelayTreeMaxStreams): then as Never.
+  /// lanes) than a limit (default kRelayTreeMaxStreams): then with lanes
+  /// shared by the holders of a domain or two, else as Never.
   Auto,
   /// Where the holders' NICs would pass the physical bound per NIC and the
   /// feeder's entries are less loaded.
@@ -41,7 +42,8 @@ inline auto relayTreeValues() {
       clEnumValN(RelayTree::Never, "never", "every domain from the holders"),
       clEnumValN(RelayTree::Auto, "auto",
                  "as bound while the plan stays within "
-                 "relay-tree-max-streams streams (default)"),
+                 "relay-tree-max-streams streams, sharing relay lanes "
+                 "between holders if it must (default)"),
       clEnumValN(RelayTree::Bound, "bound",
                  "where the holders' NICs would pass the physical bound per "
                  "NIC and a feeder's entries are less loaded"),

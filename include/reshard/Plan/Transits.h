@@ -29,7 +29,7 @@ enum class TransitMode {
 inline auto transitModeValues() {
   return llvm::cl::values(
       clEnumValN(TransitMode::Auto, "auto",
-                 "where the cost model finds the plan more than 1% faster "
+                 "where the cost model finds the plan more than 5% faster "
                  "(default)"),
       clEnumValN(TransitMode::Always, "always",
                  "wherever NIC balancing proposes them and every stream can "

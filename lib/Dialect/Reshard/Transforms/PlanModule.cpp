@@ -52,8 +52,13 @@ FailureOr<PlanModule> PlanModule::load(ModuleOp module, StringRef passName) {
               "reshard-expand";
   PlanModule plan;
   if (Attribute a = module->getAttr(kRelayLaneSpanAttr)) {
+    // getInt() asserts a signless or index type of at most 64 bits.
     auto span = dyn_cast<IntegerAttr>(a);
-    if (!span || span.getType().isInteger(1) || span.getInt() < 1)
+    bool readable = span && (span.getType().isIndex() ||
+                             (span.getType().isSignlessInteger() &&
+                              span.getType().getIntOrFloatBitWidth() > 1 &&
+                              span.getType().getIntOrFloatBitWidth() <= 64));
+    if (!readable || span.getInt() < 1)
       return module.emitOpError()
              << "has " << kRelayLaneSpanAttr << " = " << a
              << "; it must be an integer of at least 1 (the ranks a relay "

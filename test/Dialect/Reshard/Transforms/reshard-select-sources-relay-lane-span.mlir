@@ -48,6 +48,10 @@
 // NO-SPAN: error: 'reshard.schedule' op has 12 streams but the plan's routing makes 16 (a different set)
 // RUN: sed 's/relay_lane_span = 4 : i64/relay_lane_span = 0 : i64/' %t.mlir | not reshard-opt --convert-reshard-to-runtime -o /dev/null 2>&1 | FileCheck %s --check-prefix=ZERO
 // ZERO: error: 'builtin.module' op has reshard.relay_lane_span = 0 : i64; it must be an integer of at least 1 (the ranks a relay lane spans)
+// RUN: sed 's/relay_lane_span = 4 : i64/relay_lane_span = 4 : si64/' %t.mlir | not reshard-opt --convert-reshard-to-runtime -o /dev/null 2>&1 | FileCheck %s --check-prefix=SIGNED
+// SIGNED: error: 'builtin.module' op has reshard.relay_lane_span = 4 : si64; it must be an integer of at least 1
+// RUN: sed 's/relay_lane_span = 4 : i64/relay_lane_span = "4"/' %t.mlir | not reshard-opt --convert-reshard-to-runtime -o /dev/null 2>&1 | FileCheck %s --check-prefix=STRING
+// STRING: error: 'builtin.module' op has reshard.relay_lane_span = "4"; it must be an integer of at least 1
 
 reshard.topology @t gpus_per_node = 4 nvl_domain_size = 4
     nvlink_GBps_per_gpu = 450.0 nic_GBps_per_gpu = 50.0

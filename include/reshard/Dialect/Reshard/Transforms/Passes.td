@@ -168,7 +168,9 @@ def ReshardSchedule : Pass<"reshard-schedule", "mlir::ModuleOp"> {
     Everything one rank sends another in one phase is one stream (phase 0
     from holders' source shards, phase 1 what a relay forwards from its
     destination shards). With relay lanes a relay forwards what each holder
-    r sent it in a stream of its own, phase 1 + r, which runs at that
+    r sent it in a stream of its own, phase 1 + r (r the first rank of the
+    holder's block where the module's `reshard.relay_lane_span` shares
+    lanes between holders), which runs at that
     holder's stream's pace a step or two behind it, instead of forwarding
     the pieces of many holders one after another while they arrive in
     parallel. The pass schedules without lanes, and when the relays then
