@@ -113,15 +113,14 @@ RelayTreeFit reshard::selectSources(PlanModel &model, SourceStrategy strategy,
     RelayTreeFit fit;
     if (!model.hasRelayTree())
       return fit;
-    for (int64_t span : relayLaneSpans(model)) {
-      int64_t streams = streamsWithLanes(model, span);
-      if (span == 1 && streams <= maxStreams)
-        return fit;
-      if (span == 1)
-        fit.perHolderStreams = streams;
+    int64_t perHolder = streamsWithLanes(model);
+    if (perHolder <= maxStreams)
+      return fit;
+    fit.perHolderStreams = fit.streams = perHolder;
+    for (int64_t span : llvm::drop_begin(relayLaneSpans(model))) {
       fit.laneSpan = span;
-      fit.streams = streams;
-      if (streams <= maxStreams) {
+      fit.streams = streamsWithLanes(model, span);
+      if (fit.streams <= maxStreams) {
         model.relayLaneSpan = span;
         return fit;
       }
