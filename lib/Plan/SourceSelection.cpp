@@ -117,7 +117,8 @@ RelayTreeFit reshard::selectSources(PlanModel &model, SourceStrategy strategy,
     if (perHolder <= maxStreams)
       return fit;
     fit.perHolderStreams = fit.streams = perHolder;
-    for (int64_t span : llvm::drop_begin(relayLaneSpans(model))) {
+    llvm::SmallVector<int64_t, 3> spans = relayLaneSpans(model);
+    for (int64_t span : llvm::drop_begin(spans)) {
       fit.laneSpan = span;
       fit.streams = streamsWithLanes(model, span);
       if (fit.streams <= maxStreams) {
