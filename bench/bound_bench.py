@@ -12,7 +12,9 @@ matplotlib). `--simulate` also replays each lowered plan in the SimGrid
 simulation of bench/sim_bench.py (bench/simgrid/refit_sim.cpp, see
 bench/Simulation.md) and adds the simulated time and its ratio to the
 bound; it checks that the replay moves the report's network bytes and
-takes no less than the bound.
+takes no less than the bound. The replay follows the NCCL backend (one
+group per step) unless `--backend mpi` (the next step's receives posted
+while a step is in flight).
 
     python3 bench/bound_bench.py                 # all scenarios, ~1 min
     python3 bench/bound_bench.py --simulate      # and SimGrid's times
@@ -86,6 +88,10 @@ def main():
                     help="also replay the plans of these scenarios (default: "
                     "all) in SimGrid (needs libsimgrid-dev; "
                     "bench/Simulation.md)")
+    ap.add_argument("--backend", choices=["nccl", "mpi"], default="nccl",
+                    help="the runtime the replay follows: nccl (one group "
+                    "per step) or mpi (the next step's receives posted "
+                    "ahead; docs/Runtime.md)")
     ap.add_argument("--plot", metavar="DIR",
                     help="draw the worst scenario's per-NIC load here")
     args = ap.parse_args()
@@ -98,7 +104,8 @@ def main():
             r = scenario_report(name, tmp, args.build, args.staging_budget,
                                 args.layers, mlir=mlir,
                                 relay_tree=args.relay_tree)
-            sim = replay_plan(args.build, mlir, r, name) if mlir else None
+            sim = replay_plan(args.build, mlir, r, name, args.backend) \
+                if mlir else None
             rows.append((name, r, sim))
         print("### Modelled time against the physical bound "
               "(staging budget %d MiB%s)\n" % (
@@ -132,7 +139,8 @@ def main():
                 ratios["busiest_nic_over_lower_bound"] or 0,
                 "%s (%s)" % pub if pub else "-"))
         if args.simulate:
-            print("\nSimGrid replay (wall time, peak memory): " + ", ".join(
+            print("\nSimGrid replay of the %s backend (wall time, peak "
+                  "memory): " % args.backend + ", ".join(
                 "%s %.0f s / %.0f MiB" % (name, sim["sim_wall_seconds"],
                                         sim["sim_peak_mib"])
                 for name, _, sim in rows if sim))

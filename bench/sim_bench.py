@@ -53,19 +53,22 @@ def build_simulator(build):
     return exe
 
 
-def simulate(sim, topo, path, name, copies):
+def simulate(sim, topo, path, name, copies, receives_ahead=False):
     t = "%d,%d,%g,%g,%g,%g" % (topo["gpus_per_node"], topo["nvl_domain_size"],
                               topo["nic_GBps_per_gpu"], topo["nvlink_GBps_per_gpu"],
                               topo["nic_latency_us"], topo["nvlink_latency_us"])
-    wall, rss, out, _, _ = run([sim, "--topology", t, "--name", name,
-                             "--copies", copies, path], "refit_sim " + name)
+    cmd = [sim, "--topology", t, "--name", name, "--copies", copies, path]
+    if receives_ahead:
+        cmd.append("--receives-ahead")
+    wall, rss, out, _, _ = run(cmd, "refit_sim " + name)
     r = json.loads(out.strip().splitlines()[-1])
     r["sim_wall_seconds"], r["sim_peak_mib"] = wall, rss
     return r
 
 
-def replay_plan(build, mlir, report, name):
-    """Replays the lowered plan MLIR (whose report is REPORT) in SimGrid and
+def replay_plan(build, mlir, report, name, backend="nccl"):
+    """Replays the lowered plan MLIR (whose report is REPORT) in SimGrid as
+    BACKEND runs it (mpi: the next step's receives posted ahead) and
     removes it; returns refit_sim's figures with the replay's wall time and
     peak memory. Dies where the replay moves other network bytes than the
     report counts or beats the physical bound."""
@@ -73,7 +76,7 @@ def replay_plan(build, mlir, report, name):
     run([os.path.join(build, "bin", "reshard-translate"), "--reshard-to-flows",
          mlir, "-o", flows], "flows of " + name)
     sim = simulate(build_simulator(build), report["topology"], flows, name,
-                   "nvlink")
+                   "nvlink", receives_ahead=backend == "mpi")
     if sim["network_bytes"] != report["network_bytes"]:
         die("%s: the replay moves %d network bytes, the report counts %d"
             % (name, sim["network_bytes"], report["network_bytes"]))

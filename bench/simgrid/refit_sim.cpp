@@ -15,15 +15,16 @@
 //
 // Semantics replayed (docs/Runtime.md): one actor per rank; the rank's local
 // copies first, then its steps in order; all sends and receives of a step are
-// posted together and the rank moves on when all of them have completed. A
-// message flows once both its sender and its receiver have reached the step
-// (rendezvous, as ncclSend/ncclRecv and MPI_Isend/MPI_Irecv of large
-// messages). Ranks never wait for ranks they do not exchange with.
-// Two what-ifs that are not the runtime: --receives-ahead posts a rank's
-// next step's receives before its current step completes (its sends still
-// wait: a relay forwards what arrived the step before); --barrier makes
-// every rank finish step s before any starts step s + 1 (a rank's local
-// copies then delay everyone's first step).
+// posted together and the rank moves on when all of them have completed (the
+// NCCL backend: one group per step). A message flows once both its sender
+// and its receiver have reached the step (rendezvous, as ncclSend/ncclRecv
+// and MPI_Isend/MPI_Irecv of large messages). Ranks never wait for ranks they
+// do not exchange with. --receives-ahead replays the MPI backend: a rank
+// posts its next step's receives before its current step completes (its
+// sends still wait: a relay forwards what arrived the step before).
+// --barrier is a what-if that is no backend: every rank finishes step s
+// before any starts step s + 1 (a rank's local copies then delay everyone's
+// first step).
 //
 // The platform, built below in code (an XML file would need one <route> per
 // pair of GPUs), with the numbers of the plan's topology (the same as
@@ -305,9 +306,9 @@ int main(int argc, char **argv) {
               comms.push_back(
                   sg4::Mailbox::by_name(mailboxName(me, m.peer))
                       ->put_async(&token, static_cast<uint64_t>(m.bytes)));
-            // What-if: the next step's receives are posted before this
-            // step completes (its sends still wait: a relay forwards what
-            // arrived the step before).
+            // The MPI backend: the next step's receives are posted before
+            // this step completes (its sends still wait: a relay forwards
+            // what arrived the step before).
             if (receivesAhead && i + 1 < pp->steps.size())
               postReceives(i + 1, ahead);
             sg4::Comm::wait_all(comms);

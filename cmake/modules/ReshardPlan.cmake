@@ -6,7 +6,8 @@
 #     [PLAN_NAME <c-identifier>]      # prefix of the C entry points; default:
 #                                     # <target> with non-identifier chars as _
 #     [STAGING_BUDGET <bytes>]        # workspace bytes a rank holds at any
-#                                     # instant of a step (messages plus
+#                                     # instant (a step's messages, the
+#                                     # next step's receives posted ahead,
 #                                     # what a transit keeps): an integer,
 #                                     # or with a suffix K, M or G
 #                                     # (default 1G)

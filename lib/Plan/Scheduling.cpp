@@ -340,9 +340,12 @@ void startRelays(const PlanModel &model, llvm::ArrayRef<Arrival> arrivals,
 /// (a share of the budget by bytes alone would run light ranks' streams
 /// out early and leave the busy links' load uneven over the steps). N is
 /// the least whose rounded quotas fit every rank's budget; T_x / N + K_x
-/// <= B (T_x a rank's bytes, K_x its streams) bounds it. Relays start as soon
-/// as what they forward has arrived (startRelays). None when a rank has more
-/// streams than operations per step or than bytes in the budget.
+/// <= B (T_x a rank's bytes, K_x its streams, both weighted as staged: a
+/// receive twice, since the next step's receives are posted while a step
+/// is in flight, a transit's three times with its carry) bounds it. Relays
+/// start as soon as what they forward has arrived (startRelays). None when
+/// a rank has more streams than operations per step or than bytes in the
+/// budget.
 std::optional<PlanSchedule> uniformSchedule(
     const PlanModel &model, const std::vector<TransferGroup> &transfers,
     const std::vector<StreamContent> &streams, const ScheduleOptions &options,
@@ -362,12 +365,13 @@ std::optional<PlanSchedule> uniformSchedule(
                   (bytes + options.stagingBudget - 1) / options.stagingBudget);
     hi = std::max(hi, (bytes + room - 1) / room);
   }
-  // A transit also keeps what it received for one step (its carry).
+  // A receive's quota is staged twice at once (this step's and the next
+  // step's, posted ahead); a transit keeps one more for a step (its carry).
   auto fits = [&](int64_t n) {
     llvm::DenseMap<int64_t, int64_t> used;
     for (const StreamContent &s : streams) {
       int64_t q = (s.bytes + n - 1) / n;
-      int64_t kept = isTransitIn(s.phase) ? 2 * q : q;
+      int64_t kept = isTransitIn(s.phase) ? 3 * q : 2 * q;
       if ((used[s.sender] += q) > options.stagingBudget ||
           (used[s.receiver] += kept) > options.stagingBudget)
         return false;
@@ -424,35 +428,39 @@ llvm::Expected<PlanSchedule> reshard::schedulePlan(
   if (options.maxOpsPerStep < 2)
     return error("a step needs room for at least 2 operations (a send and a "
                  "receive)");
-  llvm::DenseMap<int64_t, int64_t> streamsAt, peersAt, capacity, bytesAt;
+  // Streams per rank, and streams and bytes as staged at once (a receive
+  // twice, a transit's three times: uniformSchedule).
+  llvm::DenseMap<int64_t, int64_t> streamsAt, peersAt, capacity, stagedAt,
+      bytesAt;
   llvm::DenseSet<std::pair<int64_t, int64_t>> pairs;
   bool transits = false;
   for (const StreamContent &s : streams) {
     ++streamsAt[s.sender];
     ++streamsAt[s.receiver];
+    int64_t copies = isTransitIn(s.phase) ? 3 : 2;
+    transits |= isTransitIn(s.phase);
+    stagedAt[s.sender] += 1;
+    stagedAt[s.receiver] += copies;
     bytesAt[s.sender] += s.bytes;
-    bytesAt[s.receiver] += s.bytes;
-    if (isTransitIn(s.phase)) { // and its carry
-      transits = true;
-      ++streamsAt[s.receiver];
-      bytesAt[s.receiver] += s.bytes;
-    }
+    bytesAt[s.receiver] += copies * s.bytes;
     if (pairs.insert({s.sender, s.receiver}).second) {
       ++peersAt[s.sender];
       ++peersAt[s.receiver];
     }
   }
   if (std::optional<PlanSchedule> uniform = uniformSchedule(
-          model, transfers, streams, options, streamsAt, peersAt, bytesAt))
+          model, transfers, streams, options, stagedAt, peersAt, bytesAt))
     return std::move(*uniform);
   if (transits)
     return error("streams through a transit GPU need every stream at one "
                  "pace, which the staging budget or the operations per step "
                  "do not allow");
-  // Streams a rank may run at once, and so each stream's quota.
+  // Streams a rank may run at once, and so each stream's quota: half the
+  // budget over them, as a step's receives are posted a step ahead (a
+  // rank's step stages at most half, its next step's receives the rest).
+  int64_t half = options.stagingBudget / 2;
   for (auto &[rank, n] : streamsAt)
-    capacity[rank] =
-        std::min({n, options.maxOpsPerStep, options.stagingBudget});
+    capacity[rank] = std::min({n, options.maxOpsPerStep, half});
   PlanSchedule schedule;
   schedule.stagingBudget = options.stagingBudget;
   schedule.maxOpsPerStep = options.maxOpsPerStep;
@@ -460,8 +468,7 @@ llvm::Expected<PlanSchedule> reshard::schedulePlan(
   std::vector<int64_t> steps(streams.size());
   for (size_t i = 0; i < streams.size(); ++i) {
     const StreamContent &s = streams[i];
-    int64_t quota = options.stagingBudget /
-                    std::max(capacity[s.sender], capacity[s.receiver]);
+    int64_t quota = half / std::max(capacity[s.sender], capacity[s.receiver]);
     schedule.streams[i] = {s.sender, s.receiver, s.phase, 0, quota};
     steps[i] = streamSteps(s.bytes, quota);
   }

@@ -2,7 +2,11 @@
 //
 // Every rank runs engine::ProgramRunner with the host mover, the code the
 // MPI backend runs; messages go from the sender's staging to the
-// receiver's, step by step, checked to match in size.
+// receiver's, step by step, checked to match in size. The staging of the
+// next step's receives, which the MPI backend posts while a step is in
+// flight, is overwritten with garbage before and after each step's
+// messages move: a layout that let them meet the step's own messages would
+// corrupt elements, and the element checks would fail.
 //
 //===----------------------------------------------------------------------===//
 #include "reshard/Reference/RuntimeInterpreter.h"
@@ -11,6 +15,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cstring>
 #include <map>
 
 using namespace mlir;
@@ -62,9 +67,15 @@ llvm::Error reshard::executeRuntimePlan(rt::PlanOp plan,
     r.runner->quantize();
     r.runner->copies();
   }
+  auto scribbleAhead = [&] {
+    for (Rank &r : ranks)
+      for (const engine::Message &m : r.runner->ahead)
+        std::memset(r.staging.data() + m.staging, 0xA5, m.bytes);
+  };
   for (int64_t step = 0; step < p.max_steps; ++step) {
     for (Rank &r : ranks)
       r.runner->pack(step);
+    scribbleAhead();
     // Each receive takes its peer's send to this rank in this step.
     for (int64_t i = 0; i < p.num_programs; ++i) {
       int64_t me = p.programs[i].rank;
@@ -84,6 +95,7 @@ llvm::Error reshard::executeRuntimePlan(rt::PlanOp plan,
                     ranks[peer].staging.data() + sent->staging, m.bytes);
       }
     }
+    scribbleAhead();
     for (Rank &r : ranks)
       r.runner->unpack(step);
   }

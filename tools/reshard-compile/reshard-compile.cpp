@@ -71,8 +71,9 @@ cl::opt<std::string> reportFile(
     cl::value_desc("FILE"), cl::cat(category));
 cl::opt<std::string> stagingBudget(
     "staging-budget",
-    cl::desc("Staging bytes per rank and step: an integer, or with a binary "
-             "suffix K, M or G (default 1G)"),
+    cl::desc("Staging bytes a rank holds at any instant (a step's "
+             "messages and the next step's receives): an integer, or with "
+             "a binary suffix K, M or G (default 1G)"),
     cl::value_desc("BYTES"), cl::cat(category));
 cl::opt<int64_t> maxOpsPerStep(
     "max-ops-per-step",

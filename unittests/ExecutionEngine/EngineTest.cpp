@@ -89,28 +89,44 @@ TEST(Engine, RandomRangesMatchWholeBox) {
   }
 }
 
-TEST(Engine, StepMessagesStageSendsThenReceivesAligned) {
+TEST(Engine, StepMessagesStageReceivesAroundSendsAligned) {
   // Rank 0 sends rank 1 a 40-byte stream at quota 16 (steps 0-2) and
-  // receives a 5-byte stream from rank 2 in step 0. Step 0: send 16 at 0,
-  // receive 5 at 16; step 2: the send's last 8 bytes.
-  Stream streams[] = {{0, 1, 0, 0, 0, 0, 16, 40}, {2, 0, 0, 0, 0, 0, 16, 5}};
-  int64_t words[] = {1};
-  RankProgram p = {0, 0, 0, 0, 0, 1, 0, 1, 3};
+  // receives from rank 2 a 5-byte stream in step 0 and a 20-byte one at
+  // quota 16 in steps 1-2. Every step stages at most 48 bytes. Step 0: its
+  // receive at 0, its send at 16, step 1's receive (posted ahead) at the
+  // end of the 48-byte area, 32. Step 1: its receive stays at 32, step 2's
+  // is at 0 and its send at 16.
+  Stream streams[] = {{0, 1, 0, 0, 0, 0, 16, 40},
+                      {2, 0, 0, 0, 0, 0, 16, 5},
+                      {2, 0, 1, 0, 0, 1, 16, 20}};
+  int64_t words[] = {1, 2};
+  RankProgram p = {0, 0, 0, 0, 0, 1, 0, 2, 3};
   Plan plan = {};
   plan.streams = streams;
-  plan.num_streams = 2;
+  plan.num_streams = 3;
   plan.words = words;
-  std::vector<Message> sends, recvs;
-  EXPECT_EQ(step_messages(plan, p, 0, sends, recvs), 32);
+  std::vector<Message> sends, recvs, ahead;
+  EXPECT_EQ(rank_workspace(plan, p), 48);
+  EXPECT_EQ(step_messages(plan, p, 0, 48, sends, recvs, ahead), 48);
   ASSERT_EQ(sends.size(), 1u);
   ASSERT_EQ(recvs.size(), 1u);
-  EXPECT_EQ(sends[0].bytes, 16);
-  EXPECT_EQ(recvs[0].staging, 16);
+  ASSERT_EQ(ahead.size(), 1u);
+  EXPECT_EQ(recvs[0].staging, 0);
   EXPECT_EQ(recvs[0].bytes, 5);
-  EXPECT_EQ(step_messages(plan, p, 2, sends, recvs), 16);
+  EXPECT_EQ(sends[0].staging, 16);
+  EXPECT_EQ(sends[0].bytes, 16);
+  EXPECT_EQ(ahead[0].staging, 32);
+  EXPECT_EQ(ahead[0].bytes, 16);
+  EXPECT_EQ(step_messages(plan, p, 1, 48, sends, recvs, ahead), 48);
+  EXPECT_EQ(recvs[0].staging, 32);
+  EXPECT_EQ(ahead[0].staging, 0);
+  EXPECT_EQ(ahead[0].bytes, 4);
+  EXPECT_EQ(sends[0].staging, 16);
+  EXPECT_EQ(step_messages(plan, p, 2, 48, sends, recvs, ahead), 32);
   EXPECT_EQ(sends[0].bytes, 8);
-  EXPECT_TRUE(recvs.empty());
-  EXPECT_EQ(rank_workspace(plan, p), 32);
+  EXPECT_EQ(sends[0].staging, 16);
+  EXPECT_EQ(recvs[0].staging, 0);
+  EXPECT_TRUE(ahead.empty());
   EXPECT_EQ(rank_steps(plan, p), 3);
 }
 

@@ -646,49 +646,73 @@ inline void stream_slice(const Stream &s, int64_t step, int64_t *lo,
   *hi = *lo + s.quota < s.bytes ? *lo + s.quota : s.bytes;
 }
 
-/* The messages of one rank in one step: sends then receives, one per peer
- * and direction (its active streams to that peer, phase 0 first), staged
- * in that order at aligned offsets. Returns the staging bytes used. */
-inline int64_t step_messages(const Plan &plan, const RankProgram &p,
-                             int64_t step, std::vector<Message> &sends,
-                             std::vector<Message> &recvs) {
-  sends.clear();
-  recvs.clear();
-  int64_t at = 0;
-  for (int dir = 0; dir < 2; ++dir) {
-    std::vector<Message> &out = dir == 0 ? sends : recvs;
-    int64_t n = dir == 0 ? p.num_sends : p.num_recvs;
-    for (int64_t i = 0; i < n; ++i) {
-      const Stream &s =
-          dir == 0 ? plan.streams[p.first_send + i] : recv_stream(plan, p, i);
-      int64_t lo, hi;
-      stream_slice(s, step, &lo, &hi);
-      if (hi <= lo)
-        continue;
-      int64_t peer = dir == 0 ? s.receiver : s.sender;
-      /* A peer's streams are consecutive (sorted by peer). */
-      if (!out.empty() && out.back().peer == peer) {
-        out.back().bytes += hi - lo;
-        out.back().count = i - out.back().first + 1;
-        continue;
-      }
-      if (!out.empty())
-        at = align_up(at + out.back().bytes);
-      Message m = {peer, hi - lo, at, i, 1};
-      out.push_back(m);
+/* One direction's messages of a rank in one step (sends, or receives),
+ * one per peer (its active streams to that peer, phase 0 first), staged
+ * from `base` at aligned offsets. Returns their aligned bytes. */
+inline int64_t direction_messages(const Plan &plan, const RankProgram &p,
+                                  int64_t step, bool send, int64_t base,
+                                  std::vector<Message> &out) {
+  out.clear();
+  int64_t at = base;
+  int64_t n = send ? p.num_sends : p.num_recvs;
+  for (int64_t i = 0; i < n; ++i) {
+    const Stream &s =
+        send ? plan.streams[p.first_send + i] : recv_stream(plan, p, i);
+    int64_t lo, hi;
+    stream_slice(s, step, &lo, &hi);
+    if (hi <= lo)
+      continue;
+    int64_t peer = send ? s.receiver : s.sender;
+    /* A peer's streams are consecutive (sorted by peer). */
+    if (!out.empty() && out.back().peer == peer) {
+      out.back().bytes += hi - lo;
+      out.back().count = i - out.back().first + 1;
+      continue;
     }
     if (!out.empty())
       at = align_up(at + out.back().bytes);
+    Message m = {peer, hi - lo, at, i, 1};
+    out.push_back(m);
   }
-  return at;
+  if (!out.empty())
+    at = align_up(at + out.back().bytes);
+  return at - base;
 }
 
-/* The workspace a rank needs: its largest step's staging. */
+/* The messages of one rank in step `step`: its sends, its receives and,
+ * in `ahead`, the next step's receives, which the MPI backend posts before
+ * this step completes. All three are staged at once, in a staging area
+ * of `area` bytes: even steps' receives at its start, odd steps' at its
+ * end, and the sends right after the even step's receives. So a step's
+ * receives sit at the same offsets in the step before it (posted ahead)
+ * and in their own step, and never meet the sends or receives of either.
+ * Returns the aligned bytes the step stages (sends, receives and the next
+ * step's receives); `area` < 0 computes just that (offsets then not
+ * final). */
+inline int64_t step_messages(const Plan &plan, const RankProgram &p,
+                             int64_t step, int64_t area,
+                             std::vector<Message> &sends,
+                             std::vector<Message> &recvs,
+                             std::vector<Message> &ahead) {
+  int64_t now = direction_messages(plan, p, step, false, 0, recvs);
+  int64_t next = direction_messages(plan, p, step + 1, false, 0, ahead);
+  int64_t even = step % 2 == 0 ? now : next;
+  int64_t sent = direction_messages(plan, p, step, true, even, sends);
+  if (area >= 0) {
+    std::vector<Message> &odd = step % 2 == 0 ? ahead : recvs;
+    int64_t shift = area - (step % 2 == 0 ? next : now);
+    for (size_t m = 0; m < odd.size(); ++m)
+      odd[m].staging += shift;
+  }
+  return now + sent + next;
+}
+
+/* The staging area of a rank: its largest step's staging. */
 inline int64_t rank_workspace(const Plan &plan, const RankProgram &p) {
-  std::vector<Message> sends, recvs;
+  std::vector<Message> sends, recvs, ahead;
   int64_t most = 0;
   for (int64_t s = 0; s < p.steps; ++s) {
-    int64_t used = step_messages(plan, p, s, sends, recvs);
+    int64_t used = step_messages(plan, p, s, -1, sends, recvs, ahead);
     most = used > most ? used : most;
   }
   return most;
@@ -997,6 +1021,7 @@ public:
     /* Workspace: staging | carry | quantized sources | shadows. */
     carryBase = shadows() - quant_area_bytes(plan, p.rank) -
                 carry_area_bytes(plan, p, &carryAt);
+    area = carryBase - staging;
   }
 
   /* Quantizes the rank's quantized sources and points the payloads it
@@ -1032,9 +1057,10 @@ public:
     return rc;
   }
 
-  /* The messages of `step` (in `sends` and `recvs`), the sends packed. */
+  /* The messages of `step` (in `sends` and `recvs`, the next step's
+   * receives in `ahead`), the sends packed. */
   int pack(int64_t step) {
-    step_messages(plan, p, step, sends, recvs);
+    step_messages(plan, p, step, area, sends, recvs, ahead);
     int rc = RESHARD_OK;
     for (size_t m = 0; rc == RESHARD_OK && m < sends.size(); ++m) {
       uint8_t *out = staging + sends[m].staging;
@@ -1085,7 +1111,7 @@ public:
     return rc;
   }
 
-  std::vector<Message> sends, recvs;
+  std::vector<Message> sends, recvs, ahead;
 
 private:
   /* The callback of for_each_segment (C++11 has no generic lambdas). */
@@ -1125,11 +1151,14 @@ private:
   std::vector<Cursor> cursors;
   std::vector<int64_t> carryAt; /* per receive (transit_in) */
   uint8_t *carryBase;
+  int64_t area; /* the staging area's bytes */
 };
 
-/* Runs one rank's program with exchange(step, sends, recvs) as the
- * transport (post and complete every message of the step; 0 or an error
- * code). */
+/* Runs one rank's program with exchange(step, sends, recvs, ahead) as the
+ * transport: post and complete every message of the step (0 or an error
+ * code); it may post `ahead`, the next step's receives, before the step
+ * completes (their staging is reserved), and then must not post them
+ * again in that step. */
 template <class Mover, class Exchange>
 inline int run_program(const Plan &plan, const RankProgram &p, void *const *src,
                        void *const *dst, uint8_t *staging, Mover &mover,
@@ -1143,7 +1172,7 @@ inline int run_program(const Plan &plan, const RankProgram &p, void *const *src,
       break;
     if (runner.sends.empty() && runner.recvs.empty())
       continue;
-    if ((rc = exchange(step, runner.sends, runner.recvs)))
+    if ((rc = exchange(step, runner.sends, runner.recvs, runner.ahead)))
       break;
     rc = runner.unpack(step);
   }

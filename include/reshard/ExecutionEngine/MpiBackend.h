@@ -1,8 +1,10 @@
 /*===- MpiBackend.h - Run a reshard plan with MPI on host memory -*- C++ -*-===*
  *
- * Nonblocking point-to-point per step (receives posted first), one message
- * per peer and direction, packed and unpacked through the workspace by
- * Engine.h's run_program. Before any
+ * Nonblocking point-to-point per step, one message per peer and direction,
+ * packed and unpacked through the workspace by Engine.h's run_program. A
+ * step posts its receives (unless the step before posted them), its
+ * sends, then the next step's receives, and waits for its own: a peer
+ * that is a step ahead finds its receive posted. Before any
  * byte moves, every rank agrees on the plan fingerprint and learns whether
  * any rank rejected its arguments, so all ranks fail together or not at
  * all. Waits poll with MPI_Testall against a deadline: RESHARD_TIMEOUT_SECONDS
@@ -38,11 +40,24 @@ inline double timeout_seconds() {
   return s ? std::atof(s) : 0.0;
 }
 
+/* Cancels and completes receives still pending, so nothing lands in the
+ * workspace later. */
+inline void cancel_receives(std::vector<MPI_Request> &reqs) {
+  for (size_t i = 0; i < reqs.size(); ++i)
+    if (reqs[i] != MPI_REQUEST_NULL) {
+      MPI_Cancel(&reqs[i]);
+      MPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
+    }
+  reqs.clear();
+}
+
 /* Waits for `reqs`, the first `nrecv` of them receives. On the deadline,
- * receives are cancelled and completed (so nothing lands in the caller's
- * buffers later) and sends are cancelled and released. */
+ * receives (`ahead`'s too: the next step's, posted early) are cancelled
+ * and completed (so nothing lands in the caller's buffers later) and sends
+ * are cancelled and released. */
 inline int wait_all(const Plan &plan, int rank, std::vector<MPI_Request> &reqs,
-                    size_t nrecv, int64_t step, char *err, size_t errlen) {
+                    size_t nrecv, int64_t step, char *err, size_t errlen,
+                    std::vector<MPI_Request> *ahead = 0) {
   double limit = timeout_seconds();
   auto start = std::chrono::steady_clock::now();
   while (true) {
@@ -68,6 +83,8 @@ inline int wait_all(const Plan &plan, int rank, std::vector<MPI_Request> &reqs,
           else
             MPI_Request_free(&reqs[i]);
         }
+      if (ahead)
+        cancel_receives(*ahead);
       if (step < 0)
         return fail(err, errlen, RESHARD_ERR_TIMEOUT,
                     "%s: rank %d: not every rank joined the plan agreement "
@@ -132,47 +149,67 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
   if (!p)
     return RESHARD_OK;
   uint8_t *ws = static_cast<uint8_t *>(workspace);
-  std::vector<MPI_Request> reqs;
-  size_t nrecv_reqs = 0;
+  /* The step's requests, receives first, and the next step's receives. */
+  std::vector<MPI_Request> reqs, ahead_reqs;
+  int64_t ahead_step = -1;
   HostMover mover;
   /* A test hook: corrupt one byte in flight (the first received), so that
    * tests can show that verify=True notices. */
   bool flip = std::getenv("RESHARD_TEST_FLIP_RECEIVED_BYTE") != 0;
-  return run_program(
-      plan, *p, src, dst, ws, mover,
-      [&](int64_t step, const std::vector<Message> &sends,
-          const std::vector<Message> &recvs) -> int {
-        reqs.clear();
-        int tag = static_cast<int>(step % 32768);
-        for (int pass = 0; pass < 2; ++pass) {
-          const std::vector<Message> &list = pass == 0 ? recvs : sends;
-          for (size_t m = 0; m < list.size(); ++m)
-            for (int64_t at = 0; at < list[m].bytes; at += kMaxChunk) {
-              int64_t n = list[m].bytes - at < kMaxChunk ? list[m].bytes - at
-                                                         : kMaxChunk;
-              reqs.push_back(MPI_REQUEST_NULL);
-              uint8_t *buf = ws + list[m].staging + at;
-              int peer = static_cast<int>(list[m].peer);
-              int ok = pass == 0 ? MPI_Irecv(buf, static_cast<int>(n), MPI_BYTE,
-                                             peer, tag, comm, &reqs.back())
-                                 : MPI_Isend(buf, static_cast<int>(n), MPI_BYTE,
-                                             peer, tag, comm, &reqs.back());
-              if (ok != MPI_SUCCESS)
-                return fail(err, errlen, RESHARD_ERR_COMM,
-                            "%s: rank %d: %s failed in step %lld", plan.name,
-                            rank, pass == 0 ? "MPI_Irecv" : "MPI_Isend",
-                            static_cast<long long>(step));
-            }
-          if (pass == 0)
-            nrecv_reqs = reqs.size();
-        }
-        int waited = wait_all(plan, rank, reqs, nrecv_reqs, step, err, errlen);
-        if (!waited && flip && !recvs.empty() && recvs[0].bytes > 0) {
-          ws[recvs[0].staging] ^= 0x10;
-          flip = false;
-        }
-        return waited;
-      });
+  /* Posts one MPI message per kMaxChunk bytes of each of `list`. */
+  auto post = [&](int64_t step, const std::vector<Message> &list, bool send,
+                  std::vector<MPI_Request> &out) -> int {
+    int tag = static_cast<int>(step % 32768);
+    for (size_t m = 0; m < list.size(); ++m)
+      for (int64_t at = 0; at < list[m].bytes; at += kMaxChunk) {
+        int64_t n =
+            list[m].bytes - at < kMaxChunk ? list[m].bytes - at : kMaxChunk;
+        out.push_back(MPI_REQUEST_NULL);
+        uint8_t *buf = ws + list[m].staging + at;
+        int peer = static_cast<int>(list[m].peer);
+        int ok = send ? MPI_Isend(buf, static_cast<int>(n), MPI_BYTE, peer, tag,
+                                  comm, &out.back())
+                      : MPI_Irecv(buf, static_cast<int>(n), MPI_BYTE, peer, tag,
+                                  comm, &out.back());
+        if (ok != MPI_SUCCESS)
+          return fail(err, errlen, RESHARD_ERR_COMM,
+                      "%s: rank %d: %s failed in step %lld", plan.name, rank,
+                      send ? "MPI_Isend" : "MPI_Irecv",
+                      static_cast<long long>(step));
+      }
+    return RESHARD_OK;
+  };
+  rc = run_program(plan, *p, src, dst, ws, mover,
+                   [&](int64_t step, const std::vector<Message> &sends,
+                       const std::vector<Message> &recvs,
+                       const std::vector<Message> &ahead) -> int {
+                     reqs.clear();
+                     if (ahead_step == step) /* posted by the step before */
+                       reqs.swap(ahead_reqs);
+                     else if (int bad = post(step, recvs, false, reqs))
+                       return bad;
+                     ahead_reqs.clear();
+                     ahead_step = -1;
+                     size_t nrecv_reqs = reqs.size();
+                     if (int bad = post(step, sends, true, reqs))
+                       return bad;
+                     if (!ahead.empty()) {
+                       ahead_step = step + 1;
+                       if (int bad = post(step + 1, ahead, false, ahead_reqs))
+                         return bad;
+                     }
+                     int waited = wait_all(plan, rank, reqs, nrecv_reqs, step,
+                                           err, errlen, &ahead_reqs);
+                     if (!waited && flip && !recvs.empty() &&
+                         recvs[0].bytes > 0) {
+                       ws[recvs[0].staging] ^= 0x10;
+                       flip = false;
+                     }
+                     return waited;
+                   });
+  /* A failed step leaves no receive pending into the workspace. */
+  cancel_receives(ahead_reqs);
+  return rc;
 }
 
 } // namespace mpi

@@ -374,8 +374,14 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
   uint8_t *ws = static_cast<uint8_t *>(workspace);
   return run_program(
       plan, *p, src, dst, ws, mover,
+      /* The next step's receives are not posted ahead: in one stream a
+       * group that waits for a peer's next step would wait for a kernel
+       * queued behind itself on that peer (a deadlock). The host enqueues
+       * every step without waiting, so each GPU starts a step as soon as
+       * it finishes its own previous one. */
       [&](int64_t, const std::vector<Message> &sends,
-          const std::vector<Message> &recvs) -> int {
+          const std::vector<Message> &recvs,
+          const std::vector<Message> &) -> int {
         ncclResult_t r = ncclGroupStart();
         if (r != ncclSuccess)
           return nccl_failed(plan, rank, r, "ncclGroupStart", err, errlen);

@@ -51,8 +51,8 @@ inline constexpr int64_t kMaxMeshDevices = INT32_MAX;
 /// rank + 1, must be a C `int` too.
 inline constexpr int64_t kMaxRank = INT32_MAX - 1;
 
-/// The smallest staging budget (bytes per rank and step): one 8-byte
-/// element.
+/// The smallest staging budget (bytes a rank stages at any instant): one
+/// 8-byte element.
 inline constexpr int64_t kMinStagingBudget = 8;
 /// The default staging budget of the scheduler, the pipeline and the tools.
 inline constexpr int64_t kDefaultStagingBudget = int64_t(1) << 30;

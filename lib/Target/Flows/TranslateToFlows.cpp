@@ -23,7 +23,7 @@ LogicalResult reshard::translatePlanToFlows(rt::PlanOp plan, raw_ostream &os) {
   os << "# flows of plan @" << plan.getSymName()
      << ": STEP SRC DST BYTES, one line per message; SRC = DST: the rank's "
         "local copies\n";
-  std::vector<engine::Message> sends, recvs;
+  std::vector<engine::Message> sends, recvs, ahead;
   for (int64_t i = 0; i < p.num_programs; ++i) {
     const engine::RankProgram &prog = p.programs[i];
     int64_t copied = 0;
@@ -37,7 +37,7 @@ LogicalResult reshard::translatePlanToFlows(rt::PlanOp plan, raw_ostream &os) {
     if (copied)
       os << "0 " << prog.rank << " " << prog.rank << " " << copied << "\n";
     for (int64_t step = 0; step < prog.steps; ++step) {
-      engine::step_messages(p, prog, step, sends, recvs);
+      engine::step_messages(p, prog, step, -1, sends, recvs, ahead);
       for (const engine::Message &m : sends)
         os << step << " " << prog.rank << " " << m.peer << " " << m.bytes
            << "\n";

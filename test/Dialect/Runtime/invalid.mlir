@@ -769,6 +769,38 @@ reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 staging_budget 
 
 // -----
 
+// Within the budget by its own messages, over it with the next step's
+// receives, which are staged while the step is in flight: rank 1 moves
+// 8 + 8 bytes in step 0 and has step 1's 8 posted.
+reshard_rt.plan @p num_ranks = 3 tensors = ["w", "b"] fingerprint = 0 staging_budget = 16 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.mesh 2 ranks [2]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.class 1 element_bytes 4 rank 1 src combos [0] shapes [[2]] dst combos [0] shapes [[2]] {
+    reshard_rt.piece dst 0 src 0 size [2] at [0] from [0] pack <+0 run 8> unpack <+0 run 8> copy <+0 -> +0 run 8>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.group 1 class 1 from 1 to 2 tensors [1]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.items 1 [g1.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 8 bytes 16 items 0
+  }
+  // expected-error @+1 {{'reshard_rt.rank' op moves 16 bytes in step 0 while the next step's receives take 8, over the staging budget of 16}}
+  reshard_rt.rank 1 workspace = 48 {
+    reshard_rt.send to 2 phase 0 start 0 quota 8 bytes 8 items 1
+    reshard_rt.recv from 0 phase 0 start 0 quota 8 bytes 16 items 0
+  }
+  reshard_rt.rank 2 workspace = 16 {
+    reshard_rt.recv from 1 phase 0 start 0 quota 8 bytes 8 items 1
+  }
+}
+
+// -----
+
 // A step over the operation bound.
 reshard_rt.plan @p num_ranks = 3 tensors = ["w0", "w1"] fingerprint = 0 max_ops_per_step = 1 {
   reshard_rt.mesh 0 ranks [0]

@@ -16,11 +16,13 @@
 // Class 1: both destination devices (one combo) take [0, 2) from source
 // combo 0 and [2, 4) from combo 1.
 // Streams: rank 0 sends rank 1 piece 0 of both @w (2 x 16 B) and its half
-// of @bias (8 B): 40 B; quota 16 (each end runs 2 streams at once), so 3
-// steps. Rank 1 is in both meshes: it copies what it holds (piece 1 of
-// both @w members, and piece 1 of @bias) and sends rank 2 its part of
-// rank 2's pieces. Workspace: rank 1 stages one 16-byte send and one
-// 16-byte receive a step.
+// of @bias (8 B): 40 B; quota 8 (rank 2 receives 2 streams, each staged
+// twice: a step's slice and the next step's, posted ahead), so 5 steps.
+// Rank 1 is in both meshes: it copies what it holds (piece 1 of both @w
+// members, and piece 1 of @bias) and sends rank 2 its part of rank 2's
+// pieces. Workspace (16-byte aligned messages): rank 0 two sends, 32;
+// rank 1 a receive, a send and the next receive, 48; rank 2 two receives
+// and the next two, 64.
 
 // CHECK:      reshard_rt.plan @roundtrip num_ranks = 3 tensors = ["w0", "w1", "bias"] fingerprint = -2836365676780909040 staging_budget = 32 max_ops_per_step = 1024 attributes {note = "hand-checked"} {
 // CHECK-NEXT: reshard_rt.mesh 0 ranks [0, 1]
@@ -42,17 +44,17 @@
 // CHECK-NEXT: reshard_rt.items 2 [g0.p3[0 x 2], g1.p1[0{{\]\]}}
 // CHECK-NEXT: reshard_rt.items 3 [g0.p1[0 x 2], g1.p1[0{{\]\]}}
 // CHECK-NEXT: reshard_rt.rank 0 workspace = 32 {
-// CHECK-NEXT: reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 40 items 0
-// CHECK-NEXT: reshard_rt.send to 2 phase 0 start 0 quota 16 bytes 40 items 1
+// CHECK-NEXT: reshard_rt.send to 1 phase 0 start 0 quota 8 bytes 40 items 0
+// CHECK-NEXT: reshard_rt.send to 2 phase 0 start 0 quota 8 bytes 40 items 1
 // CHECK-NEXT: }
-// CHECK-NEXT: reshard_rt.rank 1 workspace = 32 {
+// CHECK-NEXT: reshard_rt.rank 1 workspace = 48 {
 // CHECK-NEXT: reshard_rt.copy items 3
-// CHECK-NEXT: reshard_rt.send to 2 phase 0 start 0 quota 16 bytes 40 items 2
-// CHECK-NEXT: reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 40 items 0
+// CHECK-NEXT: reshard_rt.send to 2 phase 0 start 0 quota 8 bytes 40 items 2
+// CHECK-NEXT: reshard_rt.recv from 0 phase 0 start 0 quota 8 bytes 40 items 0
 // CHECK-NEXT: }
-// CHECK-NEXT: reshard_rt.rank 2 workspace = 32 {
-// CHECK-NEXT: reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 40 items 1
-// CHECK-NEXT: reshard_rt.recv from 1 phase 0 start 0 quota 16 bytes 40 items 2
+// CHECK-NEXT: reshard_rt.rank 2 workspace = 64 {
+// CHECK-NEXT: reshard_rt.recv from 0 phase 0 start 0 quota 8 bytes 40 items 1
+// CHECK-NEXT: reshard_rt.recv from 1 phase 0 start 0 quota 8 bytes 40 items 2
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 reshard_rt.plan @roundtrip num_ranks = 3 tensors = ["w0", "w1", "bias"] fingerprint = -2836365676780909040 staging_budget = 32 max_ops_per_step = 1024 attributes {note = "hand-checked"} {
@@ -75,17 +77,17 @@ reshard_rt.plan @roundtrip num_ranks = 3 tensors = ["w0", "w1", "bias"] fingerpr
   reshard_rt.items 2 [g0.p3[0 x 2], g1.p1[0]]
   reshard_rt.items 3 [g0.p1[0 x 2], g1.p1[0]]
   reshard_rt.rank 0 workspace = 32 {
-    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 40 items 0
-    reshard_rt.send to 2 phase 0 start 0 quota 16 bytes 40 items 1
+    reshard_rt.send to 1 phase 0 start 0 quota 8 bytes 40 items 0
+    reshard_rt.send to 2 phase 0 start 0 quota 8 bytes 40 items 1
   }
-  reshard_rt.rank 1 workspace = 32 {
+  reshard_rt.rank 1 workspace = 48 {
     reshard_rt.copy items 3
-    reshard_rt.send to 2 phase 0 start 0 quota 16 bytes 40 items 2
-    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 40 items 0
+    reshard_rt.send to 2 phase 0 start 0 quota 8 bytes 40 items 2
+    reshard_rt.recv from 0 phase 0 start 0 quota 8 bytes 40 items 0
   }
-  reshard_rt.rank 2 workspace = 32 {
-    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 40 items 1
-    reshard_rt.recv from 1 phase 0 start 0 quota 16 bytes 40 items 2
+  reshard_rt.rank 2 workspace = 64 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 8 bytes 40 items 1
+    reshard_rt.recv from 1 phase 0 start 0 quota 8 bytes 40 items 2
   }
 }
 

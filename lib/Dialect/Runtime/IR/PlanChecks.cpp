@@ -538,21 +538,30 @@ LogicalResult Checker::checkExactlyOnce(bool quiet) {
 }
 
 LogicalResult Checker::checkSteps(int64_t pi, bool quiet) {
-  std::vector<engine::Message> sends, recvs;
+  std::vector<engine::Message> sends, recvs, ahead;
   {
     const engine::RankProgram &prog = p.programs[pi];
     int64_t most = 0, kept = engine::carry_bytes(p, prog);
     for (int64_t step = 0; step < prog.steps; ++step) {
-      int64_t used = engine::step_messages(p, prog, step, sends, recvs);
+      int64_t used =
+          engine::step_messages(p, prog, step, -1, sends, recvs, ahead);
       most = std::max(most, used);
-      int64_t bytes = 0;
+      int64_t bytes = 0, early = 0;
       for (const std::vector<engine::Message> *list : {&sends, &recvs})
         for (const engine::Message &m : *list)
           bytes += m.bytes;
-      // A transit keeps one step of what it forwards as well.
-      if (p.staging_budget > 0 && bytes + kept > p.staging_budget)
+      for (const engine::Message &m : ahead)
+        early += m.bytes;
+      // While a step is in flight the next step's receives are posted, and
+      // a transit keeps one step of what it forwards.
+      if (p.staging_budget > 0 && bytes + early + kept > p.staging_budget)
         return errorAt(e.rankOpOf(pi), quiet)
                << "moves " << bytes << " bytes in step " << step
+               << (early ? llvm::formatv(" while the next step's receives "
+                                         "take {0}",
+                                         early)
+                               .str()
+                         : std::string())
                << (kept ? llvm::formatv(" and keeps {0} to forward", kept).str()
                         : std::string())
                << ", over the staging budget of " << p.staging_budget;
@@ -571,6 +580,7 @@ LogicalResult Checker::checkSteps(int64_t pi, bool quiet) {
       return errorAt(e.rankOpOf(pi), quiet)
              << "states a workspace of " << prog.workspace
              << " bytes; its largest step stages " << most
+             << " with the next step's receives"
              << (carry
                      ? llvm::formatv(", it keeps {0} as a transit", carry).str()
                      : std::string())

@@ -185,22 +185,27 @@ def ReshardSchedule : Pass<"reshard-schedule", "mlir::ModuleOp"> {
     to another domain, then what it forwards within its own, so that
     relays can follow from the first steps. This pass gives each
     stream a start step and a
-    quota of bytes per step such that, on every rank and in every step,
-    staged sends plus receives (plus a transit's carry) stay within `staging-budget` bytes and the
-    distinct peers sent to plus received from stay within
-    `max-ops-per-step` (one NCCL group per step).
+    quota of bytes per step such that, on every rank and at every instant,
+    the staged bytes stay within `staging-budget`: a step's sends and
+    receives, the next step's receives (the MPI backend posts them while a
+    step is in flight) and a transit's carry. The distinct peers sent to
+    plus received from in a step stay within `max-ops-per-step` (one NCCL
+    group per step).
 
     When no rank is in more streams than `max-ops-per-step`, all streams
     run at once at one pace: each moves ceil(bytes / N) a step, N being the
     least step count at which every rank's quotas add up to at most the
-    budget B (at most T_x / B rounded up plus a little for rounding, T_x
-    the bytes of rank x's streams), so every rank moves 1/N of its bytes in
+    budget B, a receive's counted twice and a transit's three times (at
+    most T_x / B rounded up plus a little for rounding, T_x the bytes of
+    rank x's streams so weighted), so every rank moves 1/N of its bytes in
     every step. A relay's stream lists its
     items in the order what they forward arrives and starts at the first
     step where each item follows that arrival. Otherwise (or when a rank
     has as many streams as budget bytes) a rank with K streams runs at
-    most C = min(K, max-ops-per-step, staging-budget) of them at once, each
-    with floor(B / max(C_sender, C_receiver)) bytes a step, placed longest
+    most C = min(K, max-ops-per-step, B / 2) of them at once, each with
+    floor((B / 2) / max(C_sender, C_receiver)) bytes a step (a step's
+    messages take at most half the budget, the next step's receives the
+    rest), placed longest
     first at the earliest step where both ends have room, and a relay's
     streams start after its last step of phase-0 receives. A stream's bytes
     are cut into steps at any byte, so a piece larger than the budget
@@ -229,15 +234,16 @@ def ReshardSchedule : Pass<"reshard-schedule", "mlir::ModuleOp"> {
     ```mlir
     // staging-budget=64 on a 32 x f32 piece from rank 0 to rank 1:
     reshard.schedule staging_budget = 64 max_ops_per_step = 1024 [
-      stream 0 -> 1 phase 0 start 0 quota 64
+      stream 0 -> 1 phase 0 start 0 quota 32
     ]
-    // two steps of 64 bytes each
+    // four steps of 32 bytes each: rank 1 stages a step's 32 bytes and
+    // the next step's at once
     ```
   }];
   let options = [
     Option<"stagingBudget", "staging-budget", "int64_t",
            /*default=*/"::reshard::kDefaultStagingBudget",
-           "Staging bytes per rank and step (sends plus receives plus what a transit keeps); default 1 GiB">,
+           "Staging bytes a rank holds at any instant (a step's sends and receives, the next step's receives and what a transit keeps); default 1 GiB">,
     Option<"maxOpsPerStep", "max-ops-per-step", "int64_t", /*default=*/"1024",
            "Point-to-point operations per rank and step (one NCCL group)">,
     Option<"transits", "transits", "::reshard::TransitMode",

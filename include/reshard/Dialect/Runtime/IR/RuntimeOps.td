@@ -209,9 +209,12 @@ def Runtime_RankOp : Runtime_Op<"rank",
     An optional `reshard_rt.copy` (local copies, before the first step),
     then the rank's sends ordered by (peer, phase), then its receives
     ordered likewise. `workspace` is the staging bytes its largest step
-    needs: in every step the messages are one per peer and direction (the
-    active streams to that peer, phase 0 first), sends then receives, each
-    at a multiple of 16 bytes.
+    needs (then a transit's carry, quantized sources and shadows): in every
+    step the messages are one per peer and direction (the active streams to
+    that peer, phase 0 first), each at a multiple of 16 bytes, and a step
+    stages its receives, its sends and the next step's receives (even
+    steps' receives at the start of the staging, odd steps' at its end, the
+    sends after the even step's receives).
   }];
   let arguments = (ins I64Attr:$rank, I64Attr:$workspace);
   let regions = (region SizedRegion<1>:$body);
