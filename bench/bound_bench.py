@@ -13,8 +13,9 @@ simulation of bench/sim_bench.py (bench/simgrid/refit_sim.cpp, see
 bench/Simulation.md) and adds the simulated time and its ratio to the
 bound; it checks that the replay moves the report's network bytes and
 takes no less than the bound. The replay follows the NCCL backend (one
-group per step) unless `--backend mpi` (the next step's receives posted
-while a step is in flight).
+group per step) unless `--backend mpi` (with plans made with
+`--receives-ahead`: the next step's receives posted while a step is in
+flight).
 
     python3 bench/bound_bench.py                 # all scenarios, ~1 min
     python3 bench/bound_bench.py --simulate      # and SimGrid's times
@@ -55,7 +56,7 @@ def run(cmd):
 
 
 def scenario_report(name, tmp, build, budget, layers, mlir=None,
-                    relay_tree=None):
+                    relay_tree=None, receives_ahead=False):
     layout = os.path.join(tmp, name + ".json")
     cmd = [sys.executable, os.path.join(HERE, "make_refit_scenario.py"),
            "--scenario", name, "--out", layout]
@@ -67,6 +68,8 @@ def scenario_report(name, tmp, build, budget, layers, mlir=None,
            "--staging-budget=%d" % budget, "--report=" + report]
     if relay_tree:
         cmd.append("--relay-tree=" + relay_tree)
+    if receives_ahead:
+        cmd.append("--receives-ahead")
     cmd += (["--emit=none"] if mlir is None else ["--emit=mlir", "-o", mlir])
     run(cmd)
     with open(report) as f:
@@ -88,6 +91,9 @@ def main():
                     help="also replay the plans of these scenarios (default: "
                     "all) in SimGrid (needs libsimgrid-dev; "
                     "bench/Simulation.md)")
+    ap.add_argument("--receives-ahead", action="store_true",
+                    help="plan with reshard-compile --receives-ahead (the "
+                    "budget counts the next step's receives)")
     ap.add_argument("--backend", choices=["nccl", "mpi"], default="nccl",
                     help="the runtime the replay follows: nccl (one group "
                     "per step) or mpi (the next step's receives posted "
@@ -103,7 +109,8 @@ def main():
                 if name in simulate or "all" in simulate else None
             r = scenario_report(name, tmp, args.build, args.staging_budget,
                                 args.layers, mlir=mlir,
-                                relay_tree=args.relay_tree)
+                                relay_tree=args.relay_tree,
+                                receives_ahead=args.receives_ahead)
             sim = replay_plan(args.build, mlir, r, name, args.backend) \
                 if mlir else None
             rows.append((name, r, sim))

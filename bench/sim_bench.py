@@ -68,15 +68,19 @@ def simulate(sim, topo, path, name, copies, receives_ahead=False):
 
 def replay_plan(build, mlir, report, name, backend="nccl"):
     """Replays the lowered plan MLIR (whose report is REPORT) in SimGrid as
-    BACKEND runs it (mpi: the next step's receives posted ahead) and
-    removes it; returns refit_sim's figures with the replay's wall time and
+    BACKEND runs it (mpi: the next step's receives posted ahead where the
+    plan says receives_ahead) and removes it; returns refit_sim's figures with the replay's wall time and
     peak memory. Dies where the replay moves other network bytes than the
     report counts or beats the physical bound."""
     flows = mlir + ".flows"
+    with open(mlir) as f:
+        ahead = backend == "mpi" and any(
+            l.lstrip().startswith("reshard_rt.plan ") and
+            " receives_ahead " in l for l in f)
     run([os.path.join(build, "bin", "reshard-translate"), "--reshard-to-flows",
          mlir, "-o", flows], "flows of " + name)
     sim = simulate(build_simulator(build), report["topology"], flows, name,
-                   "nvlink", receives_ahead=backend == "mpi")
+                   "nvlink", receives_ahead=ahead)
     if sim["network_bytes"] != report["network_bytes"]:
         die("%s: the replay moves %d network bytes, the report counts %d"
             % (name, sim["network_bytes"], report["network_bytes"]))

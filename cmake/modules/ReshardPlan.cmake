@@ -6,10 +6,10 @@
 #     [PLAN_NAME <c-identifier>]      # prefix of the C entry points; default:
 #                                     # <target> with non-identifier chars as _
 #     [STAGING_BUDGET <bytes>]        # workspace bytes a rank holds at any
-#                                     # instant (a step's messages, the
-#                                     # next step's receives posted ahead,
-#                                     # what a transit keeps): an integer,
-#                                     # or with a suffix K, M or G
+#                                     # instant (a step's messages, what a
+#                                     # transit keeps, with RECEIVES_AHEAD
+#                                     # the next step's receives): an
+#                                     # integer, or with a suffix K, M or G
 #                                     # (default 1G)
 #     [MAX_OPS_PER_STEP <n>]          # point-to-point ops per rank and step
 #     [STRATEGY balanced | direct]    # source selection (balanced)
@@ -18,6 +18,8 @@
 #     [RELAY_TREE auto | never | bound | always] # a domain fed by another
 #                                     # domain's entries (auto)
 #     [RELAY_TREE_MAX_STREAMS <n>]    # with RELAY_TREE auto (196608)
+#     [RECEIVES_AHEAD]                # the MPI backend posts each step's
+#                                     # next receives while it is in flight
 #     [STATIC | SHARED])              # library kind (STATIC)
 #
 # At build time, in ${CMAKE_CURRENT_BINARY_DIR}/reshard/<target>/:
@@ -64,7 +66,7 @@ macro(_reshard_plan_check kw pattern what)
 endmacro()
 
 function(reshard_add_plan target)
-  cmake_parse_arguments(ARG "STATIC;SHARED"
+  cmake_parse_arguments(ARG "STATIC;SHARED;RECEIVES_AHEAD"
     "INPUT;BACKEND;PLAN_NAME;STAGING_BUDGET;MAX_OPS_PER_STEP;STRATEGY;TRANSITS;RELAY_TREE;RELAY_TREE_MAX_STREAMS"
     "" ${ARGN})
   set(where "reshard_add_plan(${target})")
@@ -128,6 +130,9 @@ function(reshard_add_plan target)
       list(APPEND planning --${flag}=${ARG_${option}})
     endif()
   endforeach()
+  if(ARG_RECEIVES_AHEAD)
+    list(APPEND planning --receives-ahead)
+  endif()
   if(ARG_STAGING_BUDGET)
     list(APPEND planning --staging-budget=${ARG_STAGING_BUDGET})
   endif()

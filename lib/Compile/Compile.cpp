@@ -81,6 +81,7 @@ LogicalResult reshard::planModule(ModuleOp module,
   planning.maxOpsPerStep = options.maxOpsPerStep;
   planning.strategy = options.strategy;
   planning.transits = options.transits;
+  planning.receivesAhead = options.receivesAhead;
   planning.relayTree = options.relayTree;
   planning.relayTreeMaxStreams = options.relayTreeMaxStreams;
   planning.lower = false;

@@ -22,6 +22,7 @@ void reshard::buildReshardPlanPipeline(OpPassManager &pm,
   schedule.stagingBudget = options.stagingBudget;
   schedule.maxOpsPerStep = options.maxOpsPerStep;
   schedule.transits = options.transits;
+  schedule.receivesAhead = options.receivesAhead;
   pm.addPass(createReshardSchedule(schedule));
   if (!options.lower)
     return;

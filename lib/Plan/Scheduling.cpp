@@ -341,8 +341,9 @@ void startRelays(const PlanModel &model, llvm::ArrayRef<Arrival> arrivals,
 /// out early and leave the busy links' load uneven over the steps). N is
 /// the least whose rounded quotas fit every rank's budget; T_x / N + K_x
 /// <= B (T_x a rank's bytes, K_x its streams, both weighted as staged: a
-/// receive twice, since the next step's receives are posted while a step
-/// is in flight, a transit's three times with its carry) bounds it. Relays
+/// transit's receive twice with its carry, and every receive once more
+/// where the next step's receives are posted while a step is in flight)
+/// bounds it. Relays
 /// start as soon as what they forward has arrived (startRelays). None when
 /// a rank has more streams than operations per step or than bytes in the
 /// budget.
@@ -365,13 +366,14 @@ std::optional<PlanSchedule> uniformSchedule(
                   (bytes + options.stagingBudget - 1) / options.stagingBudget);
     hi = std::max(hi, (bytes + room - 1) / room);
   }
-  // A receive's quota is staged twice at once (this step's and the next
-  // step's, posted ahead); a transit keeps one more for a step (its carry).
+  // A transit keeps what it received for one step (its carry); with
+  // receives ahead a receive's quota is staged once more (the next step's).
+  int64_t ahead = options.receivesAhead ? 1 : 0;
   auto fits = [&](int64_t n) {
     llvm::DenseMap<int64_t, int64_t> used;
     for (const StreamContent &s : streams) {
       int64_t q = (s.bytes + n - 1) / n;
-      int64_t kept = isTransitIn(s.phase) ? 3 * q : 2 * q;
+      int64_t kept = (1 + ahead + (isTransitIn(s.phase) ? 1 : 0)) * q;
       if ((used[s.sender] += q) > options.stagingBudget ||
           (used[s.receiver] += kept) > options.stagingBudget)
         return false;
@@ -388,6 +390,7 @@ std::optional<PlanSchedule> uniformSchedule(
   int64_t steps = hi;
   PlanSchedule schedule;
   schedule.stagingBudget = options.stagingBudget;
+  schedule.receivesAhead = options.receivesAhead;
   schedule.maxOpsPerStep = options.maxOpsPerStep;
   // A transit forwards each step's bytes in the next step.
   for (const StreamContent &s : streams)
@@ -428,8 +431,9 @@ llvm::Expected<PlanSchedule> reshard::schedulePlan(
   if (options.maxOpsPerStep < 2)
     return error("a step needs room for at least 2 operations (a send and a "
                  "receive)");
-  // Streams per rank, and streams and bytes as staged at once (a receive
-  // twice, a transit's three times: uniformSchedule).
+  // Streams per rank, and streams and bytes as staged at once (a transit's
+  // receive with its carry, and with receives ahead every receive, once
+  // more: uniformSchedule).
   llvm::DenseMap<int64_t, int64_t> streamsAt, peersAt, capacity, stagedAt,
       bytesAt;
   llvm::DenseSet<std::pair<int64_t, int64_t>> pairs;
@@ -437,7 +441,8 @@ llvm::Expected<PlanSchedule> reshard::schedulePlan(
   for (const StreamContent &s : streams) {
     ++streamsAt[s.sender];
     ++streamsAt[s.receiver];
-    int64_t copies = isTransitIn(s.phase) ? 3 : 2;
+    int64_t copies =
+        1 + (options.receivesAhead ? 1 : 0) + (isTransitIn(s.phase) ? 1 : 0);
     transits |= isTransitIn(s.phase);
     stagedAt[s.sender] += 1;
     stagedAt[s.receiver] += copies;
@@ -455,20 +460,22 @@ llvm::Expected<PlanSchedule> reshard::schedulePlan(
     return error("streams through a transit GPU need every stream at one "
                  "pace, which the staging budget or the operations per step "
                  "do not allow");
-  // Streams a rank may run at once, and so each stream's quota: half the
-  // budget over them, as a step's receives are posted a step ahead (a
-  // rank's step stages at most half, its next step's receives the rest).
-  int64_t half = options.stagingBudget / 2;
+  // Streams a rank may run at once, and so each stream's quota: the budget
+  // over them; with receives ahead half of it (a rank's step stages at most
+  // half, its next step's receives the rest).
+  int64_t room =
+      options.receivesAhead ? options.stagingBudget / 2 : options.stagingBudget;
   for (auto &[rank, n] : streamsAt)
-    capacity[rank] = std::min({n, options.maxOpsPerStep, half});
+    capacity[rank] = std::min({n, options.maxOpsPerStep, room});
   PlanSchedule schedule;
   schedule.stagingBudget = options.stagingBudget;
+  schedule.receivesAhead = options.receivesAhead;
   schedule.maxOpsPerStep = options.maxOpsPerStep;
   schedule.streams.resize(streams.size());
   std::vector<int64_t> steps(streams.size());
   for (size_t i = 0; i < streams.size(); ++i) {
     const StreamContent &s = streams[i];
-    int64_t quota = half / std::max(capacity[s.sender], capacity[s.receiver]);
+    int64_t quota = room / std::max(capacity[s.sender], capacity[s.receiver]);
     schedule.streams[i] = {s.sender, s.receiver, s.phase, 0, quota};
     steps[i] = streamSteps(s.bytes, quota);
   }

@@ -102,12 +102,13 @@ def compile(layout: Union[Any, str, os.PathLike], backend: str = "mpi",
             cache_dir: Optional[str] = None,
             transits: Optional[str] = None,
             relay_tree: Optional[str] = None,
-            relay_tree_max_streams: Optional[int] = None) -> Plan:
+            relay_tree_max_streams: Optional[int] = None,
+            receives_ahead: bool = False) -> Plan:
     """Plans, emits and builds `layout` (a reshard.Layout or a .json/.mlir
     path) for `backend` ("mpi" or "nccl") and loads it. `transits`,
-    `relay_tree` and `relay_tree_max_streams` are reshard-compile's
-    --transits, --relay-tree and --relay-tree-max-streams (None: its
-    defaults). The library is cached under `cache_dir`
+    `relay_tree`, `relay_tree_max_streams` and `receives_ahead` are
+    reshard-compile's --transits, --relay-tree, --relay-tree-max-streams
+    and --receives-ahead (None, False: its defaults). The library is cached under `cache_dir`
     ($RESHARD_CACHE_DIR, else ~/.cache/reshard) by a hash of the layout,
     the options, reshard-compile and the engine's headers."""
     if backend not in ("mpi", "nccl"):
@@ -130,6 +131,11 @@ def compile(layout: Union[Any, str, os.PathLike], backend: str = "mpi",
                                f"non-negative number of streams, not "
                                f"{relay_tree_max_streams!r}")
         choices["relay_tree_max_streams"] = relay_tree_max_streams
+    if not isinstance(receives_ahead, bool):
+        raise ReshardError(f"receives_ahead must be True or False, not "
+                           f"{receives_ahead!r}")
+    if receives_ahead:
+        choices["receives_ahead"] = "true"
     if staging_budget is not None and (not isinstance(staging_budget, int)
                                        or staging_budget <= 0):
         raise ReshardError(f"staging_budget must be a positive number of "

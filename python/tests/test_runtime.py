@@ -279,9 +279,9 @@ def test_load_finds_the_plans_of_a_library(have_tools, tmp_path):
 
 
 def test_compile_passes_planning_choices(have_tools, tmp_path):
-    """transits=, relay_tree= and relay_tree_max_streams= reach
-    reshard-compile (a plan of their own in the cache) and bad values are
-    refused before anything is built."""
+    """transits=, relay_tree=, relay_tree_max_streams= and receives_ahead=
+    reach reshard-compile (a plan of their own in the cache) and bad values
+    are refused before anything is built."""
     import reshard
     layout = write(tmp_path, "layout.json", random_layout(9, ranks=2))
     cache = tmp_path / "cache"
@@ -294,6 +294,10 @@ def test_compile_passes_planning_choices(have_tools, tmp_path):
                               relay_tree_max_streams=0)
     assert limited.tensors == default.tensors
     assert len(list(cache.glob("libplan-mpi-*.so"))) == 3
+    ahead = reshard.compile(layout, backend="mpi", cache_dir=str(cache),
+                            receives_ahead=True)
+    assert ahead.tensors == default.tensors
+    assert len(list(cache.glob("libplan-mpi-*.so"))) == 4
     for kw, bad in (("transits", "sometimes"), ("relay_tree", "deep")):
         with pytest.raises(reshard.ReshardError, match=f"{kw} must be one "
                                                        f"of .*'{bad}'"):
@@ -305,7 +309,12 @@ def test_compile_passes_planning_choices(have_tools, tmp_path):
                                  "non-negative number of streams"):
             reshard.compile(layout, backend="mpi", cache_dir=str(cache),
                             relay_tree_max_streams=bad)
-    assert len(list(cache.glob("libplan-mpi-*.so"))) == 3
+    for bad in (1, "yes", None):
+        with pytest.raises(reshard.ReshardError,
+                           match="receives_ahead must be True or False"):
+            reshard.compile(layout, backend="mpi", cache_dir=str(cache),
+                            receives_ahead=bad)
+    assert len(list(cache.glob("libplan-mpi-*.so"))) == 4
 
 
 def test_nccl_plan_compiles_and_loads(have_tools, tmp_path):

@@ -4,7 +4,8 @@
 //       [--header=PLAN.h] [--mlir=PLAN.mlir] [--report=REPORT.json]
 //       [--emit=cpp|mlir|none] [--staging-budget=BYTES]
 //       [--max-ops-per-step=K] [--strategy=balanced|direct]
-//       [--transits=auto|always|never] [--plan-name=NAME]
+//       [--transits=auto|always|never] [--receives-ahead]
+//       [--plan-name=NAME]
 //
 // The stages are library calls (reshard/Compile/Compile.h); the pass
 // sequence is reshard-plan-pipeline's.
@@ -92,6 +93,12 @@ cl::opt<TransitMode> transits(
     cl::desc("Holder streams that enter or leave an NVLink domain through "
              "another of its GPUs"),
     transitModeValues(), cl::init(TransitMode::Auto), cl::cat(category));
+cl::opt<bool> receivesAhead(
+    "receives-ahead",
+    cl::desc("The MPI backend posts each step's next receives while the step "
+             "is in flight; the staging budget counts them (more steps at "
+             "one budget)"),
+    cl::init(false), cl::cat(category));
 cl::opt<RelayTree>
     relayTree("relay-tree",
               cl::desc("Whether a domain may get a piece from another domain's "
@@ -152,7 +159,9 @@ int compile() {
   bool planningOptions =
       stagingBudget.getNumOccurrences() || maxOpsPerStep.getNumOccurrences() ||
       strategy.getNumOccurrences() || transits.getNumOccurrences() ||
-      relayTree.getNumOccurrences() || relayTreeMaxStreams.getNumOccurrences();
+      relayTree.getNumOccurrences() ||
+      relayTreeMaxStreams.getNumOccurrences() ||
+      receivesAhead.getNumOccurrences();
   ReshardPlanOptions options;
   if (stagingBudget.getNumOccurrences()) {
     std::optional<int64_t> bytes = parseBytes(stagingBudget);
@@ -167,6 +176,7 @@ int compile() {
   options.transits = transits;
   options.relayTree = relayTree;
   options.relayTreeMaxStreams = relayTreeMaxStreams;
+  options.receivesAhead = receivesAhead;
 
   // With --report=-, standard output holds the report alone.
   bool reportToStdout = reportFile == "-";
@@ -215,9 +225,8 @@ int compile() {
     return fail(input + " is already lowered (a reshard_rt.plan): planning "
                         "options (--staging-budget, --max-ops-per-step, "
                         "--strategy, --transits, --relay-tree, "
-                        "--relay-tree-max-streams, --plan-name) do "
-                        "not apply "
-                        "to it");
+                        "--relay-tree-max-streams, --receives-ahead, "
+                        "--plan-name) do not apply to it");
   if (*stage == Stage::Explicit)
     return fail(input + " is the explicit reference form (reshard.pieces, "
                         "as reshard-expand writes it), which is for reading "
@@ -226,8 +235,8 @@ int compile() {
   if (*stage == Stage::Planned && planningOptions)
     return fail(input + " is already planned (it has reshard.group ops): "
                         "--staging-budget, --max-ops-per-step, --strategy, "
-                        "--transits, --relay-tree and --relay-tree-max-streams "
-                        "apply to layouts");
+                        "--transits, --relay-tree, --relay-tree-max-streams "
+                        "and --receives-ahead apply to layouts");
   if (*stage == Stage::Lowered && !reportFile.empty())
     return fail(input + " is already lowered: the report needs the planned "
                         "module; give the layout");

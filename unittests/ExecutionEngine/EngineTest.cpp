@@ -89,45 +89,71 @@ TEST(Engine, RandomRangesMatchWholeBox) {
   }
 }
 
-TEST(Engine, StepMessagesStageReceivesAroundSendsAligned) {
-  // Rank 0 sends rank 1 a 40-byte stream at quota 16 (steps 0-2) and
-  // receives from rank 2 a 5-byte stream in step 0 and a 20-byte one at
-  // quota 16 in steps 1-2. Every step stages at most 48 bytes. Step 0: its
-  // receive at 0, its send at 16, step 1's receive (posted ahead) at the
-  // end of the 48-byte area, 32. Step 1: its receive stays at 32, step 2's
-  // is at 0 and its send at 16.
-  Stream streams[] = {{0, 1, 0, 0, 0, 0, 16, 40},
-                      {2, 0, 0, 0, 0, 0, 16, 5},
-                      {2, 0, 1, 0, 0, 1, 16, 20}};
-  int64_t words[] = {1, 2};
+/// Rank 0 sends rank 1 a 40-byte stream at quota 16 (steps 0-2) and
+/// receives from rank 2 a 5-byte stream in step 0 and a 20-byte one at
+/// quota 16 in steps 1-2.
+struct ThreeStreams {
+  Stream streams[3] = {{0, 1, 0, 0, 0, 0, 16, 40},
+                       {2, 0, 0, 0, 0, 0, 16, 5},
+                       {2, 0, 1, 0, 0, 1, 16, 20}};
+  int64_t words[2] = {1, 2};
   RankProgram p = {0, 0, 0, 0, 0, 1, 0, 2, 3};
   Plan plan = {};
-  plan.streams = streams;
-  plan.num_streams = 3;
-  plan.words = words;
   std::vector<Message> sends, recvs, ahead;
-  EXPECT_EQ(rank_workspace(plan, p), 48);
-  EXPECT_EQ(step_messages(plan, p, 0, 48, sends, recvs, ahead), 48);
-  ASSERT_EQ(sends.size(), 1u);
-  ASSERT_EQ(recvs.size(), 1u);
-  ASSERT_EQ(ahead.size(), 1u);
-  EXPECT_EQ(recvs[0].staging, 0);
-  EXPECT_EQ(recvs[0].bytes, 5);
-  EXPECT_EQ(sends[0].staging, 16);
-  EXPECT_EQ(sends[0].bytes, 16);
-  EXPECT_EQ(ahead[0].staging, 32);
-  EXPECT_EQ(ahead[0].bytes, 16);
-  EXPECT_EQ(step_messages(plan, p, 1, 48, sends, recvs, ahead), 48);
-  EXPECT_EQ(recvs[0].staging, 32);
-  EXPECT_EQ(ahead[0].staging, 0);
-  EXPECT_EQ(ahead[0].bytes, 4);
-  EXPECT_EQ(sends[0].staging, 16);
-  EXPECT_EQ(step_messages(plan, p, 2, 48, sends, recvs, ahead), 32);
-  EXPECT_EQ(sends[0].bytes, 8);
-  EXPECT_EQ(sends[0].staging, 16);
-  EXPECT_EQ(recvs[0].staging, 0);
-  EXPECT_TRUE(ahead.empty());
-  EXPECT_EQ(rank_steps(plan, p), 3);
+  explicit ThreeStreams(bool receivesAhead) {
+    plan.streams = streams;
+    plan.num_streams = 3;
+    plan.words = words;
+    plan.receives_ahead = receivesAhead;
+  }
+  int64_t step(int64_t s, int64_t area) {
+    return step_messages(plan, p, s, area, sends, recvs, ahead);
+  }
+};
+
+TEST(Engine, StepMessagesStageNextReceivesAhead) {
+  // Every step stages at most 48 bytes. Step 0: its receive at 0, its
+  // send at 16, step 1's receive (posted ahead) at the end of the 48-byte
+  // area, 32. Step 1: its receive stays at 32, step 2's is at 0 and its
+  // send at 16.
+  ThreeStreams t(true);
+  EXPECT_EQ(rank_workspace(t.plan, t.p), 48);
+  EXPECT_EQ(t.step(0, 48), 48);
+  ASSERT_EQ(t.sends.size(), 1u);
+  ASSERT_EQ(t.recvs.size(), 1u);
+  ASSERT_EQ(t.ahead.size(), 1u);
+  EXPECT_EQ(t.recvs[0].staging, 0);
+  EXPECT_EQ(t.recvs[0].bytes, 5);
+  EXPECT_EQ(t.sends[0].staging, 16);
+  EXPECT_EQ(t.sends[0].bytes, 16);
+  EXPECT_EQ(t.ahead[0].staging, 32);
+  EXPECT_EQ(t.ahead[0].bytes, 16);
+  EXPECT_EQ(t.step(1, 48), 48);
+  EXPECT_EQ(t.recvs[0].staging, 32);
+  EXPECT_EQ(t.ahead[0].staging, 0);
+  EXPECT_EQ(t.ahead[0].bytes, 4);
+  EXPECT_EQ(t.sends[0].staging, 16);
+  EXPECT_EQ(t.step(2, 48), 32);
+  EXPECT_EQ(t.sends[0].bytes, 8);
+  EXPECT_EQ(t.sends[0].staging, 16);
+  EXPECT_EQ(t.recvs[0].staging, 0);
+  EXPECT_TRUE(t.ahead.empty());
+  EXPECT_EQ(rank_steps(t.plan, t.p), 3);
+}
+
+TEST(Engine, StepMessagesWithoutReceivesAhead) {
+  // A step stages its own messages only (at most 32 bytes); odd steps'
+  // receives sit at the end of the area, their sends at its start.
+  ThreeStreams t(false);
+  EXPECT_EQ(rank_workspace(t.plan, t.p), 32);
+  EXPECT_EQ(t.step(0, 32), 32);
+  EXPECT_TRUE(t.ahead.empty());
+  EXPECT_EQ(t.recvs[0].staging, 0);
+  EXPECT_EQ(t.sends[0].staging, 16);
+  EXPECT_EQ(t.step(1, 32), 32);
+  EXPECT_TRUE(t.ahead.empty());
+  EXPECT_EQ(t.sends[0].staging, 0);
+  EXPECT_EQ(t.recvs[0].staging, 16);
 }
 
 } // namespace

@@ -181,7 +181,9 @@ struct Plan {
   int64_t num_words;
   int64_t staging_budget; /* 0: none stated */
   int64_t max_ops_per_step;
-  int64_t max_steps; /* over all ranks */
+  int64_t max_steps;      /* over all ranks */
+  int64_t receives_ahead; /* 1: the MPI backend posts each step's next
+                           * receives while the step is in flight */
   /* Quantized destinations; all null and 0 when there are none. */
   const QuantClass *quant_classes;
   int64_t num_quant_classes;
@@ -680,22 +682,25 @@ inline int64_t direction_messages(const Plan &plan, const RankProgram &p,
 }
 
 /* The messages of one rank in step `step`: its sends, its receives and,
- * in `ahead`, the next step's receives, which the MPI backend posts before
- * this step completes. All three are staged at once, in a staging area
- * of `area` bytes: even steps' receives at its start, odd steps' at its
- * end, and the sends right after the even step's receives. So a step's
- * receives sit at the same offsets in the step before it (posted ahead)
- * and in their own step, and never meet the sends or receives of either.
- * Returns the aligned bytes the step stages (sends, receives and the next
- * step's receives); `area` < 0 computes just that (offsets then not
- * final). */
+ * in `ahead`, the next step's receives when the plan posts them ahead
+ * (receives_ahead; else empty). All three are staged at once, in a
+ * staging area of `area` bytes: even steps' receives at its start, odd
+ * steps' at its end, and the sends right after the even step's receives
+ * (posted ahead or not). So a step's receives sit at the same offsets in
+ * the step before it (posted ahead) and in their own step, and never meet
+ * the sends or receives of either. Returns the aligned bytes the step
+ * stages; `area` < 0 computes just that (offsets then not final). */
 inline int64_t step_messages(const Plan &plan, const RankProgram &p,
                              int64_t step, int64_t area,
                              std::vector<Message> &sends,
                              std::vector<Message> &recvs,
                              std::vector<Message> &ahead) {
   int64_t now = direction_messages(plan, p, step, false, 0, recvs);
-  int64_t next = direction_messages(plan, p, step + 1, false, 0, ahead);
+  int64_t next = 0;
+  if (plan.receives_ahead)
+    next = direction_messages(plan, p, step + 1, false, 0, ahead);
+  else
+    ahead.clear();
   int64_t even = step % 2 == 0 ? now : next;
   int64_t sent = direction_messages(plan, p, step, true, even, sends);
   if (area >= 0) {

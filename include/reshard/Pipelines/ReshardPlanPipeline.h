@@ -21,8 +21,9 @@ struct ReshardPlanOptions
     : public mlir::PassPipelineOptions<ReshardPlanOptions> {
   PassOptions::Option<int64_t> stagingBudget{
       *this, "staging-budget",
-      llvm::cl::desc("Staging bytes per rank and step (sends plus "
-                     "receives plus what a transit keeps); default 1 GiB"),
+      llvm::cl::desc("Staging bytes a rank holds at any instant (a step's "
+                     "sends and receives, what a transit keeps, the next "
+                     "step's receives with receives-ahead); default 1 GiB"),
       llvm::cl::init(kDefaultStagingBudget)};
   PassOptions::Option<int64_t> maxOpsPerStep{
       *this, "max-ops-per-step",
@@ -52,6 +53,12 @@ struct ReshardPlanOptions
       *this, "transits",
       llvm::cl::desc("Holder streams through another GPU of a domain"),
       llvm::cl::init(TransitMode::Auto), transitModeValues()};
+  PassOptions::Option<bool> receivesAhead{
+      *this, "receives-ahead",
+      llvm::cl::desc("The MPI backend posts each step's next receives while "
+                     "the step is in flight; the budget counts them (more "
+                     "steps at one budget); default false"),
+      llvm::cl::init(false)};
   PassOptions::Option<std::string> planName{
       *this, "plan-name",
       llvm::cl::desc("Name of the plan (a C identifier: the C functions are "

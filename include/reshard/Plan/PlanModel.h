@@ -64,6 +64,9 @@ struct PlanSchedule {
   int64_t maxOpsPerStep = 1024;
   /// Sorted by (sender, receiver, phase).
   std::vector<PlanStream> streams;
+  /// Each step's next receives are posted while the step is in flight (by
+  /// the MPI backend), so the budget counts them too.
+  bool receivesAhead = false;
 
   const PlanStream *find(int64_t sender, int64_t receiver, int64_t phase) const;
 };

@@ -33,12 +33,15 @@ collectStreams(const PlanModel &model,
                const std::vector<TransferGroup> &transfers);
 
 struct ScheduleOptions {
-  /// Staging bytes one rank may use in one step (packed sends plus receives
-  /// plus what a transit keeps).
+  /// Staging bytes one rank may hold at any instant (a step's packed sends
+  /// and receives, the next step's receives where those are posted ahead,
+  /// and what a transit keeps).
   int64_t stagingBudget = kDefaultStagingBudget;
   /// Point-to-point operations (distinct peers, sends and receives) one rank
   /// may issue in one step, i.e. in one NCCL group.
   int64_t maxOpsPerStep = 1024;
+  /// Each step's next receives are staged while the step is in flight.
+  bool receivesAhead = false;
 };
 
 /// Assigns every stream a start step and a quota within the budget and the

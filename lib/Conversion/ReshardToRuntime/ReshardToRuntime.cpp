@@ -207,6 +207,7 @@ void ConvertReshardToRuntimePass::runOnOperation() {
       b.getStrArrayAttr(dtypes), 0,
       budget ? b.getI64IntegerAttr(*budget) : IntegerAttr(),
       maxOps ? b.getI64IntegerAttr(*maxOps) : IntegerAttr(),
+      model.schedule && schedule.receivesAhead,
       quantTensors.empty() ? DenseI64ArrayAttr()
                            : b.getDenseI64ArrayAttr(quantClasses),
       quantTensors.empty() ? DenseI64ArrayAttr()

@@ -425,13 +425,15 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
       "    kItems, /*num_items=*/{8}, kStreams, /*num_streams=*/{9},\n"
       "    kPrograms, /*num_programs=*/{10}, kProgramOf,\n"
       "    kWords, /*num_words=*/{11}, /*staging_budget=*/{12},\n"
-      "    /*max_ops_per_step=*/{13}, /*max_steps=*/{14}{16}};\n\n"
+      "    /*max_ops_per_step=*/{13}, /*max_steps=*/{14},\n"
+      "    /*receives_ahead=*/{17}{16}};\n\n"
       "} // namespace\n\nextern \"C\" {{\n\n",
       cString(name), p.fingerprint, p.num_ranks, p.num_tensors, p.num_meshes,
       p.num_classes, p.num_pieces, p.num_groups, p.num_items, p.num_streams,
       p.num_programs, p.num_words, p.staging_budget, p.max_ops_per_step,
       p.max_steps,
-      e.tensorDtypes.empty() ? "/*tensor_dtypes=*/0" : "kTensorDtypes", quant);
+      e.tensorDtypes.empty() ? "/*tensor_dtypes=*/0" : "kTensorDtypes", quant,
+      p.receives_ahead);
   emitSignatures(os, name, backend, true);
   // Discovery: python/reshard's Plan.load finds the plans of a shared
   // library here. The weak definitions of every plan in one library merge

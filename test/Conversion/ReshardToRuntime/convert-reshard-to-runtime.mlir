@@ -9,9 +9,9 @@
 // next loop's span merges into it. Each class is written once with its
 // pieces; groups list their members; each stream (sender, receiver, phase)
 // gets one item list, shared by both ends, and equal lists are stored
-// once. Staging in every step: the step's receives, its sends and the
-// next step's receives (posted ahead), one message per peer, each at a
-// 16-byte-aligned offset; workspace = the largest step. Every output is parsed and verified again by reshard-opt, and run
+// once. Staging in every step: sends first, then receives, one message
+// per peer, each at a 16-byte-aligned offset; workspace = the largest
+// step. Every output is parsed and verified again by reshard-opt, and run
 // by the execution engine (reshard-run --engine) element by element.
 
 // RUN: rm -rf %t && split-file %s %t
@@ -401,12 +401,10 @@ reshard.redistribute @w from @src <[[], []]> to @dst <[[], [tp]]> topology @t
 
 //--- split.mlir
 // The full pipeline with a tight budget: 32 x f32 = 128 B from rank 0 to
-// rank 1, budget 50: one stream, which rank 1 stages twice at once (a
-// step's slice and the next one's), in N = 6 steps of quota ceil(128 / 6)
-// = 22 (2 x 22 <= 50; N = 5 would need 2 x 26), so five of 22 B and one of
-// 18 B (the engine cuts the box where the quota falls, mid-element too:
-// bytes are bytes). Workspace = the largest step: rank 0 sends 22, rounded
-// up to 16 = 32; rank 1 receives 22 and the next 22, 32 + 32 = 64.
+// rank 1, budget 50: one stream in N = 3 steps of quota ceil(128 / 3) =
+// 43, so 43, 43 and 42 B (the engine cuts the box where the quota falls,
+// mid-element too: bytes are bytes). Workspace = the largest step: 43
+// rounded up to 16 = 48.
 reshard.mesh @a shape = [1] axes = ["x"] ranks = [0]
 reshard.mesh @b shape = [1] axes = ["x"] ranks = [1]
 reshard.redistribute @w from @a <[[]]> to @b <[[]]>
@@ -420,11 +418,11 @@ reshard.redistribute @w from @a <[[]]> to @b <[[]]>
 // SPLIT-NEXT: }
 // SPLIT-NEXT: reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
 // SPLIT-NEXT: reshard_rt.items 0 [g0.p0[0{{\]\]}}
-// SPLIT-NEXT: reshard_rt.rank 0 workspace = 32 {
-// SPLIT-NEXT: reshard_rt.send to 1 phase 0 start 0 quota 22 bytes 128 items 0
+// SPLIT-NEXT: reshard_rt.rank 0 workspace = 48 {
+// SPLIT-NEXT: reshard_rt.send to 1 phase 0 start 0 quota 43 bytes 128 items 0
 // SPLIT-NEXT: }
-// SPLIT-NEXT: reshard_rt.rank 1 workspace = 64 {
-// SPLIT-NEXT: reshard_rt.recv from 0 phase 0 start 0 quota 22 bytes 128 items 0
+// SPLIT-NEXT: reshard_rt.rank 1 workspace = 48 {
+// SPLIT-NEXT: reshard_rt.recv from 0 phase 0 start 0 quota 43 bytes 128 items 0
 // SPLIT-NEXT: }
 // SPLIT-NEXT: }
 

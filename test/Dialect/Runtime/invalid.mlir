@@ -770,9 +770,9 @@ reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 staging_budget 
 // -----
 
 // Within the budget by its own messages, over it with the next step's
-// receives, which are staged while the step is in flight: rank 1 moves
-// 8 + 8 bytes in step 0 and has step 1's 8 posted.
-reshard_rt.plan @p num_ranks = 3 tensors = ["w", "b"] fingerprint = 0 staging_budget = 16 {
+// receives, which a plan with receives_ahead stages while the step is in
+// flight: rank 1 moves 8 + 8 bytes in step 0 and has step 1's 8 posted.
+reshard_rt.plan @p num_ranks = 3 tensors = ["w", "b"] fingerprint = 0 staging_budget = 16 receives_ahead {
   reshard_rt.mesh 0 ranks [0]
   reshard_rt.mesh 1 ranks [1]
   reshard_rt.mesh 2 ranks [2]
@@ -841,6 +841,27 @@ reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
   }
   reshard_rt.rank 1 workspace = 16 {
     reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0
+  }
+}
+
+// -----
+
+// With receives_ahead a step's staging holds the next step's receives too:
+// rank 1 receives 16 bytes in steps 0 and 1, so step 0 stages 32.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 receives_ahead {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[8]] dst combos [0] shapes [[8]] {
+    reshard_rt.piece dst 0 src 0 size [8] at [0] from [0] pack <+0 run 32> unpack <+0 run 32> copy <+0 -> +0 run 32>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.rank 0 workspace = 16 {
+    reshard_rt.send to 1 phase 0 start 0 quota 16 bytes 32 items 0
+  }
+  // expected-error @+1 {{'reshard_rt.rank' op states a workspace of 16 bytes; its largest step stages 32 with the next step's receives}}
+  reshard_rt.rank 1 workspace = 16 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 32 items 0
   }
 }
 

@@ -48,7 +48,7 @@
 // RUN: sed -e 's/quant_classes = \[1, 1, 2, 4, 2, 2, 1, 4, 1, 2/quant_classes = [1, 1, 2, 4, 2, 2, 1, 3, 1, 2/' %t/recv.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=DRUNS
 // DRUNS: quant_tensors[0]: on destination device 0, dim 0: runs of 3 elements in 1 blocks for a payload shard of 4 and a scales shard of 1
 // RUN: sed -e 's/rank 2 workspace = 48/rank 2 workspace = 32/' %t/recv.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=SHADOW
-// SHADOW: states a workspace of 32 bytes; its largest step stages 32 with the next step's receives, the shadows of what it quantizes on receipt 16
+// SHADOW: states a workspace of 32 bytes; its largest step stages 32, the shadows of what it quantizes on receipt 16
 // A stream that carries the receiver-side scales (they have no source to
 // pack from) is refused.
 // RUN: sed -e 's/reshard_rt.items 0 \[g0.p0\[0\]\]/reshard_rt.items 0 [g1.p0[0]]/' %t/recv.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=MOVED

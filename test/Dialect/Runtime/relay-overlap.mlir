@@ -27,7 +27,7 @@ reshard_rt.plan @p num_ranks = 3 tensors = ["w0", "w1"] fingerprint = 0 {
     reshard_rt.send to 2 phase 1 start 1 quota 16 bytes 32 items 1
     reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 32 items 0
   }
-  reshard_rt.rank 2 workspace = 32 {
+  reshard_rt.rank 2 workspace = 16 {
     reshard_rt.recv from 1 phase 1 start 1 quota 16 bytes 32 items 1
   }
 }
@@ -53,11 +53,11 @@ reshard_rt.plan @cut num_ranks = 3 tensors = ["w"] fingerprint = 0 {
   reshard_rt.rank 0 workspace = 16 {
     reshard_rt.send to 1 phase 0 start 0 quota 8 bytes 64 items 0
   }
-  reshard_rt.rank 1 workspace = 48 {
+  reshard_rt.rank 1 workspace = 32 {
     reshard_rt.send to 2 phase 1 start 2 quota 8 bytes 64 items 0
     reshard_rt.recv from 0 phase 0 start 0 quota 8 bytes 64 items 0
   }
-  reshard_rt.rank 2 workspace = 32 {
+  reshard_rt.rank 2 workspace = 16 {
     reshard_rt.recv from 1 phase 1 start 2 quota 8 bytes 64 items 0
   }
 }

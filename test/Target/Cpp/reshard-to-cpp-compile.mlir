@@ -71,7 +71,7 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] fingerprint = -2 
     reshard_rt.copy items 1
     reshard_rt.send to 2 phase 0 start 0 quota 16 bytes 24 items 0
   }
-  reshard_rt.rank 2 workspace = 32 {
+  reshard_rt.rank 2 workspace = 16 {
     reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 24 items 0
   }
 }

@@ -58,7 +58,7 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] dtypes = ["fp32",
     reshard_rt.copy items 1
     reshard_rt.send to 2 phase 0 start 0 quota 16 bytes 24 items 0
   }
-  reshard_rt.rank 2 workspace = 32 {
+  reshard_rt.rank 2 workspace = 16 {
     reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 24 items 0
   }
 }
@@ -121,7 +121,7 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] dtypes = ["fp32",
 // named at word 24. Both run steps 0 and 1.
 // CHECK:      const RankProgram kPrograms[] = {
 // CHECK-NEXT:     {0, 16, 2, 1, 0, 1, 24, 0, 2},
-// CHECK-NEXT:     {2, 32, 0, 0, 1, 0, 24, 1, 2},};
+// CHECK-NEXT:     {2, 16, 0, 0, 1, 0, 24, 1, 2},};
 // CHECK-EMPTY:
 // CHECK-NEXT: const int32_t kProgramOf[] = {
 // CHECK-NEXT:     0, -1, 1,};
@@ -140,6 +140,7 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] dtypes = ["fp32",
 // CHECK-NEXT:     kPrograms, /*num_programs=*/2, kProgramOf,
 // CHECK-NEXT:     kWords, /*num_words=*/25, /*staging_budget=*/0,
 // CHECK-NEXT:     /*max_ops_per_step=*/0, /*max_steps=*/2,
+// CHECK-NEXT:     /*receives_ahead=*/0,
 // CHECK-NEXT:     /*quant_classes=*/0, 0, /*quant_tensors=*/0, 0, /*tensor_quant=*/0};
 // CHECK-EMPTY:
 // CHECK-NEXT: } // namespace
@@ -322,6 +323,7 @@ reshard_rt.plan @idle num_ranks = 2 tensors = [] fingerprint = 0 {
 // IDLE-NEXT:     /*num_ranks=*/2, /*num_tensors=*/0,
 // IDLE:          kWords, /*num_words=*/0, /*staging_budget=*/0,
 // IDLE-NEXT:     /*max_ops_per_step=*/0, /*max_steps=*/0,
+// IDLE-NEXT:     /*receives_ahead=*/0,
 // IDLE-NEXT:     /*quant_classes=*/0, 0, /*quant_tensors=*/0, 0, /*tensor_quant=*/0};
 // IDLE:      size_t idle_workspace_bytes(int rank) {
 

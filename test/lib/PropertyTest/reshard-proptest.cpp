@@ -323,16 +323,19 @@ std::string randomPipeline(uint64_t seed) {
             ? llvm::formatv("{{relay-tree-max-streams={0}}", rng.below(40))
                   .str()
             : "";
+    bool ahead = rng.chance(50);
     return llvm::formatv("reshard-intersect,reshard-select-sources{2},"
                          "reshard-schedule{{staging-budget={0} "
-                         "max-ops-per-step={1}{3}}",
-                         budget, ops, tree, transits ? " transits=always" : "");
+                         "max-ops-per-step={1}{3}{4}}",
+                         budget, ops, tree, transits ? " transits=always" : "",
+                         ahead ? " receives-ahead=true" : "");
   }
   default:
+    int64_t budget = 8 << rng.below(6);
     return llvm::formatv("reshard-intersect,reshard-select-sources{{"
                          "strategy=direct},reshard-schedule{{"
-                         "staging-budget={0}}",
-                         8 << rng.below(6));
+                         "staging-budget={0}{1}}",
+                         budget, rng.chance(50) ? " receives-ahead=true" : "");
   }
 }
 
@@ -380,6 +383,7 @@ struct Stats {
   int64_t pieces = 0, localPieces = 0, elements = 0, groupedTensors = 0;
   int64_t plansWithTransits = 0, plansWithRelayTrees = 0;
   int64_t plansWithSharedLanes = 0;
+  int64_t plansWithReceivesAhead = 0;
 };
 
 /// Checks one tensor's explicit pieces (the reference path): executed,
@@ -535,6 +539,8 @@ std::string runCase(MLIRContext &ctx, const std::string &ir,
     stats.groupedTensors += g.numMembers() > 1 ? g.numMembers() : 0;
   stats.plansWithTransits += !plan->model.transits.empty();
   stats.plansWithSharedLanes += plan->model.relayLaneSpan > 1;
+  stats.plansWithReceivesAhead +=
+      plan->model.schedule && plan->model.schedule->receivesAhead;
   stats.plansWithRelayTrees +=
       llvm::any_of(plan->model.groups, [](const PlanGroup &g) {
         return llvm::any_of(g.routes,
@@ -679,10 +685,11 @@ int main(int argc, char **argv) {
   llvm::outs() << llvm::formatv(
       "{0}checked {1} pieces ({2} local copies), {3} destination elements, "
       "{4} tensors in groups of several, {5} plans with transits, {6} with "
-      "relay trees, {7} with relay lanes shared by several holders\n",
+      "relay trees, {7} with relay lanes shared by several holders, {8} "
+      "with receives posted ahead\n",
       dump ? "// " : "", stats.pieces, stats.localPieces, stats.elements,
       stats.groupedTensors, stats.plansWithTransits, stats.plansWithRelayTrees,
-      stats.plansWithSharedLanes);
+      stats.plansWithSharedLanes, stats.plansWithReceivesAhead);
   llvm::outs() << llvm::formatv("{0}property: {1} passed, {2} failed\n",
                                 dump ? "// " : "", numCases - failures,
                                 failures);

@@ -210,6 +210,7 @@ FailureOr<PlanModule> PlanModule::load(ModuleOp module, StringRef passName) {
     plan.model.schedule = PlanSchedule{op.getStagingBudgetAttr().getInt(),
                                        op.getMaxOpsPerStepAttr().getInt(),
                                        PlanStream::fromRows(op.getStreams())};
+    plan.model.schedule->receivesAhead = op.getReceivesAhead();
     plan.model.relayLanes = op.getRelayLanes();
     if (std::optional<ArrayRef<int64_t>> rows = op.getTransits())
       plan.model.transits = PlanTransit::fromRows(*rows);
@@ -327,7 +328,8 @@ void PlanModule::storeSchedule(ModuleOp module) {
       PlanStream::toRows(model.schedule->streams), model.relayLanes,
       model.transits.empty()
           ? DenseI64ArrayAttr()
-          : b.getDenseI64ArrayAttr(PlanTransit::toRows(model.transits)));
+          : b.getDenseI64ArrayAttr(PlanTransit::toRows(model.transits)),
+      model.schedule->receivesAhead);
 }
 
 LogicalResult reshard::intersectModule(ModuleOp module) {

@@ -51,8 +51,9 @@ struct SchedulePass : public reshard::impl::ReshardScheduleBase<SchedulePass> {
       a.transits = plan->model.transits;
       a.transfers = enumerateTransfers(plan->model);
       a.streams = collectStreams(plan->model, a.transfers);
-      llvm::Expected<PlanSchedule> schedule = schedulePlan(
-          plan->model, a.transfers, a.streams, {stagingBudget, maxOpsPerStep});
+      llvm::Expected<PlanSchedule> schedule =
+          schedulePlan(plan->model, a.transfers, a.streams,
+                       {stagingBudget, maxOpsPerStep, receivesAhead});
       if (!schedule)
         return schedule.takeError();
       a.schedule = std::move(*schedule);

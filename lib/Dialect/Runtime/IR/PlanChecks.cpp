@@ -580,7 +580,7 @@ LogicalResult Checker::checkSteps(int64_t pi, bool quiet) {
       return errorAt(e.rankOpOf(pi), quiet)
              << "states a workspace of " << prog.workspace
              << " bytes; its largest step stages " << most
-             << " with the next step's receives"
+             << (p.receives_ahead ? " with the next step's receives" : "")
              << (carry
                      ? llvm::formatv(", it keeps {0} as a transit", carry).str()
                      : std::string())

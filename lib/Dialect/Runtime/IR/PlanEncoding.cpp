@@ -558,6 +558,7 @@ void EncodedPlan::finish(PlanOp op) {
   plan.num_words = words.size();
   plan.staging_budget = op.getStagingBudget().value_or(0);
   plan.max_ops_per_step = op.getMaxOpsPerStep().value_or(0);
+  plan.receives_ahead = op.getReceivesAhead() ? 1 : 0;
   plan.max_steps = 0;
   plan.quant_classes = quantClasses.empty() ? nullptr : quantClasses.data();
   plan.num_quant_classes = quantClasses.size();
@@ -620,5 +621,6 @@ uint64_t EncodedPlan::fingerprint() const {
       word(v);
   word(plan.staging_budget);
   word(plan.max_ops_per_step);
+  word(plan.receives_ahead);
   return h;
 }

@@ -1,19 +1,19 @@
 // A holder's stream sends first what its receiver forwards. Rank 0 sends
 // rank 4 tensor @a (for rank 4 alone) and @b (which rank 4 forwards to
 // rank 5). In enumeration order @a would come first and the relay 4 -> 5
-// could start only once @a had passed (step 23; 64 steps in all); with @b
-// first it starts in step 2 (43 steps). Both interpreters check every
+// could start only once @a had passed (step 15; 40 steps in all); with @b
+// first it starts in step 2 (27 steps). Both interpreters check every
 // element.
 
 // RUN: reshard-opt %s --reshard-plan-pipeline="lower=false staging-budget=8192" | FileCheck %s
 // CHECK: reshard.schedule staging_budget = 8192 max_ops_per_step = 1024 [
-// CHECK-NEXT: stream 0 -> 4 phase 0 start 0 quota 3197,
-// CHECK-NEXT: stream 0 -> 5 phase 0 start 0 quota 1599,
-// CHECK-NEXT: stream 4 -> 5 phase 1 start 2 quota 1599
+// CHECK-NEXT: stream 0 -> 4 phase 0 start 0 quota 5243,
+// CHECK-NEXT: stream 0 -> 5 phase 0 start 0 quota 2622,
+// CHECK-NEXT: stream 4 -> 5 phase 1 start 2 quota 2622
 // CHECK-NEXT: ]
 
 // RUN: reshard-opt %s --reshard-plan-pipeline="lower=false staging-budget=8192" --reshard-report=text -o /dev/null | FileCheck %s --check-prefix=REPORT
-// REPORT: reshard 196608 65536 0 196608 43 {{[0-9]}}
+// REPORT: reshard 196608 65536 0 196608 27 {{[0-9]}}
 
 // RUN: reshard-opt %s --reshard-plan-pipeline="lower=false staging-budget=8192" | reshard-run - --check | FileCheck %s --check-prefix=EXEC
 // RUN: reshard-opt %s --reshard-plan-pipeline="lower=false staging-budget=8192" | reshard-run - --check --engine | FileCheck %s --check-prefix=EXEC

@@ -4,23 +4,23 @@
 // docs/Routing.md): everything one rank sends another in one phase is one
 // stream. When no rank is in more streams than max-ops-per-step, all run
 // at once at one pace: each moves ceil(bytes / N) a step, N the least step
-// count at which every rank's quotas add up to at most the budget B, a
-// receive's quota counted twice (a rank posts the next step's receives
-// while a step is in flight, so both are staged at once); a relay's stream
-// starts at the first step where each of its items goes out after the last
-// byte of what brought it arrived. Otherwise a rank in K streams runs at
-// most C = min(K, max-ops-per-step, B / 2) of them in any step, each at
-// floor((B / 2) / max(C_sender, C_receiver)) bytes a step, placed
+// count at which every rank's quotas add up to at most the budget B; a
+// relay's stream starts at the first step where each of its items goes out
+// after the last byte of what brought it arrived. Otherwise a rank in K
+// streams runs at most C = min(K, max-ops-per-step, B) of them in any
+// step, each at floor(B / max(C_sender, C_receiver)) bytes a step, placed
 // longest first (phase 0 before relays, then (sender, receiver) order on
 // ties) at the earliest start where neither end already runs C streams,
 // and a relay's streams start after the last step of its phase-0
-// receives. Local copies need no stream. Every schedule is then executed by
+// receives. With receives-ahead a rank also stages the next step's
+// receives while a step is in flight, so a receive's quota counts twice
+// (and C and the share come from B / 2). Local copies need no stream. Every schedule is then executed by
 // reshard-run (the reference pieces, and the lowered plan on the engine,
 // which cuts each stream's boxes at the quota, mid-row where it falls).
 
 // RUN: rm -rf %t && split-file %s %t
 
-// A 128-byte stream: 4 steps with a budget of 64, 3 with 127, 2 with 128.
+// A 128-byte stream: 2 steps with a budget of 64 and of 127, 1 with 128.
 // RUN: reshard-opt %t/split.mlir --reshard-intersect --reshard-select-sources --reshard-schedule=staging-budget=64 | FileCheck %s --check-prefix=SPLIT64
 // RUN: reshard-opt %t/split.mlir --reshard-intersect --reshard-select-sources --reshard-schedule=staging-budget=64 | reshard-opt | FileCheck %s --check-prefix=SPLIT64
 // RUN: reshard-opt %t/split.mlir --reshard-intersect --reshard-select-sources --reshard-schedule=staging-budget=64 | reshard-run - --check | FileCheck %s --check-prefix=EXEC-SPLIT
@@ -29,6 +29,12 @@
 // RUN: reshard-opt %t/split.mlir --reshard-intersect --reshard-select-sources --reshard-schedule=staging-budget=127 | reshard-run - --check --engine | FileCheck %s --check-prefix=EXEC-SPLIT
 // RUN: reshard-opt %t/split.mlir --reshard-intersect --reshard-select-sources --reshard-schedule=staging-budget=128 | FileCheck %s --check-prefix=SPLIT128
 // RUN: reshard-opt %t/split.mlir --reshard-intersect --reshard-select-sources --reshard-schedule | FileCheck %s --check-prefix=DEFAULT
+
+// Receives posted ahead: rank 1 stages each step's slice and the next one's.
+// RUN: reshard-opt %t/split.mlir --reshard-intersect --reshard-select-sources --reshard-schedule="staging-budget=64 receives-ahead=true" | FileCheck %s --check-prefix=AHEAD64
+// RUN: reshard-opt %t/split.mlir --reshard-intersect --reshard-select-sources --reshard-schedule="staging-budget=64 receives-ahead=true" | reshard-opt | FileCheck %s --check-prefix=AHEAD64
+// RUN: reshard-opt %t/split.mlir --reshard-intersect --reshard-select-sources --reshard-schedule="staging-budget=64 receives-ahead=true" | reshard-run - --check --engine | FileCheck %s --check-prefix=EXEC-SPLIT
+// RUN: reshard-opt %t/split.mlir --reshard-intersect --reshard-select-sources --reshard-schedule="staging-budget=127 receives-ahead=true" | FileCheck %s --check-prefix=AHEAD127
 
 // Element sizes, whole rows and rows cut in the middle.
 // RUN: reshard-opt %t/f64.mlir --reshard-intersect --reshard-schedule=staging-budget=8 | FileCheck %s --check-prefix=F64
@@ -59,13 +65,15 @@
 // A relay that forwards while it still receives.
 // RUN: reshard-opt %t/relay-overlap.mlir --reshard-intersect --reshard-select-sources --reshard-schedule=staging-budget=16 | FileCheck %s --check-prefix=RELAY-OVERLAP
 // RUN: reshard-opt %t/relay-overlap.mlir --reshard-intersect --reshard-select-sources --reshard-schedule=staging-budget=16 | reshard-run - --check --engine | FileCheck %s --check-prefix=EXEC-RELAY-OVERLAP
+// RUN: reshard-opt %t/relay-overlap.mlir --reshard-intersect --reshard-select-sources --reshard-schedule="staging-budget=16 receives-ahead=true" | FileCheck %s --check-prefix=AHEAD-OVERLAP
+// RUN: reshard-opt %t/relay-overlap.mlir --reshard-intersect --reshard-select-sources --reshard-schedule="staging-budget=16 receives-ahead=true" | reshard-run - --check --engine | FileCheck %s --check-prefix=EXEC-RELAY-OVERLAP
+// RUN: reshard-opt %t/relay-overlap.mlir --reshard-intersect --reshard-select-sources --reshard-schedule="staging-budget=16 receives-ahead=true" --convert-reshard-to-runtime | FileCheck %s --check-prefix=AHEAD-LOWERED
 
 //--- split.mlir
 // Rank 0 sends all 32 x f32 = 128 B to rank 1 (no topology: network). One
-// stream, which rank 1 stages twice (a step's slice and the next one's), so
-// N is the least with 2 ceil(128 / N) <= B and the quota ceil(128 / N):
-//   budget 64: 4 steps of 32 B; 127: 3 steps of 43 B (2 x 43 <= 127).
-//   budget 128: 2 steps of 64 B; the 1 GiB default: one step of 128 B.
+// stream, so N = ceil(128 / B) and the quota ceil(128 / N):
+//   budget 64 and 127: 2 steps of 64 B.
+//   budget 128 (and the 1 GiB default): one step of 128 B.
 
 reshard.mesh @a shape = [1] axes = ["x"] ranks = [0]
 reshard.mesh @b shape = [1] axes = ["x"] ranks = [1]
@@ -73,23 +81,31 @@ reshard.redistribute @w from @a <[[]]> to @b <[[]]>
     : tensor<32xf32> -> tensor<32xf32>
 
 // SPLIT64:      reshard.schedule staging_budget = 64 max_ops_per_step = 1024 [
-// SPLIT64-NEXT:   stream 0 -> 1 phase 0 start 0 quota 32{{$}}
+// SPLIT64-NEXT:   stream 0 -> 1 phase 0 start 0 quota 64{{$}}
 // SPLIT64-NEXT: ]
 // SPLIT127:      reshard.schedule staging_budget = 127 max_ops_per_step = 1024 [
-// SPLIT127-NEXT:   stream 0 -> 1 phase 0 start 0 quota 43{{$}}
+// SPLIT127-NEXT:   stream 0 -> 1 phase 0 start 0 quota 64{{$}}
 // SPLIT127-NEXT: ]
 // SPLIT128:      reshard.schedule staging_budget = 128 max_ops_per_step = 1024 [
-// SPLIT128-NEXT:   stream 0 -> 1 phase 0 start 0 quota 64{{$}}
+// SPLIT128-NEXT:   stream 0 -> 1 phase 0 start 0 quota 128{{$}}
 // SPLIT128-NEXT: ]
 // DEFAULT:      reshard.schedule staging_budget = 1073741824 max_ops_per_step = 1024 [
 // DEFAULT-NEXT:   stream 0 -> 1 phase 0 start 0 quota 128{{$}}
 // DEFAULT-NEXT: ]
 
+// With receives ahead, N is the least with 2 ceil(128 / N) <= B: budget 64,
+// 4 steps of 32 B; 127, 3 steps of 43 B (2 x 43 <= 127).
+// AHEAD64:      reshard.schedule staging_budget = 64 max_ops_per_step = 1024 [
+// AHEAD64-NEXT:   stream 0 -> 1 phase 0 start 0 quota 32{{$}}
+// AHEAD64-NEXT: ] {receives_ahead}
+// AHEAD127:      reshard.schedule staging_budget = 127 max_ops_per_step = 1024 [
+// AHEAD127-NEXT:   stream 0 -> 1 phase 0 start 0 quota 43{{$}}
+// AHEAD127-NEXT: ] {receives_ahead}
+
 // EXEC-SPLIT: checked 1 tensors, 1 pieces, 32 destination elements: all correct
 
 //--- f64.mlir
-// 2 x f64 = 16 B with a budget of 8: half an element a step (2 x 4 <= 8),
-// 4 steps; the engine cuts elements at any byte.
+// 2 x f64 = 16 B with a budget of 8: one element a step, 2 steps.
 
 reshard.mesh @a shape = [1] axes = ["x"] ranks = [0]
 reshard.mesh @b shape = [1] axes = ["x"] ranks = [1]
@@ -97,14 +113,14 @@ reshard.redistribute @w from @a <[[]]> to @b <[[]]>
     : tensor<2xf64> -> tensor<2xf64>
 
 // F64:      reshard.schedule staging_budget = 8 max_ops_per_step = 1024 [
-// F64-NEXT:   stream 0 -> 1 phase 0 start 0 quota 4{{$}}
+// F64-NEXT:   stream 0 -> 1 phase 0 start 0 quota 8{{$}}
 // F64-NEXT: ]
 
 // EXEC-F64: checked 1 tensors, 1 pieces, 2 destination elements: all correct
 
 //--- slabs.mlir
-// 6 x 2 x f32 = 48 B, rank 0 to rank 1, budget 16: 6 steps of one whole
-// 8-byte row each (2 x 8 <= 16).
+// 6 x 2 x f32 = 48 B, rank 0 to rank 1, budget 16: 3 steps of two whole
+// 8-byte rows each.
 
 reshard.mesh @a shape = [1] axes = ["x"] ranks = [0]
 reshard.mesh @b shape = [1] axes = ["x"] ranks = [1]
@@ -112,17 +128,16 @@ reshard.redistribute @v from @a <[[], []]> to @b <[[], []]>
     : tensor<6x2xf32> -> tensor<6x2xf32>
 
 // SLABS:      reshard.schedule staging_budget = 16 max_ops_per_step = 1024 [
-// SLABS-NEXT:   stream 0 -> 1 phase 0 start 0 quota 8{{$}}
+// SLABS-NEXT:   stream 0 -> 1 phase 0 start 0 quota 16{{$}}
 // SLABS-NEXT: ]
 
 // EXEC-SLABS: checked 1 tensors, 1 pieces, 12 destination elements: all correct
 
 //--- rows.mlir
-// 2 x 6 x f32 = 48 B, rank 0 to rank 1, budget 20: N = 5, quota 10
-// (2 x 10 <= 20). A row is 24 B, so steps cut rows and elements: step 0
-// takes row 0 columns 0-1 and half of column 2, step 2 the end of row 0 and
-// the start of row 1: the engine packs and unpacks partial rows
-// (reshard-run --engine checks every element).
+// 2 x 6 x f32 = 48 B, rank 0 to rank 1, budget 20: N = 3, quota 16.
+// A row is 24 B, so step 0 takes row 0 columns 0-3, step 1 row 0 columns
+// 4-5 and row 1 columns 0-1, step 2 row 1 columns 2-5: the engine packs
+// and unpacks partial rows (reshard-run --engine checks every element).
 
 reshard.mesh @a shape = [1] axes = ["x"] ranks = [0]
 reshard.mesh @b shape = [1] axes = ["x"] ranks = [1]
@@ -130,7 +145,7 @@ reshard.redistribute @w from @a <[[], []]> to @b <[[], []]>
     : tensor<2x6xf32> -> tensor<2x6xf32>
 
 // ROWS:      reshard.schedule staging_budget = 20 max_ops_per_step = 1024 [
-// ROWS-NEXT:   stream 0 -> 1 phase 0 start 0 quota 10{{$}}
+// ROWS-NEXT:   stream 0 -> 1 phase 0 start 0 quota 16{{$}}
 // ROWS-NEXT: ]
 
 // EXEC-ROWS: checked 1 tensors, 1 pieces, 12 destination elements: all correct
@@ -139,7 +154,7 @@ reshard.redistribute @w from @a <[[], []]> to @b <[[], []]>
 // Rank 0 holds all 7 x f32 and sends tp = 3 shards to ranks 1, 2, 3:
 // [0, 3) 12 B, [3, 6) 12 B, [6, 7) 4 B. Rank 0 is in 3 streams; with
 // max-ops-per-step=2 it runs 2 at once (C_0 = 2, the receivers 1), so the
-// quota is 2^29 / 2. All take one step; in (receiver) order 0 -> 1 and
+// quota is 2^30 / 2. All take one step; in (receiver) order 0 -> 1 and
 // 0 -> 2 fill rank 0's step 0, and 0 -> 3 waits for step 1 although its
 // bytes would fit. With 3 ops all run at once, in N = 1 step: each
 // stream's quota is its bytes.
@@ -150,9 +165,9 @@ reshard.redistribute @w from @a <[[]]> to @b <[[tp]]>
     : tensor<7xf32> -> tensor<7xf32>
 
 // FAN-OUT:      reshard.schedule staging_budget = 1073741824 max_ops_per_step = 2 [
-// FAN-OUT-NEXT:   stream 0 -> 1 phase 0 start 0 quota 268435456,
-// FAN-OUT-NEXT:   stream 0 -> 2 phase 0 start 0 quota 268435456,
-// FAN-OUT-NEXT:   stream 0 -> 3 phase 0 start 1 quota 268435456{{$}}
+// FAN-OUT-NEXT:   stream 0 -> 1 phase 0 start 0 quota 536870912,
+// FAN-OUT-NEXT:   stream 0 -> 2 phase 0 start 0 quota 536870912,
+// FAN-OUT-NEXT:   stream 0 -> 3 phase 0 start 1 quota 536870912{{$}}
 // FAN-OUT-NEXT: ]
 
 // FAN-OUT-3:      reshard.schedule staging_budget = 1073741824 max_ops_per_step = 3 [
@@ -174,9 +189,9 @@ reshard.redistribute @w from @a <[[tp]]> to @b <[[]]>
     : tensor<7xf32> -> tensor<7xf32>
 
 // FAN-IN:      reshard.schedule staging_budget = 1073741824 max_ops_per_step = 2 [
-// FAN-IN-NEXT:   stream 0 -> 3 phase 0 start 0 quota 268435456,
-// FAN-IN-NEXT:   stream 1 -> 3 phase 0 start 0 quota 268435456,
-// FAN-IN-NEXT:   stream 2 -> 3 phase 0 start 1 quota 268435456{{$}}
+// FAN-IN-NEXT:   stream 0 -> 3 phase 0 start 0 quota 536870912,
+// FAN-IN-NEXT:   stream 1 -> 3 phase 0 start 0 quota 536870912,
+// FAN-IN-NEXT:   stream 2 -> 3 phase 0 start 1 quota 536870912{{$}}
 // FAN-IN-NEXT: ]
 
 // EXEC-FAN-IN: checked 1 tensors, 3 pieces, 7 destination elements: all correct
@@ -191,10 +206,9 @@ reshard.redistribute @w from @a <[[tp]]> to @b <[[]]>
 // copy, in no stream.
 // Streams: 0 -> 4 (16 B), 0 -> 7 (32 B), 4 -> 5 and 4 -> 6 (16 B each,
 // phase 1). Rank 0 is in 2 streams, rank 4 in 3 (at most 4 ops). With
-// budget 32, staged T_0 = 48 B and T_4 = T_7 = 64 B (receives twice), N =
-// 2: quotas 8 (0 -> 4), 16 (0 -> 7) and 8 (each relay). @w's last byte
-// reaches rank 4 in step 1, so the relays start at step 2. Rank 0 stages
-// 8 + 16 B a step, rank 4 at most 2 x 8 + 8 + 8, rank 7 2 x 16.
+// budget 32 and T_0 = T_4 = 48 B, N = 2: quotas 8 (0 -> 4), 16 (0 -> 7)
+// and 8 (each relay). @w's last byte reaches rank 4 in step 1, so the
+// relays start at step 2. Rank 0 stages 8 + 16 B a step, rank 4 8 + 8.
 
 reshard.topology @t gpus_per_node = 4 nvl_domain_size = 4
     nvlink_GBps_per_gpu = 100.0 nic_GBps_per_gpu = 10.0
@@ -228,13 +242,12 @@ reshard.redistribute @local from @five <[[]]> to @five <[[]]> topology @t
 //--- relay-split.mlir
 // Domains of 4. Rank 0 holds 8 x f32 = 32 B; dp = 2 replicas on ranks 4, 5
 // (domain 1) need it: one crossing into 4 (equal NIC in, lowest), 5 gets
-// it from 4. Rank 4 stages 3 quotas (its receive twice, its send), so with
-// budget 16 N = 7 (3 x ceil(32 / 7) = 15) and both quotas are 5. 0 -> 4
-// runs steps 0-6; the relay cuts through, forwarding each byte after the
-// step it arrived in: from step 2 (byte b arrives in step b / 5 and leaves
-// in 2 + b / 5; the linear bound of docs/Runtime.md asks one step more
-// than the exact start 1). Before cut through it waited for the last byte,
-// until step 7.
+// it from 4. Rank 4 moves T_4 = 64 B in its 2 streams, so with budget 16
+// N = 4 and both quotas are 8. 0 -> 4 runs steps 0-3; the relay cuts
+// through, forwarding each byte after the step it arrived in: from step 2
+// (byte b arrives in step b / 8 and leaves in 2 + b / 8; the linear bound
+// of docs/Runtime.md asks one step more than the exact start 1). Before cut
+// through it waited for the last byte, until step 4.
 
 reshard.topology @t gpus_per_node = 4 nvl_domain_size = 4
     nvlink_GBps_per_gpu = 100.0 nic_GBps_per_gpu = 10.0
@@ -244,8 +257,8 @@ reshard.redistribute @w from @src <[[]]> to @dp <[[]]> topology @t
     : tensor<8xf32> -> tensor<8xf32>
 
 // RELAY-SPLIT:      reshard.schedule staging_budget = 16 max_ops_per_step = 1024 [
-// RELAY-SPLIT-NEXT:   stream 0 -> 4 phase 0 start 0 quota 5,
-// RELAY-SPLIT-NEXT:   stream 4 -> 5 phase 1 start 2 quota 5{{$}}
+// RELAY-SPLIT-NEXT:   stream 0 -> 4 phase 0 start 0 quota 8,
+// RELAY-SPLIT-NEXT:   stream 4 -> 5 phase 1 start 2 quota 8{{$}}
 // RELAY-SPLIT-NEXT: ]
 
 // EXEC-RELAY-SPLIT: checked 1 tensors, 2 pieces, 16 destination elements: all correct
@@ -254,11 +267,11 @@ reshard.redistribute @w from @src <[[]]> to @dp <[[]]> topology @t
 // Domains of 4. Rank 0 holds @w (8 x f32 = 32 B, needed by dp = 2
 // replicas on ranks 4 and 5) and @small (4 x f32 = 16 B, needed by rank 4).
 // @w crosses once, into rank 4, and 4 relays it to 5. Stream 0 -> 4 is
-// [@w 32 B, @small 16 B]; rank 4 stages 2 x 48 + 32 over N steps, so with
-// budget 16 N = 8: quotas 6 and ceil(32 / 8) = 4 (2 x 6 + 4 <= 16; N = 7
-// would need 2 x 7 + 5). @w arrives in steps 0-5 (byte b in step b / 6);
-// the relay cuts through from step 2 (byte b leaves in 2 + b / 4), while
-// rank 4 still receives the rest of @w and then @small in steps 5-7.
+// [@w 32 B, @small 16 B]; T_4 = 48 + 32, so with budget 16 N = 6: quotas 8
+// and ceil(32 / 6) = 6 (8 + 6 <= 16; N = 5 would need 10 + 7). @w arrives
+// in steps 0-3 (byte b in step b / 8); the relay cuts through from step 2
+// (byte b leaves in 2 + b / 6), while rank 4 still receives the rest of @w
+// and then @small in steps 4 and 5.
 
 reshard.topology @t gpus_per_node = 4 nvl_domain_size = 4
     nvlink_GBps_per_gpu = 100.0 nic_GBps_per_gpu = 10.0
@@ -271,8 +284,19 @@ reshard.redistribute @small from @src <[[]]> to @four <[[]]> topology @t
     : tensor<4xf32> -> tensor<4xf32>
 
 // RELAY-OVERLAP:      reshard.schedule staging_budget = 16 max_ops_per_step = 1024 [
-// RELAY-OVERLAP-NEXT:   stream 0 -> 4 phase 0 start 0 quota 6,
-// RELAY-OVERLAP-NEXT:   stream 4 -> 5 phase 1 start 2 quota 4{{$}}
+// RELAY-OVERLAP-NEXT:   stream 0 -> 4 phase 0 start 0 quota 8,
+// RELAY-OVERLAP-NEXT:   stream 4 -> 5 phase 1 start 2 quota 6{{$}}
 // RELAY-OVERLAP-NEXT: ]
+
+// With receives ahead rank 4 stages 2 x 48 + 32 over N steps: N = 8, quotas
+// 6 and 4 (2 x 6 + 4 <= 16; N = 7 would need 2 x 7 + 5). Lowered, the plan
+// says so, and rank 4's largest step stages its receive (6, aligned to 16),
+// its send (16) and the next step's receive (16): 48.
+// AHEAD-OVERLAP:      reshard.schedule staging_budget = 16 max_ops_per_step = 1024 [
+// AHEAD-OVERLAP-NEXT:   stream 0 -> 4 phase 0 start 0 quota 6,
+// AHEAD-OVERLAP-NEXT:   stream 4 -> 5 phase 1 start 2 quota 4{{$}}
+// AHEAD-OVERLAP-NEXT: ] {receives_ahead}
+// AHEAD-LOWERED: reshard_rt.plan @reshard_plan {{.*}} staging_budget = 16 max_ops_per_step = 1024 receives_ahead {
+// AHEAD-LOWERED: reshard_rt.rank 4 workspace = 48 {
 
 // EXEC-RELAY-OVERLAP: checked 2 tensors, 3 pieces, 20 destination elements: all correct

@@ -4,7 +4,7 @@
 // by columns. Domain 2 is fed from domain 1's entries, which forward what
 // each holder sent them in a lane of their own: 16 streams. With at most
 // 15 the holders of one domain (4 consecutive ranks) share a lane: 12
-// streams, the relays later (start 6 instead of 2), every element
+// streams, the relays one step later (start 4 instead of 2), every element
 // still in place. Past the widest span (8 ranks) the tree is dropped.
 
 // RUN: reshard-opt %s --reshard-plan-pipeline="lower=false staging-budget=65536" -o %t.holder.mlir
@@ -20,9 +20,9 @@
 // RUN: FileCheck %s < %t.mlir
 // CHECK: module attributes {reshard.relay_lane_span = 4 : i64}
 // CHECK: from domain 1
-// CHECK: stream 4 -> 8 phase 1 start 6
+// CHECK: stream 4 -> 8 phase 1 start 4
 // CHECK-NOT: stream 4 -> 8 phase 2
-// CHECK: stream 5 -> 9 phase 1 start 6
+// CHECK: stream 5 -> 9 phase 1 start 4
 // CHECK-NOT: phase 3
 // CHECK: relay_lanes
 // RUN: reshard-run %t.mlir --check | FileCheck %s --check-prefix=EXEC
@@ -34,7 +34,7 @@
 // JSON: "relay_lane_span": 4
 // The lowering reads the span: its streams are the schedule's.
 // RUN: reshard-opt %t.mlir --convert-reshard-to-runtime | FileCheck %s --check-prefix=LOWERED
-// LOWERED: reshard_rt.send to 8 phase 1 start 6
+// LOWERED: reshard_rt.send to 8 phase 1 start 4
 
 // RUN: reshard-opt %s --reshard-plan-pipeline="lower=false staging-budget=65536 relay-tree-max-streams=11" -o %t.dropped.mlir 2>&1 | FileCheck %s --check-prefix=DROPPED
 // DROPPED: remark: reshard-select-sources: no relay tree: with one the plan would have 16 streams (relay lanes, before transits; 12 with lanes of 8 ranks), over the 11 relay-tree=auto allows (relay-tree-max-streams; bound keeps it)

@@ -114,8 +114,10 @@ def Reshard_ScheduleOp : Reshard_Op<"schedule"> {
     the pair in the order the lowering gives them (Routing.md). A stream runs from
     step `start`, `quota` bytes a step; a relay's streams start after its
     last step of phase-0 receives. Every rank stays within
-    `staging_budget` bytes (sends plus receives plus what a transit keeps) and `max_ops_per_step`
-    peers in every step. Rows of (sender, receiver, phase, start, quota) in
+    `staging_budget` bytes at any instant (a step's sends and receives,
+    what a transit keeps, and with `receives_ahead` the next step's
+    receives, which the MPI backend then posts while the step is in
+    flight) and within `max_ops_per_step` peers in every step. Rows of (sender, receiver, phase, start, quota) in
     the schema `reshard::PlanStream` (include/reshard/Layout/PlanRows.h)
     owns, sorted by (sender, receiver, phase).
 
@@ -141,7 +143,8 @@ def Reshard_ScheduleOp : Reshard_Op<"schedule"> {
     I64Attr:$max_ops_per_step,
     DenseI64ArrayAttr:$streams,
     UnitAttr:$relay_lanes,
-    OptionalAttr<DenseI64ArrayAttr>:$transits
+    OptionalAttr<DenseI64ArrayAttr>:$transits,
+    UnitAttr:$receives_ahead
   );
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;

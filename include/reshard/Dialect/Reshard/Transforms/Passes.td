@@ -187,25 +187,25 @@ def ReshardSchedule : Pass<"reshard-schedule", "mlir::ModuleOp"> {
     stream a start step and a
     quota of bytes per step such that, on every rank and at every instant,
     the staged bytes stay within `staging-budget`: a step's sends and
-    receives, the next step's receives (the MPI backend posts them while a
-    step is in flight) and a transit's carry. The distinct peers sent to
+    receives, a transit's carry and, with `receives-ahead`, the next step's
+    receives (the MPI backend then posts them while a step is in flight). The distinct peers sent to
     plus received from in a step stay within `max-ops-per-step` (one NCCL
     group per step).
 
     When no rank is in more streams than `max-ops-per-step`, all streams
     run at once at one pace: each moves ceil(bytes / N) a step, N being the
     least step count at which every rank's quotas add up to at most the
-    budget B, a receive's counted twice and a transit's three times (at
-    most T_x / B rounded up plus a little for rounding, T_x the bytes of
-    rank x's streams so weighted), so every rank moves 1/N of its bytes in
-    every step. A relay's stream lists its
+    budget B, a transit's receive twice (with its carry) and, with
+    `receives-ahead`, every receive once more (at most T_x / B rounded up
+    plus a little for rounding, T_x the bytes of rank x's streams so
+    weighted), so every rank moves 1/N of its bytes in every step. A relay's stream lists its
     items in the order what they forward arrives and starts at the first
     step where each item follows that arrival. Otherwise (or when a rank
     has as many streams as budget bytes) a rank with K streams runs at
-    most C = min(K, max-ops-per-step, B / 2) of them at once, each with
-    floor((B / 2) / max(C_sender, C_receiver)) bytes a step (a step's
-    messages take at most half the budget, the next step's receives the
-    rest), placed longest
+    most C = min(K, max-ops-per-step, B') of them at once, each with
+    floor(B' / max(C_sender, C_receiver)) bytes a step, B' = B (B / 2 with
+    `receives-ahead`: a step's messages take at most half the budget, the
+    next step's receives the rest), placed longest
     first at the earliest step where both ends have room, and a relay's
     streams start after its last step of phase-0 receives. A stream's bytes
     are cut into steps at any byte, so a piece larger than the budget
@@ -234,10 +234,10 @@ def ReshardSchedule : Pass<"reshard-schedule", "mlir::ModuleOp"> {
     ```mlir
     // staging-budget=64 on a 32 x f32 piece from rank 0 to rank 1:
     reshard.schedule staging_budget = 64 max_ops_per_step = 1024 [
-      stream 0 -> 1 phase 0 start 0 quota 32
+      stream 0 -> 1 phase 0 start 0 quota 64
     ]
-    // four steps of 32 bytes each: rank 1 stages a step's 32 bytes and
-    // the next step's at once
+    // two steps of 64 bytes each; with receives-ahead=true four of 32:
+    // rank 1 then stages a step's 32 bytes and the next step's at once
     ```
   }];
   let options = [
@@ -249,7 +249,9 @@ def ReshardSchedule : Pass<"reshard-schedule", "mlir::ModuleOp"> {
     Option<"transits", "transits", "::reshard::TransitMode",
            /*default=*/"::reshard::TransitMode::Auto",
            "Holder streams through another GPU of a domain",
-           [{::reshard::transitModeValues()}]>
+           [{::reshard::transitModeValues()}]>,
+    Option<"receivesAhead", "receives-ahead", "bool", /*default=*/"false",
+           "The MPI backend posts each step's next receives while the step is in flight (the budget counts them: more steps at one budget)">
   ];
   let dependentDialects = ["::reshard::ReshardDialect"];
 }

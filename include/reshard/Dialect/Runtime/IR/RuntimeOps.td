@@ -20,8 +20,10 @@ def Runtime_PlanOp : Runtime_Op<"plan", [Symbol, NoTerminator, SingleBlock]> {
     which the generated code reports to callers that check their tensors.
     `fingerprint` hashes the whole plan: generated code compares it
     across ranks before any byte moves. `staging_budget` and
-    `max_ops_per_step`, when present, bound the message bytes (sends plus
-    receives) and the messages of every rank in every step.
+    `max_ops_per_step`, when present, bound the bytes a rank stages at any
+    instant and its messages in every step. With `receives_ahead` the MPI
+    backend posts each step's next receives while the step is in flight,
+    and the staging and the budget count them.
 
     The verifier proves on the compact form, without listing pieces, what
     the generated code relies on: every index in range; every sender holds
@@ -71,6 +73,7 @@ def Runtime_PlanOp : Runtime_Op<"plan", [Symbol, NoTerminator, SingleBlock]> {
     I64Attr:$fingerprint,
     OptionalAttr<I64Attr>:$staging_budget,
     OptionalAttr<I64Attr>:$max_ops_per_step,
+    UnitAttr:$receives_ahead,
     OptionalAttr<DenseI64ArrayAttr>:$quant_classes,
     OptionalAttr<DenseI64ArrayAttr>:$quant_tensors
   );
@@ -81,6 +84,7 @@ def Runtime_PlanOp : Runtime_Op<"plan", [Symbol, NoTerminator, SingleBlock]> {
     `fingerprint` `=` $fingerprint
     (`staging_budget` `=` $staging_budget^)?
     (`max_ops_per_step` `=` $max_ops_per_step^)?
+    (`receives_ahead` $receives_ahead^)?
     (`quant_classes` `=` $quant_classes^)?
     (`quant_tensors` `=` $quant_tensors^)?
     attr-dict-with-keyword $body
@@ -212,9 +216,10 @@ def Runtime_RankOp : Runtime_Op<"rank",
     needs (then a transit's carry, quantized sources and shadows): in every
     step the messages are one per peer and direction (the active streams to
     that peer, phase 0 first), each at a multiple of 16 bytes, and a step
-    stages its receives, its sends and the next step's receives (even
-    steps' receives at the start of the staging, odd steps' at its end, the
-    sends after the even step's receives).
+    stages its receives, its sends and, in a plan with `receives_ahead`,
+    the next step's receives (even steps' receives at the start of the
+    staging, odd steps' at its end, the sends after the even step's
+    receives).
   }];
   let arguments = (ins I64Attr:$rank, I64Attr:$workspace);
   let regions = (region SizedRegion<1>:$body);
