@@ -2,9 +2,10 @@
  *
  * Nonblocking point-to-point per step, one message per peer and direction,
  * packed and unpacked through the workspace by Engine.h's run_program. A
- * step posts its receives (unless the step before posted them), its
- * sends, then the next step's receives, and waits for its own: a peer
- * that is a step ahead finds its receive posted. Before any
+ * step posts its receives (unless the step before posted them) and its
+ * sends and, in a plan with receives_ahead, the next step's receives, and
+ * waits for its own: a peer a step ahead then finds its receive posted.
+ * Before any
  * byte moves, every rank agrees on the plan fingerprint and learns whether
  * any rank rejected its arguments, so all ranks fail together or not at
  * all. Waits poll with MPI_Testall against a deadline: RESHARD_TIMEOUT_SECONDS
