@@ -334,6 +334,13 @@ void startRelays(const PlanModel &model, llvm::ArrayRef<Arrival> arrivals,
   }
 }
 
+/// The quotas of a stream its receiver stages at once: the step's, one
+/// more a transit keeps for a step (its carry), one more with receives
+/// ahead (the next step's).
+int64_t receiveCopies(const StreamContent &s, const ScheduleOptions &options) {
+  return 1 + (isTransitIn(s.phase) ? 1 : 0) + (options.receivesAhead ? 1 : 0);
+}
+
 /// Every stream at once and at one pace: with N steps, stream i moves
 /// ceil(b_i / N) bytes a step, so that every rank moves 1/N of its bytes
 /// in every step and each step lasts about 1/N of the busiest link's time
@@ -366,14 +373,11 @@ std::optional<PlanSchedule> uniformSchedule(
                   (bytes + options.stagingBudget - 1) / options.stagingBudget);
     hi = std::max(hi, (bytes + room - 1) / room);
   }
-  // A transit keeps what it received for one step (its carry); with
-  // receives ahead a receive's quota is staged once more (the next step's).
-  int64_t ahead = options.receivesAhead ? 1 : 0;
   auto fits = [&](int64_t n) {
     llvm::DenseMap<int64_t, int64_t> used;
     for (const StreamContent &s : streams) {
       int64_t q = (s.bytes + n - 1) / n;
-      int64_t kept = (1 + ahead + (isTransitIn(s.phase) ? 1 : 0)) * q;
+      int64_t kept = receiveCopies(s, options) * q;
       if ((used[s.sender] += q) > options.stagingBudget ||
           (used[s.receiver] += kept) > options.stagingBudget)
         return false;
@@ -441,8 +445,7 @@ llvm::Expected<PlanSchedule> reshard::schedulePlan(
   for (const StreamContent &s : streams) {
     ++streamsAt[s.sender];
     ++streamsAt[s.receiver];
-    int64_t copies =
-        1 + (options.receivesAhead ? 1 : 0) + (isTransitIn(s.phase) ? 1 : 0);
+    int64_t copies = receiveCopies(s, options);
     transits |= isTransitIn(s.phase);
     stagedAt[s.sender] += 1;
     stagedAt[s.receiver] += copies;

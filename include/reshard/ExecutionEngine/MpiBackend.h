@@ -150,9 +150,9 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
   if (!p)
     return RESHARD_OK;
   uint8_t *ws = static_cast<uint8_t *>(workspace);
-  /* The step's requests, receives first, and the next step's receives. */
+  /* The step's requests, receives first, and the next step's receives
+   * (posted only when that step has receives, so it is never skipped). */
   std::vector<MPI_Request> reqs, ahead_reqs;
-  int64_t ahead_step = -1;
   HostMover mover;
   /* A test hook: corrupt one byte in flight (the first received), so that
    * tests can show that verify=True notices. */
@@ -185,20 +185,15 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
                        const std::vector<Message> &recvs,
                        const std::vector<Message> &ahead) -> int {
                      reqs.clear();
-                     if (ahead_step == step) /* posted by the step before */
-                       reqs.swap(ahead_reqs);
-                     else if (int bad = post(step, recvs, false, reqs))
-                       return bad;
-                     ahead_reqs.clear();
-                     ahead_step = -1;
+                     reqs.swap(ahead_reqs); /* posted by the step before */
+                     if (reqs.empty())
+                       if (int bad = post(step, recvs, false, reqs))
+                         return bad;
                      size_t nrecv_reqs = reqs.size();
                      if (int bad = post(step, sends, true, reqs))
                        return bad;
-                     if (!ahead.empty()) {
-                       ahead_step = step + 1;
-                       if (int bad = post(step + 1, ahead, false, ahead_reqs))
-                         return bad;
-                     }
+                     if (int bad = post(step + 1, ahead, false, ahead_reqs))
+                       return bad;
                      int waited = wait_all(plan, rank, reqs, nrecv_reqs, step,
                                            err, errlen, &ahead_reqs);
                      if (!waited && flip && !recvs.empty() &&

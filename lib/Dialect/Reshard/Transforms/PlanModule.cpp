@@ -207,10 +207,9 @@ FailureOr<PlanModule> PlanModule::load(ModuleOp module, StringRef passName) {
       return failure();
     }
     plan.schedule = op;
-    plan.model.schedule = PlanSchedule{op.getStagingBudgetAttr().getInt(),
-                                       op.getMaxOpsPerStepAttr().getInt(),
-                                       PlanStream::fromRows(op.getStreams())};
-    plan.model.schedule->receivesAhead = op.getReceivesAhead();
+    plan.model.schedule = PlanSchedule{
+        op.getStagingBudgetAttr().getInt(), op.getMaxOpsPerStepAttr().getInt(),
+        PlanStream::fromRows(op.getStreams()), op.getReceivesAhead()};
     plan.model.relayLanes = op.getRelayLanes();
     if (std::optional<ArrayRef<int64_t>> rows = op.getTransits())
       plan.model.transits = PlanTransit::fromRows(*rows);

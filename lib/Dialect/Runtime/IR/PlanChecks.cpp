@@ -546,12 +546,13 @@ LogicalResult Checker::checkSteps(int64_t pi, bool quiet) {
       int64_t used =
           engine::step_messages(p, prog, step, -1, sends, recvs, ahead);
       most = std::max(most, used);
-      int64_t bytes = 0, early = 0;
-      for (const std::vector<engine::Message> *list : {&sends, &recvs})
-        for (const engine::Message &m : *list)
+      auto total = [](const std::vector<engine::Message> &list) {
+        int64_t bytes = 0;
+        for (const engine::Message &m : list)
           bytes += m.bytes;
-      for (const engine::Message &m : ahead)
-        early += m.bytes;
+        return bytes;
+      };
+      int64_t bytes = total(sends) + total(recvs), early = total(ahead);
       // While a step is in flight the next step's receives are posted, and
       // a transit keeps one step of what it forwards.
       if (p.staging_budget > 0 && bytes + early + kept > p.staging_budget)
