@@ -487,6 +487,14 @@ PlanReport reshard::buildReport(const PlanModel &model,
   return r;
 }
 
+std::string PlanReport::ClassRoutes::algorithm() const {
+  std::string name = bytes[kByTree]                           ? "relay tree"
+                     : bytes[kByNetwork] || bytes[kByTransit] ? "direct"
+                     : bytes[kByNVLink] || bytes[kByRelay]    ? "nvlink"
+                                                              : "copy";
+  return bytes[kByTransit] ? name + " + transits" : name;
+}
+
 static const char *kClassNames[] = {"local", "nvlink", "network"};
 static const char *kRouteNames[] = {"copy",    "nvlink",  "network",
                                     "transit", "relayed", "relay_tree"};
@@ -646,7 +654,8 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
     for (auto [c, cr] : llvm::enumerate(r.classRoutes)) {
       llvm::json::Object e{{"class", int64_t(c)},
                            {"tensors", cr.tensors},
-                           {"example", cr.example}};
+                           {"example", cr.example},
+                           {"algorithm", cr.algorithm()}};
       for (int k = 0; k < PlanReport::kNumRoutes; ++k)
         e[kRouteNames[k]] = cr.bytes[k];
       routes.push_back(std::move(e));
@@ -740,17 +749,18 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
   // Routes per class, in bytes that reach destinations.
   os << "routes per class (B reaching destinations: local copy, NVLink "
         "from a holder, network from a holder, through a transit, relayed "
-        "by the domain's entry, from another domain's entry):\n";
-  os << formatv("{0,6} {1,8} {2,14} {3,14} {4,14} {5,14} {6,14} {7,14}  {8}\n",
-                "class", "tensors", "copy", "nvlink", "network", "transit",
-                "relayed", "relay tree", "e.g.");
+        "by the domain's entry, from another domain's entry) and the "
+        "algorithm that makes them:\n";
+  const char *classRow =
+      "{0,6} {1,8} {2,14} {3,14} {4,14} {5,14} {6,14} {7,14}  {8,-22}  {9}\n";
+  os << formatv(classRow, "class", "tensors", "copy", "nvlink", "network",
+                "transit", "relayed", "relay tree", "algorithm", "e.g.");
   for (auto [c, cr] : llvm::enumerate(r.classRoutes))
     os << formatv(
-        "{0,6} {1,8} {2,14} {3,14} {4,14} {5,14} {6,14} {7,14}  {8}\n", c,
-        cr.tensors, cr.bytes[PlanReport::kByCopy],
+        classRow, c, cr.tensors, cr.bytes[PlanReport::kByCopy],
         cr.bytes[PlanReport::kByNVLink], cr.bytes[PlanReport::kByNetwork],
         cr.bytes[PlanReport::kByTransit], cr.bytes[PlanReport::kByRelay],
-        cr.bytes[PlanReport::kByTree], cr.example);
+        cr.bytes[PlanReport::kByTree], cr.algorithm(), cr.example);
   if (!perRank)
     return;
   os << formatv("{0,8} {1,14} {2,14} {3,14} {4,14} {5,14} {6,10}\n", "rank",

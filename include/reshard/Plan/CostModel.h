@@ -125,6 +125,12 @@ struct PlanReport {
     int64_t tensors = 0;
     std::string example; ///< its first tensor
     int64_t bytes[kNumRoutes] = {};
+    /// How the class crosses the network, from its bytes by route:
+    /// "relay tree" (some destination domains get it from another domain's
+    /// entries), "direct" (every one from the holders), "nvlink" or "copy"
+    /// (it never crosses), with " + transits" where holder streams pass a
+    /// third GPU.
+    std::string algorithm() const;
   };
   std::vector<ClassRoutes> classRoutes; ///< per class
 };

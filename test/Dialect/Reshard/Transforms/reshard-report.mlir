@@ -142,9 +142,9 @@ reshard.redistribute @w from @train <[[tp]]> to @infer <[[]]> topology @t
 // TEXT-NEXT: {{^}}speedup: 1.08x over direct, 1.78x over gather-broadcast{{$}}
 // Routes per class: the 8000 B that cross the network come from holders,
 // and the entries forward 4000 B over NVLink.
-// TEXT-NEXT: {{^}}routes per class (B reaching destinations: local copy, NVLink from a holder, network from a holder, through a transit, relayed by the domain's entry, from another domain's entry):{{$}}
-// TEXT-NEXT: {{^}} class tensors copy nvlink network transit relayed relay tree e.g.{{$}}
-// TEXT-NEXT: {{^}} 0 1 0 0 8000 0 4000 0 w{{$}}
+// TEXT-NEXT: {{^}}routes per class (B reaching destinations: local copy, NVLink from a holder, network from a holder, through a transit, relayed by the domain's entry, from another domain's entry) and the algorithm that makes them:{{$}}
+// TEXT-NEXT: {{^}} class tensors copy nvlink network transit relayed relay tree algorithm e.g.{{$}}
+// TEXT-NEXT: {{^}} 0 1 0 0 8000 0 4000 0 direct w{{$}}
 // Per rank: local, NVLink out, NVLink in, network out, network in, network
 // messages (sent plus received).
 // TEXT-RANKS-NEXT: {{^}} rank local B nvlink out B nvlink in B net out B net in B net msgs{{$}}
@@ -196,6 +196,7 @@ reshard.redistribute @w from @train <[[tp]]> to @infer <[[]]> topology @t
 // JSON-NEXT:   "busiest_nic_bytes": 4000,
 // JSON-NEXT:   "class_routes": [
 // JSON-NEXT:     {
+// JSON-NEXT:       "algorithm": "direct",
 // JSON-NEXT:       "class": 0,
 // JSON-NEXT:       "copy": 0,
 // JSON-NEXT:       "example": "w",
@@ -366,7 +367,7 @@ reshard.redistribute @w from @train <[[]]> to @infer <[[tp]]> topology @t
 // needs over the network from holder 0.
 // LOCAL-NEXT: routes per class
 // LOCAL-NEXT: class
-// LOCAL-NEXT: {{^}} 0 1 24 0 12 0 0 0 w{{$}}
+// LOCAL-NEXT: {{^}} 0 1 24 0 12 0 0 0 direct w{{$}}
 // LOCAL-NEXT: rank
 // LOCAL-NEXT: {{^}} 0 12 0 0 12 0 1{{$}}
 // LOCAL-NEXT: {{^}} 1 12 0 0 0 0 0{{$}}

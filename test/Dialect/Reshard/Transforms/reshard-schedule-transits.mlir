@@ -25,8 +25,9 @@
 // REPORT: network bytes / lower bound: 1.000; busiest NIC / bound: 1.000
 // REPORT: transits: 2 holder streams enter their receiver's domain and 0 leave their sender's through another GPU of it, 1572864 B
 // Per class: half of what crosses the network passes a transit.
-// REPORT: {{^}} 0 1 0 0 1048576 1048576 2097152 0 w{{$}}
-// REPORT: {{^}} 1 1 0 0 524288 524288 1048576 0 v{{$}}
+// REPORT: {{^}} 0 1 0 0 1048576 1048576 2097152 0 direct + transits w{{$}}
+// REPORT: {{^}} 1 1 0 0 524288 524288 1048576 0 direct + transits v{{$}}
+// REPORT: {{^}} 2 1 0 512 0 0 0 0 nvlink u{{$}}
 // RUN: reshard-opt %S/../../../Integration/mpi/Inputs/transits.mlir --reshard-plan-pipeline="lower=false staging-budget=262144" --reshard-report=json -o /dev/null | FileCheck %s --check-prefix=JSON
 // JSON: "transits": {
 // JSON-NEXT: "bytes": 1572864,

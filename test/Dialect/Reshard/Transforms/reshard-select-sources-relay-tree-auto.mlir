@@ -13,7 +13,7 @@
 // REPORT: network bytes / lower bound: 1.000; busiest NIC / bound: 2.000
 // REPORT: relay tree: 2 crossings of a piece into a domain come from another domain's entries, 524288 B
 // Per class: domain 2's third comes from domain 1's entries.
-// REPORT: {{^}} 0 1 0 0 1048576 0 0 524288 w{{$}}
+// REPORT: {{^}} 0 1 0 0 1048576 0 0 524288 relay tree w{{$}}
 // RUN: reshard-run %t.mlir --check | FileCheck %s --check-prefix=EXEC
 // RUN: reshard-run %t.mlir --check --engine | FileCheck %s --check-prefix=EXEC
 // EXEC: checked 1 tensors, 6 pieces, 393216 destination elements: all correct
