@@ -180,7 +180,9 @@ static int checkSelfMessage(ncclComm_t comm, cudaStream_t stream,
   static const Piece pieces[] = {{0, 0, bytes, 3, 8, 13}};
   static const Group groups[] = {{0, 0, 0, 0, 1}};
   static const Item items[] = {{0, 0, 0, 1, 1}};
-  static const Stream streams[] = {{0, 0, 0, 1, 0, quota, bytes, 0}};
+  // {phase, start, quota, bytes, num_items, first_item}
+  static const StreamBody bodies[] = {{0, 0, quota, bytes, 1, 0}};
+  static const StreamRow streams[] = {{0, 0, 0}};
   static const int32_t programOf[] = {0};
   static RankProgram program = {0, 0, 0, 0, 0, 1, 20, 1, 3};
   static Plan plan = {"self_message",
@@ -201,6 +203,8 @@ static int checkSelfMessage(ncclComm_t comm, cudaStream_t stream,
                       items,
                       1,
                       streams,
+                      1,
+                      bodies,
                       1,
                       &program,
                       1,

@@ -93,9 +93,10 @@ TEST(Engine, RandomRangesMatchWholeBox) {
 /// receives from rank 2 a 5-byte stream in step 0 and a 20-byte one at
 /// quota 16 in steps 1-2.
 struct ThreeStreams {
-  Stream streams[3] = {{0, 1, 0, 0, 0, 0, 16, 40},
-                       {2, 0, 0, 0, 0, 0, 16, 5},
-                       {2, 0, 1, 0, 0, 1, 16, 20}};
+  // {phase, start, quota, bytes, num_items, first_item}
+  StreamBody bodies[3] = {
+      {0, 0, 16, 40, 0, 0}, {0, 0, 16, 5, 0, 0}, {1, 1, 16, 20, 0, 0}};
+  StreamRow streams[3] = {{0, 1, 0}, {2, 0, 1}, {2, 0, 2}};
   int64_t words[2] = {1, 2};
   RankProgram p = {0, 0, 0, 0, 0, 1, 0, 2, 3};
   Plan plan = {};
@@ -103,6 +104,8 @@ struct ThreeStreams {
   explicit ThreeStreams(bool receivesAhead) {
     plan.streams = streams;
     plan.num_streams = 3;
+    plan.stream_bodies = bodies;
+    plan.num_stream_bodies = 3;
     plan.words = words;
     plan.receives_ahead = receivesAhead;
   }
@@ -157,3 +160,18 @@ TEST(Engine, StepMessagesWithoutReceivesAhead) {
 }
 
 } // namespace
+
+TEST(Engine, StreamAtJoinsRowAndBody) {
+  ThreeStreams t(false);
+  t.streams[1].body = 0; // rank 2's first stream now shares rank 0's body
+  Stream s = stream_at(t.plan, 1);
+  EXPECT_EQ(s.sender, 2);
+  EXPECT_EQ(s.receiver, 0);
+  EXPECT_EQ(s.bytes, 40);
+  Stream r = recv_stream(t.plan, t.p, 1);
+  EXPECT_EQ(r.sender, 2);
+  EXPECT_EQ(r.phase, 1);
+  EXPECT_EQ(r.start, 1);
+  EXPECT_EQ(r.quota, 16);
+  EXPECT_EQ(r.bytes, 20);
+}

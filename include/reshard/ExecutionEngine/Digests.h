@@ -195,7 +195,7 @@ inline int64_t rank_digests(const Plan &plan, int rank, const void *const *src,
    * stream it is (phase 0, holder to receiver); the transit, which keeps
    * no copy, adds nothing. */
   for (int64_t i = 0; i < p->num_sends; ++i) {
-    const Stream &s = plan.streams[p->first_send + i];
+    const Stream s = stream_at(plan, p->first_send + i);
     Walk w = {s.first_item, s.num_items};
     if (transit_out(s))
       continue;
@@ -207,7 +207,7 @@ inline int64_t rank_digests(const Plan &plan, int rank, const void *const *src,
            s.phase == 0 ? src : dst, s.phase == 0);
   }
   for (int64_t i = 0; i < p->num_recvs; ++i) {
-    const Stream &s = recv_stream(plan, *p, i);
+    const Stream s = recv_stream(plan, *p, i);
     Walk w = {s.first_item, s.num_items};
     if (transit_in(s))
       continue;

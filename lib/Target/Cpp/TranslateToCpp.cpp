@@ -270,14 +270,16 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
   nameBytes += e.tensorDtypes.size() * sizeof(char *); // literals are pooled
   size_t tables = bytesOf(e.words) + bytesOf(e.tensorGroup) +
                   bytesOf(e.meshes) + bytesOf(e.classes) + bytesOf(e.pieces) +
-                  bytesOf(e.groups) + bytesOf(e.items) + bytesOf(e.streams) +
-                  bytesOf(e.programs) + bytesOf(e.programOfRank) + nameBytes;
+                  bytesOf(e.groups) + bytesOf(e.items) + bytesOf(e.streamRows) +
+                  bytesOf(e.streamBodies) + bytesOf(e.programs) +
+                  bytesOf(e.programOfRank) + nameBytes;
   os << "// Do not edit. Tensors: kTensorNames, in the order of the src/dst "
         "arrays.\n"
-     << llvm::formatv("// Tables: {0} bytes ({1} items, {2} streams, {3} "
-                      "words, {4} programs), the same on every rank.\n",
+     << llvm::formatv("// Tables: {0} bytes ({1} items, {2} streams of {5} "
+                      "bodies, {3} words, {4} programs), the same on every "
+                      "rank.\n",
                       tables, e.items.size(), e.streams.size(), e.words.size(),
-                      e.programs.size());
+                      e.programs.size(), e.streamBodies.size());
   os << "#include \"reshard/ExecutionEngine/"
      << (backend == CppBackend::Mpi ? "MpiBackend.h" : "NcclBackend.h")
      << "\"\n";
@@ -345,17 +347,24 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
   // Past a few thousand streams nobody reads them one by one, and the
   // comments were half of a large plan's C++ (Kimi-K2: 6 of 20 MB).
   bool commentStreams = e.streams.size() <= kMaxCommentedStreams;
-  os << "// {sender, receiver, phase, num_items, first_item, start, quota,\n"
-        "//  bytes}"
+  os << "// Stream bodies, shared by the streams that differ only in their\n"
+        "// receiver: {phase, start, quota, bytes, num_items, first_item}\n";
+  emitTable<engine::StreamBody>(
+      os, "StreamBody", "kStreamBodies", e.streamBodies, 2,
+      [&](const engine::StreamBody &b, size_t) {
+        os << "{" << b.phase << "," << b.start << "," << b.quota << ","
+           << b.bytes << "," << b.num_items << "," << b.first_item << "}";
+      });
+  os << "// {sender, receiver, body (a kStreamBodies index)}"
      << (commentStreams
-             ? ", // its steps, receiver, first tensor (an index\n"
-               "// into kTensorNames) +how many more pieces."
-             : llvm::formatv(". Not commented past {0} streams (the lowered\n"
-                             "// reshard_rt program lists them).",
+             ? ", // its steps,\n// receiver, first tensor (an index into "
+               "kTensorNames) +how many more\n// pieces."
+             : llvm::formatv(". Not commented past\n// {0} streams (the "
+                             "lowered reshard_rt program lists them).",
                              kMaxCommentedStreams)
                    .str())
-     << " A step sends one\n"
-        "// message per peer: the active streams to that peer.\n";
+     << " A step sends one\n// message per peer: the active streams to that "
+        "peer.\n";
   auto streamComment = [&](const engine::Stream &s) {
     int64_t steps = engine::stream_steps(s);
     os << "step" << (steps > 1 ? "s " : " ") << s.start;
@@ -370,15 +379,16 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
       os << " (relay)";
     os << ": " << streamTensors(e, s);
   };
-  emitTable<engine::Stream>(
-      os, "Stream", "kStreams", e.streams, 1,
-      [&](const engine::Stream &s, size_t) {
-        os << "{" << s.sender << "," << s.receiver << "," << s.phase << ","
-           << s.num_items << "," << s.first_item << "," << s.start << ","
-           << s.quota << "," << s.bytes << "}";
+  auto rowComment = [&](const engine::StreamRow &r) {
+    streamComment(e.streams[&r - e.streamRows.data()]);
+  };
+  emitTable<engine::StreamRow>(
+      os, "StreamRow", "kStreams", e.streamRows, 1,
+      [&](const engine::StreamRow &r, size_t) {
+        os << "{" << r.sender << "," << r.receiver << "," << r.body << "}";
       },
       commentStreams
-          ? llvm::function_ref<void(const engine::Stream &)>(streamComment)
+          ? llvm::function_ref<void(const engine::StreamRow &)>(rowComment)
           : nullptr);
   os << "// {rank, workspace, first_copy, num_copies, first_send, "
         "num_sends,\n//  recvs, num_recvs, steps}\n";
@@ -423,6 +433,7 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
       "    kMeshes, /*num_meshes=*/{4}, kClasses, /*num_classes=*/{5},\n"
       "    kPieces, /*num_pieces=*/{6}, kGroups, /*num_groups=*/{7},\n"
       "    kItems, /*num_items=*/{8}, kStreams, /*num_streams=*/{9},\n"
+      "    kStreamBodies, /*num_stream_bodies=*/{18},\n"
       "    kPrograms, /*num_programs=*/{10}, kProgramOf,\n"
       "    kWords, /*num_words=*/{11}, /*staging_budget=*/{12},\n"
       "    /*max_ops_per_step=*/{13}, /*max_steps=*/{14},\n"
@@ -433,7 +444,7 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
       p.num_programs, p.num_words, p.staging_budget, p.max_ops_per_step,
       p.max_steps,
       e.tensorDtypes.empty() ? "/*tensor_dtypes=*/0" : "kTensorDtypes", quant,
-      p.receives_ahead);
+      p.receives_ahead, p.num_stream_bodies);
   emitSignatures(os, name, backend, true);
   // Discovery: python/reshard's Plan.load finds the plans of a shared
   // library here. The weak definitions of every plan in one library merge

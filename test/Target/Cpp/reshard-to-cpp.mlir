@@ -69,10 +69,10 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] dtypes = ["fp32",
 // CHECK-NEXT: // Do not edit. Tensors: kTensorNames, in the order of the src/dst arrays.
 // What every rank holds: 25 words (200 B), 2 tensor groups (16), 3 meshes
 // (48), 2 classes (208), 2 pieces (96), 2 groups (80), 3 items (60), 1
-// stream (48), 2 programs (144), kProgramOf (12), names with their NULs
-// and pointers (10 + 14), dtype pointers (16; the literals are pooled):
-// 952 bytes.
-// CHECK-NEXT: // Tables: 952 bytes (3 items, 1 streams, 25 words, 2 programs), the same on every rank.
+// stream row (12) and its body (40), 2 programs (144), kProgramOf (12),
+// names with their NULs and pointers (10 + 14), dtype pointers (16; the
+// literals are pooled): 956 bytes.
+// CHECK-NEXT: // Tables: 956 bytes (3 items, 1 streams of 1 bodies, 25 words, 2 programs), the same on every rank.
 // MPI-NEXT:  #include "reshard/ExecutionEngine/MpiBackend.h"
 // NCCL-NEXT: #include "reshard/ExecutionEngine/NcclBackend.h"
 // CHECK-EMPTY:
@@ -114,8 +114,12 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] dtypes = ["fp32",
 // Items: list 0 (the stream) then list 1 (the copy).
 // CHECK:      const Item kItems[] = {
 // CHECK-NEXT:     {0,0,0,1,1}, {1,0,0,1,1}, {1,0,0,1,1},};
-// CHECK:      const Stream kStreams[] = {
-// CHECK-NEXT:     {0,2,0,2,0,0,16,24}, // steps 0-1 to 2: tensor 0 +1
+// The stream's body (phase 0 from step 0, 16 bytes a step, 24 in all,
+// the 2 items from 0) and its row (0 to 2, body 0).
+// CHECK:      const StreamBody kStreamBodies[] = {
+// CHECK-NEXT:     {0,0,16,24,2,0},};
+// CHECK:      const StreamRow kStreams[] = {
+// CHECK-NEXT:     {0,2,0}, // steps 0-1 to 2: tensor 0 +1
 // CHECK-NEXT: };
 // Rank 0 copies item 2 and sends stream 0; rank 2 receives the stream
 // named at word 24. Both run steps 0 and 1.
@@ -137,6 +141,7 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] dtypes = ["fp32",
 // CHECK-NEXT:     kMeshes, /*num_meshes=*/3, kClasses, /*num_classes=*/2,
 // CHECK-NEXT:     kPieces, /*num_pieces=*/2, kGroups, /*num_groups=*/2,
 // CHECK-NEXT:     kItems, /*num_items=*/3, kStreams, /*num_streams=*/1,
+// CHECK-NEXT:     kStreamBodies, /*num_stream_bodies=*/1,
 // CHECK-NEXT:     kPrograms, /*num_programs=*/2, kProgramOf,
 // CHECK-NEXT:     kWords, /*num_words=*/25, /*staging_budget=*/0,
 // CHECK-NEXT:     /*max_ops_per_step=*/0, /*max_steps=*/2,
@@ -310,7 +315,7 @@ reshard_rt.plan @idle num_ranks = 2 tensors = [] fingerprint = 0 {
 }
 
 // IDLE:      // Do not edit. Tensors: kTensorNames, in the order of the src/dst arrays.
-// IDLE-NEXT: // Tables: 8 bytes (0 items, 0 streams, 0 words, 0 programs), the same on every rank.
+// IDLE-NEXT: // Tables: 8 bytes (0 items, 0 streams of 0 bodies, 0 words, 0 programs), the same on every rank.
 // IDLE-NEXT: #include "reshard/ExecutionEngine/MpiBackend.h"
 // IDLE:      const char *const kTensorNames[] = {
 // IDLE-NEXT:     {}};
@@ -376,7 +381,7 @@ reshard_rt.plan @names num_ranks = 1 tensors = ["new\nline", "tab\there", "tri??
 }
 
 // NAMES:      // Do not edit. Tensors: kTensorNames, in the order of the src/dst arrays.
-// NAMES-NEXT: // Tables: {{[0-9]+}} bytes (1 items, 0 streams, {{[0-9]+}} words, 1 programs), the same on every rank.
+// NAMES-NEXT: // Tables: {{[0-9]+}} bytes (1 items, 0 streams of 0 bodies, {{[0-9]+}} words, 1 programs), the same on every rank.
 // NAMES-NEXT: #include "reshard/ExecutionEngine/MpiBackend.h"
 // NAMES:      const char *const kTensorNames[] = {
 // NAMES-NEXT:     "new\012line", // 0

@@ -247,7 +247,7 @@ LogicalResult Checker::checkItems() {
 
 LogicalResult Checker::checkStreams() {
   for (int64_t si = 0; si < p.num_streams; ++si) {
-    const engine::Stream &s = p.streams[si];
+    const engine::Stream s = engine::stream_at(p, si);
     SendOp op = e.sendOpOf(si);
     if (s.sender == s.receiver)
       return op.emitOpError() << "sends to its own rank; a rank copies "
@@ -286,24 +286,31 @@ LogicalResult Checker::checkStreams() {
   return success();
 }
 
-/// The stream with this key, or null (streams are sorted by key).
-static const engine::Stream *findStream(const engine::Plan &p, int64_t sender,
-                                        int64_t receiver, int64_t phase) {
+/// The stream with this key, if any (streams are sorted by key).
+static std::optional<engine::Stream> findStream(const engine::Plan &p,
+                                                int64_t sender,
+                                                int64_t receiver,
+                                                int64_t phase) {
   auto key = std::make_tuple(sender, receiver, phase);
-  const engine::Stream *end = p.streams + p.num_streams;
-  const engine::Stream *it = std::lower_bound(
-      p.streams, end, key, [](const engine::Stream &s, const auto &k) {
-        return std::make_tuple(int64_t(s.sender), int64_t(s.receiver),
-                               s.phase) < k;
-      });
-  return it != end && it->sender == sender && it->receiver == receiver &&
-                 it->phase == phase
-             ? it
-             : nullptr;
+  auto keyOf = [&](int64_t i) {
+    engine::Stream s = engine::stream_at(p, i);
+    return std::make_tuple(int64_t(s.sender), int64_t(s.receiver), s.phase);
+  };
+  int64_t lo = 0, hi = p.num_streams;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (keyOf(mid) < key)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < p.num_streams && keyOf(lo) == key)
+    return engine::stream_at(p, lo);
+  return std::nullopt;
 }
 
 LogicalResult Checker::checkTransit(int64_t si) {
-  const engine::Stream &s = p.streams[si];
+  const engine::Stream s = engine::stream_at(p, si);
   if (!engine::transit_in(s) && !engine::transit_out(s))
     return success();
   SendOp op = e.sendOpOf(si);
@@ -311,7 +318,7 @@ LogicalResult Checker::checkTransit(int64_t si) {
   // other's far end.
   bool in = engine::transit_in(s);
   int64_t far = s.phase - (in ? engine::kTransitIn : engine::kTransitOut);
-  const engine::Stream *other =
+  std::optional<engine::Stream> other =
       in ? findStream(p, s.receiver, far, engine::kTransitOut + s.sender)
          : findStream(p, far, s.sender, engine::kTransitIn + s.receiver);
   if (far == s.sender || far == s.receiver)
@@ -395,7 +402,7 @@ LogicalResult Checker::checkRelays(int64_t pi, bool quiet) {
     for (int64_t r = 0; r < prog.num_recvs; ++r) {
       // Whatever it receives into its destination shards (from a holder,
       // a transit, or a relay of another domain) it may forward.
-      const engine::Stream &s = engine::recv_stream(p, prog, r);
+      const engine::Stream s = engine::recv_stream(p, prog, r);
       if (engine::transit_in(s))
         continue;
       int64_t at = 0;
@@ -413,7 +420,7 @@ LogicalResult Checker::checkRelays(int64_t pi, bool quiet) {
     }
     for (int64_t si = prog.first_send; si < prog.first_send + prog.num_sends;
          ++si) {
-      const engine::Stream &s = p.streams[si];
+      const engine::Stream s = engine::stream_at(p, si);
       if (engine::packs_source(s) || engine::transit_out(s))
         continue; // not a relay
       int64_t at = 0;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <tuple>
 #include <type_traits>
 
 static_assert(reshard::engine::kTransitIn == reshard::kTransitInPhase &&
@@ -265,6 +266,9 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
             return reported(send.emitOpError()
                             << "sends to rank " << send.getPeer()
                             << " of a plan of " << numRanks << " ranks");
+          if (e->streams.size() >= size_t(INT32_MAX))
+            return reported(send.emitOpError()
+                            << "brings the plan past 2^31 streams");
           streamIndex[{r, send.getPeer(), send.getPhase()}] = e->streams.size();
           e->streams.push_back(
               {static_cast<int32_t>(r), static_cast<int32_t>(send.getPeer()),
@@ -549,8 +553,23 @@ void EncodedPlan::finish(PlanOp op) {
   plan.num_groups = groups.size();
   plan.items = items.data();
   plan.num_items = items.size();
-  plan.streams = streams.data();
-  plan.num_streams = streams.size();
+  // Streams that differ only in their receiver share a body.
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int32_t, int32_t>,
+           int32_t>
+      bodyOf;
+  for (const engine::Stream &st : streams) {
+    auto [it, added] = bodyOf.try_emplace(
+        {st.phase, st.start, st.quota, st.bytes, st.num_items, st.first_item},
+        static_cast<int32_t>(streamBodies.size()));
+    if (added)
+      streamBodies.push_back({st.phase, st.start, st.quota, st.bytes,
+                              st.num_items, st.first_item});
+    streamRows.push_back({st.sender, st.receiver, it->second});
+  }
+  plan.streams = streamRows.data();
+  plan.num_streams = streamRows.size();
+  plan.stream_bodies = streamBodies.data();
+  plan.num_stream_bodies = streamBodies.size();
   plan.programs = programs.data();
   plan.num_programs = programs.size();
   plan.program_of_rank = programOfRank.data();

@@ -61,7 +61,11 @@ public:
   std::vector<engine::Piece> pieces;
   std::vector<engine::Group> groups;
   std::vector<engine::Item> items;
+  /// Every stream whole, in table order (what the encoder checks and the
+  /// fingerprint covers); the plan stores them as rows and shared bodies.
   std::vector<engine::Stream> streams;
+  std::vector<engine::StreamRow> streamRows;
+  std::vector<engine::StreamBody> streamBodies;
   std::vector<engine::RankProgram> programs;
   std::vector<int32_t> programOfRank;
   /// Quantized destinations (empty when none); tensorQuant has one entry
