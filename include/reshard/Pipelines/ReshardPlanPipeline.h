@@ -47,7 +47,7 @@ struct ReshardPlanOptions
   PassOptions::Option<int64_t> relayTreeMaxStreams{
       *this, "relay-tree-max-streams",
       llvm::cl::desc("With relay-tree=auto, the most streams a plan with a "
-                     "relay tree may have (default 196608 = 3 * 2^16)"),
+                     "relay tree may have (default 294912 = 9 * 2^15)"),
       llvm::cl::init(kRelayTreeMaxStreams)};
   PassOptions::Option<TransitMode> transits{
       *this, "transits",

@@ -52,13 +52,14 @@ inline auto relayTreeValues() {
 }
 
 /// The most streams a relay tree may give a plan under RelayTree::Auto by
-/// default, 3 * 2^16: a relay tree needs relay lanes (a relay stream per
-/// holder, or block of holders, that fed a relay), and with its receive
-/// word and items a stream costs the big plans 80-90 bytes of tables
-/// (NeMo RL's DeepSeek-V3: 15.0 MB at 181,052 streams; Kimi-K2 with lanes
-/// of 16 ranks: 21.6 MB at 248,633), so this many stay near the 16 MB of
-/// tables per rank the plan-size goal allows (BENCHMARKS.md).
-constexpr int64_t kRelayTreeMaxStreams = 3 * (int64_t(1) << 16);
+/// default, 9 * 2^15: a relay tree needs relay lanes (a relay stream per
+/// holder, or block of holders, that fed a relay), and with its row, its
+/// share of a body, its receive word and items a stream costs the big
+/// plans 20-25 bytes of tables more (Kimi-K2 with lanes of 8 ranks: 15.3
+/// MB at 269,563 streams, with a lane per holder 17.6 MB at 377,333), so
+/// this many stay near the 16 MB of tables per rank the plan-size goal
+/// allows (BENCHMARKS.md).
+constexpr int64_t kRelayTreeMaxStreams = 9 * (int64_t(1) << 15);
 
 /// How RelayTree::Auto made a relay tree fit `maxStreams` streams.
 struct RelayTreeFit {
