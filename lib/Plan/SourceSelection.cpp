@@ -81,19 +81,33 @@ struct Unit {
 
 } // namespace
 
-int64_t reshard::streamsWithLanes(PlanModel &model, int64_t laneSpan) {
+llvm::SmallVector<int64_t, 3>
+reshard::streamsWithLanes(PlanModel &model, llvm::ArrayRef<int64_t> spans) {
+  // One enumeration with a lane per holder: a wider span only merges
+  // lanes (holder x's lane, or fed lane R + x, becomes its block's first
+  // rank's), so each span's streams are these keys with lanes merged.
   bool lanes = model.relayLanes;
   int64_t span = model.relayLaneSpan;
   model.relayLanes = true;
-  model.relayLaneSpan = laneSpan;
+  model.relayLaneSpan = 1;
   std::vector<TransferGroup> transfers = enumerateTransfers(model);
   model.relayLanes = lanes;
   model.relayLaneSpan = span;
-  llvm::DenseSet<std::tuple<int64_t, int64_t, int64_t>> keys;
-  for (const TransferGroup &t : transfers)
-    if (t.kind != TransferKind::Copy)
-      keys.insert({t.sender, t.receiver, t.phase()});
-  return keys.size();
+  int64_t ranks = model.numRanks();
+  llvm::SmallVector<int64_t, 3> counts;
+  for (int64_t s : spans) {
+    auto merged = [&](int64_t lane) {
+      int64_t fed = lane >= ranks ? ranks : 0;
+      return fed + (lane - fed) - (lane - fed) % s;
+    };
+    llvm::DenseSet<std::tuple<int64_t, int64_t, int64_t>> keys;
+    for (const TransferGroup &t : transfers)
+      if (t.kind != TransferKind::Copy)
+        keys.insert({t.sender, t.receiver,
+                     t.kind == TransferKind::Relay ? 1 + merged(t.lane) : 0});
+    counts.push_back(keys.size());
+  }
+  return counts;
 }
 
 llvm::SmallVector<int64_t, 3> reshard::relayLaneSpans(const PlanModel &model) {
@@ -113,14 +127,14 @@ RelayTreeFit reshard::selectSources(PlanModel &model, SourceStrategy strategy,
     RelayTreeFit fit;
     if (!model.hasRelayTree())
       return fit;
-    int64_t perHolder = streamsWithLanes(model);
-    if (perHolder <= maxStreams)
-      return fit;
-    fit.perHolderStreams = fit.streams = perHolder;
     llvm::SmallVector<int64_t, 3> spans = relayLaneSpans(model);
-    for (int64_t span : llvm::drop_begin(spans)) {
+    llvm::SmallVector<int64_t, 3> streams = streamsWithLanes(model, spans);
+    if (streams[0] <= maxStreams)
+      return fit;
+    fit.perHolderStreams = fit.streams = streams[0];
+    for (auto [span, count] : llvm::drop_begin(llvm::zip(spans, streams))) {
       fit.laneSpan = span;
-      fit.streams = streamsWithLanes(model, span);
+      fit.streams = count;
       if (fit.streams <= maxStreams) {
         model.relayLaneSpan = span;
         return fit;

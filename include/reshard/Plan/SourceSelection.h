@@ -89,9 +89,11 @@ RelayTreeFit selectSources(PlanModel &model, SourceStrategy strategy,
                            RelayTree tree = RelayTree::Never,
                            int64_t maxStreams = kRelayTreeMaxStreams);
 
-/// The streams of `model`'s routing with relay lanes of span `laneSpan`
-/// (before transits, which reshard-schedule adds).
-int64_t streamsWithLanes(PlanModel &model, int64_t laneSpan = 1);
+/// The streams of `model`'s routing with relay lanes of each span of
+/// `spans` (before transits, which reshard-schedule adds), from one
+/// enumeration of its transfers.
+llvm::SmallVector<int64_t, 3> streamsWithLanes(PlanModel &model,
+                                               llvm::ArrayRef<int64_t> spans);
 
 } // namespace reshard
 
