@@ -11,6 +11,8 @@
 
 #include "mlir/IR/Threading.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -296,16 +298,12 @@ static std::optional<engine::Stream> findStream(const engine::Plan &p,
     engine::Stream s = engine::stream_at(p, i);
     return std::make_tuple(int64_t(s.sender), int64_t(s.receiver), s.phase);
   };
-  int64_t lo = 0, hi = p.num_streams;
-  while (lo < hi) {
-    int64_t mid = lo + (hi - lo) / 2;
-    if (keyOf(mid) < key)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  if (lo < p.num_streams && keyOf(lo) == key)
-    return engine::stream_at(p, lo);
+  auto indices = llvm::seq<int64_t>(0, p.num_streams);
+  int64_t at = llvm::partition_point(
+                   indices, [&](int64_t i) { return keyOf(i) < key; }) -
+               indices.begin();
+  if (at < p.num_streams && keyOf(at) == key)
+    return engine::stream_at(p, at);
   return std::nullopt;
 }
 
