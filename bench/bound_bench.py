@@ -15,10 +15,14 @@ bound; it checks that the replay moves the report's network bytes and
 takes no less than the bound. The replay follows the NCCL backend (one
 group per step) unless `--backend mpi` (with plans made with
 `--receives-ahead`: the next step's receives posted while a step is in
-flight).
+flight). `--simulator fluid` replays in bench/replay/refit_fluid.cpp
+instead, SimGrid's model on a max-min solver of its own that takes minutes
+where SimGrid takes hours (NeMo RL's DeepSeek-V3: 2 minutes); `both` runs
+the two and fails where they differ by more than 1e-6 of the time.
 
     python3 bench/bound_bench.py                 # all scenarios, ~1 min
     python3 bench/bound_bench.py --simulate      # and SimGrid's times
+    python3 bench/bound_bench.py --simulate --simulator fluid  # the big ones too
     python3 bench/bound_bench.py --plot out/     # and the worst one's figure
 """
 import argparse
@@ -91,6 +95,11 @@ def main():
                     help="also replay the plans of these scenarios (default: "
                     "all) in SimGrid (needs libsimgrid-dev; "
                     "bench/Simulation.md)")
+    ap.add_argument("--simulator", choices=["simgrid", "fluid", "both"],
+                    default="simgrid",
+                    help="the replay: SimGrid, the same model on its own "
+                    "solver (fluid: minutes where SimGrid takes hours), or "
+                    "both (checked to agree within 1e-6)")
     ap.add_argument("--receives-ahead", action="store_true",
                     help="plan with reshard-compile --receives-ahead (the "
                     "budget counts the next step's receives)")
@@ -102,6 +111,8 @@ def main():
                     help="draw the worst scenario's per-NIC load here")
     args = ap.parse_args()
     simulate = args.simulate.split(",") if args.simulate else []
+    simulators = ["simgrid", "fluid"] if args.simulator == "both" \
+        else [args.simulator]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.scenarios.split(","):
@@ -111,8 +122,8 @@ def main():
                                 args.layers, mlir=mlir,
                                 relay_tree=args.relay_tree,
                                 receives_ahead=args.receives_ahead)
-            sim = replay_plan(args.build, mlir, r, name, args.backend) \
-                if mlir else None
+            sim = replay_plan(args.build, mlir, r, name, args.backend,
+                              simulators) if mlir else None
             rows.append((name, r, sim))
         print("### Modelled time against the physical bound "
               "(staging budget %d MiB%s)\n" % (
@@ -145,12 +156,18 @@ def main():
                 ratios["estimated_over_lower_bound_seconds"] or 0,
                 ratios["busiest_nic_over_lower_bound"] or 0,
                 "%s (%s)" % pub if pub else "-"))
-        if args.simulate:
-            print("\nSimGrid replay of the %s backend (wall time, peak "
-                  "memory): " % args.backend + ", ".join(
-                "%s %.0f s / %.0f MiB" % (name, sim["sim_wall_seconds"],
-                                        sim["sim_peak_mib"])
-                for name, _, sim in rows if sim))
+        label = {"simgrid": "SimGrid", "fluid": "fluid"}
+        for i, x in enumerate(simulators if args.simulate else []):
+            print("\n%s replay of the %s backend (wall time, peak memory%s): "
+                  % (label[x], args.backend,
+                     "" if i == 0 else "; its time / %s's" % label[
+                         simulators[0]]) + ", ".join(
+                "%s %.0f s / %.0f MiB%s" % (
+                    name, (s if i == 0 else s[x])["sim_wall_seconds"],
+                    (s if i == 0 else s[x])["sim_peak_mib"],
+                    "" if i == 0 else " / %.9f" % (
+                        s[x]["simulated_seconds"] / s["simulated_seconds"]))
+                for name, _, s in rows if s))
         if args.plot:
             worst = max(rows, key=lambda x: x[1]["ratios"][
                 "estimated_over_lower_bound_seconds"] or 0)[0]

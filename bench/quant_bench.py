@@ -17,6 +17,7 @@ layer stay bf16, as in the checkpoints.
   options: --block 128  --smoke (a small case, for the suite)  --json FILE
            --simulate [LIST]  also replay both plans of these scenarios
            (default all) in SimGrid (bench/Simulation.md; minutes each)
+           --simulator fluid  replay in bench/replay/refit_fluid.cpp instead
 """
 import argparse
 import json
@@ -109,12 +110,14 @@ def compile_report(compiler, path, report, repeat):
         return json.load(f), best
 
 
-def simulated(compiler, build, path, report):
-    """SimGrid's time for the plan of layout PATH (compiled once more, to
-    its lowered MLIR), whose report is REPORT."""
+def simulated(compiler, build, path, report, simulator):
+    """The simulated time (SimGrid's or the fluid replay's) of the plan of
+    layout PATH (compiled once more, to its lowered MLIR), whose report is
+    REPORT."""
     mlir = path + ".plan.mlir"
     run([compiler, path, "--emit=mlir", "-o", mlir], "reshard-compile")
-    return replay_plan(build, mlir, report, os.path.basename(path))
+    return replay_plan(build, mlir, report, os.path.basename(path),
+                       simulators=(simulator,))
 
 
 def main():
@@ -126,6 +129,8 @@ def main():
     p.add_argument("--json")
     p.add_argument("--smoke", action="store_true")
     p.add_argument("--simulate", nargs="?", const="all", metavar="LIST")
+    p.add_argument("--simulator", choices=["simgrid", "fluid"],
+                   default="simgrid", help="the replay (bench/Simulation.md)")
     a = p.parse_args()
     simulate = a.simulate.split(",") if a.simulate else []
     compiler = os.path.join(a.build, "bin", "reshard-compile")
@@ -153,8 +158,8 @@ def main():
             sims = {}
             if c["scenario"] in simulate or "all" in simulate:
                 sims = dict(
-                    bf16_sim=simulated(compiler, a.build, base, rb),
-                    fp8_sim=simulated(compiler, a.build, fp8, rq))
+                    bf16_sim=simulated(compiler, a.build, base, rb, a.simulator),
+                    fp8_sim=simulated(compiler, a.build, fp8, rq, a.simulator))
             rows.append(dict(sims,
                 scenario=c["scenario"], quantized=done, left_bf16=left,
                 on_receiver=qt.get("on_receiver", 0),

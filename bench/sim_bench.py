@@ -17,8 +17,10 @@ lower bound (`--reshard-report=format=json`). Prints Markdown tables.
   python3 bench/sim_bench.py --smoke                  # small, for the test suite
   options: --backends mpi,nccl  --no-cxx  --staging-budget BYTES  --json FILE
            --copies nvlink|ignore  --keep DIR  --build DIR
+           --simulator simgrid|fluid
 
-Needs libsimgrid-dev (scripts/setup.sh installs it). Every figure is
+Needs libsimgrid-dev (scripts/setup.sh installs it) unless --simulator fluid
+(bench/replay/refit_fluid.cpp: the same model on its own max-min solver). Every figure is
 measured in this run; see bench/Simulation.md for what is modelled.
 """
 import argparse
@@ -38,17 +40,31 @@ from timing import die, make_scenario, pass_times, run  # noqa: E402
 SCENARIOS = ["llama70b-dgx", "qwen235b-dgx", "deepseek-v3-dgx",
              "llama70b-gb200", "qwen235b-gb200", "deepseek-v3-gb200"]
 SMOKE = dict(scenario="qwen235b-dgx", layers=2, scale_down=64)
-def build_simulator(build):
-    src = os.path.join(HERE, "simgrid", "refit_sim.cpp")
-    exe = os.path.join(build, "bench", "refit_sim")
-    if not os.path.exists("/usr/include/simgrid/s4u.hpp"):
+SIMULATORS = {
+    # name: (source, needs SimGrid); both print the same JSON line
+    "simgrid": ("simgrid/refit_sim.cpp", True),
+    "fluid": ("replay/refit_fluid.cpp", False),
+}
+
+
+def build_simulator(build, simulator="simgrid"):
+    """Compiles the replay program (bench/simgrid/refit_sim.cpp on SimGrid,
+    or bench/replay/refit_fluid.cpp, the same model on its own solver) into
+    BUILD/bench/ where it is missing or older than its sources."""
+    source, needs_simgrid = SIMULATORS[simulator]
+    src = os.path.join(HERE, source)
+    header = os.path.join(HERE, "replay", "flow_list.h")
+    exe = os.path.join(build, "bench", os.path.basename(src)[:-len(".cpp")])
+    if needs_simgrid and not os.path.exists("/usr/include/simgrid/s4u.hpp"):
         die("SimGrid headers missing: run scripts/setup.sh "
-            "(it installs libsimgrid-dev)")
-    if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
+            "(it installs libsimgrid-dev), or replay with --simulator fluid")
+    newest = max(os.path.getmtime(src), os.path.getmtime(header))
+    if not os.path.exists(exe) or os.path.getmtime(exe) < newest:
         os.makedirs(os.path.dirname(exe), exist_ok=True)
         tmp = exe + ".tmp%d" % os.getpid()
-        run(["g++", "-O2", "-std=c++17", src, "-o", tmp, "-lsimgrid"],
-            "compiling refit_sim")
+        run(["g++", "-O2", "-std=c++17", src, "-o", tmp] +
+            (["-lsimgrid"] if needs_simgrid else []),
+            "compiling " + os.path.basename(exe))
         os.replace(tmp, exe)
     return exe
 
@@ -60,18 +76,21 @@ def simulate(sim, topo, path, name, copies, receives_ahead=False):
     cmd = [sim, "--topology", t, "--name", name, "--copies", copies, path]
     if receives_ahead:
         cmd.append("--receives-ahead")
-    wall, rss, out, _, _ = run(cmd, "refit_sim " + name)
+    wall, rss, out, _, _ = run(cmd, "%s %s" % (os.path.basename(sim), name))
     r = json.loads(out.strip().splitlines()[-1])
     r["sim_wall_seconds"], r["sim_peak_mib"] = wall, rss
     return r
 
 
-def replay_plan(build, mlir, report, name, backend="nccl"):
-    """Replays the lowered plan MLIR (whose report is REPORT) in SimGrid as
-    BACKEND runs it (mpi: the next step's receives posted ahead where the
-    plan says receives_ahead) and removes it; returns refit_sim's figures with the replay's wall time and
-    peak memory. Dies where the replay moves other network bytes than the
-    report counts or beats the physical bound."""
+def replay_plan(build, mlir, report, name, backend="nccl",
+                simulators=("simgrid",)):
+    """Replays the lowered plan MLIR (whose report is REPORT) in each of
+    SIMULATORS as BACKEND runs it (mpi: the next step's receives posted
+    ahead where the plan says receives_ahead) and removes it; returns the
+    first replay's figures with its wall time and peak memory, and the
+    others' under their names. Dies where a replay moves other network
+    bytes than the report counts or beats the physical bound, or where two
+    replays disagree by more than 1e-6 of the time."""
     flows = mlir + ".flows"
     with open(mlir) as f:
         ahead = backend == "mpi" and any(
@@ -79,15 +98,24 @@ def replay_plan(build, mlir, report, name, backend="nccl"):
             " receives_ahead " in l for l in f)
     run([os.path.join(build, "bin", "reshard-translate"), "--reshard-to-flows",
          mlir, "-o", flows], "flows of " + name)
-    sim = simulate(build_simulator(build), report["topology"], flows, name,
-                   "nvlink", receives_ahead=ahead)
-    if sim["network_bytes"] != report["network_bytes"]:
-        die("%s: the replay moves %d network bytes, the report counts %d"
-            % (name, sim["network_bytes"], report["network_bytes"]))
-    # Latency only adds to a replay, so none may beat the physical bound.
-    if sim["simulated_seconds"] < 0.999 * report["lower_bound_seconds"]:
-        die("%s: simulated %.6f s below the bound %.6f s"
-            % (name, sim["simulated_seconds"], report["lower_bound_seconds"]))
+    sims = [simulate(build_simulator(build, x), report["topology"], flows,
+                     name, "nvlink", receives_ahead=ahead) for x in simulators]
+    for x, sim in zip(simulators, sims):
+        if sim["network_bytes"] != report["network_bytes"]:
+            die("%s: the %s replay moves %d network bytes, the report counts %d"
+                % (name, x, sim["network_bytes"], report["network_bytes"]))
+        # Latency only adds to a replay, so none may beat the physical bound.
+        if sim["simulated_seconds"] < 0.999 * report["lower_bound_seconds"]:
+            die("%s: %s simulated %.6f s below the bound %.6f s"
+                % (name, x, sim["simulated_seconds"],
+                   report["lower_bound_seconds"]))
+        first = sims[0]["simulated_seconds"]
+        if abs(sim["simulated_seconds"] - first) > 1e-6 * first:
+            die("%s: %s simulated %.9f s, %s %.9f s"
+                % (name, x, sim["simulated_seconds"], simulators[0], first))
+    sim = dict(sims[0], simulator=simulators[0])
+    for x, other in zip(simulators[1:], sims[1:]):
+        sim[x] = other
     for path in (mlir, flows):
         os.remove(path)
     return sim
@@ -253,7 +281,8 @@ def print_tables(rows, a):
                  sz["plan-%s.cpp" % be] / 1e6, st["import"]["wall"] + one["wall"],
                  st["import"]["cpu"] + one["cpu"], max(st["import"]["peak_mib"], one["peak_mib"]),
                  "".join(" %s |" % fmt_stage(st.get(k)) for k in extra)))
-    print("\n### Simulated refit time (SimGrid, flow level; seconds)\n")
+    print("\n### Simulated refit time (%s, flow level; seconds)\n" % (
+        "SimGrid" if a.simulator == "simgrid" else "fluid replay"))
     print("| scenario | steps | sim | est. | LB | sim / LB | est. / LB | direct sim (est.) "
           "| G+B ring, all at once | G+B ring, in order | G+B p2p sim (report est.) | x direct | "
           "x G+B ring all | x G+B ring in order | x G+B p2p |")
@@ -312,6 +341,9 @@ def main():
     ap.add_argument("--copies", default="nvlink", choices=["nvlink", "ignore"])
     ap.add_argument("--json", help="also write every figure here")
     ap.add_argument("--keep", help="keep intermediate files under this directory")
+    ap.add_argument("--simulator", choices=sorted(SIMULATORS), default="simgrid",
+                    help="the replay: SimGrid (refit_sim) or the same model on "
+                    "its own solver (refit_fluid, bench/Simulation.md)")
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
     if a.smoke:
@@ -320,7 +352,7 @@ def main():
     for t in ("reshard-compile", "reshard-opt", "reshard-translate"):
         if not os.access(os.path.join(a.build, "bin", t), os.X_OK):
             die("%s/bin/%s not found; build first or pass --build" % (a.build, t))
-    sim = build_simulator(a.build)
+    sim = build_simulator(a.build, a.simulator)
     rows = []
     start = time.perf_counter()
     for name in a.scenarios.split(","):

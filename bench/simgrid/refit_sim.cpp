@@ -7,10 +7,9 @@
 //             [--name NAME] [--copies ignore|nvlink] [--receives-ahead]
 //             [--barrier] FILE
 //
-// FILE is a flow list, one `STEP SRC DST BYTES` per line (`#` comments; SRC
-// = DST is a rank's local copies): `reshard-translate --reshard-to-flows`
-// writes one from a lowered plan, with the messages the execution engine
-// sends (one per peer and direction each step), and sim_bench.py writes the
+// FILE is a flow list (bench/replay/flow_list.h, which this replay shares
+// with bench/replay/refit_fluid.cpp): `reshard-translate --reshard-to-flows`
+// writes one from a lowered plan, and sim_bench.py writes the
 // gather-broadcast baselines the same way.
 //
 // Semantics replayed (docs/Runtime.md): one actor per rank; the rank's local
@@ -54,96 +53,22 @@
 //   * local copies (a rank to itself): charged at NVLink bandwidth without
 //     latency (`--copies nvlink`, like the cost model) or ignored.
 // GB/s are 10^9 bytes per second.
+#include "../replay/flow_list.h"
+
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
-#include <tuple>
 #include <vector>
 
 namespace sg4 = simgrid::s4u;
 
 namespace {
 
-struct Topology {
-  long gpusPerNode = 8, domain = 8;
-  double nicGBps = 50, nvlGBps = 450, nicLatUs = 5, nvlLatUs = 1;
-};
-
-struct Msg {
-  long peer;
-  int64_t bytes;
-};
-struct Step {
-  long index;
-  std::vector<Msg> sends, recvs;
-};
-struct RankProgram {
-  int64_t copyBytes = 0;
-  std::vector<Step> steps; // in increasing index order
-};
-
-[[noreturn]] void die(const std::string &msg) {
-  std::fprintf(stderr, "refit_sim: %s\n", msg.c_str());
-  std::exit(2);
-}
-
-Step &stepOf(RankProgram &r, long index) {
-  if (r.steps.empty() || r.steps.back().index != index) {
-    if (!r.steps.empty() && r.steps.back().index > index) {
-      for (Step &s : r.steps)
-        if (s.index == index)
-          return s;
-      r.steps.push_back({index, {}, {}});
-      std::sort(r.steps.begin(), r.steps.end(),
-                [](const Step &a, const Step &b) { return a.index < b.index; });
-      for (Step &s : r.steps)
-        if (s.index == index)
-          return s;
-    }
-    r.steps.push_back({index, {}, {}});
-  }
-  return r.steps.back();
-}
-
-/// Reads a flow list into per-rank programs.
-std::map<long, RankProgram> readPrograms(const std::string &path) {
-  std::ifstream in(path);
-  if (!in)
-    die("cannot open " + path);
-  std::map<long, RankProgram> ranks;
-  std::string line;
-  while (std::getline(in, line)) {
-    size_t p = line.find_first_not_of(" \t");
-    if (p == std::string::npos || line[p] == '#')
-      continue;
-    const char *s = line.c_str() + p;
-    // Anything else than a flow is an error, not silently skipped (a
-    // skipped file would simulate in 0 s).
-    long st, src, dst;
-    long long bytes;
-    if (!std::isdigit(static_cast<unsigned char>(*s)) ||
-        std::sscanf(s, "%ld %ld %ld %lld", &st, &src, &dst, &bytes) != 4 ||
-        st < 0 || src < 0 || dst < 0 || bytes < 0)
-      die("malformed flow line: " + line.substr(0, 120));
-    if (src == dst) {
-      ranks[src].copyBytes += bytes;
-      continue;
-    }
-    stepOf(ranks[src], st).sends.push_back({dst, bytes});
-    stepOf(ranks[dst], st).recvs.push_back({src, bytes});
-  }
-  return ranks;
-}
+using namespace replay;
 
 struct Platform {
   std::vector<sg4::Host *> hosts;
@@ -172,7 +97,7 @@ Platform buildPlatform(const Topology &t, long numRanks,
   }
   for (auto [a, b] : pairs) {
     std::vector<sg4::LinkInRoute> links;
-    if (a / t.domain == b / t.domain)
+    if (t.sameDomain(a, b))
       links = {sg4::LinkInRoute(p.nvlUp[a]), sg4::LinkInRoute(p.nvlDown[b])};
     else
       links = {sg4::LinkInRoute(p.nicUp[a]), sg4::LinkInRoute(p.nicDown[b])};
@@ -199,71 +124,21 @@ int main(int argc, char **argv) {
       "--cfg=network/latency-factor:1", "--cfg=network/bandwidth-factor:1",
       "--cfg=network/weight-S:0",       "--cfg=network/TCP-gamma:0",
       "--cfg=network/crosstraffic:0",   "--log=root.thres:critical"};
-  Topology topo;
-  std::string name = "plan", path, copies = "nvlink";
-  bool receivesAhead = false, barrier = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc)
-        die("missing value for " + a);
-      return argv[++i];
-    };
-    if (a == "--topology") {
-      std::string v = value();
-      if (std::sscanf(v.c_str(), "%ld,%ld,%lf,%lf,%lf,%lf", &topo.gpusPerNode,
-                      &topo.domain, &topo.nicGBps, &topo.nvlGBps,
-                      &topo.nicLatUs, &topo.nvlLatUs) != 6 ||
-          topo.domain <= 0)
-        die("--topology GPN,DOMAIN,NIC_GBPS,NVL_GBPS,NIC_LAT_US,NVL_LAT_US");
-    } else if (a == "--name") {
-      name = value();
-    } else if (a == "--copies") {
-      copies = value();
-      if (copies != "nvlink" && copies != "ignore")
-        die("--copies nvlink|ignore");
-    } else if (a == "--barrier") {
-      barrier = true;
-    } else if (a == "--receives-ahead") {
-      receivesAhead = true;
-    } else if (a.rfind("--cfg=", 0) == 0) {
-      cfg.push_back(a); // extra SimGrid configuration, after ours
-    } else if (a[0] == '-') {
-      die("unknown option " + a);
-    } else {
-      path = a;
-    }
-  }
-  if (path.empty())
-    die("usage: refit_sim --topology GPN,DOMAIN,NIC,NVL,NIC_LAT_US,NVL_LAT_US "
-        "FILE");
-
-  std::map<long, RankProgram> programs = readPrograms(path);
-  long numRanks = 0;
-  std::set<std::pair<long, long>> pairs;
-  int64_t messages = 0, netBytes = 0, nvlBytes = 0, copyBytes = 0;
-  long maxStep = -1;
-  for (auto &[r, prog] : programs) {
-    numRanks = std::max(numRanks, r + 1);
-    copyBytes += prog.copyBytes;
-    for (Step &s : prog.steps) {
-      maxStep = std::max(maxStep, s.index);
-      for (Msg &m : s.sends) {
-        numRanks = std::max(numRanks, m.peer + 1);
-        pairs.insert({r, m.peer});
-        ++messages;
-        (r / topo.domain == m.peer / topo.domain ? nvlBytes : netBytes) +=
-            m.bytes;
-      }
-    }
-  }
+  Options opts = parseOptions("refit_sim", argc, argv, /*takesCfg=*/true);
+  cfg.insert(cfg.end(), opts.extra.begin(), opts.extra.end());
+  const Topology &topo = opts.topo;
+  const std::string &copies = opts.copies;
+  bool receivesAhead = opts.receivesAhead, barrier = opts.barrier;
+  std::map<long, RankProgram> programs = readPrograms("refit_sim", opts.path);
+  Totals totals = totalsOf(programs, topo);
+  long maxStep = totals.maxStep;
 
   std::vector<char *> args = {argv[0]};
   for (std::string &c : cfg)
     args.push_back(c.data());
   int sgArgc = args.size();
   sg4::Engine engine(&sgArgc, args.data());
-  Platform plat = buildPlatform(topo, numRanks, pairs);
+  Platform plat = buildPlatform(topo, totals.numRanks, totals.pairs);
 
   double copyBw = topo.nvlGBps * 1e9;
   long actors = 0;
@@ -323,13 +198,6 @@ int main(int argc, char **argv) {
         });
   }
   engine.run();
-  std::printf(
-      "{\"name\": \"%s\", \"simulated_seconds\": %.9g, \"ranks\": %ld, "
-      "\"steps\": %ld, \"messages\": %lld, \"network_bytes\": %lld, "
-      "\"nvlink_bytes\": %lld, \"local_bytes\": %lld, \"copies\": \"%s\"}\n",
-      name.c_str(), sg4::Engine::get_clock(), numRanks, maxStep + 1,
-      static_cast<long long>(messages), static_cast<long long>(netBytes),
-      static_cast<long long>(nvlBytes), static_cast<long long>(copyBytes),
-      copies.c_str());
+  printResult(opts, totals, sg4::Engine::get_clock());
   return 0;
 }
