@@ -77,6 +77,14 @@ struct Unit {
   int64_t key;
   int64_t weight;
   llvm::SmallVector<int64_t, 4> holders, entries; // candidates, ascending
+  /// Where a network domain comes among its piece's (0 first) once they
+  /// rotate by group: group g's pieces meet domain g mod n first. The
+  /// domain met first gets the piece from the holders and then feeds the
+  /// others (a relay tree); without the rotation the lowest-ranked replica
+  /// would feed every piece, and its GPUs, receiving only slow flows from
+  /// holders that send to every GPU, would finish each step last under
+  /// fair sharing (docs/CostModel.md).
+  int64_t turn = 0;
 };
 
 } // namespace
@@ -193,24 +201,30 @@ RelayTreeFit reshard::selectSources(PlanModel &model, SourceStrategy strategy,
       if (!seen.try_emplace({e.piece, domain}, true).second)
         continue;
       const PieceDeliveries::Domain *dom = nullptr;
+      int64_t index = 0, n = d.networkDomains.size();
       for (const PieceDeliveries::Domain &x : d.networkDomains)
         if (x.domain == domain)
           dom = &x;
+        else if (!dom)
+          ++index;
+      int64_t first = static_cast<int64_t>(g) % n;
       network.push_back({static_cast<int64_t>(g), e.piece, RouteKind::Network,
-                         domain, weight, d.holders, dom->ranks});
+                         domain, weight, d.holders, dom->ranks,
+                         (index - first + n) % n});
     }
   }
   if (strategy == SourceStrategy::Direct)
     return {};
 
-  // Heaviest first, ties in enumeration order; units are sorted by index
-  // (they carry their candidate lists).
+  // Heaviest first, then by turn, ties in enumeration order; units are
+  // sorted by index (they carry their candidate lists).
   auto heavierFirst = [](const std::vector<Unit> &units) {
     std::vector<uint32_t> order(units.size());
     for (uint32_t i = 0; i < order.size(); ++i)
       order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-      return units[a].weight > units[b].weight;
+      return std::make_pair(-units[a].weight, units[a].turn) <
+             std::make_pair(-units[b].weight, units[b].turn);
     });
     return order;
   };

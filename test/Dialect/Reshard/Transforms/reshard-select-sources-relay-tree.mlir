@@ -1,8 +1,11 @@
 // A relay tree: two engine replicas in domains 1 and 2 need what four
-// trainer GPUs of domain 0 hold. With relay-tree=always the routes feed
-// domain 2 from domain 1's entries (`from domain 1`): domain 0 sends each
-// piece once, and domain 1's entries forward it over the network in
-// relay streams that start after what they forward arrives. The report
+// trainer GPUs of domain 0 hold. With relay-tree=always the routes of the
+// first group (@w) feed domain 2 from domain 1's entries (`from domain
+// 1`), those of the second (@v) domain 1 from domain 2's: domain 0 sends
+// each piece once, and the entries of the domain it enters first forward
+// it over the network in relay streams that start after what they
+// forward arrives. The domain met first rotates with the group, so that
+// the feeders' work spreads over the replicas. The report
 // counts the fed crossings; network bytes stay at the bound; both
 // interpreters check every element. With relay-tree=never every domain is
 // fed by the holders (and by default here too: the holders' NICs stay
@@ -12,7 +15,10 @@
 // RUN: reshard-opt %S/../../../Integration/mpi/Inputs/relay-tree.mlir --reshard-plan-pipeline="lower=false staging-budget=65536 relay-tree=always" -o %t.mlir
 // RUN: FileCheck %s < %t.mlir
 // RUN: reshard-opt %t.mlir | FileCheck %s
-// CHECK: piece 0 network 2 holder 0 entry 0 from domain 1
+// CHECK: reshard.group @group0
+// CHECK-NEXT: piece 0 network 2 holder 0 entry 0 from domain 1
+// CHECK: reshard.group @group1
+// CHECK-NEXT: piece 0 network 1 holder 0 entry 0 from domain 2
 // CHECK: stream 4 -> 8 phase {{[1-9][0-9]*}} start {{[1-9][0-9]*}} quota
 // CHECK: stream 5 -> 9 phase {{[1-9][0-9]*}} start {{[1-9][0-9]*}} quota
 
