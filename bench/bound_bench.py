@@ -100,6 +100,11 @@ def main():
                     help="the replay: SimGrid, the same model on its own "
                     "solver (fluid: minutes where SimGrid takes hours), or "
                     "both (checked to agree within 1e-6)")
+    ap.add_argument("--quantum", type=float, default=0, metavar="SECONDS",
+                    help="the fluid replay takes completions on a grid of "
+                    "this many seconds (refit_fluid --quantum; default 0: "
+                    "exact): Kimi-K2 in minutes instead of hours, each "
+                    "flow up to that late (bench/Simulation.md)")
     ap.add_argument("--receives-ahead", action="store_true",
                     help="plan with reshard-compile --receives-ahead (the "
                     "budget counts the next step's receives)")
@@ -113,6 +118,11 @@ def main():
     simulate = args.simulate.split(",") if args.simulate else []
     simulators = ["simgrid", "fluid"] if args.simulator == "both" \
         else [args.simulator]
+    if args.quantum and args.simulator != "fluid":
+        ap.error("--quantum is for --simulator fluid (the exact replays "
+                 "agree within 1e-6; a quantum moves the fluid one)")
+    if not 0 <= args.quantum <= 1:
+        ap.error("--quantum SECONDS in [0, 1]")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.scenarios.split(","):
@@ -123,7 +133,7 @@ def main():
                                 relay_tree=args.relay_tree,
                                 receives_ahead=args.receives_ahead)
             sim = replay_plan(args.build, mlir, r, name, args.backend,
-                              simulators) if mlir else None
+                              simulators, args.quantum) if mlir else None
             rows.append((name, r, sim))
         print("### Modelled time against the physical bound "
               "(staging budget %d MiB%s)\n" % (
@@ -158,8 +168,10 @@ def main():
                 "%s (%s)" % pub if pub else "-"))
         label = {"simgrid": "SimGrid", "fluid": "fluid"}
         for i, x in enumerate(simulators if args.simulate else []):
-            print("\n%s replay of the %s backend (wall time, peak memory%s): "
-                  % (label[x], args.backend,
+            print("\n%s replay of the %s backend%s (wall time, peak "
+                  "memory%s): "
+                  % (label[x], args.backend, " with completions on a %g s "
+                     "grid" % args.quantum if args.quantum else "",
                      "" if i == 0 else "; its time / %s's" % label[
                          simulators[0]]) + ", ".join(
                 "%s %.0f s / %.0f MiB%s" % (

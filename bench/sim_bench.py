@@ -69,13 +69,15 @@ def build_simulator(build, simulator="simgrid"):
     return exe
 
 
-def simulate(sim, topo, path, name, copies, receives_ahead=False):
+def simulate(sim, topo, path, name, copies, receives_ahead=False, quantum=0):
     t = "%d,%d,%g,%g,%g,%g" % (topo["gpus_per_node"], topo["nvl_domain_size"],
                               topo["nic_GBps_per_gpu"], topo["nvlink_GBps_per_gpu"],
                               topo["nic_latency_us"], topo["nvlink_latency_us"])
     cmd = [sim, "--topology", t, "--name", name, "--copies", copies, path]
     if receives_ahead:
         cmd.append("--receives-ahead")
+    if quantum:
+        cmd += ["--quantum", "%g" % quantum]
     wall, rss, out, _, _ = run(cmd, "%s %s" % (os.path.basename(sim), name))
     r = json.loads(out.strip().splitlines()[-1])
     r["sim_wall_seconds"], r["sim_peak_mib"] = wall, rss
@@ -83,10 +85,12 @@ def simulate(sim, topo, path, name, copies, receives_ahead=False):
 
 
 def replay_plan(build, mlir, report, name, backend="nccl",
-                simulators=("simgrid",)):
+                simulators=("simgrid",), quantum=0):
     """Replays the lowered plan MLIR (whose report is REPORT) in each of
     SIMULATORS as BACKEND runs it (mpi: the next step's receives posted
-    ahead where the plan says receives_ahead) and removes it; returns the
+    ahead where the plan says receives_ahead; the fluid replay with
+    completions on a grid of QUANTUM seconds where it is not 0) and
+    removes it; returns the
     first replay's figures with its wall time and peak memory, and the
     others' under their names. Dies where a replay moves other network
     bytes than the report counts or beats the physical bound, or where two
@@ -99,7 +103,9 @@ def replay_plan(build, mlir, report, name, backend="nccl",
     run([os.path.join(build, "bin", "reshard-translate"), "--reshard-to-flows",
          mlir, "-o", flows], "flows of " + name)
     sims = [simulate(build_simulator(build, x), report["topology"], flows,
-                     name, "nvlink", receives_ahead=ahead) for x in simulators]
+                     name, "nvlink", receives_ahead=ahead,
+                     quantum=quantum if x == "fluid" else 0)
+            for x in simulators]
     for x, sim in zip(simulators, sims):
         if sim["network_bytes"] != report["network_bytes"]:
             die("%s: the %s replay moves %d network bytes, the report counts %d"

@@ -55,6 +55,7 @@ struct Options {
   std::string name = "plan", path, copies = "nvlink";
   bool receivesAhead = false, barrier = false;
   std::vector<std::string> extra; // --cfg=... (SimGrid only)
+  double quantum = 0;             // --quantum SECONDS (fluid only)
 };
 
 [[noreturn]] inline void die(const char *tool, const std::string &msg) {
@@ -65,10 +66,12 @@ struct Options {
 /// Parses the replays' shared command line:
 ///   TOOL --topology GPN,DOMAIN,NIC_GBPS,NVL_GBPS,NIC_LAT_US,NVL_LAT_US
 ///        [--name NAME] [--copies ignore|nvlink] [--receives-ahead]
-///        [--barrier] [--cfg=...] FILE
-/// `--cfg=` options are kept only where the tool takes them.
+///        [--barrier] [--cfg=...] [--quantum SECONDS] FILE
+/// `--cfg=` (SimGrid) and `--quantum` (the fluid replay) are taken only by
+/// the tool they are for.
+enum class Simulator { SimGrid, Fluid };
 inline Options parseOptions(const char *tool, int argc, char **argv,
-                            bool takesCfg) {
+                            Simulator simulator) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -97,8 +100,14 @@ inline Options parseOptions(const char *tool, int argc, char **argv,
       o.barrier = true;
     } else if (a == "--receives-ahead") {
       o.receivesAhead = true;
-    } else if (takesCfg && a.rfind("--cfg=", 0) == 0) {
+    } else if (simulator == Simulator::SimGrid && a.rfind("--cfg=", 0) == 0) {
       o.extra.push_back(a);
+    } else if (simulator == Simulator::Fluid && a == "--quantum") {
+      std::string v = value();
+      char *end = nullptr;
+      o.quantum = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end || !(o.quantum >= 0) || o.quantum > 1)
+        die(tool, "--quantum SECONDS: a number of seconds in [0, 1]");
     } else if (a[0] == '-') {
       die(tool, "unknown option " + a);
     } else {

@@ -124,7 +124,7 @@ int main(int argc, char **argv) {
       "--cfg=network/latency-factor:1", "--cfg=network/bandwidth-factor:1",
       "--cfg=network/weight-S:0",       "--cfg=network/TCP-gamma:0",
       "--cfg=network/crosstraffic:0",   "--log=root.thres:critical"};
-  Options opts = parseOptions("refit_sim", argc, argv, /*takesCfg=*/true);
+  Options opts = parseOptions("refit_sim", argc, argv, Simulator::SimGrid);
   cfg.insert(cfg.end(), opts.extra.begin(), opts.extra.end());
   const Topology &topo = opts.topo;
   const std::string &copies = opts.copies;
