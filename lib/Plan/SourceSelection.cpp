@@ -78,7 +78,8 @@ struct Unit {
   int64_t weight;
   llvm::SmallVector<int64_t, 4> holders, entries; // candidates, ascending
   /// Where a network domain comes among its piece's (0 first) once they
-  /// rotate by group: group g's pieces meet domain g mod n first. The
+  /// rotate by group: group g's pieces meet domain g mod n first (all 0,
+  /// enumeration order, with feeders in rank order). The
   /// domain met first gets the piece from the holders and then feeds the
   /// others (a relay tree); without the rotation the lowest-ranked replica
   /// would feed every piece, and its GPUs, receiving only slow flows from
@@ -128,25 +129,34 @@ llvm::SmallVector<int64_t, 3> reshard::relayLaneSpans(const PlanModel &model) {
 }
 
 RelayTreeFit reshard::selectSources(PlanModel &model, SourceStrategy strategy,
-                                    RelayTree tree, int64_t maxStreams) {
+                                    RelayTree tree, int64_t maxStreams,
+                                    bool rotateFeeders) {
   model.relayLaneSpan = 1;
   if (tree == RelayTree::Auto) {
-    selectSources(model, strategy, RelayTree::Bound);
     RelayTreeFit fit;
-    if (!model.hasRelayTree())
-      return fit;
-    llvm::SmallVector<int64_t, 3> spans = relayLaneSpans(model);
-    llvm::SmallVector<int64_t, 3> streams = streamsWithLanes(model, spans);
-    if (streams[0] <= maxStreams)
-      return fit;
-    fit.perHolderStreams = fit.streams = streams[0];
-    for (auto [span, count] : llvm::drop_begin(llvm::zip(spans, streams))) {
-      fit.laneSpan = span;
-      fit.streams = count;
-      if (fit.streams <= maxStreams) {
-        model.relayLaneSpan = span;
+    for (bool rotate : {true, false}) {
+      selectSources(model, strategy, RelayTree::Bound, maxStreams, rotate);
+      if (!model.hasRelayTree())
+        return fit;
+      fit.rotated = rotate;
+      llvm::SmallVector<int64_t, 3> spans = relayLaneSpans(model);
+      llvm::SmallVector<int64_t, 3> streams = streamsWithLanes(model, spans);
+      if (streams[0] <= maxStreams) {
+        fit.perHolderStreams = 0;
+        fit.laneSpan = 1;
         return fit;
       }
+      fit.perHolderStreams = fit.streams = streams[0];
+      for (auto [span, count] : llvm::drop_begin(llvm::zip(spans, streams))) {
+        fit.laneSpan = span;
+        fit.streams = count;
+        if (fit.streams <= maxStreams) {
+          model.relayLaneSpan = span;
+          return fit;
+        }
+      }
+      if (rotate)
+        fit.rotatedStreams = streams.back();
     }
     fit.laneSpan = 0;
     selectSources(model, strategy, RelayTree::Never);
@@ -210,7 +220,7 @@ RelayTreeFit reshard::selectSources(PlanModel &model, SourceStrategy strategy,
       int64_t first = static_cast<int64_t>(g) % n;
       network.push_back({static_cast<int64_t>(g), e.piece, RouteKind::Network,
                          domain, weight, d.holders, dom->ranks,
-                         (index - first + n) % n});
+                         rotateFeeders ? (index - first + n) % n : 0});
     }
   }
   if (strategy == SourceStrategy::Direct)

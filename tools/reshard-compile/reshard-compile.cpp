@@ -107,7 +107,7 @@ cl::opt<RelayTree>
 cl::opt<int64_t> relayTreeMaxStreams(
     "relay-tree-max-streams",
     cl::desc("With --relay-tree=auto, the most streams a plan with a relay "
-             "tree may have (default 294912 = 9 * 2^15)"),
+             "tree may have (default 270000)"),
     cl::init(kRelayTreeMaxStreams), cl::cat(category));
 cl::opt<std::string> planName(
     "plan-name",

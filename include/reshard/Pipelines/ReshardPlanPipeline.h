@@ -47,7 +47,7 @@ struct ReshardPlanOptions
   PassOptions::Option<int64_t> relayTreeMaxStreams{
       *this, "relay-tree-max-streams",
       llvm::cl::desc("With relay-tree=auto, the most streams a plan with a "
-                     "relay tree may have (default 294912 = 9 * 2^15)"),
+                     "relay tree may have (default 270000)"),
       llvm::cl::init(kRelayTreeMaxStreams)};
   PassOptions::Option<TransitMode> transits{
       *this, "transits",

@@ -52,14 +52,14 @@ inline auto relayTreeValues() {
 }
 
 /// The most streams a relay tree may give a plan under RelayTree::Auto by
-/// default, 9 * 2^15: a relay tree needs relay lanes (a relay stream per
-/// holder, or block of holders, that fed a relay), and with its row, its
-/// share of a body, its receive word and items a stream costs the big
-/// plans 20-25 bytes of tables more (Kimi-K2 with lanes of 8 ranks: 15.3
-/// MB at 269,563 streams, with a lane per holder 17.6 MB at 377,333), so
-/// this many stay near the 16 MB of tables per rank the plan-size goal
-/// allows (BENCHMARKS.md).
-constexpr int64_t kRelayTreeMaxStreams = 9 * (int64_t(1) << 15);
+/// default: a relay tree needs relay lanes (a relay stream per holder, or
+/// block of holders, that fed a relay), and with its row, its share of a
+/// body, its receive word and items a stream costs the big plans about 60
+/// bytes of tables (Kimi-K2 with feeders in rank order and lanes of 8
+/// ranks: 15.3 MB at 269,563 streams; with feeders rotating by group and
+/// lanes of 16 ranks 17.2 MB at 280,510), so this many stay within the 16
+/// MB of tables per rank the plan-size goal allows (BENCHMARKS.md).
+constexpr int64_t kRelayTreeMaxStreams = 270000;
 
 /// How RelayTree::Auto made a relay tree fit `maxStreams` streams.
 struct RelayTreeFit {
@@ -69,6 +69,11 @@ struct RelayTreeFit {
   /// Then the lane span taken (PlanModel::relayLaneSpan), with `streams`
   /// streams; 0 where even the widest did not fit and the tree was dropped.
   int64_t laneSpan = 1, streams = 0;
+  /// Whether the feeders rotate with the group; where that did not fit with
+  /// any span and feeders in rank order did (or neither), the fewest
+  /// streams with rotating feeders (else 0).
+  bool rotated = true;
+  int64_t rotatedStreams = 0;
 };
 
 /// Relay lane spans RelayTree::Auto tries, narrowest first: a holder, a
@@ -83,11 +88,15 @@ llvm::SmallVector<int64_t, 3> relayLaneSpans(const PlanModel &model);
 /// members spreads over all of them; a group of one member is routed as
 /// that tensor alone. With RelayTree::Auto a relay tree whose lanes would
 /// pass `maxStreams` streams shares lanes between the holders of a domain
-/// or two (setting model.relayLaneSpan), else is dropped (routed as
-/// Never); the result says which.
+/// or two (setting model.relayLaneSpan), then tries feeders in rank order
+/// instead of rotating ones (fewer pairs of feeding and fed entries), else
+/// is dropped (routed as Never); the result says which. With
+/// `rotateFeeders` the domain a piece's holders serve first (which then
+/// feeds the others) rotates with the group; else it is the lowest.
 RelayTreeFit selectSources(PlanModel &model, SourceStrategy strategy,
                            RelayTree tree = RelayTree::Never,
-                           int64_t maxStreams = kRelayTreeMaxStreams);
+                           int64_t maxStreams = kRelayTreeMaxStreams,
+                           bool rotateFeeders = true);
 
 /// The streams of `model`'s routing with relay lanes of each span of
 /// `spans` (before transits, which reshard-schedule adds), from one

@@ -33,6 +33,14 @@ struct SelectSourcesPass
       at = FileLineColLoc::get(file.getFilename(), 0, 0);
     RelayTreeFit fit =
         selectSources(plan->model, strategy, relayTree, maxStreams);
+    if (fit.rotatedStreams && fit.laneSpan)
+      emitRemark(at) << "reshard-select-sources: relay-tree feeders in rank "
+                        "order: with feeders rotating by group the plan would "
+                        "have "
+                     << fit.rotatedStreams << " streams (lanes of "
+                     << relayLaneSpans(plan->model).back()
+                     << " ranks, before transits), over the " << maxStreams
+                     << " relay-tree=auto allows (relay-tree-max-streams)";
     if (fit.perHolderStreams && fit.laneSpan)
       emitRemark(at) << "reshard-select-sources: relay lanes shared by "
                      << fit.laneSpan

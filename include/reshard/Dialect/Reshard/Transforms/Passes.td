@@ -157,7 +157,7 @@ def ReshardSelectSources : Pass<"reshard-select-sources", "mlir::ModuleOp"> {
     Option<"relayTreeMaxStreams", "relay-tree-max-streams", "int64_t",
            /*default=*/"::reshard::kRelayTreeMaxStreams",
            "With relay-tree=auto, the most streams a plan with a relay tree "
-           "may have (default 294912 = 9 * 2^15)">
+           "may have (default 270000)">
   ];
   let dependentDialects = ["::reshard::ReshardDialect"];
 }
