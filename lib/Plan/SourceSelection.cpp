@@ -78,13 +78,13 @@ struct Unit {
   int64_t weight;
   llvm::SmallVector<int64_t, 4> holders, entries; // candidates, ascending
   /// Where a network domain comes among its piece's (0 first) once they
-  /// rotate by group: group g's pieces meet domain g mod n first (all 0,
-  /// enumeration order, with feeders in rank order). The
-  /// domain met first gets the piece from the holders and then feeds the
-  /// others (a relay tree); without the rotation the lowest-ranked replica
-  /// would feed every piece, and its GPUs, receiving only slow flows from
-  /// holders that send to every GPU, would finish each step last under
-  /// fair sharing (docs/CostModel.md).
+  /// rotate by group: group g's pieces meet domain g mod n first (with
+  /// feeders in rank order all are 0: enumeration order). The domain met
+  /// first gets the piece from the holders and then feeds the others (a
+  /// relay tree); without the rotation the lowest-ranked replica would feed
+  /// every piece, and its GPUs, receiving only slow flows from holders
+  /// that send to every GPU, would finish each step last under fair
+  /// sharing (docs/Rationale.md).
   int64_t turn = 0;
 };
 
@@ -138,7 +138,6 @@ RelayTreeFit reshard::selectSources(PlanModel &model, SourceStrategy strategy,
       selectSources(model, strategy, RelayTree::Bound, maxStreams, rotate);
       if (!model.hasRelayTree())
         return fit;
-      fit.rotated = rotate;
       llvm::SmallVector<int64_t, 3> spans = relayLaneSpans(model);
       llvm::SmallVector<int64_t, 3> streams = streamsWithLanes(model, spans);
       if (streams[0] <= maxStreams) {

@@ -69,10 +69,9 @@ struct RelayTreeFit {
   /// Then the lane span taken (PlanModel::relayLaneSpan), with `streams`
   /// streams; 0 where even the widest did not fit and the tree was dropped.
   int64_t laneSpan = 1, streams = 0;
-  /// Whether the feeders rotate with the group; where that did not fit with
-  /// any span and feeders in rank order did (or neither), the fewest
-  /// streams with rotating feeders (else 0).
-  bool rotated = true;
+  /// Where feeders rotating with the group did not fit with any span (and
+  /// feeders in rank order were tried), the fewest streams they would have
+  /// had; else 0.
   int64_t rotatedStreams = 0;
 };
 
