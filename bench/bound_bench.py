@@ -166,20 +166,22 @@ def main():
                 ratios["estimated_over_lower_bound_seconds"] or 0,
                 ratios["busiest_nic_over_lower_bound"] or 0,
                 "%s (%s)" % pub if pub else "-"))
-        label = {"simgrid": "SimGrid", "fluid": "fluid"}
+        label = {"simgrid": "SimGrid", "fluid": "fluid"}.get
         for i, x in enumerate(simulators if args.simulate else []):
-            print("\n%s replay of the %s backend%s (wall time, peak "
-                  "memory%s): "
-                  % (label[x], args.backend, " with completions on a %g s "
-                     "grid" % args.quantum if args.quantum else "",
-                     "" if i == 0 else "; its time / %s's" % label[
-                         simulators[0]]) + ", ".join(
-                "%s %.0f s / %.0f MiB%s" % (
-                    name, (s if i == 0 else s[x])["sim_wall_seconds"],
-                    (s if i == 0 else s[x])["sim_peak_mib"],
-                    "" if i == 0 else " / %.9f" % (
-                        s[x]["simulated_seconds"] / s["simulated_seconds"]))
-                for name, _, s in rows if s))
+            grid = " with completions on a %g s grid" % args.quantum \
+                if args.quantum else ""
+            against = "; its time / %s's" % label(simulators[0]) if i else ""
+            runs = []
+            for name, _, s in rows:
+                if not s:
+                    continue
+                own = s[x] if i else s
+                ratio = " / %.9f" % (own["simulated_seconds"] /
+                                     s["simulated_seconds"]) if i else ""
+                runs.append("%s %.0f s / %.0f MiB%s" % (
+                    name, own["sim_wall_seconds"], own["sim_peak_mib"], ratio))
+            print("\n%s replay of the %s backend%s (wall time, peak memory%s): "
+                  % (label(x), args.backend, grid, against) + ", ".join(runs))
         if args.plot:
             worst = max(rows, key=lambda x: x[1]["ratios"][
                 "estimated_over_lower_bound_seconds"] or 0)[0]

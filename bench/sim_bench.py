@@ -90,9 +90,8 @@ def replay_plan(build, mlir, report, name, backend="nccl",
     SIMULATORS as BACKEND runs it (mpi: the next step's receives posted
     ahead where the plan says receives_ahead; the fluid replay with
     completions on a grid of QUANTUM seconds where it is not 0) and
-    removes it; returns the
-    first replay's figures with its wall time and peak memory, and the
-    others' under their names. Dies where a replay moves other network
+    removes it; returns the first replay's figures with its wall time and
+    peak memory, and the others' under their names. Dies where a replay moves other network
     bytes than the report counts or beats the physical bound, or where two
     replays disagree by more than 1e-6 of the time."""
     flows = mlir + ".flows"
@@ -106,6 +105,7 @@ def replay_plan(build, mlir, report, name, backend="nccl",
                      name, "nvlink", receives_ahead=ahead,
                      quantum=quantum if x == "fluid" else 0)
             for x in simulators]
+    first = sims[0]["simulated_seconds"]
     for x, sim in zip(simulators, sims):
         if sim["network_bytes"] != report["network_bytes"]:
             die("%s: the %s replay moves %d network bytes, the report counts %d"
@@ -115,7 +115,6 @@ def replay_plan(build, mlir, report, name, backend="nccl",
             die("%s: %s simulated %.6f s below the bound %.6f s"
                 % (name, x, sim["simulated_seconds"],
                    report["lower_bound_seconds"]))
-        first = sims[0]["simulated_seconds"]
         if abs(sim["simulated_seconds"] - first) > 1e-6 * first:
             die("%s: %s simulated %.9f s, %s %.9f s"
                 % (name, x, sim["simulated_seconds"], simulators[0], first))

@@ -193,17 +193,21 @@ inline Totals totalsOf(const std::map<long, RankProgram> &programs,
   return t;
 }
 
-/// The replay's one JSON line; `extra` is appended inside the object.
+/// The replay's one JSON line; `extra` is appended inside the object, and
+/// a --quantum after it.
 inline void printResult(const Options &o, const Totals &t, double seconds,
                         const std::string &extra = "") {
   std::printf(
       "{\"name\": \"%s\", \"simulated_seconds\": %.9g, \"ranks\": %ld, "
       "\"steps\": %ld, \"messages\": %lld, \"network_bytes\": %lld, "
-      "\"nvlink_bytes\": %lld, \"local_bytes\": %lld, \"copies\": \"%s\"%s}\n",
+      "\"nvlink_bytes\": %lld, \"local_bytes\": %lld, \"copies\": \"%s\"%s",
       o.name.c_str(), seconds, t.numRanks, t.maxStep + 1,
       static_cast<long long>(t.messages), static_cast<long long>(t.netBytes),
       static_cast<long long>(t.nvlBytes), static_cast<long long>(t.copyBytes),
       o.copies.c_str(), extra.c_str());
+  if (o.quantum > 0)
+    std::printf(", \"quantum\": %.9g", o.quantum);
+  std::printf("}\n");
 }
 
 } // namespace replay

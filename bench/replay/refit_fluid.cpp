@@ -473,12 +473,6 @@ private:
 
 } // namespace
 
-std::string fmt(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", x);
-  return buf;
-}
-
 int main(int argc, char **argv) {
   Options opts = parseOptions(kTool, argc, argv, Simulator::Fluid);
   std::map<long, RankProgram> programs = readPrograms(kTool, opts.path);
@@ -487,8 +481,6 @@ int main(int argc, char **argv) {
   double seconds = replay.run();
   printResult(opts, totals, seconds,
               ", \"simulator\": \"fluid\", \"events\": " +
-                  std::to_string(replay.eventCount()) +
-                  (opts.quantum > 0 ? ", \"quantum\": " + fmt(opts.quantum)
-                                    : std::string()));
+                  std::to_string(replay.eventCount()));
   return 0;
 }
