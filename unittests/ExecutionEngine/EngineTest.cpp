@@ -159,6 +159,72 @@ TEST(Engine, StepMessagesWithoutReceivesAhead) {
   EXPECT_EQ(t.recvs[0].staging, 16);
 }
 
+/// Random programs of rank 0: the sweep over all steps (direction_loads,
+/// step_staging, rank_workspace) against walking the steps one by one
+/// (step_messages), with and without receives posted ahead.
+TEST(Engine, StepLoadsMatchTheStepWalk) {
+  std::mt19937_64 g(7);
+  for (int round = 0; round < 300; ++round) {
+    std::vector<StreamBody> bodies;
+    std::vector<StreamRow> rows;
+    std::vector<int64_t> words;
+    // Sends to peers 1..P ascending, then receives from them, a few
+    // streams (phases) per peer, some empty, some in one slice.
+    int peers = 1 + g() % 6;
+    RankProgram p = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    for (int send = 1; send >= 0; --send) {
+      for (int peer = 1; peer <= peers; ++peer)
+        for (int phase = 0, n = g() % 4; phase < n; ++phase) {
+          int64_t quota = 1 + g() % 100;
+          int64_t bytes = g() % 4 == 0 ? 0 : 1 + g() % 600;
+          bodies.push_back(
+              {phase, static_cast<int64_t>(g() % 12), quota, bytes, 0, 0});
+          if (!send)
+            words.push_back(rows.size());
+          rows.push_back({send ? 0 : peer, send ? peer : 0,
+                          static_cast<int32_t>(bodies.size() - 1)});
+        }
+      if (send)
+        p.num_sends = rows.size();
+    }
+    p.num_recvs = words.size();
+    Plan plan = {};
+    plan.streams = rows.data();
+    plan.num_streams = rows.size();
+    plan.stream_bodies = bodies.data();
+    plan.num_stream_bodies = bodies.size();
+    plan.words = words.data();
+    p.steps = rank_steps(plan, p);
+    for (bool ahead : {false, true}) {
+      plan.receives_ahead = ahead;
+      StepLoads sendLoads, recvLoads;
+      direction_loads(plan, p, true, p.steps, sendLoads);
+      direction_loads(plan, p, false, p.steps, recvLoads);
+      std::vector<Message> sends, recvs, next;
+      int64_t most = 0;
+      for (int64_t s = 0; s <= p.steps; ++s) {
+        int64_t used = step_messages(plan, p, s, -1, sends, recvs, next);
+        if (s < p.steps) {
+          ASSERT_EQ(step_staging(plan, sendLoads, recvLoads, s), used);
+          most = std::max(most, used);
+        }
+        for (auto [list, loads] :
+             {std::pair{&sends, &sendLoads}, {&recvs, &recvLoads}}) {
+          int64_t bytes = 0, aligned = 0;
+          for (const Message &m : *list) {
+            bytes += m.bytes;
+            aligned += align_up(m.bytes);
+          }
+          ASSERT_EQ(loads->bytes[s], bytes) << "round " << round;
+          ASSERT_EQ(loads->aligned[s], aligned) << "round " << round;
+          ASSERT_EQ(loads->messages[s], static_cast<int64_t>(list->size()));
+        }
+      }
+      ASSERT_EQ(rank_workspace(plan, p), most);
+    }
+  }
+}
+
 } // namespace
 
 TEST(Engine, StreamAtJoinsRowAndBody) {

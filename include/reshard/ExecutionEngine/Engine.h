@@ -21,11 +21,13 @@
 #ifndef RESHARD_EXECUTIONENGINE_ENGINE_H
 #define RESHARD_EXECUTIONENGINE_ENGINE_H
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "reshard/ExecutionEngine/ErrorCodes.h"
@@ -738,12 +740,87 @@ inline int64_t step_messages(const Plan &plan, const RankProgram &p,
   return now + sent + next;
 }
 
+/* One direction's messages of a rank in every step [0, steps] at once:
+ * per step what direction_messages gives (the aligned bytes it stages,
+ * the bytes, the count). A peer's message keeps its size between the
+ * steps where one of its streams starts, reaches its last (shorter)
+ * slice or ends, so a sweep over those points costs O(streams log
+ * streams + steps) where walking the steps costs O(streams x steps)
+ * (0.4 s of Kimi-K2's lowering). A program's streams are sorted by peer
+ * (the verifier's rule). */
+struct StepLoads {
+  std::vector<int64_t> aligned, bytes, messages;
+};
+
+inline void direction_loads(const Plan &plan, const RankProgram &p, bool send,
+                            int64_t steps, StepLoads &out) {
+  /* Differences over the steps first, prefix sums at the end. */
+  out.aligned.assign(steps + 2, 0);
+  out.bytes.assign(steps + 2, 0);
+  out.messages.assign(steps + 2, 0);
+  std::vector<std::pair<int64_t, int64_t>> events; /* (step, change) */
+  int64_t n = send ? p.num_sends : p.num_recvs;
+  for (int64_t i = 0; i < n;) {
+    events.clear();
+    int64_t peer = -1;
+    for (; i < n; ++i) {
+      const Stream s =
+          send ? stream_at(plan, p.first_send + i) : recv_stream(plan, p, i);
+      int64_t at = send ? s.receiver : s.sender;
+      if (peer >= 0 && at != peer)
+        break;
+      peer = at;
+      int64_t k = stream_steps(s);
+      if (k == 0)
+        continue;
+      int64_t last = s.start + k - 1, tail = s.bytes - (k - 1) * s.quota;
+      events.push_back(std::make_pair(s.start, s.quota));
+      events.push_back(std::make_pair(last, tail - s.quota));
+      events.push_back(std::make_pair(last + 1, -tail));
+    }
+    std::sort(events.begin(), events.end());
+    int64_t size = 0;
+    for (size_t e = 0; e < events.size();) {
+      int64_t from = events[e].first;
+      for (; e < events.size() && events[e].first == from; ++e)
+        size += events[e].second;
+      int64_t to = e < events.size() ? events[e].first : from;
+      from = from < 0 ? 0 : from;
+      to = to > steps + 1 ? steps + 1 : to;
+      if (size <= 0 || from >= to)
+        continue;
+      out.aligned[from] += align_up(size);
+      out.aligned[to] -= align_up(size);
+      out.bytes[from] += size;
+      out.bytes[to] -= size;
+      out.messages[from] += 1;
+      out.messages[to] -= 1;
+    }
+  }
+  for (int64_t s = 1; s <= steps + 1; ++s) {
+    out.aligned[s] += out.aligned[s - 1];
+    out.bytes[s] += out.bytes[s - 1];
+    out.messages[s] += out.messages[s - 1];
+  }
+}
+
+/* What step_messages returns for step s, from both directions' loads
+ * (through step s + 1): the receives, the sends and, when the plan posts
+ * them ahead, the next step's receives. */
+inline int64_t step_staging(const Plan &plan, const StepLoads &sends,
+                            const StepLoads &recvs, int64_t s) {
+  int64_t next = plan.receives_ahead ? recvs.aligned[s + 1] : 0;
+  return recvs.aligned[s] + sends.aligned[s] + next;
+}
+
 /* The staging area of a rank: its largest step's staging. */
 inline int64_t rank_workspace(const Plan &plan, const RankProgram &p) {
-  std::vector<Message> sends, recvs, ahead;
+  StepLoads sends, recvs;
+  direction_loads(plan, p, true, p.steps, sends);
+  direction_loads(plan, p, false, p.steps, recvs);
   int64_t most = 0;
   for (int64_t s = 0; s < p.steps; ++s) {
-    int64_t used = step_messages(plan, p, s, -1, sends, recvs, ahead);
+    int64_t used = step_staging(plan, sends, recvs, s);
     most = used > most ? used : most;
   }
   return most;

@@ -543,21 +543,16 @@ LogicalResult Checker::checkExactlyOnce(bool quiet) {
 }
 
 LogicalResult Checker::checkSteps(int64_t pi, bool quiet) {
-  std::vector<engine::Message> sends, recvs, ahead;
   {
     const engine::RankProgram &prog = p.programs[pi];
     int64_t most = 0, kept = engine::carry_bytes(p, prog);
+    engine::StepLoads sends, recvs;
+    engine::direction_loads(p, prog, true, prog.steps, sends);
+    engine::direction_loads(p, prog, false, prog.steps, recvs);
     for (int64_t step = 0; step < prog.steps; ++step) {
-      int64_t used =
-          engine::step_messages(p, prog, step, -1, sends, recvs, ahead);
-      most = std::max(most, used);
-      auto total = [](const std::vector<engine::Message> &list) {
-        int64_t bytes = 0;
-        for (const engine::Message &m : list)
-          bytes += m.bytes;
-        return bytes;
-      };
-      int64_t bytes = total(sends) + total(recvs), early = total(ahead);
+      most = std::max(most, engine::step_staging(p, sends, recvs, step));
+      int64_t bytes = sends.bytes[step] + recvs.bytes[step];
+      int64_t early = p.receives_ahead ? recvs.bytes[step + 1] : 0;
       // While a step is in flight the next step's receives are posted, and
       // a transit keeps one step of what it forwards.
       if (p.staging_budget > 0 && bytes + early + kept > p.staging_budget)
@@ -571,7 +566,7 @@ LogicalResult Checker::checkSteps(int64_t pi, bool quiet) {
                << (kept ? llvm::formatv(" and keeps {0} to forward", kept).str()
                         : std::string())
                << ", over the staging budget of " << p.staging_budget;
-      int64_t ops = sends.size() + recvs.size();
+      int64_t ops = sends.messages[step] + recvs.messages[step];
       if (p.max_ops_per_step > 0 && ops > p.max_ops_per_step)
         return errorAt(e.rankOpOf(pi), quiet)
                << "posts " << ops << " messages in step " << step
