@@ -29,7 +29,7 @@ enum class TransitMode {
 inline auto transitModeValues() {
   return llvm::cl::values(
       clEnumValN(TransitMode::Auto, "auto",
-                 "where the cost model finds the plan more than 5% faster "
+                 "where the cost model finds the plan more than 1% faster "
                  "(default)"),
       clEnumValN(TransitMode::Always, "always",
                  "wherever NIC balancing proposes them and every stream can "
@@ -41,12 +41,13 @@ inline auto transitModeValues() {
 /// Transits that balance each domain's NICs: per domain, while its
 /// busiest receiving NIC carries a stream of its own that would leave it
 /// and the least loaded NIC both below the busiest's load, that stream (the
-/// largest that keeps the least loaded within the domain's mean, else the
-/// smallest) enters through the least loaded GPU instead; then the
-/// outgoing streams left without a transit are spread likewise over the
-/// sending NICs of their sender's domain. `streams` are the plan's without
-/// transits; a plan GPU is a rank of any mesh. Sorted by (sender, receiver);
-/// empty without a topology.
+/// one whose sender has had the fewest moves, then the largest that keeps
+/// the least loaded within the domain's mean, else the smallest) enters
+/// through the least loaded GPU instead; then the outgoing streams left
+/// without a transit are spread likewise over the sending NICs of their
+/// sender's domain. Crossings of a relay tree stay, but load their NICs.
+/// `streams` are the plan's without transits; a plan GPU is a rank of any
+/// mesh. Sorted by (sender, receiver); empty without a topology.
 std::vector<PlanTransit> balanceNics(const PlanModel &model,
                                      const std::vector<StreamContent> &streams);
 
