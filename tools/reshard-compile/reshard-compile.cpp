@@ -16,6 +16,7 @@
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
@@ -109,6 +110,11 @@ cl::opt<int64_t> relayTreeMaxStreams(
     cl::desc("With --relay-tree=auto, the most streams a plan with a relay "
              "tree may have (default 270000)"),
     cl::init(kRelayTreeMaxStreams), cl::cat(category));
+cl::opt<bool> verifyEach(
+    "verify-each",
+    cl::desc("Verify the module after every pass, not only the input and the "
+             "lowered plan"),
+    cl::init(false), cl::cat(category));
 cl::opt<std::string> planName(
     "plan-name",
     cl::desc("Prefix of the C entry points (<NAME>_run, ...): a C "
@@ -253,6 +259,7 @@ int compile() {
   auto setup = [&](PassManager &pm) {
     if (timing)
       pm.enableTiming(stageTimer);
+    pm.enableVerifier(verifyEach);
     return applyPassManagerCLOptions(pm);
   };
   auto nextStage = [&](StringRef name) {
@@ -275,6 +282,13 @@ int compile() {
   nextStage("lower");
   if (*stage != Stage::Lowered && failed(lowerModule(*module, planName, setup)))
     return 1;
+  // The input was verified as it was read; the lowered plan is verified
+  // here (its verifier runs the plan checker) whether or not each pass was.
+  if (*stage != Stage::Lowered && !verifyEach) {
+    nextStage("verify");
+    if (failed(verify(*module)))
+      return 1;
+  }
   if (reportOS) {
     nextStage("report (what outlasts the lowering)");
     FailureOr<std::string> text = report.get();
