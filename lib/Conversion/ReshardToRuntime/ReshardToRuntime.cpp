@@ -289,6 +289,15 @@ void ConvertReshardToRuntimePass::runOnOperation() {
     active.insert(rank);
   for (const StreamContent &s : streams)
     active.insert({s.sender, s.receiver});
+  // Ranks, phases, quotas and sizes repeat over a plan's streams: each
+  // attribute is made once (a uniquer lookup per value, not per use).
+  llvm::DenseMap<int64_t, IntegerAttr> i64Attrs;
+  auto i64 = [&](int64_t v) {
+    IntegerAttr &attr = i64Attrs[v];
+    if (!attr)
+      attr = b.getI64IntegerAttr(v);
+    return attr;
+  };
   for (int64_t rank : active) {
     b.setInsertionPointToEnd(body);
     auto rankOp = rt::RankOp::create(b, module.getLoc(), rank, 0);
@@ -298,14 +307,16 @@ void ConvertReshardToRuntimePass::runOnOperation() {
     for (size_t i : sendsOf[rank]) {
       const StreamContent &s = streams[i];
       const PlanStream &row = schedule.streams[i];
-      rt::SendOp::create(b, streamLocs[i], s.receiver, s.phase, row.start,
-                         row.quota, s.bytes, streamList[i]);
+      rt::SendOp::create(b, streamLocs[i], i64(s.receiver), i64(s.phase),
+                         i64(row.start), i64(row.quota), i64(s.bytes),
+                         i64(streamList[i]));
     }
     for (size_t i : recvsOf[rank]) {
       const StreamContent &s = streams[i];
       const PlanStream &row = schedule.streams[i];
-      rt::RecvOp::create(b, streamLocs[i], s.sender, s.phase, row.start,
-                         row.quota, s.bytes, streamList[i]);
+      rt::RecvOp::create(b, streamLocs[i], i64(s.sender), i64(s.phase),
+                         i64(row.start), i64(row.quota), i64(s.bytes),
+                         i64(streamList[i]));
     }
   }
 
