@@ -102,18 +102,29 @@ reshard::streamsWithLanes(PlanModel &model, llvm::ArrayRef<int64_t> spans) {
   std::vector<TransferGroup> transfers = enumerateTransfers(model);
   model.relayLanes = lanes;
   model.relayLaneSpan = span;
+  // The streams with a lane per holder (phase 1 + lane for relays), then
+  // each span's as their image (far fewer keys than transfers).
+  using Key = std::tuple<int64_t, int64_t, int64_t>;
+  llvm::DenseSet<Key> perHolder;
+  for (const TransferGroup &t : transfers)
+    if (t.kind != TransferKind::Copy)
+      perHolder.insert({t.sender, t.receiver, t.phase()});
+  transfers = {};
   int64_t ranks = model.numRanks();
   llvm::SmallVector<int64_t, 3> counts;
   for (int64_t s : spans) {
+    if (s == 1) {
+      counts.push_back(perHolder.size());
+      continue;
+    }
     auto merged = [&](int64_t lane) {
       int64_t fed = lane >= ranks ? ranks : 0;
       return fed + (lane - fed) - (lane - fed) % s;
     };
-    llvm::DenseSet<std::tuple<int64_t, int64_t, int64_t>> keys;
-    for (const TransferGroup &t : transfers)
-      if (t.kind != TransferKind::Copy)
-        keys.insert({t.sender, t.receiver,
-                     t.kind == TransferKind::Relay ? 1 + merged(t.lane) : 0});
+    llvm::DenseSet<Key> keys;
+    keys.reserve(perHolder.size());
+    for (const auto &[sender, receiver, phase] : perHolder)
+      keys.insert({sender, receiver, phase ? 1 + merged(phase - 1) : 0});
     counts.push_back(keys.size());
   }
   return counts;
