@@ -23,12 +23,13 @@ struct Crossing {
 
 /// Moves crossings off the busiest GPU of each domain to its least loaded
 /// one while that lowers the busier of the two, only what the busiest GPU
-/// carries for itself (a crossing moves once). Of those, the one whose far
-/// end has seen the fewest moves: a moved stream joins the idle GPU's own
-/// message to that end, and under fair sharing a NIC whose messages are
-/// few and large is left waiting on their senders (M2N Qwen3-235B lost 13%
-/// a step with 13 moves onto one receiver). Then the largest that keeps
-/// the idle GPU within the domain's mean, else the smallest. `load` starts
+/// carries for itself (a crossing moves once). Those that keep the idle
+/// GPU within the domain's mean come first (the largest of them, else the
+/// smallest past it), but before size, the one whose far end has seen the
+/// fewest moves: a moved stream joins the idle GPU's own message to that
+/// end, and under fair sharing a NIC whose messages are few and large is
+/// left waiting on their senders (M2N Qwen3-235B lost 13% a step with 13
+/// moves onto one receiver). `load` starts
 /// with every crossing at its own end and ends as moved. Returns the GPU
 /// per crossing (in `crossings` order).
 std::vector<int64_t>
@@ -52,10 +53,12 @@ spread(const std::vector<Crossing> &crossings,
     }
     int64_t mean = (total + gpus.size() - 1) / gpus.size();
     while (byLoad.size() > 1) {
-      auto [most, busy] = *byLoad.rbegin();
-      auto [least, idle] = *byLoad.begin();
+      // Plain copies: a lambda below reads `least` (C++17 lambdas cannot
+      // capture structured bindings).
+      int64_t most = byLoad.rbegin()->first, busy = byLoad.rbegin()->second;
+      int64_t least = byLoad.begin()->first, idle = byLoad.begin()->second;
       std::vector<size_t> &list = own[busy];
-      // Ranked by (moves at the far end, over the mean, size: largest
+      // Ranked by (past the mean, moves at the far end, size: largest
       // first within the mean, smallest first past it).
       auto rank = [&](size_t i) {
         int64_t bytes = crossings[i].bytes;

@@ -40,9 +40,10 @@ inline auto transitModeValues() {
 
 /// Transits that balance each domain's NICs: per domain, while its
 /// busiest receiving NIC carries a stream of its own that would leave it
-/// and the least loaded NIC both below the busiest's load, that stream (the
-/// one whose sender has had the fewest moves, then the largest that keeps
-/// the least loaded within the domain's mean, else the smallest) enters
+/// and the least loaded NIC both below the busiest's load, that stream
+/// (preferring those that keep the least loaded within the domain's mean,
+/// then the one whose sender has had the fewest moves, then the largest
+/// within the mean, else the smallest) enters
 /// through the least loaded GPU instead; then the outgoing streams left
 /// without a transit are spread likewise over the sending NICs of their
 /// sender's domain. Crossings of a relay tree stay, but load their NICs.

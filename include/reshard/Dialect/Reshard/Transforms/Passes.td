@@ -217,10 +217,10 @@ def ReshardSchedule : Pass<"reshard-schedule", "mlir::ModuleOp"> {
     on its NIC (exit), so that a domain's traffic spreads over the NICs of
     all its plan GPUs (`reshard::balanceNics`: while the busiest NIC of a
     domain carries a stream of its own whose move would leave it and the
-    least loaded NIC both below its load, one such stream moves: the one
-    whose other end has had the fewest moves, then the largest that keeps
-    the least loaded within the domain's mean, else the smallest; the
-    relay tree's crossings count on their NICs).
+    least loaded NIC both below its load, one such stream moves: within
+    the domain's mean if one fits, the one whose other end has had the
+    fewest moves, then the largest within the mean, else the smallest;
+    the relay tree's crossings count on their NICs).
     The stream becomes two with the same items, sender -> via in phase
     2^31 + receiver and via -> receiver in phase 2^32 + sender, one step
     later at the same quota; `via` keeps one step's slice in its workspace
