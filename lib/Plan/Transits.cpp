@@ -28,10 +28,10 @@ struct Crossing {
 /// smallest past it), but before size, the one whose far end has seen the
 /// fewest moves: a moved stream joins the idle GPU's own message to that
 /// end, and under fair sharing a NIC whose messages are few and large is
-/// left waiting on their senders (M2N Qwen3-235B lost 13% a step with 13
-/// moves onto one receiver). `load` starts
-/// with every crossing at its own end and ends as moved. Returns the GPU
-/// per crossing (in `crossings` order).
+/// left waiting on their senders (M2N Qwen3-235B lost 13% a step with 14
+/// moves onto one receiver). `load` starts with every crossing at its own
+/// end and ends as moved. Returns the GPU per crossing (in `crossings`
+/// order).
 std::vector<int64_t>
 spread(const std::vector<Crossing> &crossings,
        const std::map<int64_t, std::vector<int64_t>> &gpusOf, Loads &load) {

@@ -5,7 +5,7 @@
 //       [--emit=cpp|mlir|none] [--staging-budget=BYTES]
 //       [--max-ops-per-step=K] [--strategy=balanced|direct]
 //       [--transits=auto|always|never] [--receives-ahead]
-//       [--plan-name=NAME]
+//       [--plan-name=NAME] [--verify-each] [--timing]
 //
 // The stages are library calls (reshard/Compile/Compile.h); the pass
 // sequence is reshard-plan-pipeline's.
