@@ -60,7 +60,7 @@ def run(cmd):
 
 
 def scenario_report(name, tmp, build, budget, layers, mlir=None,
-                    relay_tree=None, receives_ahead=False):
+                    relay_tree=None, receives_ahead=False, transits=None):
     layout = os.path.join(tmp, name + ".json")
     cmd = [sys.executable, os.path.join(HERE, "make_refit_scenario.py"),
            "--scenario", name, "--out", layout]
@@ -72,6 +72,8 @@ def scenario_report(name, tmp, build, budget, layers, mlir=None,
            "--staging-budget=%d" % budget, "--report=" + report]
     if relay_tree:
         cmd.append("--relay-tree=" + relay_tree)
+    if transits:
+        cmd.append("--transits=" + transits)
     if receives_ahead:
         cmd.append("--receives-ahead")
     cmd += (["--emit=none"] if mlir is None else ["--emit=mlir", "-o", mlir])
@@ -89,6 +91,8 @@ def main():
     ap.add_argument("--staging-budget", type=int, default=256 << 20)
     ap.add_argument("--relay-tree", choices=["auto", "never", "bound", "always"],
                     help="reshard-compile's --relay-tree (default: its own)")
+    ap.add_argument("--transits", choices=["auto", "always", "never"],
+                    help="reshard-compile's --transits (default: its own)")
     ap.add_argument("--layers", type=int,
                     help="keep the first N layers (a smoke run)")
     ap.add_argument("--simulate", nargs="?", const="all", metavar="LIST",
@@ -131,14 +135,16 @@ def main():
             r = scenario_report(name, tmp, args.build, args.staging_budget,
                                 args.layers, mlir=mlir,
                                 relay_tree=args.relay_tree,
-                                receives_ahead=args.receives_ahead)
+                                receives_ahead=args.receives_ahead,
+                                transits=args.transits)
             sim = replay_plan(args.build, mlir, r, name, args.backend,
                               simulators, args.quantum) if mlir else None
             rows.append((name, r, sim))
         print("### Modelled time against the physical bound "
-              "(staging budget %d MiB%s)\n" % (
+              "(staging budget %d MiB%s%s)\n" % (
                   args.staging_budget >> 20,
-                  ", %d layers" % args.layers if args.layers else ""))
+                  ", %d layers" % args.layers if args.layers else "",
+                  ", transits=" + args.transits if args.transits else ""))
         simcols = "simulated s | simulated / bound | " if args.simulate else ""
         print("| scenario | steps | modelled s | %sphysical bound s | "
               "bound set by | modelled / bound | busiest NIC / its bound "
@@ -189,7 +195,8 @@ def main():
             mlir = os.path.join(tmp, worst + ".plan.mlir")
             scenario_report(worst, tmp, args.build, args.staging_budget,
                             args.layers, mlir=mlir,
-                            relay_tree=args.relay_tree)
+                            relay_tree=args.relay_tree,
+                            transits=args.transits)
             from reshard import plot
             from reshard.report import Report
             report = Report.load(os.path.join(tmp, worst + ".report.json"))
