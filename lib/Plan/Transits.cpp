@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 using namespace reshard;
 
@@ -53,25 +54,25 @@ spread(const std::vector<Crossing> &crossings,
     }
     int64_t mean = (total + gpus.size() - 1) / gpus.size();
     while (byLoad.size() > 1) {
-      // Plain copies: a lambda below reads `least` (C++17 lambdas cannot
-      // capture structured bindings).
-      int64_t most = byLoad.rbegin()->first, busy = byLoad.rbegin()->second;
-      int64_t least = byLoad.begin()->first, idle = byLoad.begin()->second;
+      auto [most, busy] = *byLoad.rbegin();
+      auto [least, idle] = *byLoad.begin();
       std::vector<size_t> &list = own[busy];
-      // Ranked by (past the mean, moves at the far end, size: largest
-      // first within the mean, smallest first past it).
-      auto rank = [&](size_t i) {
-        int64_t bytes = crossings[i].bytes;
-        bool over = least + bytes > mean;
-        return std::make_tuple(over, movedTo.lookup(crossings[i].far),
-                               over ? bytes : -bytes);
-      };
+      // Of the moves that leave both GPUs below `most`, the first by (past
+      // the mean, moves at the far end, size: largest first within the
+      // mean, smallest first past it); the last of equals.
       auto best = list.end();
+      std::tuple<bool, int64_t, int64_t> bestRank;
       for (auto it = list.begin(); it != list.end(); ++it) {
         int64_t bytes = crossings[*it].bytes;
-        if (bytes > 0 && least + bytes < most &&
-            (best == list.end() || !(rank(*best) < rank(*it))))
+        if (bytes <= 0 || least + bytes >= most)
+          continue;
+        bool over = least + bytes > mean;
+        std::tuple<bool, int64_t, int64_t> rank = {
+            over, movedTo.lookup(crossings[*it].far), over ? bytes : -bytes};
+        if (best == list.end() || !(bestRank < rank)) {
           best = it;
+          bestRank = rank;
+        }
       }
       if (best == list.end())
         break;
