@@ -71,14 +71,14 @@ def test_values(shape, dtype, seed, quant):
         x[first] = 0.0  # a whole zero block
     if shape and all(n >= 2 * bb for n, bb in zip(shape, b)):
         # A block with amax 448 (scale 1, or e = 0 for MX) and ties: 1.0625
-        # lies halfway between e4m3 1.0 and 1.125, 0.01171875 between two
-        # subnormals.
+        # lies halfway between e4m3 1.0 and 1.125, 0.0107421875 (5.5 * 2^-9)
+        # between the subnormals 5 * 2^-9 and 6 * 2^-9 (to 6, the even).
         blk = tuple(slice(bb, 2 * bb) for bb in b)
         t = torch.full(x[blk].shape, 1.0625)
         flat_t = t.view(-1)
         flat_t[0] = 448.0
         if t.numel() > 2:
             flat_t[1] = -1.0625
-            flat_t[2] = 0.01171875
+            flat_t[2] = 0.0107421875
         x[blk] = t
     return x.to(dtype)

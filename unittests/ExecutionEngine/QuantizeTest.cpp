@@ -239,7 +239,7 @@ void checkRandomCase(std::mt19937_64 &rng, int input) {
   std::vector<uint8_t> kout(localElems, 0x55),
       kscales(localScales * (mx ? 1 : 4), 0x55);
   for (int64_t b = 0; b < localScales; ++b) {
-    float amax = 0.0f;
+    uint32_t amax = 0;
     for (int t = 0; t < threads; ++t)
       amax =
           std::max(amax, quant_partial_amax(launch, in.data(), b, t, threads));
@@ -271,6 +271,71 @@ TEST(QuantizeTest, RandomShardsMatchTheReference) {
   for (int i = 0; i < 3000; ++i)
     checkRandomCase(rng, i % 3);
 }
+
+#if defined(__SSE2__)
+/// The host loop runs in the caller's process: flushing subnormals
+/// (FTZ/DAZ, as torch.set_flush_denormal sets them) or another rounding
+/// mode there must not change a scale or a byte, and the caller's
+/// environment comes back afterwards.
+TEST(QuantizeTest, HostLoopIgnoresTheCallersFloatEnvironment) {
+  // fp32 blocks of 8 and MX blocks of 32: subnormal blocks whose block
+  // scale is a subnormal (amax from 225 * 2^-149) or rounds to zero, a
+  // block whose scale is subnormal from a normal amax (1e-37), and
+  // blocks whose scales round differently upwards.
+  std::mt19937_64 rng(5);
+  std::vector<float> values;
+  for (int i = 0; i < 8; ++i)
+    values.push_back(fromBits(225 + uint32_t(rng() % 5000)) *
+                     (i % 2 ? -1.0f : 1.0f));
+  for (int i = 0; i < 8; ++i)
+    values.push_back(fromBits(1 + uint32_t(rng() % 224)));
+  for (int i = 0; i < 8; ++i)
+    values.push_back(i ? 1e-37f / float(i + 1) : 1e-37f);
+  for (int i = 0; i < 104; ++i)
+    values.push_back(fromBits(0x3f800000u + uint32_t(rng() % 0x7fffff)) *
+                     std::ldexp(1.0f, int(rng() % 40) - 20));
+  std::vector<int64_t> shape = {int64_t(values.size())};
+  std::vector<uint8_t> raw(values.size() * 4);
+  std::memcpy(raw.data(), values.data(), raw.size());
+
+  for (bool mx : {false, true}) {
+    QuantSpec q;
+    q.kind = mx ? QuantSpec::Mx : QuantSpec::Block;
+    if (mx)
+      q.mx = kMxBlock;
+    else
+      q.block = {8};
+    int64_t block = mx ? kMxBlock : 8, nblocks = shape[0] / block;
+    std::vector<int64_t> cuts;
+    for (int64_t b = 0; b <= nblocks; ++b)
+      cuts.push_back(b * block);
+    const int64_t *cutPtr = cuts.data();
+    ShardBlocks sb = {1, shape.data(), &nblocks, &cutPtr};
+    ReferenceQuantized want = referenceQuantize(shape, values, q);
+    // MXCSR: FTZ | DAZ, and each rounding mode (bits 13-14).
+    for (unsigned env : {0x8040u, 0x2000u, 0x4000u, 0x6000u, 0xe040u}) {
+      std::vector<uint8_t> out(values.size()), scales(nblocks * (mx ? 1 : 4));
+      unsigned saved = _mm_getcsr();
+      _mm_setcsr(saved | env);
+      quantize_shard_host(mx ? kQuantMx : kQuantBlock, kQuantF32, sb,
+                          raw.data(), out.data(), scales.data());
+      unsigned after = _mm_getcsr();
+      _mm_setcsr(saved);
+      EXPECT_EQ(after, saved | env) << "the caller's environment is lost";
+      EXPECT_EQ(out, want.payload) << "MXCSR " << std::hex << env;
+      for (int64_t b = 0; b < nblocks; ++b) {
+        if (mx) {
+          EXPECT_EQ(int(scales[b]), int(want.e8m0[b])) << "block " << b;
+          continue;
+        }
+        float s;
+        std::memcpy(&s, &scales[4 * b], 4);
+        EXPECT_EQ(s, want.scales[b]) << "block " << b << ", MXCSR " << env;
+      }
+    }
+  }
+}
+#endif
 
 TEST(QuantizeTest, MxExponentIsExactForSubnormalsAndZero) {
   EXPECT_EQ(mx_exponent(0.0f), -127);

@@ -6,10 +6,16 @@
  * blocks along each dim are given as cut points. Header-only, C++11; the
  * scalar functions are also device functions when compiled by nvcc, so the
  * NCCL backend's kernels and the MPI backend's host loops round alike.
- * Everything is done on the bits, so no floating-point environment (flush
- * to zero, rounding mode) changes a result; the one division, x / scale,
- * is an IEEE fp32 division on both. lib/Reference/QuantReference.cpp is
- * an independent reference the tests compare this with.
+ * Conversions, comparisons and rounding to e4m3 work on the bits. The two
+ * floating-point operations, the divisions by 448 and by the scale and
+ * the MX product by 2^-e, are IEEE fp32 with subnormals, rounded to
+ * nearest even, whatever the floating-point environment: on a GPU they
+ * are PTX instructions without .ftz (so nvcc's -ftz, -prec-div and
+ * -use_fast_math change nothing), and the host loop runs under
+ * HostFloatDefaults, because it runs in the caller's process, which may
+ * flush subnormals (torch.set_flush_denormal, -ffast-math libraries) or
+ * round otherwise. lib/Reference/QuantReference.cpp is an independent
+ * reference the tests compare this with.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef RESHARD_EXECUTIONENGINE_QUANTIZE_H
@@ -22,6 +28,12 @@
 #define RESHARD_QD __host__ __device__
 #else
 #define RESHARD_QD
+#endif
+
+#if defined(__SSE2__) || defined(_M_X64)
+#include <xmmintrin.h>
+#elif !defined(__aarch64__)
+#include <cfenv>
 #endif
 
 namespace reshard {
@@ -123,25 +135,57 @@ RESHARD_QD inline float e4m3_to_float(uint8_t q) {
     return bits_float(sign | 0x7fc00000u);
   if (exp != 0)
     return bits_float(sign | ((exp + 120) << 23) | (mant << 20));
-  float v = float(mant) * bits_float(0x3b000000u); /* mant * 2^-9 */
-  return sign ? -v : v;
+  if (mant == 0)
+    return bits_float(sign);
+  /* mant * 2^-9: normalize the subnormal. */
+  exp = 121; /* 2^-6 once mant is 8..15 */
+  for (; !(mant & 8); mant <<= 1)
+    --exp;
+  return bits_float(sign | (exp << 23) | ((mant & 7) << 20));
 }
 
-/* |v| when finite, else 0: what enters a block's amax. */
-RESHARD_QD inline float finite_abs(float v) {
+/* The bits of |v| when finite, else 0: what enters a block's amax. As
+ * integers they order like the magnitudes, subnormals included. */
+RESHARD_QD inline uint32_t finite_abs_bits(float v) {
   uint32_t a = float_bits(v) & 0x7fffffffu;
-  return a >= 0x7f800000u ? 0.0f : bits_float(a);
+  return a >= 0x7f800000u ? 0u : a;
+}
+
+RESHARD_QD inline float finite_abs(float v) {
+  return bits_float(finite_abs_bits(v));
+}
+
+/* x / y and x * y in IEEE fp32, subnormals kept, rounded to nearest even
+ * (see the top of this file for the host). */
+RESHARD_QD inline float div_rn(float x, float y) {
+#if defined(__CUDA_ARCH__)
+  float r;
+  asm("div.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(y));
+  return r;
+#else
+  return x / y;
+#endif
+}
+
+RESHARD_QD inline float mul_rn(float x, float y) {
+#if defined(__CUDA_ARCH__)
+  float r;
+  asm("mul.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(y));
+  return r;
+#else
+  return x * y;
+#endif
 }
 
 /* The fp32 scale of a block whose amax is `amax`: amax / 448, or 1 when
  * that is zero. */
 RESHARD_QD inline float block_scale(float amax) {
-  float s = amax / kE4M3Max;
-  return s == 0.0f ? 1.0f : s;
+  float s = div_rn(amax, kE4M3Max);
+  return (float_bits(s) & 0x7fffffffu) == 0 ? 1.0f : s;
 }
 
 RESHARD_QD inline uint8_t quantize_scaled(float x, float scale) {
-  return e4m3_from_float(x / scale);
+  return e4m3_from_float(div_rn(x, scale));
 }
 
 /* The MX shared exponent e of a block: amax's binary exponent minus 8,
@@ -165,8 +209,48 @@ RESHARD_QD inline int mx_exponent(float amax) {
 /* x * 2^-e (exact: e <= 119 for any finite amax, and any product below the
  * fp32 normal range rounds to a zero e4m3 either way), to e4m3. */
 RESHARD_QD inline uint8_t quantize_mx(float x, int e) {
-  return e4m3_from_float(x * bits_float(uint32_t(127 - e) << 23));
+  return e4m3_from_float(mul_rn(x, bits_float(uint32_t(127 - e) << 23)));
 }
+
+/* The host loops' floating-point environment, from construction to
+ * destruction: subnormals kept (no flush to zero, no denormals-are-zero)
+ * and rounding to nearest even; the caller's is restored after. */
+class HostFloatDefaults {
+public:
+#if defined(__SSE2__) || defined(_M_X64)
+  /* MXCSR: FTZ is bit 15, DAZ bit 6, the rounding control bits 13-14. */
+  HostFloatDefaults() : saved(_mm_getcsr()) {
+    _mm_setcsr(saved & ~(0x8000u | 0x0040u | 0x6000u));
+  }
+  ~HostFloatDefaults() { _mm_setcsr(saved); }
+
+private:
+  unsigned saved;
+#elif defined(__aarch64__)
+  /* FPCR: FZ is bit 24, FZ16 bit 19, the rounding mode bits 22-23. */
+  HostFloatDefaults() {
+    __asm__ __volatile__("mrs %0, fpcr" : "=r"(saved));
+    uint64_t want = saved & ~((1ull << 24) | (1ull << 19) | (3ull << 22));
+    __asm__ __volatile__("msr fpcr, %0" : : "r"(want) : "memory");
+  }
+  ~HostFloatDefaults() {
+    __asm__ __volatile__("msr fpcr, %0" : : "r"(saved) : "memory");
+  }
+
+private:
+  uint64_t saved;
+#else
+  HostFloatDefaults() : saved(std::fegetround()) {
+    std::fesetround(FE_TONEAREST);
+  }
+  ~HostFloatDefaults() { std::fesetround(saved); }
+
+private:
+  int saved;
+#endif
+  HostFloatDefaults(const HostFloatDefaults &);
+  HostFloatDefaults &operator=(const HostFloatDefaults &);
+};
 
 /*===-- Shards ------------------------------------------------------------===*/
 
@@ -209,10 +293,10 @@ inline void for_each_in_box(int64_t nd, const int64_t *shape, const int64_t *lo,
 struct AmaxOf {
   const void *in;
   int input;
-  float amax;
+  uint32_t amax; /* bits */
   void operator()(int64_t i) {
-    float f = finite_abs(load_input(in, i, input));
-    amax = f > amax ? f : amax;
+    uint32_t a = finite_abs_bits(load_input(in, i, input));
+    amax = a > amax ? a : amax;
   }
 };
 
@@ -233,6 +317,7 @@ struct QuantizeInto {
  * row-major over the blocks. */
 inline void quantize_shard_host(int kind, int input, const ShardBlocks &sb,
                                 const void *in, uint8_t *out, void *scales) {
+  HostFloatDefaults defaults;
   const int64_t nd = sb.ndim;
   int64_t blocks = 1;
   for (int64_t d = 0; d < nd; ++d)
@@ -245,14 +330,14 @@ inline void quantize_shard_host(int kind, int input, const ShardBlocks &sb,
       lo[d] = sb.cuts[d][bi[d]];
       hi[d] = sb.cuts[d][bi[d] + 1];
     }
-    AmaxOf amax = {in, input, 0.0f};
+    AmaxOf amax = {in, input, 0u};
     for_each_in_box(nd, sb.shape, lo, hi, amax);
     QuantizeInto q = {in, input, kind, 0, 1.0f, out};
     if (kind == kQuantMx) {
-      q.e = mx_exponent(amax.amax);
+      q.e = mx_exponent(bits_float(amax.amax));
       static_cast<uint8_t *>(scales)[b] = static_cast<uint8_t>(q.e + 127);
     } else {
-      q.scale = block_scale(amax.amax);
+      q.scale = block_scale(bits_float(amax.amax));
       memcpy(static_cast<uint8_t *>(scales) + 4 * b, &q.scale, 4);
     }
     for_each_in_box(nd, sb.shape, lo, hi, q);

@@ -114,28 +114,31 @@ quant_box_count(const QuantLaunch &q, const int64_t *lo, const int64_t *hi) {
   return n;
 }
 
-/* Thread `t` of `nt`: the amax of its elements of block `b`. */
-RESHARD_QD inline float quant_partial_amax(const QuantLaunch &q, const void *in,
-                                           int64_t b, int t, int nt) {
+/* Thread `t` of `nt`: the amax of its elements of block `b`, as the bits
+ * of a non-negative float (integers compare them without any flush of
+ * subnormals, whatever nvcc's -ftz). */
+RESHARD_QD inline uint32_t quant_partial_amax(const QuantLaunch &q,
+                                              const void *in, int64_t b, int t,
+                                              int nt) {
   int64_t lo[kQuantMaxDims], hi[kQuantMaxDims];
   quant_block_box(q, b, lo, hi);
-  float m = 0.0f;
+  uint32_t m = 0;
   for (int64_t e = t, n = quant_box_count(q, lo, hi); e < n; e += nt) {
-    float f =
-        finite_abs(load_input(in, quant_box_element(q, lo, hi, e), q.input));
-    m = f > m ? f : m;
+    uint32_t a = finite_abs_bits(
+        load_input(in, quant_box_element(q, lo, hi, e), q.input));
+    m = a > m ? a : m;
   }
   return m;
 }
 
-/* Thread `t` of `nt`, given block `b`'s amax: its elements' bytes, and
- * (thread 0) the block's scale. */
+/* Thread `t` of `nt`, given block `b`'s amax (bits): its elements' bytes,
+ * and (thread 0) the block's scale. */
 RESHARD_QD inline void quant_block_write(const QuantLaunch &q, const void *in,
                                          uint8_t *out, void *scales, int64_t b,
-                                         int t, int nt, float amax) {
+                                         int t, int nt, uint32_t amax_bits) {
   int64_t lo[kQuantMaxDims], hi[kQuantMaxDims];
   quant_block_box(q, b, lo, hi);
-  float scale = 1.0f;
+  float amax = bits_float(amax_bits), scale = 1.0f;
   int e8 = 0;
   if (q.kind == kQuantMx)
     e8 = mx_exponent(amax);
@@ -157,12 +160,14 @@ RESHARD_QD inline void quant_block_write(const QuantLaunch &q, const void *in,
 
 #if defined(__CUDACC__)
 const int kQuantThreads = 128;
+static_assert((kQuantThreads & (kQuantThreads - 1)) == 0,
+              "the amax reduction halves the threads");
 
 /* Grid-stride over the shard's blocks, one thread block at a time. */
 static __global__ void __launch_bounds__(kQuantThreads)
     quantize_shard_kernel(QuantLaunch q, int64_t blocks, const void *in,
                           uint8_t *out, void *scales) {
-  __shared__ float partial[kQuantThreads];
+  __shared__ uint32_t partial[kQuantThreads];
   for (int64_t b = blockIdx.x; b < blocks; b += gridDim.x) {
     partial[threadIdx.x] =
         quant_partial_amax(q, in, b, threadIdx.x, blockDim.x);
@@ -172,7 +177,7 @@ static __global__ void __launch_bounds__(kQuantThreads)
         partial[threadIdx.x] = partial[threadIdx.x + s];
       __syncthreads();
     }
-    float amax = partial[0];
+    uint32_t amax = partial[0];
     __syncthreads(); /* partial[0] is read before the next block writes */
     quant_block_write(q, in, out, scales, b, threadIdx.x, blockDim.x, amax);
   }
