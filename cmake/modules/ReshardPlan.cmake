@@ -22,6 +22,10 @@
 #                                     # next receives while it is in flight
 #     [STATIC | SHARED])              # library kind (STATIC)
 #
+# With BACKEND nccl the plan is compiled as CUDA (by nvcc) when the project
+# enables the CUDA language (enable_language(CUDA) before this call), and as
+# C++ otherwise. A plan with quantized destinations runs a CUDA kernel, so
+# it needs CUDA enabled: as C++ it stops at an #error that says so.
 # At build time, in ${CMAKE_CURRENT_BINARY_DIR}/reshard/<target>/:
 #   <plan>.mlir        the per-rank runtime program (reshard_rt dialect)
 #   <plan>.report.json the plan's report (bytes per link class, bounds, time)
@@ -157,6 +161,15 @@ function(reshard_add_plan target)
   endif()
   add_library(${target} ${kind} "${out}/${plan}.cpp" "${out}/${plan}.h")
   target_compile_features(${target} PUBLIC cxx_std_17)
+  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  if(ARG_BACKEND STREQUAL "nccl" AND "CUDA" IN_LIST languages)
+    # nvcc compiles the plan: one that quantizes on the GPU has a kernel.
+    set_source_files_properties("${out}/${plan}.cpp" PROPERTIES LANGUAGE CUDA)
+    target_compile_features(${target} PRIVATE cuda_std_17)
+    # The shared runtime the backend links (CUDA::cudart), not a second,
+    # static one.
+    set_target_properties(${target} PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
+  endif()
   set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   if(ARG_SHARED)
     # The plan list that Python's reshard.Plan.load reads binds inside this

@@ -286,7 +286,8 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
   // The GPU quantizer is a CUDA kernel: such a plan needs nvcc.
   if (backend == CppBackend::Nccl && !e.quantTensors.empty())
     os << "#if !defined(__CUDACC__)\n#error \"this plan quantizes on the "
-          "GPU: compile it with nvcc -x cu\"\n#endif\n";
+          "GPU: compile it with nvcc -x cu (CMake: enable_language(CUDA) "
+          "before reshard_add_plan)\"\n#endif\n";
   os << "\nnamespace {\n\nusing namespace reshard::engine;\n\n";
 
   // Names are escaped C strings: a newline or a trailing backslash must
