@@ -5,6 +5,8 @@
 //                                       destination element
 //   reshard-run FILE --src DIR --dst DIR
 //                                       shards from/to DIR/rank<R>.<tensor>.bin
+//                                       (a quantized tensor's scales to
+//                                       rank<R>.<tensor>.scale.bin)
 //
 // FILE is the layout JSON or reshard IR at any stage: a layout is planned
 // first with reshard-plan-pipeline (lower=false, default options), so that
@@ -64,7 +66,9 @@ static cl::opt<std::string>
            cl::value_desc("DIR"));
 static cl::opt<std::string>
     dstDir("dst",
-           cl::desc("Write destination shards to DIR/rank<R>.<tensor>.bin"),
+           cl::desc("Write destination shards to DIR/rank<R>.<tensor>.bin "
+                    "(a quantized tensor's scales to "
+                    "DIR/rank<R>.<tensor>.scale.bin; the engine runs them)"),
            cl::value_desc("DIR"));
 static cl::opt<std::string> makeSourcesDir(
     "make-sources",
@@ -97,17 +101,10 @@ static int fail(const llvm::Twine &msg) {
   return 1;
 }
 
-/// Quantized destinations are checked (--check, --make-sources, --verify)
-/// but not run on files: the generated MPI program does that.
-static LogicalResult refuseQuantized(RedistributeOp op) {
-  if ((!op.getDstSharding().isQuantized() && !op->hasAttr(kScalesOfAttr)) ||
-      checkMode || !makeSourcesDir.empty() || !verifyDir.empty())
-    return success();
-  return op.emitOpError()
-         << "@" << op.getSymName()
-         << ": reshard-run checks quantized destinations (--check, "
-            "--make-sources, --verify) but does not run them on files; the "
-            "generated MPI program does (scripts/reshard-mpirun)";
+/// Whether `op` is a quantized payload or its scales: the piece
+/// interpreter moves bytes, only the execution engine quantizes.
+static bool isQuantized(RedistributeOp op) {
+  return op.getDstSharding().isQuantized() || op->hasAttr(kScalesOfAttr);
 }
 
 static std::string shardPath(StringRef dir, int64_t rank, StringRef tensor) {
@@ -395,8 +392,6 @@ load(MLIRContext &ctx, std::shared_ptr<llvm::SourceMgr> &sourceMgr,
   if (*stage == Stage::Layout) {
     SymbolTableCollection symbols;
     for (RedistributeOp op : module->getOps<RedistributeOp>()) {
-      if (failed(refuseQuantized(op)))
-        return nullptr;
       // Planning decides where a quantized tensor is quantized; its size
       // is checked with the others after it.
       if (op.getDstSharding().isQuantized())
@@ -474,10 +469,14 @@ int main(int argc, char **argv) {
   SymbolTableCollection symbols;
   std::vector<TensorLayout> layouts;
   SmallVector<RedistributeOp> ops(module->getOps<RedistributeOp>());
+  // --src/--dst quantize with the engine (the MPI backend's host loops).
+  bool files = !checkMode && makeSourcesDir.empty() && verifyDir.empty();
+  bool engineMode = ::engineMode || (files && llvm::any_of(ops, isQuantized));
+  // The caller's source shards: a payload quantized on its senders moves
+  // FP8 but starts at the source's precision; scales have none.
+  std::vector<std::optional<TensorLayout>> callerSources;
   uint64_t allHostBytes = 0;
   for (auto [t, op] : llvm::enumerate(ops)) {
-    if (failed(refuseQuantized(op)))
-      return 1;
     FailureOr<TensorLayout> layout = getTensorLayout(op, symbols);
     if (failed(layout))
       return 1;
@@ -495,15 +494,22 @@ int main(int argc, char **argv) {
       return 1;
     allHostBytes = llvm::checkedAddUnsigned(allHostBytes, hostBytes(*layout))
                        .value_or(UINT64_MAX);
+    callerSources.emplace_back();
+    if (!op->hasAttr(kScalesOfAttr)) {
+      callerSources.back() = *layout;
+      callerSources.back()->elementBytes =
+          *getElementTypeBytes(op.getSrcTensorType().getElementType());
+    }
     if (!makeSourcesDir.empty() || !verifyDir.empty()) {
       if (!checkFileName(*layout))
         return 1;
     } else if (!checkMode) {
       if (!checkFileName(*layout) || !checkDestinations(*layout))
         return 1;
-      for (auto &[rank, shape] : layout->localShapes(/*source=*/true))
-        if (!checkSourceFile(*layout, rank, shape))
-          return 1;
+      if (const std::optional<TensorLayout> &callers = callerSources.back())
+        for (auto &[rank, shape] : callers->localShapes(/*source=*/true))
+          if (!checkSourceFile(*callers, rank, shape))
+            return 1;
     }
     layouts.push_back(std::move(*layout));
   }
@@ -519,7 +525,10 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> loweredCopy;
   if (engineMode) {
     if (*stage == Stage::Explicit)
-      return fail("--engine lowers the plan, and the explicit reference form "
+      return fail(llvm::Twine(::engineMode ? "--engine"
+                                           : "quantized destinations run "
+                                             "with the engine, which") +
+                  " lowers the plan, and the explicit reference form "
                   "(reshard.pieces) does not lower; give the planned module");
     loweredCopy = module->clone();
     if (failed(lowerModule(*loweredCopy, "")))
@@ -622,12 +631,13 @@ int main(int argc, char **argv) {
       engineResults.push_back(std::move(dst));
       dst.assign(n, {});
     }
-  if (engineMode && !checkMode && makeSourcesDir.empty() && verifyDir.empty()) {
+  if (engineMode && files) {
     for (size_t t = 0; t < n; ++t) {
-      if (!readShards(layouts[t], srcDir, /*source=*/true, src[t]))
+      if (callerSources[t] &&
+          !readShards(*callerSources[t], srcDir, /*source=*/true, src[t]))
         return 1;
-      for (auto &[rank, shape] : layouts[t].localShapes(/*source=*/false))
-        dst[t][rank].assign(layouts[t].shardBytes(shape), 0);
+      for (auto &[rank, shape] : landings[t].localShapes(/*source=*/false))
+        dst[t][rank].assign(landings[t].shardBytes(shape), 0);
     }
     if (llvm::Error err = execute(src, dst, 0, nullptr))
       return fail(llvm::toString(std::move(err)));

@@ -1,18 +1,13 @@
 // reshard-quantize errors: a module planned without the pass, a decided
-// payload without its scales, a place that is not one, and reshard-run
-// asked to run quantized tensors on files (the generated MPI program
-// does); each names the tensor and what to do instead.
+// payload without its scales, a place that is not one; each names the
+// tensor and what to do instead.
 
 // RUN: rm -rf %t && split-file %s %t
 // RUN: not reshard-opt %t/good.mlir --reshard-intersect -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNDECIDED
 // UNDECIDED: error: 'reshard.redistribute' op @w: its destination is quantized (block [64]) but not yet decided where; run reshard-quantize first (reshard-plan-pipeline and reshard-compile do)
-// RUN: mkdir -p %t/in %t/out
-// RUN: not reshard-run %t/good.mlir --src %t/in --dst %t/out 2>&1 | FileCheck %s --check-prefix=REFUSED
 // RUN: reshard-opt %t/good.mlir --reshard-quantize -o %t/decided.mlir
 // RUN: FileCheck %s --check-prefix=DECIDED < %t/decided.mlir
 // DECIDED: {quantize_on = "sender"}
-// RUN: not reshard-run %t/decided.mlir --src %t/in --dst %t/out --engine 2>&1 | FileCheck %s --check-prefix=REFUSED
-// REFUSED: error: 'reshard.redistribute' op @w: reshard-run checks quantized destinations (--check, --make-sources, --verify) but does not run them on files; the generated MPI program does (scripts/reshard-mpirun)
 
 // A decided payload without its scales redistribution is refused.
 // RUN: sed -e '/scales_of/d' %t/decided.mlir > %t/no-scales.mlir
