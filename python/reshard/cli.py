@@ -209,9 +209,11 @@ def parser():
                         'last=|stages=a:b:..]"')
     q.add_argument("--dest", required=True,
                    help='"vllm:tp=8,engines=4[,ep=1][,spmoe=auto|0|1]'
-                        '[,w13=gate_up|up_gate]" (dp= is a synonym of '
-                        'engines=; w13=up_gate: routed experts\' w13 as '
-                        'FlashInfer\'s [up; gate])')
+                        '[,w13=gate_up|up_gate][,fp8=block|mx]" (dp= is a '
+                        'synonym of engines=; w13=up_gate: routed experts\' '
+                        'w13 as FlashInfer\'s [up; gate]; fp8: linear '
+                        'weights as FP8 with [128, 128] fp32 scales or '
+                        'MXFP8)')
     q.add_argument("--topology", default="dgx-h100",
                    help=f"{' or '.join(TOPOLOGIES)}, or a JSON file")
     q.add_argument("-o", "--out", required=True, help="output folder")

@@ -153,8 +153,12 @@ def _with_scales(entries: List[_Entry]) -> List[_Entry]:
         blocks = {d: [-(-size // b[d]) for size in sizes]
                   for d, sizes in e.dst.blocks.items()}
         dst = Sharding(e.dst.mesh, e.dst.dims, blocks)
-        out.append(_Entry(e.name + ".scale", shape, None, dst,
-                          {"scales_of": e.name, "quant": dict(q)}))
+        extra = {"scales_of": e.name, "quant": dict(q)}
+        into = e.extra.get("fused_into")
+        if into is not None:    # a piece's scales: rows of the buffer's
+            extra["fused_into"] = into + ".scale"
+            extra["fused_offset"] = {"dst": _offset(e, "dst") // b[0]}
+        out.append(_Entry(e.name + ".scale", shape, None, dst, extra))
     return out
 
 
@@ -498,10 +502,6 @@ def megatron_tensors(layout: LayoutLike, params: ParamsLike, rank: int, *,
 def _vllm_resolve(side: str):
     def resolve(e: _Entry, shape: List[int], ctx: _Ctx, table: _Table,
                 rank: int) -> Any:
-        into = e.extra.get("fused_into")
-        if into is not None:                # a KV-replicated qkv piece
-            return _piece_view(e, shape, ctx, table, rank, side, [into],
-                               repr(into))
         # A quantized weight's scales: vLLM's weight_scale_inv (block FP8)
         # or weight_scale (MXFP8) beside the weight.
         of = e.extra.get("scales_of")
@@ -510,6 +510,12 @@ def _vllm_resolve(side: str):
         if of is not None:
             suffix = "_scale_inv" if "block" in e.extra["quant"] else "_scale"
             name = of
+        into = e.extra.get("fused_into")
+        if into is not None:    # a KV-replicated qkv piece, or its scales
+            if of is not None:
+                into = into[:-len(".scale")] + suffix
+            return _piece_view(e, shape, ctx, table, rank, side, [into],
+                               repr(into))
         m = _LAYER.match(name)
         x = m and _EXPERT.match(m.group(2))
         if x:                               # one expert of FusedMoE's stack

@@ -219,21 +219,32 @@ def build_layout(model: Union[Model, str, os.PathLike],
     cuts = {}
     fp8_done, fp8_left = 0, []
     for p in params:
+        quant = i.fp8_quant(len(p.shape)) if _fp8_eligible(p) else None
+        b = None if quant is None else \
+            [128] * 2 if "block" in quant else [1, quant["mx"]]
         if p.role == "qkv" and split:
             for name, shape, s, d, extra in _qkv_pieces(p, src, dst, sm,
                                                         cuts):
+                # A piece is rows of each vLLM rank's fused qkv_proj, whose
+                # blocks (weight_scale_inv's rows) start at its row 0: the
+                # piece is FP8 where it is made of those blocks.
+                if quant is not None:
+                    if extra["fused_offset"]["dst"] % b[0] or \
+                            shape[0] % b[0]:
+                        fp8_left.append(name)
+                    else:
+                        d.quant = quant
+                        fp8_done += 1
                 out.add(name, shape, p.dtype, s, d, **extra)
             continue
         smesh, sdims = src.place(p, sm)
         dmesh, ddims = dst.place(p, sm)
         s_side = Sharding(smesh, sdims, *src.fused(p, sm))
         d_side = Sharding(dmesh, ddims, *dst.fused(p, sm))
-        quant = i.fp8_quant(len(p.shape)) if _fp8_eligible(p) else None
         if quant is not None:
             # Only where vLLM's shards hold whole blocks (it refuses a TP
             # split that cuts one); a trainer shard that cuts one leaves
             # the quantizing to the inference ranks (reshard-quantize).
-            b = ([128] * 2 if "block" in quant else [1, quant["mx"]])
             if d_side.order or not d_side.holds_whole_blocks(p.shape, b):
                 fp8_left.append(p.name)
             else:

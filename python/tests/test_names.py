@@ -630,3 +630,37 @@ def test_fp8_scales_map_to_vllm_scale_parameters(have_tools, tmp_path):
             if want is None or not math.prod(want):
                 continue
             assert tuple(got[name].shape) == want, (rank, name)
+
+
+def test_fp8_scales_of_qkv_pieces_are_rows_of_weight_scale_inv():
+    """fp8=block with KV heads replicated (vLLM TP4 over 2 KV heads): qkv
+    is planned as pieces, rows of each rank's fused qkv_proj, and each
+    piece's scales are the rows of that rank's qkv_proj.weight_scale_inv
+    from the piece's row offset / 128: views of vLLM's parameter, of the
+    shape the layout gives the scale shard."""
+    m = small(4, 2, 128, hidden_size=256, intermediate_size=512)
+    train, infer = "tp=2,dp=1", "tp=4,dp=1,fp8=block"
+    lay = build_layout(m, train, infer)
+    pieces = {t.name: t for t in lay.tensors if "fused_into" in t.extra}
+    assert pieces and all(t.dst.quant for t in pieces.values())
+    quantized = {t.name for t in lay.tensors if t.dst.quant}
+    first = lay.info["infer"]["ranks"][0]
+    for rank in world(lay, "dst"):
+        params = dict(vllm_params(m, infer, rank - first, 1).by_name())
+        for n, t in list(params.items()):
+            if n in quantized or n.endswith("qkv_proj.weight"):
+                params[n + "_scale_inv"] = torch.arange(
+                    math.ceil(t.shape[0] / 128) * math.ceil(t.shape[1] / 128),
+                    dtype=torch.float32).reshape(
+                        math.ceil(t.shape[0] / 128),
+                        math.ceil(t.shape[1] / 128))
+        got = reshard.vllm_tensors(lay, params, rank)
+        inv = params["model.layers.0.self_attn.qkv_proj.weight_scale_inv"]
+        mine = [n for n in got if n[:-len(".scale")] in pieces]
+        assert mine, rank
+        for n in mine:
+            piece = pieces[n[:-len(".scale")]]
+            row = piece.extra["fused_offset"]["dst"] // 128
+            assert list(got[n].shape) == [piece.shape[0] // 128,
+                                          math.ceil(piece.shape[1] / 128)]
+            assert got[n].data_ptr() == inv[row].data_ptr(), (rank, n)

@@ -255,6 +255,27 @@ def test_fp8_preset_quantizes_linear_weights(round_trip, tmp_path, fp8):
     assert "all correct" in tools.check(round_trip(lay))
 
 
+@pytest.mark.parametrize("fp8", ["block", "mx"])
+def test_fp8_preset_quantizes_kv_replicated_qkv_pieces(round_trip, tmp_path,
+                                                       fp8):
+    """vLLM TP4 over 2 KV heads replicates each KV head on 2 ranks, so
+    qkv_proj is planned as pieces (rows of each rank's fused buffer):
+    each piece is FP8 too (its rows start on the buffer's 128-row blocks),
+    its scales rows of weight_scale_inv, and every payload and scale
+    element checks against the independent reference."""
+    import json
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(dict(SMALL, num_attention_heads=4,
+                                   num_key_value_heads=2)))
+    lay = build_layout(str(cfg), "tp=2,dp=1", f"tp=4,dp=1,fp8={fp8}",
+                       layers=1)
+    pieces = [t for t in lay.tensors if "fused_into" in t.extra]
+    assert pieces and all(t.dst.quant for t in pieces)
+    assert lay.info["infer"]["fp8"] == {
+        "format": fp8, "quantized": 3 + len(pieces), "left": 0}
+    assert "all correct" in tools.check(round_trip(lay))
+
+
 def test_fp8_preset_leaves_split_blocks_bf16(tmp_path):
     """A TP split that cuts a [128, 128] block (intermediate 512 over TP8:
     64 rows per rank) leaves that weight bf16, names it in the notes."""
