@@ -403,7 +403,8 @@ bool Importer::readQuant(const JValue &v, const std::string &path,
     return false;
   for (const auto &[key, value] : v.members) {
     std::string keyAt = keyPath(path, key);
-    if (!quant.empty())
+    bool known = key == "block" || key == "mx";
+    if (known && !quant.empty())
       return error(value, keyAt, "give one of 'block' and 'mx', not both");
     if (key == "block") {
       quant.kind = QuantSpec::Block;
