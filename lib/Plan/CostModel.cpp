@@ -745,6 +745,26 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
         r.quantized.size() - q.onReceivers, q.onReceivers, q.payloadBytes,
         q.scaleBytes, q.fullPrecisionBytes, q.movedBytes,
         ratioText(q.movedBytes, q.fullPrecisionBytes, "%.3f"));
+    // Per tensor: the first few of each side (the JSON report has all).
+    const size_t kListed = 8;
+    for (bool receiver : {false, true}) {
+      size_t n = receiver ? q.onReceivers : r.quantized.size() - q.onReceivers;
+      if (!n)
+        continue;
+      os << (receiver ? "  on the receiver (a source shard cuts a block): "
+                      : "  on the sender: ");
+      size_t listed = 0;
+      for (const PlanReport::Quantized &t : r.quantized) {
+        if (t.onReceiver != receiver || listed == kListed)
+          continue;
+        os << (listed++ ? ", " : "")
+           << formatv("{0} ({1} B moved of {2} B)", t.name, t.movedBytes,
+                      t.fullPrecisionBytes);
+      }
+      if (n > listed)
+        os << formatv(", and {0} more", n - listed);
+      os << "\n";
+    }
   }
   // Routes per class, in bytes that reach destinations.
   os << "routes per class (B reaching destinations: local copy, NVLink "
