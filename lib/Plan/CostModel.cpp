@@ -163,6 +163,22 @@ PlanFigures FigureBuilder::finish() {
   return std::move(f);
 }
 
+/// The members of a transfer the runtime moves: all but the scales of a
+/// tensor quantized on its receivers, an identity that the receivers'
+/// quantizer writes and no copy moves.
+static int64_t movedMembers(const PlanModel &model, const TransferGroup &t) {
+  if (model.tensorQuant.empty() || t.kind != TransferKind::Copy)
+    return t.memberCount;
+  const PlanGroup &g = model.groups[t.group];
+  int64_t n = 0;
+  for (int64_t i = 0; i < t.memberCount; ++i) {
+    const TensorQuant &q =
+        model.tensorQuant[g.members[t.memberStart + i * t.memberStride]];
+    n += !(q.role == TensorQuant::Scales && q.onReceiver);
+  }
+  return n;
+}
+
 /// The plan's own traffic: its local copies in step 0, then every stream's
 /// slice in each step it runs, one message per step and peer (the engine
 /// sends all of a pair's streams active in a step, phase 0 and relay lanes,
@@ -173,9 +189,8 @@ PlanFigures reshard::planFigures(const PlanModel &model,
                                  const PlanSchedule &schedule) {
   FigureBuilder b(model.topology);
   for (const TransferGroup &t : transfers)
-    if (t.kind == TransferKind::Copy)
-      b.add(0, t.sender, t.sender,
-            t.memberCount * model.pieceBytes(t.group, t.piece), t.memberCount);
+    if (int64_t n = t.kind == TransferKind::Copy ? movedMembers(model, t) : 0)
+      b.add(0, t.sender, t.sender, n * model.pieceBytes(t.group, t.piece), n);
   // `streams` is sorted by (sender, receiver, phase): a pair's streams are
   // consecutive. `covered` holds the steps its earlier streams run in.
   int64_t lastSender = -1, lastReceiver = -1;
@@ -454,7 +469,7 @@ PlanReport reshard::buildReport(const PlanModel &model,
             ? PlanReport::kByTransit
             : PlanReport::kByNetwork;
     r.classRoutes[model.groups[t.group].cls].bytes[route] +=
-        t.memberCount * model.pieceBytes(t.group, t.piece);
+        movedMembers(model, t) * model.pieceBytes(t.group, t.piece);
   }
   r.direct = directFigures(model);
   r.gatherBroadcast = gatherBroadcastFigures(model);
@@ -491,7 +506,8 @@ std::string PlanReport::ClassRoutes::algorithm() const {
   std::string name = bytes[kByTree]                           ? "relay tree"
                      : bytes[kByNetwork] || bytes[kByTransit] ? "direct"
                      : bytes[kByNVLink] || bytes[kByRelay]    ? "nvlink"
-                                                              : "copy";
+                     : bytes[kByCopy]                         ? "copy"
+                                                              : "none";
   return bytes[kByTransit] ? name + " + transits" : name;
 }
 

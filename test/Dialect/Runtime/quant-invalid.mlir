@@ -28,7 +28,7 @@
 // RUN: reshard-translate --reshard-to-cpp --backend=nccl %t/plan.mlir | FileCheck %s --check-prefix=NCCL
 // NCCL: #include "reshard/ExecutionEngine/NcclBackend.h"
 // NCCL-NEXT: #if !defined(__CUDACC__)
-// NCCL-NEXT: #error "this plan quantizes on the GPU: compile it with nvcc -x cu"
+// NCCL-NEXT: #error "this plan quantizes on the GPU: compile it with nvcc -x cu (CMake: enable_language(CUDA) before reshard_add_plan)"
 // NCCL-NEXT: #endif
 // RUN: reshard-translate --reshard-to-cpp --backend=mpi %t/plan.mlir | FileCheck %s --check-prefix=MPI
 // MPI: const QuantClass kQuantClasses[] = {

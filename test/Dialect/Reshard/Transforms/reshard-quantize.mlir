@@ -72,6 +72,9 @@ reshard.redistribute @plain from @train <[[tp]]> to @infer <[[tp]]>
 // REPORT: quantized: 3 tensors on the sender, 2 on the receiver; 151496 B of FP8 payload + 104 B of scales from 304016 B; one copy of each moves 152280 B (0.501 of the full precision)
 // REPORT-NEXT: on the sender: w (131104 B moved of 262144 B), qkv (19224 B moved of 38400 B), e (528 B moved of 2048 B)
 // REPORT-NEXT: on the receiver (a source shard cuts a block): cut (400 B moved of 400 B), swap (1024 B moved of 1024 B)
+// The receivers' quantizer writes their scales: no copy is counted.
+// REPORT: 7 1 0 0 0 0 0 0 none cut.scale
+// REPORT: 9 1 0 0 0 0 0 0 none swap.scale
 // JSON: "quantized": {
 // JSON-NEXT: "full_precision_bytes": 304016,
 // JSON-NEXT: "moved_bytes": 152280,
