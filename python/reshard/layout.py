@@ -494,6 +494,16 @@ class Sharding:
                     not set(quant) <= {"block", "mx"}):
                 raise ReshardError(f"quant: give {{'block': [sizes]}} or "
                                    f"{{'mx': 32}}, not {quant!r}")
+            b = quant.get("block")
+            if b is not None and (
+                    isinstance(b, (str, bytes)) or not b or
+                    not all(_is_int(n) and n >= 1 for n in b)):
+                raise ReshardError(f"quant: block sizes are integers >= 1, "
+                                   f"one per dim, not {b!r}")
+            if "mx" in quant and not (_is_int(quant["mx"]) and
+                                      quant["mx"] == 32):
+                raise ReshardError(f"quant: MXFP8 blocks are 32 elements, "
+                                   f"not {quant['mx']!r}")
             self.quant = {k: (list(v) if k == "block" else v)
                           for k, v in quant.items()}
         self.dims = [list(d) for d in dims]
@@ -704,9 +714,45 @@ class Layout:
                 raise ReshardError(f"{name}: {side} sharding has "
                                    f"{len(s.dims)} dims, tensor {len(shape)}")
             s.check_blocks(shape, f"{name}: {side}")
+        if src.quant:
+            raise ReshardError(f"{name}: quant belongs to the destination")
+        if dst.quant:
+            self._check_quant(name, list(shape), dtype, dst)
+        for t in self.tensors:      # `<t>.scale` names the scales of t
+            if t.dst.quant and name == t.name + ".scale":
+                raise ReshardError(f"{name}: the scales of the quantized "
+                                   f"tensor {t.name!r} have this name; "
+                                   f"rename one")
+            if dst.quant and t.name == name + ".scale":
+                raise ReshardError(f"{name}: its scales would be named "
+                                   f"{t.name!r}, which another tensor is; "
+                                   f"rename one")
         t = Redistribution(name, list(shape), dtype, src, dst, extra)
         self.tensors.append(t)
         return t
+
+    def _check_quant(self, name: str, shape: List[int], dtype: str,
+                     dst: Sharding) -> None:
+        """The rules of docs/Layout.md "Quantized destinations" that need
+        no planning (reshard-compile checks them all again)."""
+        q = dst.quant
+        if dtype not in ("bf16", "fp16", "fp32"):
+            raise ReshardError(f"{name}: an FP8 destination quantizes bf16, "
+                               f"fp16 or fp32, not {dtype}")
+        if not shape:
+            raise ReshardError(f"{name}: a 0-D tensor has no blocks")
+        if "block" in q and len(q["block"]) != len(shape):
+            raise ReshardError(f"{name}: quant has {len(q['block'])} block "
+                               f"sizes for {len(shape)} dims")
+        if dst.order:
+            raise ReshardError(f"{name}: a quantized destination has no "
+                               f"storage order")
+        b = q.get("block") or [1] * (len(shape) - 1) + [q["mx"]]
+        if not dst.holds_whole_blocks(shape, b):
+            raise ReshardError(
+                f"{name}: a destination shard cuts a block of {b}: every "
+                f"shard boundary along a blocked dim must be a multiple of "
+                f"its block size, except at the dim's end")
 
     def mesh_names(self) -> Tuple[Dict[int, str], Dict[str, DeviceMesh]]:
         """id(mesh) -> unique name; unnamed meshes become mesh0, mesh1..."""

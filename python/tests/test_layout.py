@@ -245,3 +245,58 @@ def test_topology_values_are_checked(topo, msg):
     from reshard.topology import get_topology
     with pytest.raises(ReshardError, match=msg):
         get_topology(topo)
+
+
+# --- quantized destinations ---------------------------------------------------
+
+def _quant_case(name, shape, dtype, src_dims, dst_dims, quant, layout=None,
+                order=None, src_quant=None):
+    m = init_device_mesh((2,), mesh_dim_names=("tp",))
+    n = init_device_mesh((2,), mesh_dim_names=("tp",), first_rank=2)
+    lay = layout or Layout()
+    lay.add(name, shape, dtype, Sharding(m, src_dims, quant=src_quant),
+            Sharding(n, dst_dims, order=order, quant=quant))
+    return lay
+
+
+@pytest.mark.parametrize("kw, msg", [
+    (dict(shape=[300, 64], quant={"block": [128, 64]}),
+     r"w: a destination shard cuts a block of \[128, 64\]"),
+    (dict(shape=[256, 64], dtype="int8"),
+     "an FP8 destination quantizes bf16, fp16 or fp32, not int8"),
+    (dict(quant={"block": [128]}), "quant has 1 block sizes for 2 dims"),
+    (dict(quant={"mx": 16}), "MXFP8 blocks are 32 elements, not 16"),
+    (dict(quant={"block": [0, 64]}), r"block sizes are integers >= 1"),
+    (dict(quant={"block": [128, 64], "mx": 32}), "give {'block'"),
+    (dict(quant={"fmt": 1}), "give {'block'"),
+    (dict(src_quant={"mx": 32}), "quant belongs to the destination"),
+    (dict(order={0: [[128, 128], [0, 128]]}),
+     "a quantized destination has no storage order"),
+])
+def test_quant_errors_at_add(kw, msg):
+    """Layout.add refuses what docs/Layout.md's quantization rules refuse
+    without planning, as reshard-compile would."""
+    args = dict(name="w", shape=[256, 64], dtype="bf16",
+                src_dims=[["tp"], []], dst_dims=[["tp"], []],
+                quant={"block": [128, 64]})
+    args.update(kw)
+    with pytest.raises(ReshardError, match=msg):
+        _quant_case(**args)
+
+
+def test_quant_scale_names_are_taken():
+    lay = _quant_case("w", [256, 64], "bf16", [["tp"], []], [["tp"], []],
+                      {"block": [128, 64]})
+    with pytest.raises(ReshardError, match="the scales of the quantized "
+                                           "tensor 'w' have this name"):
+        _quant_case("w.scale", [2, 1], "fp32", [["tp"], []], [["tp"], []],
+                    None, layout=lay)
+    _quant_case("v.scale", [2, 1], "fp32", [["tp"], []], [["tp"], []], None,
+                layout=lay)
+    with pytest.raises(ReshardError, match="its scales would be named "
+                                           "'v.scale'"):
+        _quant_case("v", [256, 64], "bf16", [["tp"], []], [["tp"], []],
+                    {"mx": 32}, layout=lay)
+    # A boundary only at the dim's end may cut a block (MX: 63 = 32 | 31).
+    _quant_case("u", [256, 63], "bf16", [[], ["tp"]], [[], ["tp"]],
+                {"mx": 32}, layout=lay)

@@ -10,8 +10,9 @@
 //     reshard-run (which then verifies them);
 //  3. the bandwidth of that plan against cudaMemcpy device to device of the
 //     same bytes;
-//  4. the FP8 quantize kernel against the host loops, and its time against
-//     a device copy of its input.
+//  4. the FP8 quantize kernels (the shard's, the fused pack) against the host
+//     loops, and their times against a device copy of the input and the
+//     plain pack of an FP8 payload.
 #include "plan.h"
 #include "reshard/ExecutionEngine/NcclBackend.h"
 
@@ -297,6 +298,68 @@ static int checkNonblocking(const std::vector<void *> &src,
   return rc || wrong ? 1 : 0;
 }
 
+// The fused pack (QuantizeKernels.h): the scales computed alone, then the
+// columns [w/4, 3w/4) of every row packed as FP8 straight from the
+// full-precision shard, against the host loops' bytes; and its time
+// against the plain pack of the same box from an FP8 shard (the payload
+// bytes the kernel wrote), as elements per second and as bytes moved
+// (read + written) per second.
+static int64_t checkFusedPack(const std::vector<int64_t> &shape,
+                              const reshard::engine::QuantLaunch &q, void *dIn,
+                              void *dScales, void *dPayload, void *dOut,
+                              const std::vector<uint8_t> &want,
+                              const std::vector<uint8_t> &wantScales) {
+  using namespace reshard::engine;
+  CHECK_CUDA(cudaMemset(dScales, 0x55, wantScales.size()));
+  CHECK_CUDA(launch_quantize(q, dIn, nullptr, dScales, 0));
+  int64_t rows = 1, w = shape.back();
+  for (size_t d = 0; d + 1 < shape.size(); ++d)
+    rows *= shape[d];
+  QuantCopyBox b;
+  b.from = w / 4;
+  b.to = 0;
+  b.run = w * 3 / 4 - w / 4;
+  b.n = 1;
+  b.loops[0] = rows;
+  b.loops[1] = w;
+  b.loops[2] = b.run;
+  int64_t n = rows * b.run;
+  CHECK_CUDA(
+      launch_quant_copy(q, b, dIn, dScales, static_cast<uint8_t *>(dOut), 0));
+  CHECK_CUDA(cudaDeviceSynchronize());
+  std::vector<uint8_t> got(n), gotScales(wantScales.size());
+  CHECK_CUDA(cudaMemcpy(got.data(), dOut, n, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(gotScales.data(), dScales, gotScales.size(),
+                        cudaMemcpyDeviceToHost));
+  int64_t bad = gotScales != wantScales;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < b.run; ++j)
+      bad += got[r * b.run + j] != want[r * w + b.from + j];
+  auto time = [&](bool fused) {
+    cudaDeviceSynchronize();
+    auto t0 = std::chrono::steady_clock::now();
+    for (int k = 0; k < 10; ++k)
+      if (fused)
+        launch_quant_copy(q, b, dIn, dScales, static_cast<uint8_t *>(dOut), 0);
+      else
+        cudaMemcpy2DAsync(dOut, b.run,
+                          static_cast<uint8_t *>(dPayload) + b.from, w, b.run,
+                          rows, cudaMemcpyDeviceToDevice, 0);
+    cudaDeviceSynchronize();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+               .count() /
+           10;
+  };
+  double tf = time(true), tp = time(false);
+  int in = q.input == kQuantF32 ? 4 : 2;
+  std::printf("gpu-check: fused pack of %lld elements: %lld wrong bytes; "
+              "%.3f ms vs plain pack of the FP8 payload %.3f ms: elements/s "
+              "%.2f of the plain pack's, bytes/s %.2f (goal >= 0.8)\n",
+              (long long)n, (long long)bad, tf * 1e3, tp * 1e3, tp / tf,
+              tp / tf * (in + 1) / 2.0);
+  return bad;
+}
+
 // The FP8 quantize kernel (QuantizeKernels.h) against the host loops
 // (Quantize.h, themselves bit-exact against the reference) on shards with
 // several runs per dim, short last blocks, block scaling and MX, bf16 and
@@ -370,7 +433,7 @@ static int checkQuantize() {
     void *dIn, *dOut, *dScales, *dCopy;
     CHECK_CUDA(cudaMalloc(&dIn, in.size()));
     CHECK_CUDA(cudaMalloc(&dOut, n));
-    CHECK_CUDA(cudaMalloc(&dCopy, n));
+    CHECK_CUDA(cudaMalloc(&dCopy, in.size())); // the input's copy
     CHECK_CUDA(cudaMalloc(&dScales, wantScales.size()));
     CHECK_CUDA(cudaMemcpy(dIn, in.data(), in.size(), cudaMemcpyHostToDevice));
     CHECK_CUDA(
@@ -406,6 +469,9 @@ static int checkQuantize() {
                 "input %.3f ms (copy / quantize %.2f)\n",
                 c.kind, c.input, (long long)n, (long long)blocks,
                 (long long)bad, tq * 1e3, tc * 1e3, tc / tq);
+    if (!bad)
+      bad = checkFusedPack(c.shape, q, dIn, dScales, dOut, dCopy, want,
+                           wantScales);
     cudaFree(dIn);
     cudaFree(dOut);
     cudaFree(dCopy);

@@ -117,6 +117,63 @@ float drawValue(std::mt19937_64 &rng, int scale) {
   }
 }
 
+/// The fused pack against the shard quantized whole (`out`): the host's
+/// element loop over the whole shard, and the device's spans (emulated on
+/// the host) over a random sub-box packed row-major, whose bytes must be
+/// the sub-box's bytes of `out`; with the scales computed alone.
+void checkFusedPack(std::mt19937_64 &rng, int kind, int input,
+                    const ShardBlocks &sb, const QuantLaunch &launch,
+                    const std::vector<uint8_t> &in,
+                    const std::vector<uint8_t> &scales,
+                    const std::vector<uint8_t> &out) {
+  std::vector<uint8_t> alone(scales.size(), 0x55);
+  quantize_shard_host(kind, input, sb, in.data(), nullptr, alone.data());
+  ASSERT_EQ(alone, scales) << "the scales computed alone differ";
+  QuantSource src = {kind, input, sb, in.data(), scales.data()};
+  std::vector<uint8_t> host(out.size(), 0x55);
+  quantize_elements(src, 0, int64_t(out.size()), host.data());
+  ASSERT_EQ(host, out) << "the fused pack's element loop differs";
+  int64_t nd = sb.ndim;
+  if (nd == 0 || out.empty())
+    return;
+  // A random sub-box [lo, hi) of the shard, as a box of nd - 1 loops.
+  std::vector<int64_t> lo(nd), hi(nd), stride(nd, 1);
+  for (int64_t d = nd - 1; d >= 0; --d) {
+    lo[d] = rng() % sb.shape[d];
+    hi[d] = lo[d] + 1 + rng() % (sb.shape[d] - lo[d]);
+    if (d > 0)
+      stride[d - 1] = stride[d] * sb.shape[d];
+  }
+  QuantCopyBox box;
+  box.run = hi[nd - 1] - lo[nd - 1];
+  box.n = nd - 1;
+  box.from = lo[nd - 1];
+  box.to = 0;
+  int64_t packed = box.run;
+  for (int64_t d = nd - 2; d >= 0; --d) {
+    box.from += lo[d] * stride[d];
+    box.loops[3 * d] = hi[d] - lo[d];
+    box.loops[3 * d + 1] = stride[d];
+    box.loops[3 * d + 2] = packed;
+    packed *= hi[d] - lo[d];
+  }
+  ASSERT_EQ(quant_copy_count(box), packed);
+  std::vector<uint8_t> want;
+  std::vector<int64_t> at(lo);
+  for (int64_t e = 0; e < packed; ++e) {
+    int64_t lin = 0;
+    for (int64_t d = 0; d < nd; ++d)
+      lin += at[d] * stride[d];
+    want.push_back(out[lin]);
+    for (int64_t d = nd - 1; d >= 0 && ++at[d] == hi[d]; --d)
+      at[d] = lo[d];
+  }
+  std::vector<uint8_t> got(packed, 0x55);
+  for (int64_t span = 0, n = quant_span_count(box); span < n; ++span)
+    quant_span(launch, in.data(), scales.data(), box, span, got.data());
+  ASSERT_EQ(got, want) << "the device's fused pack differs";
+}
+
 /// One random case: a tensor, a quantization, and a local shard made of
 /// aligned segments per dim in a shuffled order.
 void checkRandomCase(std::mt19937_64 &rng, int input) {
@@ -249,6 +306,8 @@ void checkRandomCase(std::mt19937_64 &rng, int input) {
   }
   ASSERT_EQ(kout, out) << "the kernel's code differs from the host loops";
   ASSERT_EQ(kscales, scales) << "the kernel's scales differ";
+  checkFusedPack(rng, mx ? kQuantMx : kQuantBlock, input, sb, launch, in,
+                 scales, out);
   for (int64_t l = 0; l < localElems; ++l) {
     int64_t g = globalLinear(l, local, global, shape);
     ASSERT_EQ(int(out[l]), int(want.payload[g]))

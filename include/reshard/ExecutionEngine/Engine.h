@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -921,10 +922,38 @@ struct HostMover {
     return 0;
   }
   /* `blocks` and `runs` (the plan's words) say the same as `sb`, in the
-   * compact form the device quantizer takes. */
+   * compact form the device quantizer takes. A null `out`: the scales
+   * only. */
   int quantize(int kind, int input, const ShardBlocks &sb, const int64_t *,
                const int64_t *, const void *in, uint8_t *out, void *scales) {
     quantize_shard_host(kind, input, sb, in, out, scales);
+    return 0;
+  }
+  /* The fused pack: copy() and pack() of a payload its senders quantize,
+   * from the caller's full-precision shard (QuantizedSource). */
+  template <class Source>
+  int copy_quantized(const int64_t *d, const Source &s, void *dst) {
+    HostFloatDefaults defaults;
+    QuantSource q = s.host();
+    int64_t run = d[2];
+    for_each_run(d + 4, d[3], 3, 1, 2, d[0], d[1], [&](int64_t a, int64_t b) {
+      quantize_elements(q, a, run, static_cast<uint8_t *>(dst) + b);
+    });
+    return 0;
+  }
+  template <class Source>
+  int pack_quantized(const int64_t *d, const Source &s, int64_t lo, int64_t hi,
+                     uint8_t *out) {
+    HostFloatDefaults defaults;
+    QuantSource q = s.host();
+    for_each_subbox(
+        d, lo, hi,
+        [&](int64_t off, int64_t run, const int64_t *loops, int64_t n) {
+          for_each_run(loops, n, 2, 1, 0, off, 0, [&](int64_t o, int64_t) {
+            quantize_elements(q, o, run, out);
+            out += run;
+          });
+        });
     return 0;
   }
 };
@@ -1033,32 +1062,67 @@ inline void point_at_shadows(const Plan &plan, int64_t rank, uint8_t *area,
   for_each_quantized_destination(plan, rank, f);
 }
 
-/* Quantizes one shard of `q`'s payload, its combo `combo` on the side
- * that quantizes, from `in` into `out` and `scales`: the runs record
- * gives the block cut points per dim. */
-template <class Mover>
-inline int quantize_shard(const Plan &plan, const QuantTensor &q, int64_t combo,
-                          const void *in, uint8_t *out, void *scales,
-                          Mover &mover) {
-  const QuantClass &qc = plan.quant_classes[q.qclass];
-  const Class &c = plan.classes[plan.groups[plan.tensor_group[q.payload]].cls];
-  const int64_t *shape =
-      plan.words + (qc.side == kQuantOnReceiver ? c.dst_shapes : c.src_shapes) +
-      combo * c.ndim;
-  const int64_t *record = plan.words + plan.words[qc.segments + combo];
-  const int64_t *runs = record;
-  std::vector<std::vector<int64_t>> cuts(c.ndim);
-  std::vector<const int64_t *> cut_ptrs(c.ndim);
-  std::vector<int64_t> nblocks(c.ndim);
-  for (int64_t d = 0; d < c.ndim; ++d) {
-    runs = quant_cuts(runs, plan.words[qc.blocks + d], cuts[d]);
-    nblocks[d] = static_cast<int64_t>(cuts[d].size()) - 1;
-    cut_ptrs[d] = cuts[d].data();
+/* One shard of a quantized payload as the quantizer sees it: its blocks
+ * (per dim the cut points, and the plan's compact runs record for the
+ * device), its values and its scales. The fused pack quantizes a payload
+ * its senders quantize from this, as it packs. Not copyable: `host()`
+ * points into it. */
+struct QuantizedSource {
+  int kind, input;
+  int64_t ndim;
+  const int64_t *shape, *blocks, *runs; /* the plan's words */
+  std::vector<std::vector<int64_t>> cuts;
+  std::vector<const int64_t *> cut_ptrs;
+  std::vector<int64_t> nblocks;
+  const void *in;
+  void *scales;
+
+  QuantizedSource(const Plan &plan, const QuantTensor &q, int64_t combo,
+                  const void *in, void *scales)
+      : in(in), scales(scales) {
+    const QuantClass &qc = plan.quant_classes[q.qclass];
+    const Class &c =
+        plan.classes[plan.groups[plan.tensor_group[q.payload]].cls];
+    kind = static_cast<int>(qc.kind);
+    input = q.input;
+    ndim = c.ndim;
+    shape = plan.words +
+            (qc.side == kQuantOnReceiver ? c.dst_shapes : c.src_shapes) +
+            combo * c.ndim;
+    blocks = plan.words + qc.blocks;
+    runs = plan.words + plan.words[qc.segments + combo];
+    cuts.resize(ndim);
+    cut_ptrs.resize(ndim);
+    nblocks.resize(ndim);
+    const int64_t *at = runs;
+    for (int64_t d = 0; d < ndim; ++d) {
+      at = quant_cuts(at, blocks[d], cuts[d]);
+      nblocks[d] = static_cast<int64_t>(cuts[d].size()) - 1;
+      cut_ptrs[d] = cuts[d].data();
+    }
   }
-  ShardBlocks sb = {c.ndim, shape, nblocks.data(),
-                    c.ndim ? cut_ptrs.data() : 0};
-  return mover.quantize(static_cast<int>(qc.kind), q.input, sb,
-                        plan.words + qc.blocks, record, in, out, scales);
+  ShardBlocks blocks_of() const {
+    ShardBlocks sb = {ndim, shape, nblocks.data(), ndim ? cut_ptrs.data() : 0};
+    return sb;
+  }
+  QuantSource host() const {
+    QuantSource s = {kind, input, blocks_of(), in, scales};
+    return s;
+  }
+
+private:
+  QuantizedSource(const QuantizedSource &);
+  QuantizedSource &operator=(const QuantizedSource &);
+};
+
+/* Quantizes one shard of `q`'s payload, its combo `combo` on the side
+ * that quantizes, from `in` into `out` (null: the scales only) and
+ * `scales`: the runs record gives the block cut points per dim. */
+template <class Mover>
+inline int quantize_shard(const QuantizedSource &s, uint8_t *out,
+                          Mover &mover) {
+  return mover.quantize(s.kind, s.input, s.blocks_of(), s.blocks, s.runs, s.in,
+                        out, s.scales);
 }
 
 /* Quantizes every shadow of `p`'s rank (at `shadows`, as point_at_shadows
@@ -1074,9 +1138,8 @@ inline int quantize_shadows(const Plan &plan, const RankProgram &p,
     int rc;
     void operator()(const QuantTensor &q, int64_t combo, int64_t shadow) {
       if (rc == RESHARD_OK && shadow > 0)
-        rc = quantize_shard(plan, q, combo, at,
-                            static_cast<uint8_t *>(dst[q.payload]),
-                            dst[q.scales], mover);
+        rc = quantize_shard(QuantizedSource(plan, q, combo, at, dst[q.scales]),
+                            static_cast<uint8_t *>(dst[q.payload]), mover);
       at += align_up(shadow);
     }
   } f = {plan, shadows, dst, mover, RESHARD_OK};
@@ -1084,31 +1147,44 @@ inline int quantize_shadows(const Plan &plan, const RankProgram &p,
   return f.rc;
 }
 
+/* The fused pack's sources, per tensor (null: not a payload this rank
+ * quantizes as it packs). */
+typedef std::vector<std::unique_ptr<QuantizedSource>> FusedSources;
+
 /* Quantizes every source shard of a quantized tensor that `p`'s rank holds
  * into `area` (quant_area_bytes: the end of its workspace), and points
  * `srcs` (a copy of the caller's source pointers) at the payload and
- * scales there. The mover's quantize() does the arithmetic. */
+ * scales there. The mover's quantize() does the arithmetic. With `fused`
+ * only the scales are computed: the payloads stay the caller's
+ * full-precision shards, and `fused` says how to quantize them as they
+ * are packed (the payload's part of the area stays unused). */
 template <class Mover>
 inline int quantize_sources(const Plan &plan, const RankProgram &p,
                             uint8_t *area, std::vector<void *> &srcs,
-                            Mover &mover) {
+                            Mover &mover, FusedSources *fused = 0) {
   struct Quantize {
     const Plan &plan;
     uint8_t *at;
     std::vector<void *> &srcs;
     Mover &mover;
+    FusedSources *fused;
     int rc;
     void operator()(const QuantTensor &q, int64_t combo, int64_t payload,
                     int64_t scales) {
       uint8_t *scale_at = at + align_up(payload);
-      if (rc == RESHARD_OK && payload > 0 && srcs[q.payload])
-        rc = quantize_shard(plan, q, combo, srcs[q.payload], at, scale_at,
-                            mover);
-      srcs[q.payload] = at;
+      if (rc == RESHARD_OK && payload > 0 && srcs[q.payload]) {
+        std::unique_ptr<QuantizedSource> s(
+            new QuantizedSource(plan, q, combo, srcs[q.payload], scale_at));
+        rc = quantize_shard(*s, fused ? 0 : at, mover);
+        if (fused)
+          (*fused)[q.payload] = std::move(s);
+      }
+      if (!fused)
+        srcs[q.payload] = at;
       srcs[q.scales] = scale_at;
       at = scale_at + align_up(scales);
     }
-  } f = {plan, area, srcs, mover, RESHARD_OK};
+  } f = {plan, area, srcs, mover, fused, RESHARD_OK};
   for_each_quantized_source(plan, p.rank, f);
   return f.rc;
 }
@@ -1139,7 +1215,8 @@ public:
       return RESHARD_OK;
     point_at_shadows(plan, p.rank, shadows(), dsts);
     uint8_t *area = shadows() - quant_area_bytes(plan, p.rank);
-    return quantize_sources(plan, p, area, srcs, mover);
+    fused.resize(plan.num_tensors);
+    return quantize_sources(plan, p, area, srcs, mover, &fused);
   }
 
   /* Quantizes the shadows into the caller's shards (after the last step). */
@@ -1158,7 +1235,9 @@ public:
           plan.pieces[plan.classes[g.cls].first_piece + it.piece];
       for (int64_t k = 0; rc == RESHARD_OK && k < it.count; ++k) {
         int64_t t = member_tensor(plan, g, it.start + k * int64_t(it.stride));
-        if (!receiver_scales(plan, t))
+        if (quantizes(t))
+          rc = mover.copy_quantized(plan.words + piece.copy, *fused[t], dst[t]);
+        else if (!receiver_scales(plan, t))
           rc = mover.copy(plan.words + piece.copy, src[t], dst[t]);
       }
     }
@@ -1233,7 +1312,9 @@ private:
     void operator()(int64_t t, const Piece &piece, int64_t a, int64_t b) {
       const int64_t *box =
           self->plan.words + (fromSource ? piece.pack : piece.unpack);
-      if (*rc == RESHARD_OK)
+      if (*rc == RESHARD_OK && Pack && fromSource && self->quantizes(t))
+        *rc = self->mover.pack_quantized(box, *self->fused[t], a, b, out);
+      else if (*rc == RESHARD_OK)
         *rc = Pack ? self->mover.pack(box, buffers[t], a, b, out)
                    : self->mover.unpack(box, buffers[t], a, b, in);
       if (Pack)
@@ -1246,11 +1327,16 @@ private:
   uint8_t *shadows() {
     return staging + p.workspace - shadow_area_bytes(plan, p.rank);
   }
+  /* Whether tensor t's source is a payload packed through the quantizer. */
+  bool quantizes(int64_t t) const {
+    return !fused.empty() && fused[t] != nullptr;
+  }
   uint8_t *carry() { return carryBase; }
 
   const Plan &plan;
   const RankProgram &p;
-  std::vector<void *> srcs; /* the caller's, quantized sources replaced */
+  std::vector<void *> srcs; /* the caller's, quantized scales in place */
+  FusedSources fused;       /* per tensor: its fused pack, or null */
   std::vector<void *> dsts; /* the caller's, shadows in place */
   void *const *callers_dst;
   void *const *src, *const *dst;

@@ -229,6 +229,13 @@ inline cudaError_t copy_runs(uint8_t *to, const uint8_t *from, int64_t run,
   return cudaSuccess;
 }
 
+/* The packed bytes of a sub-box (for_each_subbox's arguments). */
+inline int64_t subbox_bytes(int64_t run, const int64_t *loops, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    run *= loops[2 * i];
+  return run;
+}
+
 /* Moves bytes on the device, enqueued on the caller's stream: the mover
  * run_program drives. */
 struct DeviceMover {
@@ -259,10 +266,7 @@ struct DeviceMover {
           if (e == cudaSuccess)
             e = copy_runs(out, static_cast<const uint8_t *>(base) + off, run,
                           loops, n, 2, 1, 0, stream);
-          int64_t bytes = run;
-          for (int64_t i = 0; i < n; ++i)
-            bytes *= loops[2 * i];
-          out += bytes;
+          out += subbox_bytes(run, loops, n);
         });
     return check(e, "pack");
   }
@@ -275,10 +279,7 @@ struct DeviceMover {
           if (e == cudaSuccess)
             e = copy_runs(static_cast<uint8_t *>(base) + off, in, run, loops, n,
                           2, 0, 1, stream);
-          int64_t bytes = run;
-          for (int64_t i = 0; i < n; ++i)
-            bytes *= loops[2 * i];
-          in += bytes;
+          in += subbox_bytes(run, loops, n);
         });
     return check(e, "unpack");
   }
@@ -290,8 +291,80 @@ struct DeviceMover {
                                  cudaMemcpyDeviceToDevice, stream),
                  "transit copy");
   }
-  /* A whole source shard, on the stream (QuantizeKernels.h); the
-   * generated code of a quantizing plan is compiled by nvcc. */
+  /* The fused pack (QuantizeKernels.h): a payload its senders quantize,
+   * packed or copied from the caller's full-precision shard with the
+   * scales computed before the first step, each box a kernel. */
+  template <class Source>
+  int copy_quantized(const int64_t *d, const Source &s, void *dst) {
+    return quant_boxes(s, d[0], d[1], d[2], d + 4, d[3], 3,
+                       static_cast<uint8_t *>(dst), "local copy");
+  }
+  template <class Source>
+  int pack_quantized(const int64_t *d, const Source &s, int64_t lo, int64_t hi,
+                     uint8_t *out) {
+    int rc = RESHARD_OK;
+    for_each_subbox(
+        d, lo, hi,
+        [&](int64_t off, int64_t run, const int64_t *loops, int64_t n) {
+          if (rc == RESHARD_OK)
+            rc = quant_boxes(s, off, 0, run, loops, n, 2, out, "pack");
+          out += subbox_bytes(run, loops, n);
+        });
+    return rc;
+  }
+  /* Loops of `width` 3 (count, source stride, destination stride) or 2
+   * (count, source stride; the destination packed): one kernel per box of
+   * at most kQuantMaxDims loops, the outer ones iterated here. */
+  template <class Source>
+  int quant_boxes(const Source &s, int64_t from, int64_t to, int64_t run,
+                  const int64_t *loops, int64_t n, int width, uint8_t *out,
+                  const char *what) {
+#if defined(__CUDACC__)
+    QuantLaunch q;
+    if (!make_quant_launch(s.kind, s.input, s.ndim, s.shape, s.blocks, s.runs,
+                           &q))
+      return fail(err, errlen, RESHARD_ERR_ARGS,
+                  "%s: rank %d: a quantized shard has more than %d dims or "
+                  "%d runs per dim, more than the GPU quantizer takes",
+                  plan.name, rank, kQuantMaxDims, kQuantMaxRuns);
+    int64_t inner = run; /* the packed bytes of one outer iteration */
+    for (int64_t i = 1; i < n; ++i)
+      inner *= loops[i * width];
+    if (n > kQuantMaxDims) {
+      for (int64_t i = 0; i < loops[0]; ++i) {
+        int rc = quant_boxes(s, from + i * loops[1],
+                             to + i * (width == 3 ? loops[2] : inner), run,
+                             loops + width, n - 1, width, out, what);
+        if (rc != RESHARD_OK)
+          return rc;
+      }
+      return RESHARD_OK;
+    }
+    QuantCopyBox b;
+    b.from = from;
+    b.to = to;
+    b.run = run;
+    b.n = n;
+    int64_t packed = run; /* destination strides when packed */
+    for (int64_t l = n - 1; l >= 0; --l) {
+      b.loops[3 * l] = loops[l * width];
+      b.loops[3 * l + 1] = loops[l * width + 1];
+      b.loops[3 * l + 2] = width == 3 ? loops[l * width + 2] : packed;
+      packed *= loops[l * width];
+    }
+    return check(launch_quant_copy(q, b, s.in, s.scales, out, stream), what);
+#else
+    (void)s, (void)from, (void)to, (void)run, (void)loops, (void)n, (void)width,
+        (void)out, (void)what;
+    return fail(err, errlen, RESHARD_ERR_ARGS,
+                "%s: rank %d: this plan quantizes on the GPU; compile it "
+                "with nvcc -x cu",
+                plan.name, rank);
+#endif
+  }
+  /* A whole source shard, on the stream (QuantizeKernels.h; a null `out`:
+   * the scales only); the generated code of a quantizing plan is compiled
+   * by nvcc. */
   int quantize(int kind, int input, const ShardBlocks &sb,
                const int64_t *blocks, const int64_t *runs, const void *in,
                uint8_t *out, void *scales) {

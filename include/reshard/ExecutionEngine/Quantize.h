@@ -314,7 +314,8 @@ struct QuantizeInto {
 /* Quantizes a whole local shard on the host: `in` holds shape's elements
  * (row-major, `input` type), `out` receives one e4m3 byte per element and
  * `scales` one fp32 (kQuantBlock) or one E8M0 byte (kQuantMx) per block,
- * row-major over the blocks. */
+ * row-major over the blocks. With `out` null only the scales are written
+ * (the fused pack quantizes the elements as it packs them). */
 inline void quantize_shard_host(int kind, int input, const ShardBlocks &sb,
                                 const void *in, uint8_t *out, void *scales) {
   HostFloatDefaults defaults;
@@ -340,9 +341,80 @@ inline void quantize_shard_host(int kind, int input, const ShardBlocks &sb,
       q.scale = block_scale(bits_float(amax.amax));
       memcpy(static_cast<uint8_t *>(scales) + 4 * b, &q.scale, 4);
     }
-    for_each_in_box(nd, sb.shape, lo, hi, q);
+    if (out)
+      for_each_in_box(nd, sb.shape, lo, hi, q);
     for (int64_t d = nd - 1; d >= 0 && ++bi[d] == sb.nblocks[d]; --d)
       bi[d] = 0;
+  }
+}
+
+/* One block's quantization of x: its fp32 scale, or its E8M0 byte. */
+RESHARD_QD inline uint8_t quantize_with(int kind, float x, const void *scales,
+                                        int64_t block) {
+  if (kind == kQuantMx)
+    return quantize_mx(x, static_cast<const uint8_t *>(scales)[block] - 127);
+  float scale;
+  memcpy(&scale, static_cast<const uint8_t *>(scales) + 4 * block, 4);
+  return quantize_scaled(x, scale);
+}
+
+/* A source shard whose block scales are known (quantize_shard_host with a
+ * null `out`): the fused pack quantizes any of its elements, by local
+ * row-major index, as it packs them. */
+struct QuantSource {
+  int kind, input;
+  ShardBlocks sb;
+  const void *in;     /* the caller's shard, `input` elements */
+  const void *scales; /* one per block, row-major over the blocks */
+};
+
+/* The block of local index x along a dim cut at cuts[0..n]. */
+inline int64_t block_at(const int64_t *cuts, int64_t n, int64_t x) {
+  int64_t lo = 0, hi = n; /* cuts[lo] <= x < cuts[hi] */
+  while (hi - lo > 1) {
+    int64_t mid = lo + (hi - lo) / 2;
+    (cuts[mid] <= x ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+/* Elements [i, i + n) of the shard (local row-major) quantized into out,
+ * in order; the caller runs it under HostFloatDefaults. */
+inline void quantize_elements(const QuantSource &s, int64_t i, int64_t n,
+                              uint8_t *out) {
+  if (n <= 0)
+    return;
+  const int64_t nd = s.sb.ndim, last = nd - 1;
+  if (nd == 0) { /* a scalar: one element, one block */
+    *out = quantize_with(s.kind, load_input(s.in, 0, s.input), s.scales, 0);
+    return;
+  }
+  const int64_t *shape = s.sb.shape, *nb = s.sb.nblocks;
+  int64_t at[64];
+  for (int64_t d = last, rest = i; d >= 0; --d) {
+    at[d] = rest % shape[d];
+    rest /= shape[d];
+  }
+  while (n > 0) {
+    int64_t outer = 0; /* the block row of the dims before the last */
+    for (int64_t d = 0; d < last; ++d)
+      outer = outer * nb[d] + block_at(s.sb.cuts[d], nb[d], at[d]);
+    const int64_t *cuts = s.sb.cuts[last];
+    int64_t row = shape[last] - at[last] < n ? shape[last] - at[last] : n;
+    int64_t k = block_at(cuts, nb[last], at[last]);
+    for (int64_t j = 0; j < row; ++j) {
+      while (at[last] + j >= cuts[k + 1])
+        ++k;
+      *out++ = quantize_with(s.kind, load_input(s.in, i + j, s.input), s.scales,
+                             outer * nb[last] + k);
+    }
+    i += row;
+    n -= row;
+    at[last] += row;
+    for (int64_t d = last; d > 0 && at[d] == shape[d]; --d) {
+      at[d] = 0;
+      ++at[d - 1];
+    }
   }
 }
 

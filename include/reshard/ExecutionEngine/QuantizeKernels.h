@@ -150,12 +150,114 @@ RESHARD_QD inline void quant_block_write(const QuantLaunch &q, const void *in,
     else
       memcpy(static_cast<uint8_t *>(scales) + 4 * b, &scale, 4);
   }
+  if (!out) /* scales only: the fused pack quantizes the elements */
+    return;
   for (int64_t e = t, n = quant_box_count(q, lo, hi); e < n; e += nt) {
     int64_t lin = quant_box_element(q, lo, hi, e);
     float x = load_input(in, lin, q.input);
     out[lin] =
         q.kind == kQuantMx ? quantize_mx(x, e8) : quantize_scaled(x, scale);
   }
+}
+
+/*===-- The fused pack ----------------------------------------------------===*/
+
+/* Elements of a shard copied with quantization (the fused pack and the
+ * holder's local copies): `n` loops of (count, source stride, destination
+ * stride) around runs of `run` contiguous source elements, from source
+ * element `from` to destination byte `to`; outer loops iterate first. */
+struct QuantCopyBox {
+  int64_t from, to, run, n;
+  int64_t loops[3 * kQuantMaxDims];
+};
+
+/* The elements a box moves. */
+RESHARD_QD inline int64_t quant_copy_count(const QuantCopyBox &b) {
+  int64_t n = b.run;
+  for (int64_t l = 0; l < b.n; ++l)
+    n *= b.loops[3 * l];
+  return n;
+}
+
+/* Element `e` of a box (row-major over the loops, then the run): its
+ * source element and destination byte. */
+RESHARD_QD inline void quant_copy_at(const QuantCopyBox &b, int64_t e,
+                                     int64_t *from, int64_t *to) {
+  int64_t pos = e % b.run;
+  *from = b.from + pos;
+  *to = b.to + pos;
+  e /= b.run;
+  for (int64_t l = b.n - 1; l >= 0; --l) {
+    int64_t i = e % b.loops[3 * l];
+    e /= b.loops[3 * l];
+    *from += i * b.loops[3 * l + 1];
+    *to += i * b.loops[3 * l + 2];
+  }
+}
+
+/* The block (row-major over q.nblocks) of local element `lin`, and how
+ * many elements from it on stay in that block along the last dim. */
+RESHARD_QD inline int64_t quant_element_block(const QuantLaunch &q, int64_t lin,
+                                              int64_t *left) {
+  int64_t block = 0, stride = 1;
+  *left = 1;
+  for (int d = q.ndim - 1; d >= 0; --d) {
+    int64_t x = lin % q.shape[d], j = 0, local = 0;
+    lin /= q.shape[d];
+    for (int r = 0; r < q.nruns[d]; ++r) {
+      int64_t len = q.run[d][r];
+      if (x < local + len) {
+        int64_t k = (x - local) / q.block[d];
+        j += k;
+        if (d == q.ndim - 1) {
+          int64_t end = local + (k + 1) * q.block[d];
+          *left = (end < local + len ? end : local + len) - x;
+        }
+        break;
+      }
+      j += len / q.block[d] + (len % q.block[d] != 0);
+      local += len;
+    }
+    block += j * stride;
+    stride *= q.nblocks[d];
+  }
+  return block;
+}
+
+/* Elements [e0, e1) of box `b`, which stay within one of its runs:
+ * quantized with their blocks' scales into `out` (at their destination
+ * bytes). One thread's share of the fused pack, also run on the host by
+ * the unit tests. */
+RESHARD_QD inline void quant_copy_span(const QuantLaunch &q, const void *in,
+                                       const void *scales,
+                                       const QuantCopyBox &b, int64_t e0,
+                                       int64_t e1, uint8_t *out) {
+  int64_t from, to, left = 0, block = 0;
+  quant_copy_at(b, e0, &from, &to);
+  for (int64_t e = e0; e < e1; ++e, ++from, ++to, --left) {
+    if (left == 0)
+      block = quant_element_block(q, from, &left);
+    out[to] =
+        quantize_with(q.kind, load_input(in, from, q.input), scales, block);
+  }
+}
+
+/* The spans a box's elements are cut into, kQuantSpan elements of a run
+ * each (a thread's work: one block lookup per block it crosses). */
+const int64_t kQuantSpan = 16;
+
+RESHARD_QD inline int64_t quant_span_count(const QuantCopyBox &b) {
+  return quant_copy_count(b) / b.run * ((b.run + kQuantSpan - 1) / kQuantSpan);
+}
+
+RESHARD_QD inline void quant_span(const QuantLaunch &q, const void *in,
+                                  const void *scales, const QuantCopyBox &b,
+                                  int64_t span, uint8_t *out) {
+  int64_t per_run = (b.run + kQuantSpan - 1) / kQuantSpan;
+  int64_t e0 = span / per_run * b.run + span % per_run * kQuantSpan;
+  int64_t end = (span / per_run + 1) * b.run;
+  quant_copy_span(q, in, scales, b, e0,
+                  e0 + kQuantSpan < end ? e0 + kQuantSpan : end, out);
 }
 
 #if defined(__CUDACC__)
@@ -181,6 +283,33 @@ static __global__ void __launch_bounds__(kQuantThreads)
     __syncthreads(); /* partial[0] is read before the next block writes */
     quant_block_write(q, in, out, scales, b, threadIdx.x, blockDim.x, amax);
   }
+}
+
+/* Grid-stride over a box's spans (the fused pack or a local copy). */
+static __global__ void __launch_bounds__(kQuantThreads)
+    quant_copy_kernel(QuantLaunch q, QuantCopyBox b, int64_t spans,
+                      const void *in, const void *scales, uint8_t *out) {
+  for (int64_t s = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < spans;
+       s += int64_t(gridDim.x) * blockDim.x)
+    quant_span(q, in, scales, b, s, out);
+}
+
+/* Enqueues one box of the fused pack on `stream`. */
+inline cudaError_t launch_quant_copy(const QuantLaunch &q,
+                                     const QuantCopyBox &b, const void *in,
+                                     const void *scales, uint8_t *out,
+                                     cudaStream_t stream) {
+  if (b.run <= 0)
+    return cudaSuccess;
+  int64_t spans = quant_span_count(b);
+  if (spans == 0)
+    return cudaSuccess;
+  int64_t blocks = (spans + kQuantThreads - 1) / kQuantThreads;
+  unsigned grid =
+      blocks < 65535 * 16 ? static_cast<unsigned>(blocks) : 65535u * 16u;
+  quant_copy_kernel<<<grid, kQuantThreads, 0, stream>>>(q, b, spans, in, scales,
+                                                        out);
+  return cudaGetLastError();
 }
 
 /* Enqueues the quantization of one shard on `stream`. */
