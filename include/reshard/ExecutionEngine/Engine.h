@@ -158,9 +158,10 @@ struct QuantClass {
 };
 
 /* A quantized tensor. On its senders: before the first step each holder
- * quantizes its source shard (of `input` values, QuantInput) into its
- * workspace, and the plan moves that FP8 payload as tensor `payload` and
- * the scales as tensor `scales`. On its receivers: the plan moves `payload`
+ * computes its source shard's (of `input` values, QuantInput) block
+ * scales into its workspace, and the plan moves the FP8 payload as tensor
+ * `payload`, quantized from the caller's shard as it is packed or copied
+ * (the fused pack), and the scales as tensor `scales`. On its receivers: the plan moves `payload`
  * at full precision into a shadow of each destination shard in the
  * workspace, and after the last step each receiver quantizes its shadow
  * into the caller's payload and scales shards; `scales` then moves nothing
