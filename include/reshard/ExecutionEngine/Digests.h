@@ -136,7 +136,7 @@ inline int64_t rank_digests(const Plan &plan, int rank, const void *const *src,
   if (plan.num_quant_tensors && src) {
     for (int t = 0; t < plan.num_tensors; ++t)
       quantized.push_back(const_cast<void *>(src[t]));
-    area.resize(static_cast<size_t>(quant_area_bytes(plan, rank)) + 1);
+    area.resize(static_cast<size_t>(quant_area_bytes(plan, rank, false)) + 1);
     HostMover mover;
     quantize_sources(plan, *p, area.data(), quantized, mover);
     src = quantized.data();

@@ -161,12 +161,12 @@ struct QuantClass {
  * computes its source shard's (of `input` values, QuantInput) block
  * scales into its workspace, and the plan moves the FP8 payload as tensor
  * `payload`, quantized from the caller's shard as it is packed or copied
- * (the fused pack), and the scales as tensor `scales`. On its receivers: the plan moves `payload`
- * at full precision into a shadow of each destination shard in the
- * workspace, and after the last step each receiver quantizes its shadow
- * into the caller's payload and scales shards; `scales` then moves nothing
- * (an identity on the destination mesh whose copies are skipped). Either
- * way the scales have no source buffer. */
+ * (the fused pack), and the scales as tensor `scales`. On its receivers: the
+ * plan moves `payload` at full precision into a shadow of each destination
+ * shard in the workspace, and after the last step each receiver quantizes its
+ * shadow into the caller's payload and scales shards; `scales` then moves
+ * nothing (an identity on the destination mesh whose copies are skipped).
+ * Either way the scales have no source buffer. */
 struct QuantTensor {
   int32_t payload, scales, input, qclass;
 };
@@ -997,16 +997,21 @@ inline void for_each_quantized_source(const Plan &plan, int64_t rank, F &&f) {
   }
 }
 
-/* The workspace a rank's quantized sources take: payload then scales of
- * each, aligned. It sits at the end of the workspace, after the staging. */
-inline int64_t quant_area_bytes(const Plan &plan, int64_t rank) {
+/* The host memory a rank's quantized sources take quantized whole
+ * (quantize_sources without `fused`: payload then scales of each,
+ * aligned), or, with `fused`, the workspace they take: their scales only,
+ * at the end of the workspace after the staging (the fused pack quantizes
+ * the payload from the caller's shard). */
+inline int64_t quant_area_bytes(const Plan &plan, int64_t rank,
+                                bool fused = true) {
   struct Sum {
+    bool fused;
     int64_t total;
     void operator()(const QuantTensor &, int64_t, int64_t payload,
                     int64_t scales) {
-      total += align_up(payload) + align_up(scales);
+      total += (fused ? 0 : align_up(payload)) + align_up(scales);
     }
-  } sum = {0};
+  } sum = {fused, 0};
   for_each_quantized_source(plan, rank, sum);
   return sum.total;
 }
@@ -1042,7 +1047,7 @@ inline int64_t shadow_area_bytes(const Plan &plan, int64_t rank) {
 }
 
 /* The whole workspace of a rank: its largest step's staging, what it
- * keeps as a transit, its quantized sources and its shadows. */
+ * keeps as a transit, its quantized sources' scales and its shadows. */
 inline int64_t program_workspace(const Plan &plan, const RankProgram &p) {
   return rank_workspace(plan, p) + carry_area_bytes(plan, p) +
          quant_area_bytes(plan, p.rank) + shadow_area_bytes(plan, p.rank);
@@ -1153,12 +1158,12 @@ inline int quantize_shadows(const Plan &plan, const RankProgram &p,
 typedef std::vector<std::unique_ptr<QuantizedSource>> FusedSources;
 
 /* Quantizes every source shard of a quantized tensor that `p`'s rank holds
- * into `area` (quant_area_bytes: the end of its workspace), and points
- * `srcs` (a copy of the caller's source pointers) at the payload and
- * scales there. The mover's quantize() does the arithmetic. With `fused`
- * only the scales are computed: the payloads stay the caller's
- * full-precision shards, and `fused` says how to quantize them as they
- * are packed (the payload's part of the area stays unused). */
+ * into `area` (quant_area_bytes(..., false)), and points `srcs` (a copy of
+ * the caller's source pointers) at the payload and scales there. The
+ * mover's quantize() does the arithmetic. With `fused` only the scales
+ * are computed, into `area` (quant_area_bytes: the end of the workspace):
+ * the payloads stay the caller's full-precision shards, and `fused` says
+ * how to quantize them as they are packed. */
 template <class Mover>
 inline int quantize_sources(const Plan &plan, const RankProgram &p,
                             uint8_t *area, std::vector<void *> &srcs,
@@ -1172,7 +1177,7 @@ inline int quantize_sources(const Plan &plan, const RankProgram &p,
     int rc;
     void operator()(const QuantTensor &q, int64_t combo, int64_t payload,
                     int64_t scales) {
-      uint8_t *scale_at = at + align_up(payload);
+      uint8_t *scale_at = fused ? at : at + align_up(payload);
       if (rc == RESHARD_OK && payload > 0 && srcs[q.payload]) {
         std::unique_ptr<QuantizedSource> s(
             new QuantizedSource(plan, q, combo, srcs[q.payload], scale_at));
@@ -1203,14 +1208,15 @@ public:
         dsts(dst, dst + plan.num_tensors), callers_dst(dst), src(srcs.data()),
         dst(dsts.data()), staging(staging), mover(mover),
         cursors(p.num_sends + p.num_recvs) {
-    /* Workspace: staging | carry | quantized sources | shadows. */
+    /* Workspace: staging | carry | source scales | shadows. */
     carryBase = shadows() - quant_area_bytes(plan, p.rank) -
                 carry_area_bytes(plan, p, &carryAt);
     area = carryBase - staging;
   }
 
-  /* Quantizes the rank's quantized sources and points the payloads it
-   * quantizes on receipt at their shadows (before copies and steps). */
+  /* Computes the scales of the rank's quantized sources (the fused pack
+   * quantizes their payloads) and points the payloads it quantizes on
+   * receipt at their shadows (before copies and steps). */
   int quantize() {
     if (!plan.num_quant_tensors)
       return RESHARD_OK;

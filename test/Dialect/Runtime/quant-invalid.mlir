@@ -49,6 +49,11 @@
 // DRUNS: quant_tensors[0]: on destination device 0, dim 0: runs of 3 elements in 1 blocks for a payload shard of 4 and a scales shard of 1
 // RUN: sed -e 's/rank 2 workspace = 48/rank 2 workspace = 32/' %t/recv.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=SHADOW
 // SHADOW: states a workspace of 32 bytes; its largest step stages 32, the shadows of what it quantizes on receipt 16
+// A holder's workspace without its sources' scales (the fused pack holds no
+// FP8 copy of the payload, only the scales: 16 bytes).
+// RUN: reshard-opt %S/../../Conversion/ReshardToRuntime/convert-quantized.mlir --reshard-plan-pipeline -o %t/send.mlir
+// RUN: sed -e 's/rank 0 workspace = 48/rank 0 workspace = 32/' %t/send.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=SCALES
+// SCALES: states a workspace of 32 bytes; its largest step stages 32, its quantized sources' scales take 16
 // A stream that carries the receiver-side scales (they have no source to
 // pack from) is refused.
 // RUN: sed -e 's/reshard_rt.items 0 \[g0.p0\[0\]\]/reshard_rt.items 0 [g1.p0[0]]/' %t/recv.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=MOVED

@@ -572,8 +572,8 @@ LogicalResult Checker::checkSteps(int64_t pi, bool quiet) {
                << "posts " << ops << " messages in step " << step
                << ", over max_ops_per_step " << p.max_ops_per_step;
     }
-    // What a transit keeps, quantized sources, then shadows sit after the
-    // staging (Engine.h).
+    // What a transit keeps, the quantized sources' scales, then shadows sit
+    // after the staging (Engine.h).
     int64_t carry = engine::carry_area_bytes(p, prog);
     int64_t quant = engine::quant_area_bytes(p, prog.rank);
     int64_t shadows = engine::shadow_area_bytes(p, prog.rank);
@@ -585,10 +585,10 @@ LogicalResult Checker::checkSteps(int64_t pi, bool quiet) {
              << (carry
                      ? llvm::formatv(", it keeps {0} as a transit", carry).str()
                      : std::string())
-             << (quant
-                     ? llvm::formatv(", its quantized sources take {0}", quant)
-                           .str()
-                     : std::string())
+             << (quant ? llvm::formatv(
+                             ", its quantized sources' scales take {0}", quant)
+                             .str()
+                       : std::string())
              << (shadows ? llvm::formatv(", the shadows of what it quantizes "
                                          "on receipt {0}",
                                          shadows)

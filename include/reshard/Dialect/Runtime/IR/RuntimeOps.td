@@ -213,7 +213,8 @@ def Runtime_RankOp : Runtime_Op<"rank",
     An optional `reshard_rt.copy` (local copies, before the first step),
     then the rank's sends ordered by (peer, phase), then its receives
     ordered likewise. `workspace` is the staging bytes its largest step
-    needs (then a transit's carry, quantized sources and shadows): in every
+    needs (then a transit's carry, quantized sources' scales and shadows):
+    in every
     step the messages are one per peer and direction (the active streams to
     that peer, phase 0 first), each at a multiple of 16 bytes, and a step
     stages its receives, its sends and, in a plan with `receives_ahead`,
