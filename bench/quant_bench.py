@@ -18,10 +18,14 @@ layer stay bf16, as in the checkpoints.
            --simulate [LIST]  also replay both plans of these scenarios
            (default all) in SimGrid (bench/Simulation.md; minutes each)
            --simulator fluid  replay in bench/replay/refit_fluid.cpp instead
+           --workspace  also every rank's workspace (the lowered plans'):
+           the largest and the mean, bf16 against FP8 (a holder keeps its
+           scales, not an FP8 copy: the pack quantizes)
 """
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 from functools import lru_cache
@@ -110,14 +114,26 @@ def compile_report(compiler, path, report, repeat):
         return json.load(f), best
 
 
+def lowered(compiler, path):
+    """The lowered plan of layout PATH (compiled once more, untimed)."""
+    mlir = path + ".plan.mlir"
+    if not os.path.exists(mlir):
+        run([compiler, path, "--emit=mlir", "-o", mlir], "reshard-compile")
+    return mlir
+
+
 def simulated(compiler, build, path, report, simulator):
     """The simulated time (SimGrid's or the fluid replay's) of the plan of
-    layout PATH (compiled once more, to its lowered MLIR), whose report is
-    REPORT."""
-    mlir = path + ".plan.mlir"
-    run([compiler, path, "--emit=mlir", "-o", mlir], "reshard-compile")
-    return replay_plan(build, mlir, report, os.path.basename(path),
-                       simulators=(simulator,))
+    layout PATH, whose report is REPORT."""
+    return replay_plan(build, lowered(compiler, path), report,
+                       os.path.basename(path), simulators=(simulator,))
+
+
+def workspaces(compiler, path):
+    """Every rank's workspace bytes in the lowered plan of layout PATH."""
+    with open(lowered(compiler, path)) as f:
+        return [int(w) for w in re.findall(
+            r"reshard_rt\.rank \d+ workspace = (\d+)", f.read())]
 
 
 def main():
@@ -131,6 +147,8 @@ def main():
     p.add_argument("--simulate", nargs="?", const="all", metavar="LIST")
     p.add_argument("--simulator", choices=["simgrid", "fluid"],
                    default="simgrid", help="the replay (bench/Simulation.md)")
+    p.add_argument("--workspace", action="store_true",
+                   help="also the ranks' workspace bytes, bf16 and FP8")
     a = p.parse_args()
     simulate = a.simulate.split(",") if a.simulate else []
     compiler = os.path.join(a.build, "bin", "reshard-compile")
@@ -160,6 +178,9 @@ def main():
                 sims = dict(
                     bf16_sim=simulated(compiler, a.build, base, rb, a.simulator),
                     fp8_sim=simulated(compiler, a.build, fp8, rq, a.simulator))
+            if a.workspace:
+                sims.update(bf16_workspace=workspaces(compiler, base),
+                            fp8_workspace=workspaces(compiler, fp8))
             rows.append(dict(sims,
                 scenario=c["scenario"], quantized=done, left_bf16=left,
                 on_receiver=qt.get("on_receiver", 0),
@@ -204,6 +225,17 @@ def main():
               f"{q['simulated_seconds'] / r['fp8_seconds']:.3f} | "
               f"{q['simulated_seconds'] / r['fp8_bound_seconds']:.3f} | "
               f"{b['sim_wall_seconds']:.0f} / {q['sim_wall_seconds']:.0f} |")
+    ws_rows = [r for r in rows if "fp8_workspace" in r]
+    if ws_rows:
+        print("\n| scenario | ranks | largest workspace B bf16 | largest FP8 "
+              "| FP8 / bf16 | mean B bf16 | mean FP8 | FP8 / bf16 |")
+        print("|" + "---|" * 8)
+    for r in ws_rows:
+        b, q = r["bf16_workspace"], r["fp8_workspace"]
+        mb, mq = sum(b) / max(1, len(b)), sum(q) / max(1, len(q))
+        print(f"| {r['scenario']} | {len(q)} | {max(b):,} | {max(q):,} | "
+              f"{max(q) / max(1, max(b)):.3f} | {mb:,.0f} | {mq:,.0f} | "
+              f"{mq / max(1, mb):.3f} |")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=2)
