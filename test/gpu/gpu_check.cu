@@ -509,13 +509,18 @@ int main(int argc, char **argv) {
   for (int t = 0; t < tensors; ++t) {
     int64_t s = reshard_plan_src_bytes(0, t), d = reshard_plan_dst_bytes(0, t);
     std::vector<uint8_t> host(s > 0 ? s : 0);
-    FILE *f = std::fopen(
-        shardPath(argv[1], reshard_plan_tensor_name(t)).c_str(), "rb");
-    if (!f || (s > 0 && std::fread(host.data(), 1, s, f) != size_t(s))) {
+    // Scales of FP8 destinations have no source shard (and no file).
+    FILE *f =
+        s > 0
+            ? std::fopen(
+                  shardPath(argv[1], reshard_plan_tensor_name(t)).c_str(), "rb")
+            : nullptr;
+    if (s > 0 && (!f || std::fread(host.data(), 1, s, f) != size_t(s))) {
       std::fprintf(stderr, "cannot read the source shard of tensor %d\n", t);
       return 1;
     }
-    std::fclose(f);
+    if (f)
+      std::fclose(f);
     if (s > 0) {
       CHECK_CUDA(cudaMalloc(&src[t], s));
       CHECK_CUDA(cudaMemcpy(src[t], host.data(), s, cudaMemcpyHostToDevice));

@@ -33,8 +33,12 @@ def main():
             shape = plan.local_shape(name, 0, side)
             if shape is None:
                 continue
+            # Per side: an FP8 payload's source is bf16/fp16/fp32, its
+            # scales fp32 or uint8 (E8M0) with no source.
             dtype = getattr(torch, {"bf16": "bfloat16", "fp16": "float16",
-                                    "fp32": "float32"}[plan.dtype(name)])
+                                    "fp32": "float32",
+                                    "fp8e4m3": "float8_e4m3fn",
+                                    "uint8": "uint8"}[plan.dtype(name, side)])
             if side == "src":
                 with open(os.path.join(src_dir, f"rank0.{name}.bin"),
                           "rb") as f:
