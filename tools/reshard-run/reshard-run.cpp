@@ -37,6 +37,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <set>
 
 using namespace mlir;
@@ -490,9 +491,15 @@ int main(int argc, char **argv) {
         return 1;
       }
     }
-    if (!fitsHostMemory(*layout))
+    // The shards as held: a payload its senders quantize moves FP8 but
+    // starts at the source's precision (an upper bound for both sides).
+    TensorLayout held = *layout;
+    held.elementBytes =
+        std::max(held.elementBytes,
+                 *getElementTypeBytes(op.getSrcTensorType().getElementType()));
+    if (!fitsHostMemory(held))
       return 1;
-    allHostBytes = llvm::checkedAddUnsigned(allHostBytes, hostBytes(*layout))
+    allHostBytes = llvm::checkedAddUnsigned(allHostBytes, hostBytes(held))
                        .value_or(UINT64_MAX);
     callerSources.emplace_back();
     if (!op->hasAttr(kScalesOfAttr)) {
@@ -515,9 +522,12 @@ int main(int argc, char **argv) {
   }
   // The engine runs every tensor at once: all shards are in memory.
   if (engineMode && allHostBytes > maxHostBytes)
-    return fail(llvm::formatv("--engine holds every shard of every tensor; "
-                              "they need {0} bytes of host memory, more than "
-                              "--max-host-bytes ({1})",
+    return fail(llvm::formatv("{0} holds every shard of every tensor; they "
+                              "need {1} bytes of host memory, more than "
+                              "--max-host-bytes ({2})",
+                              ::engineMode ? "--engine"
+                                           : "the engine (it runs FP8 "
+                                             "destinations)",
                               allHostBytes, maxHostBytes.getValue())
                     .str());
   // The lowered plan, for --engine: the module's own lowering, run by the

@@ -213,24 +213,29 @@ RESHARD_QD inline uint8_t quantize_mx(float x, int e) {
 }
 
 /* The host loops' floating-point environment, from construction to
- * destruction: subnormals kept (no flush to zero, no denormals-are-zero)
- * and rounding to nearest even; the caller's is restored after. */
+ * destruction: subnormals kept (no flush to zero, no denormals-are-zero),
+ * rounding to nearest even, and no exception traps (x / scale may be
+ * subnormal or inexact, a signalling NaN input raises invalid); the
+ * caller's is restored after, its status flags included. */
 class HostFloatDefaults {
 public:
 #if defined(__SSE2__) || defined(_M_X64)
-  /* MXCSR: FTZ is bit 15, DAZ bit 6, the rounding control bits 13-14. */
+  /* MXCSR: FTZ is bit 15, DAZ bit 6, the rounding control bits 13-14,
+   * the exception masks bits 7-12. */
   HostFloatDefaults() : saved(_mm_getcsr()) {
-    _mm_setcsr(saved & ~(0x8000u | 0x0040u | 0x6000u));
+    _mm_setcsr((saved | 0x1f80u) & ~(0x8000u | 0x0040u | 0x6000u));
   }
   ~HostFloatDefaults() { _mm_setcsr(saved); }
 
 private:
   unsigned saved;
 #elif defined(__aarch64__)
-  /* FPCR: FZ is bit 24, FZ16 bit 19, the rounding mode bits 22-23. */
+  /* FPCR: FZ is bit 24, FZ16 bit 19, the rounding mode bits 22-23, the
+   * trap enables bits 8-12 and 15, FIZ and AH bits 0-1. */
   HostFloatDefaults() {
     __asm__ __volatile__("mrs %0, fpcr" : "=r"(saved));
-    uint64_t want = saved & ~((1ull << 24) | (1ull << 19) | (3ull << 22));
+    uint64_t want = saved & ~((1ull << 24) | (1ull << 19) | (3ull << 22) |
+                              (0x1full << 8) | (1ull << 15) | 3ull);
     __asm__ __volatile__("msr fpcr, %0" : : "r"(want) : "memory");
   }
   ~HostFloatDefaults() {

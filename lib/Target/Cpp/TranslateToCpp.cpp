@@ -283,11 +283,16 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
   os << "#include \"reshard/ExecutionEngine/"
      << (backend == CppBackend::Mpi ? "MpiBackend.h" : "NcclBackend.h")
      << "\"\n";
-  // The GPU quantizer is a CUDA kernel: such a plan needs nvcc.
+  // The GPU quantizer is a CUDA kernel: such a plan needs nvcc. The host
+  // loops' divisions must be IEEE: -ffast-math may make them reciprocal
+  // products (nvcc's -use_fast_math is harmless: the kernels use PTX).
   if (backend == CppBackend::Nccl && !e.quantTensors.empty())
     os << "#if !defined(__CUDACC__)\n#error \"this plan quantizes on the "
           "GPU: compile it with nvcc -x cu (CMake: enable_language(CUDA) "
           "before reshard_add_plan)\"\n#endif\n";
+  if (!e.quantTensors.empty())
+    os << "#if defined(__FAST_MATH__)\n#error \"this plan quantizes to FP8 "
+          "with IEEE divisions: compile it without -ffast-math\"\n#endif\n";
   os << "\nnamespace {\n\nusing namespace reshard::engine;\n\n";
 
   // Names are escaped C strings: a newline or a trailing backslash must
