@@ -491,12 +491,13 @@ int main(int argc, char **argv) {
         return 1;
       }
     }
-    // The shards as held: a payload its senders quantize moves FP8 but
-    // starts at the source's precision (an upper bound for both sides).
+    // The caller's source elements: a payload its senders quantize moves
+    // FP8 but starts at the source's precision (an upper bound for both
+    // sides of the shards as held).
+    int64_t sourceBytes =
+        *getElementTypeBytes(op.getSrcTensorType().getElementType());
     TensorLayout held = *layout;
-    held.elementBytes =
-        std::max(held.elementBytes,
-                 *getElementTypeBytes(op.getSrcTensorType().getElementType()));
+    held.elementBytes = std::max(held.elementBytes, sourceBytes);
     if (!fitsHostMemory(held))
       return 1;
     allHostBytes = llvm::checkedAddUnsigned(allHostBytes, hostBytes(held))
@@ -504,8 +505,7 @@ int main(int argc, char **argv) {
     callerSources.emplace_back();
     if (!op->hasAttr(kScalesOfAttr)) {
       callerSources.back() = *layout;
-      callerSources.back()->elementBytes =
-          *getElementTypeBytes(op.getSrcTensorType().getElementType());
+      callerSources.back()->elementBytes = sourceBytes;
     }
     if (!makeSourcesDir.empty() || !verifyDir.empty()) {
       if (!checkFileName(*layout))

@@ -327,10 +327,10 @@ struct DeviceMover {
                   "%s: rank %d: a quantized shard has more than %d dims or "
                   "%d runs per dim, more than the GPU quantizer takes",
                   plan.name, rank, kQuantMaxDims, kQuantMaxRuns);
-    int64_t inner = run; /* the packed bytes of one outer iteration */
-    for (int64_t i = 1; i < n; ++i)
-      inner *= loops[i * width];
     if (n > kQuantMaxDims) {
+      int64_t inner = run; /* the packed bytes of one outer iteration */
+      for (int64_t i = 1; i < n; ++i)
+        inner *= loops[i * width];
       for (int64_t i = 0; i < loops[0]; ++i) {
         int rc = quant_boxes(s, from + i * loops[1],
                              to + i * (width == 3 ? loops[2] : inner), run,
