@@ -6,9 +6,11 @@
 # to the rank itself, runs the one-rank plan through NCCL (blocking and
 # nonblocking communicators), checks every destination byte against
 # reshard-run's result (sha256), and prints the bandwidth against cudaMemcpy
-# D2D; then the same plan as a shared library through python/reshard's
-# Plan.load and Plan.run on torch CUDA tensors (verify=True), when a python3
-# with torch and CUDA is there. On an H200 the first part took about 11 s
+# D2D; runs multi-rank plans (scripts/gpu-prepare.sh names them) with every
+# rank a thread on this GPU (test/gpu/all_ranks.cu), their destination
+# bytes against reshard-run's; then the one-rank plan as a shared library
+# through python/reshard's Plan.load and Plan.run on torch CUDA tensors
+# (verify=True), when a python3 with torch and CUDA is there. On an H200 the first part took about 11 s
 # (BENCHMARKS.md section 5); the torch part has not run on a GPU yet.
 #   scripts/gpu-check.sh [--build-only] [WORK]   (shards, ~600 MB: keep them out of $OUT)
 # --build-only stops after compiling (the suite runs that part, without a GPU).
@@ -43,15 +45,35 @@ echo "gpu-check: nvcc $("$nvcc" --version | tail -1); NCCL from $nccl_lib"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 
 mkdir -p "$work/src" "$work/dst"
+link=(-L"$nccl_lib" -l:libnccl.so.2 -Xlinker -rpath,"$nccl_lib")
+# The programs compile side by side; each failure is reported.
+pids=()
 "$nvcc" -O2 -std=c++17 -arch="$arch" -x cu "${inc[@]}" -I"$root/include" -I"$pre" \
-  "$root/test/gpu/gpu_check.cu" "$pre/plan.cpp" \
-  -L"$nccl_lib" -l:libnccl.so.2 -Xlinker -rpath,"$nccl_lib" -o "$work/gpu_check"
-g++ -O2 -std=c++11 "$root/test/gpu/make_sources.cpp" -o "$work/make_sources"
+  "$root/test/gpu/gpu_check.cu" "$pre/plan.cpp" "${link[@]}" -o "$work/gpu_check" &
+pids+=($!)
 # The same plan as a shared library, for python/reshard's Plan.load.
 "$nvcc" -O2 -std=c++17 -arch="$arch" -x cu -shared -Xcompiler -fPIC \
   -Xlinker -Bsymbolic "${inc[@]}" -I"$root/include" "$pre/plan.cpp" \
-  -L"$nccl_lib" -l:libnccl.so.2 -Xlinker -rpath,"$nccl_lib" -o "$work/libplan.so"
-if [ "$build_only" = 1 ]; then echo "gpu-check: built $work/gpu_check and $work/libplan.so"; exit 0; fi
+  "${link[@]}" -o "$work/libplan.so" &
+pids+=($!)
+# Multi-rank plans, every rank a thread on this GPU (test/gpu/all_ranks.cu).
+all_ranks=()
+[ -f "$pre/all-ranks.txt" ] && mapfile -t all_ranks <"$pre/all-ranks.txt"
+for name in "${all_ranks[@]}"; do
+  "$nvcc" -O2 -std=c++17 -arch="$arch" -x cu "${inc[@]}" -I"$root/include" \
+    -DRESHARD_PLAN_FILE="\"$pre/$name.cpp\"" "$root/test/gpu/all_ranks.cu" \
+    "${link[@]}" -o "$work/all_ranks_$name" &
+  pids+=($!)
+done
+g++ -O2 -std=c++11 "$root/test/gpu/make_sources.cpp" -o "$work/make_sources"
+failed=0
+for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+[ "$failed" = 0 ] || { echo "gpu-check: a program did not compile" >&2; exit 1; }
+if [ "$build_only" = 1 ]; then
+  echo "gpu-check: built $work/gpu_check and $work/libplan.so"
+  echo "gpu-check: built all_ranks for ${#all_ranks[@]} plans: ${all_ranks[*]}"
+  exit 0
+fi
 "$work/make_sources" "$pre/tensors.txt" "$work/src"
 (cd "$work/src" && sha256sum --quiet -c "$pre/src.sha256")
 
@@ -60,6 +82,12 @@ export NCCL_SOCKET_IFNAME="${NCCL_SOCKET_IFNAME:-lo}"   # no network there
 timeout -k 5 180 "$work/gpu_check" "$work/src" "$work/dst"
 (cd "$work/dst" && sha256sum -c "$pre/expected.sha256")
 echo "gpu-check: all destination bytes match reshard-run's"
+for name in "${all_ranks[@]}"; do
+  mkdir -p "$work/$name-dst"
+  timeout -k 5 120 "$work/all_ranks_$name" "$pre/$name-src" "$work/$name-dst"
+  (cd "$work/$name-dst" && sha256sum --quiet -c "$pre/$name.sha256")
+  echo "gpu-check: plan $name, all ranks: every destination byte matches reshard-run's"
+done
 # From PyTorch: Plan.run on torch CUDA tensors (verify=True), byte-exact.
 py="${RESHARD_GPU_PYTHON:-python3}"
 if "$py" -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then

@@ -21,4 +21,22 @@ cp "$root/test/gpu/one-rank.tensors" "$pre/tensors.txt"
 g++ -O2 -std=c++11 "$root/test/gpu/make_sources.cpp" -o "$tmp/make_sources"
 "$tmp/make_sources" "$pre/tensors.txt" "$tmp/gen"
 (cd "$tmp/gen" && sha256sum --quiet -c "$pre/src.sha256")
+# Multi-rank plans for test/gpu/all_ranks.cu (every rank on the one GPU):
+# NAME INPUT STAGING-BUDGET; their small sources travel in PRE.
+: >"$pre/all-ranks.txt"
+while read -r name input budget; do
+  "$bin/reshard-compile" "$root/$input" --backend=nccl \
+    --staging-budget="$budget" -o "$pre/$name.cpp"
+  rm -rf "$pre/$name-src"
+  "$bin/reshard-run" "$root/$input" --make-sources "$pre/$name-src" \
+    --pattern=hash >/dev/null
+  "$bin/reshard-run" "$root/$input" --src "$pre/$name-src" \
+    --dst "$tmp/$name-dst" >/dev/null
+  "$bin/reshard-run" "$root/$input" --verify "$tmp/$name-dst" --pattern=hash
+  (cd "$tmp/$name-dst" && sha256sum -- *) >"$pre/$name.sha256"
+  echo "$name" >>"$pre/all-ranks.txt"
+done <<'EOF'
+quant test/Integration/mpi/Inputs/quant.json 4096
+transits test/Integration/mpi/Inputs/transits.mlir 262144
+EOF
 echo "gpu-prepare: $pre ready ($(du -sh "$pre" | cut -f1))"

@@ -12,7 +12,8 @@
 //     same bytes;
 //  4. the FP8 quantize kernels (the shard's, the fused pack) against the host
 //     loops, and their times against a device copy of the input and the
-//     plain pack of an FP8 payload.
+//     plain pack of an FP8 payload; the DeviceMover's fused pack and copy
+//     against the HostMover's on random boxes and byte ranges.
 #include "plan.h"
 #include "reshard/ExecutionEngine/NcclBackend.h"
 
@@ -360,6 +361,84 @@ static int64_t checkFusedPack(const std::vector<int64_t> &shape,
   return bad;
 }
 
+// A quantized shard as the movers take it (Engine.h's QuantizedSource
+// without a plan): the device's pointers, or the host's for host().
+struct ShardSource {
+  int kind, input;
+  int64_t ndim;
+  const int64_t *shape, *blocks, *runs;
+  const void *in;
+  void *scales;
+  reshard::engine::ShardBlocks sb;
+  reshard::engine::QuantSource host() const {
+    reshard::engine::QuantSource s = {kind, input, sb, in, scales};
+    return s;
+  }
+};
+
+// The NCCL backend's fused pack as a step runs it (DeviceMover's
+// pack_quantized over a byte range of a box, cut into sub-boxes, and
+// copy_quantized of a whole box) against the MPI backend's (HostMover) on
+// random boxes of one quantized shard, the scales already computed.
+static int checkQuantMovers(int cases, const ShardSource &dev,
+                            const ShardSource &host) {
+  std::mt19937_64 rng(11);
+  auto below = [&](int64_t n) { return static_cast<int64_t>(rng() % n); };
+  reshard::engine::Plan plan = namedPlan("quant_movers");
+  char err[256] = "";
+  reshard::engine::nccl::DeviceMover device(plan, 0, 0, err, sizeof(err));
+  reshard::engine::HostMover mover;
+  int64_t nd = dev.ndim, bad = 0;
+  for (int c = 0; c < cases; ++c) {
+    std::vector<int64_t> offset(nd), sizes(nd), strides(nd);
+    int64_t s = 1, off = 0, elems = 1;
+    for (int64_t d = nd - 1; d >= 0; --d) {
+      strides[d] = s;
+      s *= dev.shape[d];
+      sizes[d] = 1 + below(dev.shape[d]);
+      offset[d] = below(dev.shape[d] - sizes[d] + 1);
+      off += offset[d] * strides[d];
+      elems *= sizes[d];
+    }
+    // The payload has 1-byte elements: descriptors count elements.
+    std::vector<int64_t> pack = {off, sizes[nd - 1], nd - 1};
+    std::vector<int64_t> copy = {off, 0, sizes[nd - 1], nd - 1};
+    int64_t packed = elems;
+    for (int64_t d = 0; d + 1 < nd; ++d) {
+      packed /= sizes[d];
+      pack.push_back(sizes[d]);
+      pack.push_back(strides[d]);
+      copy.push_back(sizes[d]);
+      copy.push_back(strides[d]);
+      copy.push_back(packed);
+    }
+    int64_t lo = below(elems), hi = lo + 1 + below(elems - lo);
+    std::vector<uint8_t> want(hi - lo), got(hi - lo), wantCopy(elems),
+        gotCopy(elems);
+    mover.pack_quantized(pack.data(), host, lo, hi, want.data());
+    mover.copy_quantized(copy.data(), host, wantCopy.data());
+    uint8_t *out = nullptr;
+    CHECK_CUDA(cudaMalloc(&out, elems));
+    if (device.pack_quantized(pack.data(), dev, lo, hi, out)) {
+      std::fprintf(stderr, "pack_quantized: %s\n", err);
+      return 1;
+    }
+    CHECK_CUDA(cudaMemcpy(got.data(), out, hi - lo, cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemset(out, 0xA5, elems));
+    if (device.copy_quantized(copy.data(), dev, out)) {
+      std::fprintf(stderr, "copy_quantized: %s\n", err);
+      return 1;
+    }
+    CHECK_CUDA(cudaMemcpy(gotCopy.data(), out, elems, cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaFree(out));
+    bad += (got != want) + (gotCopy != wantCopy);
+  }
+  std::printf("gpu-check: DeviceMover pack_quantized/copy_quantized against "
+              "HostMover's on %d random boxes and byte ranges: %lld wrong\n",
+              cases, static_cast<long long>(bad));
+  return bad ? 1 : 0;
+}
+
 // The FP8 quantize kernel (QuantizeKernels.h) against the host loops
 // (Quantize.h, themselves bit-exact against the reference) on shards with
 // several runs per dim, short last blocks, block scaling and MX, bf16 and
@@ -472,6 +551,21 @@ static int checkQuantize() {
     if (!bad)
       bad = checkFusedPack(c.shape, q, dIn, dScales, dOut, dCopy, want,
                            wantScales);
+    if (!bad) {
+      ShardSource dev = {c.kind,
+                         c.input,
+                         int64_t(c.shape.size()),
+                         c.shape.data(),
+                         c.blocks.data(),
+                         c.runs.data(),
+                         dIn,
+                         dScales,
+                         shard};
+      ShardSource host = dev;
+      host.in = in.data();
+      host.scales = wantScales.data();
+      bad = checkQuantMovers(12, dev, host);
+    }
     cudaFree(dIn);
     cudaFree(dOut);
     cudaFree(dCopy);
