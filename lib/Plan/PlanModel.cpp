@@ -157,9 +157,15 @@ PieceDeliveries reshard::deliveriesOf(const PlanModel &model, int64_t group,
   for (int64_t r = 0, e = srcSplit.numReplicas(); r < e; ++r)
     out.holders.push_back(g.srcMesh.ranks[srcSplit.deviceOf(p.srcCombo(), r)]);
   llvm::sort(out.holders);
-  // Network replicas by domain, ascending by domain and then by rank.
-  std::map<int64_t, llvm::SmallVector<int64_t, 4>> network;
-  for (int64_t r = 0, e = dstSplit.numReplicas(); r < e; ++r) {
+  llvm::SmallVector<int64_t, 8> holderDomains;
+  for (int64_t h : out.holders)
+    holderDomains.push_back(model.domainOf(h));
+  // Network replicas as (domain, rank), grouped below: this runs for every
+  // group piece in each enumeration, so no node-based map.
+  llvm::SmallVector<std::pair<int64_t, int64_t>, 16> network;
+  int64_t replicas = dstSplit.numReplicas();
+  out.replicas.reserve(replicas);
+  for (int64_t r = 0; r < replicas; ++r) {
     PieceDeliveries::Replica rep;
     rep.linear = dstSplit.deviceOf(p.dstCombo(), r);
     rep.rank = g.dstMesh.ranks[rep.linear];
@@ -167,19 +173,22 @@ PieceDeliveries reshard::deliveriesOf(const PlanModel &model, int64_t group,
     if (std::binary_search(out.holders.begin(), out.holders.end(), rep.rank)) {
       rep.kind = PieceDeliveries::Kind::Local;
     } else {
-      for (int64_t h : out.holders)
-        if (model.domainOf(h) == domain)
-          rep.domainHolders.push_back(h);
+      for (size_t h = 0; h < out.holders.size(); ++h)
+        if (holderDomains[h] == domain)
+          rep.domainHolders.push_back(out.holders[h]);
       rep.kind = rep.domainHolders.empty() ? PieceDeliveries::Kind::Network
                                            : PieceDeliveries::Kind::NVLink;
     }
     if (rep.kind == PieceDeliveries::Kind::Network)
-      network[domain].push_back(rep.rank);
+      network.push_back({domain, rep.rank});
     out.replicas.push_back(std::move(rep));
   }
-  for (auto &[domain, ranks] : network) {
-    llvm::sort(ranks);
-    out.networkDomains.push_back({domain, std::move(ranks)});
+  // Network replicas by domain, ascending by domain and then by rank.
+  llvm::sort(network);
+  for (size_t i = 0; i < network.size(); ++i) {
+    if (i == 0 || network[i].first != network[i - 1].first)
+      out.networkDomains.push_back({network[i].first, {}});
+    out.networkDomains.back().ranks.push_back(network[i].second);
   }
   return out;
 }

@@ -16,15 +16,23 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/ThreadPool.h"
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 using namespace reshard;
 
 namespace {
 
-using Loads = llvm::DenseMap<int64_t, int64_t>;
+/// Bytes per rank so far (ranks index it: below PlanModel::numRanks()).
+struct Loads {
+  std::vector<int64_t> bytes;
+  explicit Loads(int64_t ranks) : bytes(ranks, 0) {}
+  int64_t lookup(int64_t rank) const { return bytes[rank]; }
+  int64_t &operator[](int64_t rank) { return bytes[rank]; }
+};
 
 /// The index of the candidate with the least load (the first on ties).
 int64_t leastLoaded(llvm::ArrayRef<int64_t> ranks, const Loads &load) {
@@ -84,9 +92,74 @@ struct Unit {
   /// relay tree); without the rotation the lowest-ranked replica would feed
   /// every piece, and its GPUs, receiving only slow flows from holders
   /// that send to every GPU, would finish each step last under fair
-  /// sharing (docs/Rationale.md).
+  /// sharing (docs/Rationale.md). Used only with feeders rotating.
   int64_t turn = 0;
 };
+
+/// Every decision of a plan, in the order they are met: the same whether
+/// feeders rotate or not, so RelayTree::Auto collects them once.
+struct Units {
+  std::vector<Unit> nvlink, network;
+};
+
+Units collectUnits(const PlanModel &model) {
+  Units units;
+  for (size_t g = 0; g < model.groups.size(); ++g) {
+    const PlanGroup &group = model.groups[g];
+    const ClassPattern &pattern = model.classes[group.cls].pattern;
+    // Decisions are met in the order of the group's pieces sorted by
+    // destination rank (stable), as a single tensor's table reads.
+    struct Entry {
+      int64_t rank, piece, replica;
+    };
+    std::vector<PieceDeliveries> deliveries;
+    std::vector<Entry> entries;
+    deliveries.reserve(pattern.size());
+    entries.reserve(pattern.size());
+    for (size_t j = 0; j < pattern.size(); ++j) {
+      deliveries.push_back(deliveriesOf(model, g, j));
+      for (size_t r = 0; r < deliveries.back().replicas.size(); ++r)
+        entries.push_back({deliveries.back().replicas[r].rank,
+                           static_cast<int64_t>(j), static_cast<int64_t>(r)});
+    }
+    std::stable_sort(
+        entries.begin(), entries.end(),
+        [](const Entry &a, const Entry &b) { return a.rank < b.rank; });
+    std::map<std::pair<int64_t, int64_t>, bool> seen; // (piece, domain)
+    for (const Entry &e : entries) {
+      const PieceDeliveries &d = deliveries[e.piece];
+      const PieceDeliveries::Replica &rep = d.replicas[e.replica];
+      int64_t weight = model.pieceBytes(g, e.piece) * group.numMembers();
+      if (rep.kind == PieceDeliveries::Kind::NVLink) {
+        units.nvlink.push_back({static_cast<int64_t>(g),
+                                e.piece,
+                                RouteKind::NVLink,
+                                rep.linear,
+                                weight,
+                                rep.domainHolders,
+                                {}});
+        continue;
+      }
+      if (rep.kind != PieceDeliveries::Kind::Network)
+        continue;
+      int64_t domain = model.domainOf(rep.rank);
+      if (!seen.try_emplace({e.piece, domain}, true).second)
+        continue;
+      const PieceDeliveries::Domain *dom = nullptr;
+      int64_t index = 0, n = d.networkDomains.size();
+      for (const PieceDeliveries::Domain &x : d.networkDomains)
+        if (x.domain == domain)
+          dom = &x;
+        else if (!dom)
+          ++index;
+      int64_t first = static_cast<int64_t>(g) % n;
+      units.network.push_back({static_cast<int64_t>(g), e.piece,
+                               RouteKind::Network, domain, weight, d.holders,
+                               dom->ranks, (index - first + n) % n});
+    }
+  }
+  return units;
+}
 
 } // namespace
 
@@ -99,17 +172,16 @@ reshard::streamsWithLanes(PlanModel &model, llvm::ArrayRef<int64_t> spans) {
   int64_t span = model.relayLaneSpan;
   model.relayLanes = true;
   model.relayLaneSpan = 1;
-  std::vector<TransferGroup> transfers = enumerateTransfers(model);
-  model.relayLanes = lanes;
-  model.relayLaneSpan = span;
   // The streams with a lane per holder (phase 1 + lane for relays), then
   // each span's as their image (far fewer keys than transfers).
   using Key = std::tuple<int64_t, int64_t, int64_t>;
   llvm::DenseSet<Key> perHolder;
-  for (const TransferGroup &t : transfers)
+  forEachTransfer(model, [&](const TransferGroup &t) {
     if (t.kind != TransferKind::Copy)
       perHolder.insert({t.sender, t.receiver, t.phase()});
-  transfers = {};
+  });
+  model.relayLanes = lanes;
+  model.relayLaneSpan = span;
   int64_t ranks = model.numRanks();
   llvm::SmallVector<int64_t, 3> counts;
   for (int64_t s : spans) {
@@ -139,116 +211,30 @@ llvm::SmallVector<int64_t, 3> reshard::relayLaneSpans(const PlanModel &model) {
   return spans;
 }
 
-RelayTreeFit reshard::selectSources(PlanModel &model, SourceStrategy strategy,
-                                    RelayTree tree, int64_t maxStreams,
-                                    bool rotateFeeders) {
-  model.relayLaneSpan = 1;
-  if (tree == RelayTree::Auto) {
-    RelayTreeFit fit;
-    for (bool rotate : {true, false}) {
-      selectSources(model, strategy, RelayTree::Bound, maxStreams, rotate);
-      if (!model.hasRelayTree())
-        return fit;
-      llvm::SmallVector<int64_t, 3> spans = relayLaneSpans(model);
-      llvm::SmallVector<int64_t, 3> streams = streamsWithLanes(model, spans);
-      if (streams[0] <= maxStreams) {
-        fit.perHolderStreams = 0;
-        fit.laneSpan = 1;
-        return fit;
-      }
-      fit.perHolderStreams = fit.streams = streams[0];
-      for (auto [span, count] : llvm::drop_begin(llvm::zip(spans, streams))) {
-        fit.laneSpan = span;
-        fit.streams = count;
-        if (fit.streams <= maxStreams) {
-          model.relayLaneSpan = span;
-          return fit;
-        }
-      }
-      if (rotate)
-        fit.rotatedStreams = streams.back();
-    }
-    fit.laneSpan = 0;
-    selectSources(model, strategy, RelayTree::Never);
-    return fit;
-  }
-  std::vector<Unit> nvlink, network;
-  for (size_t g = 0; g < model.groups.size(); ++g) {
-    PlanGroup &group = model.groups[g];
+/// Routes every group of `units` (collectUnits) with balanced routing.
+static void balance(PlanModel &model, const Units &units, RelayTree tree,
+                    bool rotateFeeders) {
+  for (PlanGroup &group : model.groups) {
     group.routes.clear();
-    if (strategy == SourceStrategy::Direct) {
-      group.routing = GroupRouting::Direct;
-      continue;
-    }
     group.routing = GroupRouting::Balanced;
-    const ClassPattern &pattern = model.classes[group.cls].pattern;
-    // Decisions are met in the order of the group's pieces sorted by
-    // destination rank (stable), as a single tensor's table reads.
-    struct Entry {
-      int64_t rank, piece, replica;
-    };
-    std::vector<PieceDeliveries> deliveries;
-    std::vector<Entry> entries;
-    deliveries.reserve(pattern.size());
-    entries.reserve(pattern.size());
-    for (size_t j = 0; j < pattern.size(); ++j) {
-      deliveries.push_back(deliveriesOf(model, g, j));
-      for (size_t r = 0; r < deliveries.back().replicas.size(); ++r)
-        entries.push_back({deliveries.back().replicas[r].rank,
-                           static_cast<int64_t>(j), static_cast<int64_t>(r)});
-    }
-    std::stable_sort(
-        entries.begin(), entries.end(),
-        [](const Entry &a, const Entry &b) { return a.rank < b.rank; });
-    std::map<std::pair<int64_t, int64_t>, bool> seen; // (piece, domain)
-    for (const Entry &e : entries) {
-      const PieceDeliveries &d = deliveries[e.piece];
-      const PieceDeliveries::Replica &rep = d.replicas[e.replica];
-      int64_t weight = model.pieceBytes(g, e.piece) * group.numMembers();
-      if (rep.kind == PieceDeliveries::Kind::NVLink) {
-        nvlink.push_back({static_cast<int64_t>(g),
-                          e.piece,
-                          RouteKind::NVLink,
-                          rep.linear,
-                          weight,
-                          rep.domainHolders,
-                          {}});
-        continue;
-      }
-      if (rep.kind != PieceDeliveries::Kind::Network)
-        continue;
-      int64_t domain = model.domainOf(rep.rank);
-      if (!seen.try_emplace({e.piece, domain}, true).second)
-        continue;
-      const PieceDeliveries::Domain *dom = nullptr;
-      int64_t index = 0, n = d.networkDomains.size();
-      for (const PieceDeliveries::Domain &x : d.networkDomains)
-        if (x.domain == domain)
-          dom = &x;
-        else if (!dom)
-          ++index;
-      int64_t first = static_cast<int64_t>(g) % n;
-      network.push_back({static_cast<int64_t>(g), e.piece, RouteKind::Network,
-                         domain, weight, d.holders, dom->ranks,
-                         rotateFeeders ? (index - first + n) % n : 0});
-    }
   }
-  if (strategy == SourceStrategy::Direct)
-    return {};
-
+  const std::vector<Unit> &nvlink = units.nvlink, &network = units.network;
   // Heaviest first, then by turn, ties in enumeration order; units are
   // sorted by index (they carry their candidate lists).
-  auto heavierFirst = [](const std::vector<Unit> &units) {
+  auto heavierFirst = [&](const std::vector<Unit> &units) {
     std::vector<uint32_t> order(units.size());
     for (uint32_t i = 0; i < order.size(); ++i)
       order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-      return std::make_pair(-units[a].weight, units[a].turn) <
-             std::make_pair(-units[b].weight, units[b].turn);
+      int64_t ta = rotateFeeders ? units[a].turn : 0;
+      int64_t tb = rotateFeeders ? units[b].turn : 0;
+      return std::make_pair(-units[a].weight, ta) <
+             std::make_pair(-units[b].weight, tb);
     });
     return order;
   };
-  Loads nicOut, nicIn, nvlOut;
+  int64_t ranks = model.numRanks();
+  Loads nicOut(ranks), nicIn(ranks), nvlOut(ranks);
   // A domain may be fed by another domain's entries instead of the holders
   // (a relay tree), where the holders' NICs would pass the physical bound
   // per NIC and the feeder's entries are less loaded: the piece then leaves
@@ -300,5 +286,95 @@ RelayTreeFit reshard::selectSources(PlanModel &model, SourceStrategy strategy,
   }
   for (PlanGroup &group : model.groups)
     llvm::sort(group.routes);
-  return {};
+}
+
+namespace {
+/// One attempt of RelayTree::Auto: the routes (in the model it ran on)
+/// with feeders rotating or in rank order, and its streams per lane span.
+struct TreeAttempt {
+  bool tree = false;
+  llvm::SmallVector<int64_t, 3> spans, streams;
+};
+} // namespace
+
+static TreeAttempt attemptTree(PlanModel &model, const Units &units,
+                               bool rotate) {
+  TreeAttempt a;
+  balance(model, units, RelayTree::Bound, rotate);
+  a.tree = model.hasRelayTree();
+  if (a.tree) {
+    a.spans = relayLaneSpans(model);
+    a.streams = streamsWithLanes(model, a.spans);
+  }
+  return a;
+}
+
+/// Whether `model`, routed by `a`, is final: no tree, or one that fits
+/// `maxStreams` with some lane span (then taken); `fit` says how.
+static bool settles(const TreeAttempt &a, PlanModel &model, int64_t maxStreams,
+                    RelayTreeFit &fit) {
+  if (!a.tree)
+    return true;
+  if (a.streams[0] <= maxStreams) {
+    fit.perHolderStreams = 0;
+    fit.laneSpan = 1;
+    return true;
+  }
+  fit.perHolderStreams = fit.streams = a.streams[0];
+  for (auto [span, count] : llvm::drop_begin(llvm::zip(a.spans, a.streams))) {
+    fit.laneSpan = span;
+    fit.streams = count;
+    if (count <= maxStreams) {
+      model.relayLaneSpan = span;
+      return true;
+    }
+  }
+  return false;
+}
+
+RelayTreeFit reshard::selectSources(PlanModel &model, SourceStrategy strategy,
+                                    RelayTree tree, int64_t maxStreams,
+                                    bool rotateFeeders,
+                                    llvm::ThreadPoolInterface *pool) {
+  model.relayLaneSpan = 1;
+  if (strategy == SourceStrategy::Direct) {
+    for (PlanGroup &group : model.groups) {
+      group.routes.clear();
+      group.routing = GroupRouting::Direct;
+    }
+    return {};
+  }
+  Units units = collectUnits(model);
+  if (tree != RelayTree::Auto) {
+    balance(model, units, tree, rotateFeeders);
+    return {};
+  }
+  // Feeders rotating, then in rank order where that does not fit. With a
+  // pool the second attempt runs meanwhile on a copy of the model (where
+  // rotation fits, its work is dropped): the same result, sooner.
+  RelayTreeFit fit;
+  std::optional<PlanModel> ranked;
+  TreeAttempt rankOrder;
+  std::optional<llvm::ThreadPoolTaskGroup> meanwhile;
+  if (pool) {
+    ranked.emplace(model);
+    meanwhile.emplace(*pool);
+    meanwhile->async(
+        [&] { rankOrder = attemptTree(*ranked, units, /*rotate=*/false); });
+  }
+  TreeAttempt rotating = attemptTree(model, units, /*rotate=*/true);
+  if (settles(rotating, model, maxStreams, fit))
+    return fit; // (the group waits for the dropped attempt)
+  fit.rotatedStreams = rotating.streams.back();
+  if (meanwhile) {
+    meanwhile->wait();
+    model.groups = std::move(ranked->groups); // its routes
+  } else {
+    rankOrder = attemptTree(model, units, /*rotate=*/false);
+  }
+  if (settles(rankOrder, model, maxStreams, fit))
+    return fit;
+  fit.laneSpan = 0;
+  balance(model, units, RelayTree::Never, true);
+  return fit;
 }

@@ -70,9 +70,10 @@ bool TransferGroup::sharesMembersWith(const TransferGroup &o) const {
 
 /// The transfers of one group piece (what enumerateTransfers lists for
 /// it); `fedLaneBase` is the plan's rank count.
-static void appendTransfers(const PlanModel &model, int64_t group,
-                            int64_t piece, int64_t fedLaneBase,
-                            std::vector<TransferGroup> &out) {
+static void
+appendTransfers(const PlanModel &model, int64_t group, int64_t piece,
+                int64_t fedLaneBase,
+                llvm::function_ref<void(const TransferGroup &)> out) {
   const PlanGroup &g = model.groups[group];
   int64_t members = g.numMembers();
   if (!members)
@@ -82,8 +83,7 @@ static void appendTransfers(const PlanModel &model, int64_t group,
                  int64_t start, int64_t stride, int64_t count,
                  int64_t lane = 0) {
     if (count > 0)
-      out.push_back(
-          {group, piece, sender, receiver, kind, start, stride, count, lane});
+      out({group, piece, sender, receiver, kind, start, stride, count, lane});
   };
   bool balanced = g.routing == GroupRouting::Balanced;
   for (const PieceDeliveries::Replica &rep : d.replicas) {
@@ -189,6 +189,13 @@ std::vector<TransferGroup> reshard::enumerateTransfers(const PlanModel &model) {
   for (const PlanGroup &g : model.groups)
     estimate += model.classes[g.cls].pattern.size() * 2;
   out.reserve(estimate);
+  forEachTransfer(model, [&](const TransferGroup &t) { out.push_back(t); });
+  return out;
+}
+
+void reshard::forEachTransfer(
+    const PlanModel &model,
+    llvm::function_ref<void(const TransferGroup &)> sink) {
   // Fed lanes R + holder must stay relay phases (below kTransitInPhase);
   // past 2^30 ranks they share the holder's lane (slower, as correct).
   int64_t ranks = model.numRanks();
@@ -196,7 +203,6 @@ std::vector<TransferGroup> reshard::enumerateTransfers(const PlanModel &model) {
   for (size_t g = 0; g < model.groups.size(); ++g) {
     const ClassPattern &p = model.classes[model.groups[g].cls].pattern;
     for (size_t j = 0; j < p.size(); ++j)
-      appendTransfers(model, g, j, fedLaneBase, out);
+      appendTransfers(model, g, j, fedLaneBase, sink);
   }
-  return out;
 }

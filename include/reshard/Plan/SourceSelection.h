@@ -6,6 +6,10 @@
 
 #include "llvm/Support/CommandLine.h"
 
+namespace llvm {
+class ThreadPoolInterface;
+} // namespace llvm
+
 namespace reshard {
 
 enum class SourceStrategy {
@@ -91,11 +95,14 @@ llvm::SmallVector<int64_t, 3> relayLaneSpans(const PlanModel &model);
 /// instead of rotating ones (fewer pairs of feeding and fed entries), else
 /// is dropped (routed as Never); the result says which. With
 /// `rotateFeeders` the domain a piece's holders serve first (which then
-/// feeds the others) rotates with the group; else it is the lowest.
+/// feeds the others) rotates with the group; else it is the lowest. With a
+/// `pool`, Auto plans feeders in rank order on it while it plans rotating
+/// ones (the same result, in the time of one where rotation fits not).
 RelayTreeFit selectSources(PlanModel &model, SourceStrategy strategy,
                            RelayTree tree = RelayTree::Never,
                            int64_t maxStreams = kRelayTreeMaxStreams,
-                           bool rotateFeeders = true);
+                           bool rotateFeeders = true,
+                           llvm::ThreadPoolInterface *pool = nullptr);
 
 /// The streams of `model`'s routing with relay lanes of each span of
 /// `spans` (before transits, which reshard-schedule adds), from one

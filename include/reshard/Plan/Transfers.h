@@ -12,6 +12,10 @@
 
 #include "reshard/Plan/PlanModel.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <vector>
+
 namespace reshard {
 
 enum class TransferKind {
@@ -58,6 +62,11 @@ struct TransferGroup {
 /// Every transfer of the plan, group by group, piece by piece, in
 /// destination replica order (then network domains ascending).
 std::vector<TransferGroup> enumerateTransfers(const PlanModel &model);
+
+/// The same transfers, in the same order, handed to `sink` one at a time
+/// (for those who only count or key them: no list of them all).
+void forEachTransfer(const PlanModel &model,
+                     llvm::function_ref<void(const TransferGroup &)> sink);
 
 /// The members k in [0, count) with k = a (mod m) and k = b (mod n), as
 /// start, stride and count (count 0 when there are none).

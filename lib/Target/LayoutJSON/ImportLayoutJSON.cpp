@@ -111,8 +111,10 @@ private:
 
 } // namespace
 
+/// Paths are made for every element read (an error may name them), so
+/// by concatenation: formatv parses its format string on each call.
 static std::string indexPath(const std::string &path, size_t i) {
-  return llvm::formatv("{0}[{1}]", path, i).str();
+  return path + "[" + std::to_string(i) + "]";
 }
 /// `path.key`, or `path["key"]` when the key is empty or not a plain word
 /// (mesh names may contain dots).

@@ -31,8 +31,10 @@ struct SelectSourcesPass
     Location at = getOperation().getLoc();
     if (auto file = dyn_cast<FileLineColLoc>(at))
       at = FileLineColLoc::get(file.getFilename(), 0, 0);
-    RelayTreeFit fit =
-        selectSources(plan->model, strategy, relayTree, maxStreams);
+    MLIRContext &ctx = getContext();
+    RelayTreeFit fit = selectSources(
+        plan->model, strategy, relayTree, maxStreams, /*rotateFeeders=*/true,
+        ctx.isMultithreadingEnabled() ? &ctx.getThreadPool() : nullptr);
     if (fit.rotatedStreams && fit.laneSpan)
       emitRemark(at) << "reshard-select-sources: relay-tree feeders in rank "
                         "order: with feeders rotating by group the plan would "

@@ -38,6 +38,17 @@
 // NONE-REMARK: remark: reshard-select-sources: no relay tree: with one the plan would have 20 streams (relay lanes, before transits; 16 with lanes of 8 ranks), over the 14 relay-tree=auto allows
 // RUN: FileCheck %s --check-prefix=NONE < %t.none.mlir
 // NONE-NOT: from domain
+// With threads (the default) the rank-order attempt runs on the context's
+// thread pool while the rotating one is planned; without, after it: the
+// same plans either way.
+// RUN: reshard-opt %s --mlir-disable-threading --reshard-plan-pipeline="lower=false staging-budget=65536" -o %t.seq.mlir
+// RUN: diff %t.mlir %t.seq.mlir
+// RUN: reshard-opt %s --mlir-disable-threading --reshard-plan-pipeline="lower=false staging-budget=65536 relay-tree-max-streams=20" -o %t.order.seq.mlir
+// RUN: diff %t.order.mlir %t.order.seq.mlir
+// RUN: reshard-opt %s --mlir-disable-threading --reshard-plan-pipeline="lower=false staging-budget=65536 relay-tree-max-streams=16" -o %t.span.seq.mlir
+// RUN: diff %t.span.mlir %t.span.seq.mlir
+// RUN: reshard-opt %s --mlir-disable-threading --reshard-plan-pipeline="lower=false staging-budget=65536 relay-tree-max-streams=14" -o %t.none.seq.mlir
+// RUN: diff %t.none.mlir %t.none.seq.mlir
 
 reshard.topology @t gpus_per_node = 4 nvl_domain_size = 4
     nvlink_GBps_per_gpu = 450.0 nic_GBps_per_gpu = 50.0
