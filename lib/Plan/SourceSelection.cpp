@@ -26,13 +26,8 @@ using namespace reshard;
 
 namespace {
 
-/// Bytes per rank so far (ranks index it: below PlanModel::numRanks()).
-struct Loads {
-  std::vector<int64_t> bytes;
-  explicit Loads(int64_t ranks) : bytes(ranks, 0) {}
-  int64_t lookup(int64_t rank) const { return bytes[rank]; }
-  int64_t &operator[](int64_t rank) { return bytes[rank]; }
-};
+/// Bytes per rank so far: a map, as ranks may be sparse and large.
+using Loads = llvm::DenseMap<int64_t, int64_t>;
 
 /// The index of the candidate with the least load (the first on ties).
 int64_t leastLoaded(llvm::ArrayRef<int64_t> ranks, const Loads &load) {
@@ -233,8 +228,7 @@ static void balance(PlanModel &model, const Units &units, RelayTree tree,
     });
     return order;
   };
-  int64_t ranks = model.numRanks();
-  Loads nicOut(ranks), nicIn(ranks), nvlOut(ranks);
+  Loads nicOut, nicIn, nvlOut;
   // A domain may be fed by another domain's entries instead of the holders
   // (a relay tree), where the holders' NICs would pass the physical bound
   // per NIC and the feeder's entries are less loaded: the piece then leaves
