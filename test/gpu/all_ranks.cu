@@ -23,6 +23,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -65,6 +66,7 @@ bool fill(void *p, int v, int64_t n) {
   return cudaMemset(p, v, n) == cudaSuccess;
 }
 void release(void *p) { cudaFree(p); }
+bool settle() { return cudaDeviceSynchronize() == cudaSuccess; }
 #else
 const char *const kWhere = "the host, Engine.h's HostMover";
 struct Lane {
@@ -91,10 +93,12 @@ bool fill(void *p, int v, int64_t n) {
   return true;
 }
 void release(void *p) { std::free(p); }
+bool settle() { return true; }
 #endif
 
 // One message on its way: the sender's staging bytes until the receiver
-// has copied them out.
+// has copied them out. Shared by the queue, the sender and the receiver,
+// so that a rank leaving a step on an error frees nothing a peer holds.
 struct Posting {
   const uint8_t *from;
   int64_t bytes, step;
@@ -106,11 +110,15 @@ struct Posting {
 struct Mailbox {
   std::mutex mu;
   std::condition_variable cv;
-  std::map<std::pair<int64_t, int64_t>, std::deque<Posting *>> queues;
+  std::map<std::pair<int64_t, int64_t>, std::deque<std::shared_ptr<Posting>>>
+      queues;
   bool failed = false;
 
   void fail() {
     std::lock_guard<std::mutex> lock(mu);
+    failLocked();
+  }
+  void failLocked() {
     failed = true;
     cv.notify_all();
   }
@@ -138,49 +146,58 @@ int runRank(int64_t rank, Mailbox &box, void *const *src, void *const *dst,
   auto exchange = [&](int64_t step, const std::vector<Message> &sends,
                       const std::vector<Message> &recvs,
                       const std::vector<Message> &) -> int {
-    if (!lane.sync()) // the packs, before anyone reads the staging
+    if (!lane.sync()) { // the packs, before anyone reads the staging
+      box.fail();
       return RESHARD_ERR_CUDA;
-    std::vector<Posting> posted(sends.size());
+    }
+    std::vector<std::shared_ptr<Posting>> posted;
     std::unique_lock<std::mutex> lock(box.mu);
-    for (size_t m = 0; m < sends.size(); ++m) {
-      posted[m] = {ws + sends[m].staging, sends[m].bytes, step, false};
-      box.queues[{rank, sends[m].peer}].push_back(&posted[m]);
+    // Every failure stops the others' waits at once (the lock is held).
+    auto failed = [&](int code, const std::string &why) {
+      if (error.empty())
+        error = "step " + std::to_string(step) + ": " + why;
+      box.failLocked();
+      return code;
+    };
+    for (const Message &m : sends) {
+      posted.push_back(std::make_shared<Posting>(
+          Posting{ws + m.staging, m.bytes, step, false}));
+      box.queues[{rank, m.peer}].push_back(posted.back());
     }
     box.cv.notify_all();
     for (const Message &r : recvs) {
-      std::deque<Posting *> &q = box.queues[{r.peer, rank}];
-      if (!box.wait(lock, [&] { return !q.empty(); })) {
-        error = "step " + std::to_string(step) + ": nothing came from rank " +
-                std::to_string(r.peer);
-        return RESHARD_ERR_TIMEOUT;
-      }
-      Posting *in = q.front();
+      std::deque<std::shared_ptr<Posting>> &q = box.queues[{r.peer, rank}];
+      if (!box.wait(lock, [&] { return !q.empty(); }))
+        return failed(RESHARD_ERR_TIMEOUT,
+                      box.failed
+                          ? "stopped: another rank failed"
+                          : "nothing came from rank " + std::to_string(r.peer));
+      std::shared_ptr<Posting> in = q.front();
       q.pop_front();
-      if (in->bytes != r.bytes || in->step != step) {
-        error = "step " + std::to_string(step) + ": rank " +
-                std::to_string(r.peer) + " sent " + std::to_string(in->bytes) +
-                " bytes in its step " + std::to_string(in->step) +
-                ", the receive expects " + std::to_string(r.bytes);
-        return RESHARD_ERR_COMM;
-      }
+      if (in->bytes != r.bytes || in->step != step)
+        return failed(RESHARD_ERR_COMM,
+                      "rank " + std::to_string(r.peer) + " sent " +
+                          std::to_string(in->bytes) + " bytes in its step " +
+                          std::to_string(in->step) + ", the receive expects " +
+                          std::to_string(r.bytes));
       lock.unlock(); // the copy runs outside the lock
       bool ok = lane.take(ws + r.staging, in->from, r.bytes);
       lock.lock();
       if (!ok)
-        return RESHARD_ERR_CUDA;
+        return failed(RESHARD_ERR_CUDA, "copying a message");
       in->taken = true;
       box.cv.notify_all();
     }
     // The staging is reused next step: wait until every receiver copied.
     if (!box.wait(lock, [&] {
-          for (const Posting &s : posted)
-            if (!s.taken)
+          for (const std::shared_ptr<Posting> &s : posted)
+            if (!s->taken)
               return false;
           return true;
-        })) {
-      error = "step " + std::to_string(step) + ": a receiver took nothing";
-      return RESHARD_ERR_TIMEOUT;
-    }
+        }))
+      return failed(RESHARD_ERR_TIMEOUT, box.failed
+                                             ? "stopped: another rank failed"
+                                             : "a receiver took nothing");
     return RESHARD_OK;
   };
   int rc = run_program(kPlan, *p, src, dst, ws, lane.mover, exchange);
@@ -237,34 +254,38 @@ int main(int argc, char **argv) {
         moved += d[t];
       }
     }
-    ws[r] = allocate(static_cast<int64_t>(workspace_bytes(kPlan, r)));
+    if (!(ws[r] = allocate(static_cast<int64_t>(workspace_bytes(kPlan, r)))))
+      return 1;
   }
+  // The fills and uploads, before any rank's stream reads them.
+  if (!settle())
+    return 1;
   Mailbox box;
-  std::map<int64_t, int> rcs;
-  std::map<int64_t, std::string> errors;
+  // Per thread, by its place in `order` (no map is touched concurrently).
+  std::vector<int64_t> order(ranks.begin(), ranks.end());
+  std::vector<int> rcs(order.size(), RESHARD_OK);
+  std::vector<std::string> errors(order.size());
   std::vector<std::thread> threads;
-  for (int64_t r : ranks) {
-    rcs[r] = RESHARD_OK;
-    errors[r];
-  }
   auto t0 = std::chrono::steady_clock::now();
-  for (int64_t r : ranks)
-    threads.emplace_back([&, r] {
-      rcs[r] = runRank(r, box, src[r].data(), dst[r].data(),
-                       static_cast<uint8_t *>(ws[r]), errors[r]);
-      if (rcs[r] != RESHARD_OK)
+  for (size_t i = 0; i < order.size(); ++i) {
+    int64_t r = order[i];
+    threads.emplace_back([&, i, r, s = src.at(r).data(), d = dst.at(r).data(),
+                          w = static_cast<uint8_t *>(ws.at(r))] {
+      rcs[i] = runRank(r, box, s, d, w, errors[i]);
+      if (rcs[i] != RESHARD_OK)
         box.fail();
     });
+  }
   for (std::thread &t : threads)
     t.join();
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
   int failed = 0;
-  for (int64_t r : ranks)
-    if (rcs[r] != RESHARD_OK) {
+  for (size_t i = 0; i < order.size(); ++i)
+    if (rcs[i] != RESHARD_OK) {
       std::fprintf(stderr, "all-ranks: rank %lld: error %d: %s\n",
-                   static_cast<long long>(r), rcs[r], errors[r].c_str());
+                   static_cast<long long>(order[i]), rcs[i], errors[i].c_str());
       ++failed;
     }
   if (failed)
