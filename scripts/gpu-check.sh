@@ -10,8 +10,9 @@
 # rank a thread on this GPU (test/gpu/all_ranks.cu), their destination
 # bytes against reshard-run's; then the one-rank plan as a shared library
 # through python/reshard's Plan.load and Plan.run on torch CUDA tensors
-# (verify=True), when a python3 with torch and CUDA is there. On an H200 the first part took about 11 s
-# (BENCHMARKS.md section 5); the torch part has not run on a GPU yet.
+# (verify=True), when a python3 with torch and CUDA is there. On an H200
+# the first part took about 11 s (BENCHMARKS.md section 5); the rest has
+# not run on a GPU yet.
 #   scripts/gpu-check.sh [--build-only] [WORK]   (shards, ~600 MB: keep them out of $OUT)
 # --build-only stops after compiling (the suite runs that part, without a GPU).
 # With the device tool: here `scripts/gpu-prepare.sh`, then

@@ -40,6 +40,28 @@ static reshard::engine::Plan namedPlan(const char *name) {
   return plan;
 }
 
+// A random box of a row-major shard of `shape` with `eb`-byte elements, as
+// a pack descriptor: the innermost dim is the run, every outer dim a loop.
+static std::vector<int64_t>
+randomBox(std::mt19937_64 &rng, const std::vector<int64_t> &shape, int64_t eb) {
+  int64_t rank = shape.size(), s = eb, off = 0;
+  std::vector<int64_t> sizes(rank), strides(rank);
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    strides[d] = s;
+    s *= shape[d];
+  }
+  for (int64_t d = 0; d < rank; ++d) {
+    sizes[d] = 1 + static_cast<int64_t>(rng() % shape[d]);
+    off += static_cast<int64_t>(rng() % (shape[d] - sizes[d] + 1)) * strides[d];
+  }
+  std::vector<int64_t> desc = {off, sizes[rank - 1] * eb, rank - 1};
+  for (int64_t d = 0; d + 1 < rank; ++d) {
+    desc.push_back(sizes[d]);
+    desc.push_back(strides[d]);
+  }
+  return desc;
+}
+
 static int checkRandomBoxes(int cases) {
   std::mt19937_64 rng(7);
   auto below = [&](int64_t n) { return static_cast<int64_t>(rng() % n); };
@@ -51,28 +73,13 @@ static int checkRandomBoxes(int cases) {
   for (int c = 0; c < cases; ++c) {
     int rank = 1 + below(4);
     int64_t eb = int64_t(1) << below(4);
-    std::vector<int64_t> shape(rank), offset(rank), sizes(rank);
+    std::vector<int64_t> shape(rank);
     int64_t total = eb;
     for (int d = 0; d < rank; ++d) {
       shape[d] = 1 + below(d == rank - 1 ? 300 : 24);
-      sizes[d] = 1 + below(shape[d]);
-      offset[d] = below(shape[d] - sizes[d] + 1);
       total *= shape[d];
     }
-    // Box descriptor: innermost dim is the run, every outer dim a loop.
-    std::vector<int64_t> strides(rank);
-    int64_t s = eb;
-    for (int d = rank - 1; d >= 0; --d) {
-      strides[d] = s;
-      s *= shape[d];
-    }
-    std::vector<int64_t> desc = {0, sizes[rank - 1] * eb, rank - 1};
-    for (int d = 0; d < rank; ++d)
-      desc[0] += offset[d] * strides[d];
-    for (int d = 0; d < rank - 1; ++d) {
-      desc.push_back(sizes[d]);
-      desc.push_back(strides[d]);
-    }
+    std::vector<int64_t> desc = randomBox(rng, shape, eb);
     // A byte range of the box, as a step's quota cuts it: partial runs and
     // rows at both ends.
     int64_t bytes = reshard::engine::box_bytes(desc.data());
@@ -388,28 +395,18 @@ static int checkQuantMovers(int cases, const ShardSource &dev,
   char err[256] = "";
   reshard::engine::nccl::DeviceMover device(plan, 0, 0, err, sizeof(err));
   reshard::engine::HostMover mover;
-  int64_t nd = dev.ndim, bad = 0;
+  const std::vector<int64_t> shape(dev.shape, dev.shape + dev.ndim);
+  int64_t bad = 0;
   for (int c = 0; c < cases; ++c) {
-    std::vector<int64_t> offset(nd), sizes(nd), strides(nd);
-    int64_t s = 1, off = 0, elems = 1;
-    for (int64_t d = nd - 1; d >= 0; --d) {
-      strides[d] = s;
-      s *= dev.shape[d];
-      sizes[d] = 1 + below(dev.shape[d]);
-      offset[d] = below(dev.shape[d] - sizes[d] + 1);
-      off += offset[d] * strides[d];
-      elems *= sizes[d];
-    }
-    // The payload has 1-byte elements: descriptors count elements.
-    std::vector<int64_t> pack = {off, sizes[nd - 1], nd - 1};
-    std::vector<int64_t> copy = {off, 0, sizes[nd - 1], nd - 1};
-    int64_t packed = elems;
-    for (int64_t d = 0; d + 1 < nd; ++d) {
-      packed /= sizes[d];
-      pack.push_back(sizes[d]);
-      pack.push_back(strides[d]);
-      copy.push_back(sizes[d]);
-      copy.push_back(strides[d]);
+    // The payload has 1-byte elements: descriptors count elements. The
+    // copy moves the same box into a packed destination.
+    std::vector<int64_t> pack = randomBox(rng, shape, 1);
+    std::vector<int64_t> copy = {pack[0], 0, pack[1], pack[2]};
+    int64_t elems = reshard::engine::box_bytes(pack.data()), packed = elems;
+    for (int64_t l = 0; l < pack[2]; ++l) {
+      packed /= pack[3 + 2 * l];
+      copy.push_back(pack[3 + 2 * l]);
+      copy.push_back(pack[4 + 2 * l]);
       copy.push_back(packed);
     }
     int64_t lo = below(elems), hi = lo + 1 + below(elems - lo);
