@@ -15,6 +15,12 @@ from .errors import ReshardError
 _NCCL_UNIQUE_ID_BYTES = 128
 
 
+class _NcclUniqueId(ctypes.Structure):
+    """ncclUniqueId, which ncclCommInitRank takes by value: a ctypes array
+    argument would pass a pointer instead (and shift the rank argument)."""
+    _fields_ = [("internal", ctypes.c_char * _NCCL_UNIQUE_ID_BYTES)]
+
+
 class _Mpi:
     def __init__(self, comm: Any):
         from mpi4py import MPI
@@ -41,6 +47,18 @@ def _libnccl():
                        "LD_LIBRARY_PATH")
 
 
+def _init_rank(init: Any, size: int, uid: bytes, rank: int):
+    """ncclCommInitRank(&comm, size, id, rank) through `init` (the C
+    function): (its result, the communicator handle)."""
+    init.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int,
+                     _NcclUniqueId, ctypes.c_int]
+    init.restype = ctypes.c_int
+    comm = ctypes.c_void_p()
+    rc = init(ctypes.byref(comm), size, _NcclUniqueId.from_buffer_copy(uid),
+              rank)
+    return rc, comm
+
+
 class NcclComm:
     """An NCCL communicator of `size` ranks, created from a unique id that
     rank 0 makes and shares over `group` (a torch.distributed process group,
@@ -60,19 +78,13 @@ class NcclComm:
         shared = [uid.raw if self.rank == 0 else None]
         dist.broadcast_object_list(shared, src=dist.get_global_rank(
             group, 0) if group is not None else 0, group=group)
-        uid = ctypes.create_string_buffer(shared[0], _NCCL_UNIQUE_ID_BYTES)
         if device is None:
             device = torch.cuda.current_device()
         torch.cuda.set_device(device)
         self.device = device
-        comm = ctypes.c_void_p()
-        # ncclCommInitRank takes the id by value: 128 bytes as a struct.
-        init = self._nccl.ncclCommInitRank
-        init.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int,
-                         ctypes.c_char * _NCCL_UNIQUE_ID_BYTES, ctypes.c_int]
-        self._check(init(ctypes.byref(comm), self.size,
-                         (ctypes.c_char * _NCCL_UNIQUE_ID_BYTES).from_buffer(
-                             uid), self.rank), "ncclCommInitRank")
+        rc, comm = _init_rank(self._nccl.ncclCommInitRank, self.size,
+                              shared[0], self.rank)
+        self._check(rc, "ncclCommInitRank")
         self.handle = comm
 
     def _check(self, rc: int, what: str) -> None:

@@ -366,3 +366,29 @@ def test_quantized_destinations_match_torch(mpi, tmp_path):
     layout = os.path.join(root, "test", "Integration", "mpi", "Inputs",
                           "quant.json")
     assert_all_ok(mpi(8, "quant", layout), 8)
+
+
+def test_nccl_comm_passes_the_unique_id_by_value(tmp_path):
+    """ncclCommInitRank takes its 128-byte id by value (on the stack under
+    the SysV ABI) and the rank after it: a stand-in with its signature
+    checks what NcclComm's call delivers (a GPU is not needed for that)."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler")
+    src = tmp_path / "init.c"
+    src.write_text(
+        "typedef struct { char internal[128]; } ncclUniqueId;\n"
+        "int ncclCommInitRank(void **comm, int n, ncclUniqueId id, int r) {\n"
+        "  for (int i = 0; i < 128; ++i)\n"
+        "    if (id.internal[i] != (char)(i * 7 + 1)) return 100 + i;\n"
+        "  *comm = (void *)(long)(1000 * n + r);\n"
+        "  return 0;\n"
+        "}\n")
+    lib = tmp_path / "libinit.so"
+    subprocess.run([cc, "-shared", "-fPIC", str(src), "-o", str(lib)],
+                   check=True)
+    import ctypes
+    from reshard.comms import _init_rank
+    uid = bytes((i * 7 + 1) % 256 for i in range(128))
+    rc, comm = _init_rank(ctypes.CDLL(str(lib)).ncclCommInitRank, 4, uid, 3)
+    assert (rc, comm.value) == (0, 4003)
