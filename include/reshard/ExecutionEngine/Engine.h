@@ -430,6 +430,36 @@ inline int check_arguments(const Plan &plan, int rank, void *const *src,
                     plan.name, rank, is_src ? "source" : "destination", t,
                     plan.tensor_names[t], static_cast<long long>(bytes[t]));
   }
+  /* The quantizers read a payload's source elements and write fp32 scales
+   * as words: those shards must be aligned to their elements. */
+  for (int64_t i = 0; i < plan.num_quant_tensors; ++i) {
+    const QuantTensor &q = plan.quant_tensors[i];
+    int64_t words[2][2] = {{q.payload, quant_input_bytes(q.input)},
+                           {q.scales, 4}};
+    for (int k = 0; k < 2; ++k) {
+      int64_t t = words[k][0], align = words[k][1];
+      bool is_src = k == 0;
+      if (!is_src && plan.quant_classes[q.qclass].kind == kQuantMx)
+        continue; /* E8M0 scales are bytes */
+      void *const *ptrs = is_src ? src : dst;
+      if (shard_bytes(plan, rank, t, is_src) > 0 &&
+          reinterpret_cast<uintptr_t>(ptrs[t]) % align != 0)
+        return fail(err, errlen, RESHARD_ERR_ARGS,
+                    "%s: rank %d: the %s shard of tensor %lld ('%s') is at "
+                    "%p, not a multiple of its %lld-byte elements",
+                    plan.name, rank, is_src ? "source" : "destination",
+                    static_cast<long long>(t), plan.tensor_names[t], ptrs[t],
+                    static_cast<long long>(align));
+    }
+  }
+  /* Scales and shadows sit in the workspace at offsets of kStagingAlign. */
+  if (plan.num_quant_tensors > 0 && p->workspace > 0 &&
+      reinterpret_cast<uintptr_t>(workspace) % kStagingAlign != 0)
+    return fail(err, errlen, RESHARD_ERR_WORKSPACE,
+                "%s: rank %d: the workspace is at %p, not a multiple of %lld "
+                "bytes (this plan quantizes into it)",
+                plan.name, rank, workspace,
+                static_cast<long long>(kStagingAlign));
   if (p->workspace > 0 &&
       (!workspace || workspace_size < static_cast<size_t>(p->workspace)))
     return fail(err, errlen, RESHARD_ERR_WORKSPACE,

@@ -4,11 +4,14 @@
 //   short-workspace  rank 1 passes a workspace one byte short
 //   stall            rank 1 never calls the plan (a dead or stalled peer)
 //   late             rank 1 calls it 3 s late; nobody aborts the job
+//   misaligned       rank 1 passes its first source shard one byte off
+//   odd-workspace    rank 1 passes its workspace one byte off
 //   ok               everyone calls it correctly
 // Every rank prints its return code and message; no rank may crash or hang.
 #include "plan.h"
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <thread>
@@ -25,7 +28,7 @@ int main(int argc, char **argv) {
   for (int t = 0; t < tensors; ++t) {
     long long s = reshard_plan_src_bytes(rank, t),
               d = reshard_plan_dst_bytes(rank, t);
-    src[t].assign(s > 0 ? s : 0, 1);
+    src[t].assign(s > 0 ? s + 16 : 0, 1); // room to misalign
     dst[t].assign(d > 0 ? d : 0, 0);
     srcp[t] = src[t].empty() ? nullptr : src[t].data();
     dstp[t] = dst[t].empty() ? nullptr : dst[t].data();
@@ -42,8 +45,19 @@ int main(int argc, char **argv) {
         srcp[t] = nullptr;
         break;
       }
+  if (faulty && !std::strcmp(mode, "misaligned"))
+    for (int t = 0; t < tensors; ++t)
+      if (!src[t].empty()) {
+        srcp[t] = src[t].data() + 1;
+        break;
+      }
   if (faulty && !std::strcmp(mode, "short-workspace"))
     ws = ws ? ws - 1 : 0;
+  std::vector<char> shifted(ws + 32);
+  char *wsp = workspace.data();
+  if (faulty && !std::strcmp(mode, "odd-workspace"))
+    wsp = shifted.data() + 1 +
+          (16 - reinterpret_cast<uintptr_t>(shifted.data()) % 16) % 16;
   char err[512] = "";
   int rc = 0;
   if (faulty && !std::strcmp(mode, "late"))
@@ -53,7 +67,7 @@ int main(int argc, char **argv) {
     std::printf("rank %d: stalled\n", rank);
   } else {
     rc = reshard_plan_run(call_rank, srcp.data(), dstp.data(), MPI_COMM_WORLD,
-                          nullptr, workspace.data(), ws, err, sizeof(err));
+                          nullptr, wsp, ws, err, sizeof(err));
     std::printf("rank %d: rc %d: %s\n", rank, rc, err);
   }
   std::fflush(stdout);
