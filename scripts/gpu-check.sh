@@ -10,14 +10,17 @@
 # rank a thread on this GPU (test/gpu/all_ranks.cu), their destination
 # bytes against reshard-run's; then the one-rank plan as a shared library
 # through python/reshard's Plan.load and Plan.run on torch CUDA tensors
-# (verify=True), when a python3 with torch and CUDA is there. On an H200
-# the first part took about 11 s (BENCHMARKS.md section 5); the rest has
-# not run on a GPU yet.
+# (verify=True), when a python3 with torch and CUDA is there; last the
+# figures of bench/gpu/fused_pack_variants.cu. Every stage runs even when
+# one before it failed; the script then fails at the end, and
+# RESHARD_GPU_KEEP=DIR keeps the destination files that differ. On an H200
+# the whole script takes about a minute (BENCHMARKS.md section 5).
 #   scripts/gpu-check.sh [--build-only] [WORK]   (shards, ~600 MB: keep them out of $OUT)
 # --build-only stops after compiling (the suite runs that part, without a GPU).
 # With the device tool: here `scripts/gpu-prepare.sh`, then
-#   run(command="set -o pipefail; bash scripts/gpu-check.sh 2>&1 | tee $OUT/log",
-#       carry=["gpu-pre"], timeout_s=300)
+#   run(command="set -o pipefail; RESHARD_GPU_KEEP=$OUT/mismatch \
+#       bash scripts/gpu-check.sh 2>&1 | tee $OUT/log", carry=["gpu-pre"],
+#       timeout_s=300)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_only=0
@@ -66,6 +69,10 @@ for name in "${all_ranks[@]}"; do
     "${link[@]}" -o "$work/all_ranks_$name" &
   pids+=($!)
 done
+# Figures only: the fused pack's parts (bench/gpu/fused_pack_variants.cu).
+"$nvcc" -O2 -std=c++17 -arch="$arch" -I"$root/include" \
+  "$root/bench/gpu/fused_pack_variants.cu" -o "$work/fused_pack_variants" &
+pids+=($!)
 g++ -O2 -std=c++11 "$root/test/gpu/make_sources.cpp" -o "$work/make_sources"
 failed=0
 for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
@@ -73,6 +80,7 @@ for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
 if [ "$build_only" = 1 ]; then
   echo "gpu-check: built $work/gpu_check and $work/libplan.so"
   echo "gpu-check: built all_ranks for ${#all_ranks[@]} plans: ${all_ranks[*]}"
+  echo "gpu-check: built fused_pack_variants"
   exit 0
 fi
 "$work/make_sources" "$pre/tensors.txt" "$work/src"
@@ -80,21 +88,54 @@ fi
 
 export NCCL_DEBUG="${NCCL_DEBUG:-WARN}" NCCL_IB_DISABLE=1
 export NCCL_SOCKET_IFNAME="${NCCL_SOCKET_IFNAME:-lo}"   # no network there
-timeout -k 5 180 "$work/gpu_check" "$work/src" "$work/dst"
-(cd "$work/dst" && sha256sum -c "$pre/expected.sha256")
-echo "gpu-check: all destination bytes match reshard-run's"
+# Every stage runs even when one before it failed; the script fails at the
+# end. Destination files that differ from reshard-run's are copied to KEEP
+# (RESHARD_GPU_KEEP, e.g. $OUT/mismatch) for a look on the host.
+keep="${RESHARD_GPU_KEEP:-}"
+failures=()
+compare() { # STAGE DIR SUMS: every destination byte against reshard-run's
+  local bad
+  bad="$(cd "$2" && sha256sum -c "$3" 2>/dev/null | sed -n 's/: FAILED.*$//p')" || true
+  if ! (cd "$2" && sha256sum --quiet -c "$3" >/dev/null 2>&1); then
+    failures+=("$1")
+    echo "gpu-check: $1: destination files differ from reshard-run's: ${bad:-(missing)}"
+    if [ -n "$keep" ] && [ -n "$bad" ]; then
+      mkdir -p "$keep/$1"
+      for f in $bad; do cp -- "$2/$f" "$keep/$1/" 2>/dev/null || true; done
+    fi
+    return 1
+  fi
+}
+if timeout -k 5 180 "$work/gpu_check" "$work/src" "$work/dst"; then
+  compare one-rank "$work/dst" "$pre/expected.sha256" &&
+    echo "gpu-check: all destination bytes match reshard-run's"
+else
+  failures+=(gpu_check)
+fi
 for name in "${all_ranks[@]}"; do
   mkdir -p "$work/$name-dst"
-  timeout -k 5 120 "$work/all_ranks_$name" "$pre/$name-src" "$work/$name-dst"
-  (cd "$work/$name-dst" && sha256sum --quiet -c "$pre/$name.sha256")
-  echo "gpu-check: plan $name, all ranks: every destination byte matches reshard-run's"
+  if timeout -k 5 120 "$work/all_ranks_$name" "$pre/$name-src" "$work/$name-dst"; then
+    compare "$name" "$work/$name-dst" "$pre/$name.sha256" &&
+      echo "gpu-check: plan $name, all ranks: every destination byte matches reshard-run's"
+  else
+    failures+=("all_ranks $name")
+  fi
 done
 # From PyTorch: Plan.run on torch CUDA tensors (verify=True), byte-exact.
 py="${RESHARD_GPU_PYTHON:-python3}"
 if "$py" -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
-  timeout -k 5 180 "$py" "$root/test/gpu/torch_check.py" "$work/libplan.so" "$work/src" "$work/dst-torch"
-  (cd "$work/dst-torch" && sha256sum -c "$pre/expected.sha256")
-  echo "gpu-check: Plan.run from torch: all destination bytes match reshard-run's"
+  if timeout -k 5 180 "$py" "$root/test/gpu/torch_check.py" "$work/libplan.so" "$work/src" "$work/dst-torch"; then
+    compare torch "$work/dst-torch" "$pre/expected.sha256" &&
+      echo "gpu-check: Plan.run from torch: all destination bytes match reshard-run's"
+  else
+    failures+=(torch)
+  fi
 else
   echo "gpu-check: no torch with CUDA in $py: Plan.run from torch not checked"
 fi
+timeout -k 5 120 "$work/fused_pack_variants" || failures+=(fused_pack_variants)
+if [ "${#failures[@]}" -gt 0 ]; then
+  echo "gpu-check: FAILED: ${failures[*]}" >&2
+  exit 1
+fi
+echo "gpu-check: every check passed"

@@ -65,6 +65,10 @@ def test_values(shape, dtype, seed, quant):
     flat = torch.where(special == 3, torch.full_like(flat, float("inf")), flat)
     flat = torch.where(special == 4, torch.full_like(flat, float("nan")), flat)
     flat = torch.where(special == 5, torch.full_like(flat, -0.0), flat)
+    # NaN and Inf of the other sign: a NaN keeps its sign.
+    flat = torch.where(special == 6, torch.full_like(flat, float("nan")).neg(),
+                       flat)
+    flat = torch.where(special == 7, torch.full_like(flat, float("-inf")), flat)
     x = flat.reshape(shape).clone()
     if shape and all(n >= bb for n, bb in zip(shape, b)):
         first = tuple(slice(0, bb) for bb in b)

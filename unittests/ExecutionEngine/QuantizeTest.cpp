@@ -105,8 +105,8 @@ float drawValue(std::mt19937_64 &rng, int scale) {
     return fromBits(rng() % 0x800000u) * (rng() % 2 ? 1 : -1); // subnormal
   case 3:
     return INFINITY * (rng() % 2 ? 1 : -1);
-  case 4:
-    return NAN;
+  case 4: // either sign: the result keeps it
+    return std::copysign(NAN, rng() % 2 ? 1.0f : -1.0f);
   case 5: // an exact e4m3 midpoint times a power of two
     return float((referenceE4M3Value(rng() % 0x7e) +
                   referenceE4M3Value(rng() % 0x7e + 1)) /
@@ -115,6 +115,77 @@ float drawValue(std::mt19937_64 &rng, int scale) {
   default:
     return unit(rng) * std::ldexp(1.0f, scale);
   }
+}
+
+/// The row kernel on the host, when its fast path takes `box`: its units,
+/// rows and groups of `g` elements as the thread blocks take them, into
+/// `got` (false when the fast path does not take the box).
+bool emulateRows(const QuantLaunch &launch, const QuantCopyBox &box,
+                 const std::vector<uint8_t> &in, const void *scales,
+                 std::vector<uint8_t> &got, int g) {
+  QuantRows r;
+  if (!quant_rows_of(launch, box, &r))
+    return false;
+  QuantRowCut c = quant_row_cut(r);
+  std::vector<int> written(got.size(), 0);
+  for (int64_t w = 0; w < c.works; ++w) {
+    int64_t row, rows, p0, span;
+    quant_row_unit(r, c, w, &row, &rows, &p0, &span);
+    EXPECT_TRUE(rows == 1 || rows * span <= kQuantRowChunk);
+    std::vector<int64_t> from(rows), to(rows), first(rows);
+    for (int64_t i = 0; i < rows; ++i)
+      quant_row_at(launch, r, row + i, &from[i], &to[i], &first[i]);
+    int64_t perRow = quant_row_groups(span, g);
+    for (int64_t e = 0; e < rows * perRow; ++e) {
+      int64_t k = e / perRow, lo, hi;
+      bool full;
+      quant_row_group_at(from[k] + p0, span, g, e - k * perRow, &lo, &hi,
+                         &full);
+      EXPECT_LE(hi - lo, g);
+      if (lo >= hi)
+        continue;
+      EXPECT_TRUE(!full || lo % g == 0);
+      float v[8];
+      quant_group_load(launch, in.data(), lo, hi, full, v);
+      quant_group_store(launch, r, scales, from[k], to[k], first[k], lo, hi,
+                        full, v, got.data());
+      for (int64_t x = lo; x < hi; ++x)
+        ++written[to[k] + (x - from[k])];
+    }
+  }
+  for (size_t i = 0; i < written.size(); ++i)
+    EXPECT_EQ(written[i], 1) << "byte " << i << " of the box";
+  return true;
+}
+
+/// The amax kernel on the host: a segment at a time, MX scales written,
+/// fp32 ones as amax bits by max, then converted (empty when the fast
+/// path does not take the shard).
+std::vector<uint8_t> emulateAmax(const QuantLaunch &launch,
+                                 const std::vector<uint8_t> &in) {
+  QuantRows r;
+  if (!quant_whole_rows(launch, &r))
+    return {};
+  int64_t blocks = quant_launch_blocks(launch);
+  bool mx = launch.kind == kQuantMx;
+  std::vector<uint8_t> scales(blocks * (mx ? 1 : 4), 0);
+  std::vector<uint32_t> amax(blocks, 0);
+  int64_t cols = launch.nblocks[launch.ndim - 1];
+  for (int64_t s = 0, n = quant_segment_count(launch); s < n; ++s) {
+    int64_t block = 0;
+    uint32_t m =
+        quant_segment_amax(launch, in.data(), s / cols, s % cols, &block);
+    if (mx)
+      scales[block] = uint8_t(mx_exponent(bits_float(m)) + 127);
+    else
+      amax[block] = std::max(amax[block], m);
+  }
+  if (!mx)
+    for (int64_t b = 0; b < blocks; ++b) {
+      float scale = block_scale(bits_float(amax[b]));
+      std::memcpy(&scales[4 * b], &scale, 4);
+    }
+  return scales;
 }
 
 /// The fused pack against the shard quantized whole (`out`): the host's
@@ -172,6 +243,21 @@ void checkFusedPack(std::mt19937_64 &rng, int kind, int input,
   for (int64_t span = 0, n = quant_span_count(box); span < n; ++span)
     quant_span(launch, in.data(), scales.data(), box, span, got.data());
   ASSERT_EQ(got, want) << "the device's fused pack differs";
+  int g = std::vector<int>{1, 4, 8}[rng() % 3];
+  std::vector<uint8_t> rows(packed, 0x55);
+  if (emulateRows(launch, box, in, scales.data(), rows, g)) {
+    ASSERT_EQ(rows, want) << "the device's row kernel differs";
+  }
+  // Whole trailing rows as one run over them (how plans state such boxes).
+  if (nd >= 2 && lo[nd - 1] == 0 && hi[nd - 1] == sb.shape[nd - 1]) {
+    QuantCopyBox merged = box;
+    merged.run *= box.loops[3 * (nd - 2)];
+    merged.n = nd - 2;
+    std::vector<uint8_t> whole(packed, 0x55);
+    if (emulateRows(launch, merged, in, scales.data(), whole, g)) {
+      ASSERT_EQ(whole, want) << "the row kernel differs on merged rows";
+    }
+  }
 }
 
 /// One random case: a tensor, a quantization, and a local shard made of
@@ -306,6 +392,23 @@ void checkRandomCase(std::mt19937_64 &rng, int input) {
   }
   ASSERT_EQ(kout, out) << "the kernel's code differs from the host loops";
   ASSERT_EQ(kscales, scales) << "the kernel's scales differ";
+  if (rank > 0 && localElems > 0) {
+    std::vector<uint8_t> amax = emulateAmax(launch, in);
+    if (!amax.empty()) {
+      ASSERT_EQ(amax, scales) << "the amax kernel's scales differ";
+    }
+    QuantCopyBox whole;
+    whole.from = whole.to = 0;
+    whole.run = local[rank - 1];
+    whole.n = 1;
+    whole.loops[0] = localElems / local[rank - 1];
+    whole.loops[1] = whole.loops[2] = local[rank - 1];
+    std::vector<uint8_t> rows(localElems, 0x55);
+    if (emulateRows(launch, whole, in, scales.data(), rows,
+                    quant_group_elements(input))) {
+      ASSERT_EQ(rows, out) << "the row kernel differs on the whole shard";
+    }
+  }
   checkFusedPack(rng, mx ? kQuantMx : kQuantBlock, input, sb, launch, in,
                  scales, out);
   for (int64_t l = 0; l < localElems; ++l) {
@@ -322,6 +425,84 @@ void checkRandomCase(std::mt19937_64 &rng, int input) {
       std::memcpy(&s, &scales[4 * l], 4);
       ASSERT_EQ(s, want.scales[g]) << "scale " << g;
     }
+  }
+}
+
+/// Rows longer than a thread block's piece (kQuantRowChunk), cut into
+/// several pieces, and short ones packed several to a block: the row
+/// kernel against the host loops, for block scaling and MX.
+TEST(QuantizeTest, RowKernelCutsLongRowsAndPacksShortOnes) {
+  std::mt19937_64 rng(23);
+  for (int kind : {int(kQuantBlock), int(kQuantMx)}) {
+    std::vector<int64_t> shape = {5, 5000};
+    std::vector<int64_t> block = {kind == kQuantMx ? 1 : 2,
+                                  kind == kQuantMx ? 32 : 128};
+    std::vector<int64_t> runs = {1, shape[0], 1, shape[1]};
+    int64_t n = shape[0] * shape[1];
+    std::vector<uint8_t> in(2 * n);
+    for (int64_t i = 0; i < n; ++i) {
+      float v = drawValue(rng, int(rng() % 20) - 10);
+      uint16_t h = static_cast<uint16_t>(float_bits(v) >> 16);
+      std::memcpy(&in[2 * i], &h, 2);
+    }
+    QuantLaunch launch;
+    ASSERT_TRUE(make_quant_launch(kind, kQuantBF16, 2, shape.data(),
+                                  block.data(), runs.data(), &launch));
+    std::vector<std::vector<int64_t>> cuts(2);
+    std::vector<int64_t> nblocks;
+    std::vector<const int64_t *> cutPtrs;
+    for (int d = 0; d < 2; ++d) { // one run per dim: every block size
+      for (int64_t c = 0; c < shape[d]; c += block[d])
+        cuts[d].push_back(c);
+      cuts[d].push_back(shape[d]);
+      nblocks.push_back(int64_t(cuts[d].size()) - 1);
+      cutPtrs.push_back(cuts[d].data());
+    }
+    ShardBlocks sb = {2, shape.data(), nblocks.data(), cutPtrs.data()};
+    std::vector<uint8_t> out(n),
+        scales(quant_launch_blocks(launch) * (kind == kQuantMx ? 1 : 4));
+    quantize_shard_host(kind, kQuantBF16, sb, in.data(), out.data(),
+                        scales.data());
+    ASSERT_EQ(emulateAmax(launch, in), scales);
+    // Whole rows as one run; a column range of 4500 from column 100; and
+    // 7-column pieces, many rows to a thread block.
+    struct Box {
+      int64_t from, run, rows;
+    };
+    for (Box c : {Box{0, n, 1}, Box{100, 4500, 5}, Box{4990, 7, 5}}) {
+      QuantCopyBox box;
+      box.from = c.from;
+      box.to = 0;
+      box.run = c.run;
+      box.n = c.rows > 1 ? 1 : 0;
+      box.loops[0] = c.rows;
+      box.loops[1] = shape[1];
+      box.loops[2] = c.run;
+      std::vector<uint8_t> got(c.run * c.rows, 0x55), want;
+      for (int64_t i = 0; i < c.rows; ++i)
+        for (int64_t p = 0; p < c.run; ++p)
+          want.push_back(out[c.from + i * shape[1] + p]);
+      ASSERT_TRUE(emulateRows(launch, box, in, scales.data(), got, 8));
+      ASSERT_EQ(got, want) << "box from " << c.from << " run " << c.run;
+    }
+  }
+}
+
+TEST(QuantizeTest, MagicDivisionIsExact) {
+  std::mt19937_64 rng(5);
+  std::vector<int64_t> divisors = {
+      1, 2, 3, 7, 32, 128, 1000, 2047, 2048, (int64_t(1) << 31) - 1};
+  for (int i = 0; i < 200; ++i)
+    divisors.push_back(1 + int64_t(rng() % ((uint64_t(1) << 31) - 1)));
+  for (int64_t d : divisors) {
+    uint64_t magic = quant_magic(d);
+    std::vector<int64_t> xs = {0, 1, d - 1, d, d + 1, (int64_t(1) << 31) - 1};
+    for (int k = 0; k < 200; ++k)
+      xs.push_back(int64_t(rng() % (uint64_t(1) << 31)));
+    for (int64_t x : xs)
+      if (x >= 0 && x < (int64_t(1) << 31)) {
+        ASSERT_EQ(quant_div(x, magic), x / d) << x << " / " << d;
+      }
   }
 }
 

@@ -87,7 +87,15 @@ RESHARD_QD inline float f16_to_float(uint16_t h) {
   return bits_float(sign | (uint32_t(112 - e) << 23) | ((mant & 0x3ff) << 13));
 }
 
+/* Element i of a source shard (on a GPU a word load: the plan's entry
+ * points check that such shards are aligned to their elements). */
 RESHARD_QD inline float load_input(const void *p, int64_t i, int type) {
+#if defined(__CUDA_ARCH__)
+  if (type == kQuantF32)
+    return static_cast<const float *>(p)[i];
+  uint16_t w = static_cast<const uint16_t *>(p)[i];
+  return type == kQuantBF16 ? bf16_to_float(w) : f16_to_float(w);
+#endif
   if (type == kQuantF32) {
     float f;
     memcpy(&f, static_cast<const uint8_t *>(p) + 4 * i, 4);
@@ -105,8 +113,9 @@ RESHARD_QD inline uint32_t shift_rne(uint32_t m, int s) {
 }
 
 /* fp32 to e4m3fn, nearest even; magnitudes from 448 up (and infinities)
- * saturate to 448, NaN stays NaN, zero keeps its sign. */
-RESHARD_QD inline uint8_t e4m3_from_float(float v) {
+ * saturate to 448, NaN stays NaN, zero keeps its sign. On the bits: what
+ * the host runs, and what the GPU's conversion is checked against. */
+RESHARD_QD inline uint8_t e4m3_from_float_bits(float v) {
   uint32_t u = float_bits(v);
   uint8_t sign = static_cast<uint8_t>((u >> 24) & 0x80);
   uint32_t a = u & 0x7fffffffu;
@@ -125,6 +134,39 @@ RESHARD_QD inline uint8_t e4m3_from_float(float v) {
   if (exp == 0 || s > 24)
     return sign;
   return sign | static_cast<uint8_t>(shift_rne(mant, s));
+}
+
+/* A NaN input's e4m3 NaN, with its sign: a GPU's division, product and
+ * conversion give the canonical (positive) NaN whatever the operand's
+ * sign, the host's keep it; so NaN never enters them. */
+RESHARD_QD inline bool nan_e4m3(float x, uint8_t *q) {
+  uint32_t u = float_bits(x);
+  if ((u & 0x7fffffffu) <= 0x7f800000u)
+    return false;
+  *q = static_cast<uint8_t>(((u >> 24) & 0x80) | 0x7f);
+  return true;
+}
+
+/* e4m3_from_float_bits of a value that is not a NaN; from sm_89 on, the
+ * GPU's own conversion, which rounds alike (saturating, subnormals kept:
+ * scripts/gpu-check.sh compares the two on all 2^32 inputs).
+ * RESHARD_SOFT_E4M3 keeps the bits version there too. */
+RESHARD_QD inline uint8_t e4m3_from_number(float v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890 &&                          \
+    !defined(RESHARD_SOFT_E4M3)
+  unsigned short pair;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;"
+      : "=h"(pair)
+      : "f"(0.0f), "f"(v));
+  return static_cast<uint8_t>(pair & 0xffu);
+#else
+  return e4m3_from_float_bits(v);
+#endif
+}
+
+RESHARD_QD inline uint8_t e4m3_from_float(float v) {
+  uint8_t q;
+  return nan_e4m3(v, &q) ? q : e4m3_from_number(v);
 }
 
 /* e4m3fn to fp32 (exact). */
@@ -185,7 +227,8 @@ RESHARD_QD inline float block_scale(float amax) {
 }
 
 RESHARD_QD inline uint8_t quantize_scaled(float x, float scale) {
-  return e4m3_from_float(div_rn(x, scale));
+  uint8_t q;
+  return nan_e4m3(x, &q) ? q : e4m3_from_number(div_rn(x, scale));
 }
 
 /* The MX shared exponent e of a block: amax's binary exponent minus 8,
@@ -209,7 +252,10 @@ RESHARD_QD inline int mx_exponent(float amax) {
 /* x * 2^-e (exact: e <= 119 for any finite amax, and any product below the
  * fp32 normal range rounds to a zero e4m3 either way), to e4m3. */
 RESHARD_QD inline uint8_t quantize_mx(float x, int e) {
-  return e4m3_from_float(mul_rn(x, bits_float(uint32_t(127 - e) << 23)));
+  uint8_t q;
+  return nan_e4m3(x, &q)
+             ? q
+             : e4m3_from_number(mul_rn(x, bits_float(uint32_t(127 - e) << 23)));
 }
 
 /* The host loops' floating-point environment, from construction to
@@ -353,14 +399,31 @@ inline void quantize_shard_host(int kind, int input, const ShardBlocks &sb,
   }
 }
 
+/* Block `block`'s scale as a word: its fp32 scale's bits, or its E8M0
+ * byte. */
+RESHARD_QD inline uint32_t scale_word(int kind, const void *scales,
+                                      int64_t block) {
+  if (kind == kQuantMx)
+    return static_cast<const uint8_t *>(scales)[block];
+#if defined(__CUDA_ARCH__)
+  return static_cast<const uint32_t *>(scales)[block];
+#else
+  uint32_t w;
+  memcpy(&w, static_cast<const uint8_t *>(scales) + 4 * block, 4);
+  return w;
+#endif
+}
+
+/* x quantized with a block's scale word. */
+RESHARD_QD inline uint8_t quantize_word(int kind, float x, uint32_t word) {
+  return kind == kQuantMx ? quantize_mx(x, static_cast<int>(word) - 127)
+                          : quantize_scaled(x, bits_float(word));
+}
+
 /* One block's quantization of x: its fp32 scale, or its E8M0 byte. */
 RESHARD_QD inline uint8_t quantize_with(int kind, float x, const void *scales,
                                         int64_t block) {
-  if (kind == kQuantMx)
-    return quantize_mx(x, static_cast<const uint8_t *>(scales)[block] - 127);
-  float scale;
-  memcpy(&scale, static_cast<const uint8_t *>(scales) + 4 * block, 4);
-  return quantize_scaled(x, scale);
+  return quantize_word(kind, x, scale_word(kind, scales, block));
 }
 
 /* A source shard whose block scales are known (quantize_shard_host with a

@@ -260,6 +260,364 @@ RESHARD_QD inline void quant_span(const QuantLaunch &q, const void *in,
                   e0 + kQuantSpan < end ? e0 + kQuantSpan : end, out);
 }
 
+/*===-- The row kernels ---------------------------------------------------===*/
+/* The fast path (rows below 2^31 elements, boxes that step by whole
+ * rows): the work is laid out by rows of the shard. The scales take it
+ * whatever the runs (a thread per segment walks them once). The fused
+ * pack takes it where the last dim is one run (the common case: fused
+ * runs cut dim 0), so that blocks along it start at multiples of its
+ * block size and an element's block is a multiplication: each thread
+ * block takes a unit, a piece of a row or several short rows, and
+ * computes where its rows start once; its threads take groups of
+ * elements that follow each other, so that they read and write
+ * neighbouring bytes in wide accesses. (Its code also walks several runs;
+ * the span kernel below was faster there.) */
+
+/* x / d for 0 <= x < 2^31 and 1 <= d < 2^31, as a multiplication by
+ * quant_magic(d) = ceil(2^64 / d) (0 for d = 1): the error, x times less
+ * than 2^-64, stays below 1/d. */
+inline uint64_t quant_magic(int64_t d) {
+  return d == 1 ? 0 : UINT64_MAX / static_cast<uint64_t>(d) + 1;
+}
+
+RESHARD_QD inline int64_t quant_div(int64_t x, uint64_t magic) {
+  if (!magic)
+    return x;
+#if defined(__CUDA_ARCH__)
+  return static_cast<int64_t>(__umul64hi(static_cast<uint64_t>(x), magic));
+#else
+  return static_cast<int64_t>(
+      (static_cast<unsigned __int128>(static_cast<uint64_t>(x)) * magic) >> 64);
+#endif
+}
+
+/* a / b for non-negative a and positive b: in 32 bits where both fit (a
+ * GPU divides 64-bit integers in software, many times slower). */
+RESHARD_QD inline int64_t quant_udiv(int64_t a, int64_t b) {
+  if (((a | b) >> 32) == 0)
+    return static_cast<uint32_t>(a) / static_cast<uint32_t>(b);
+  return a / b;
+}
+
+/* The block, along dim d, of local coordinate x: its index among the
+ * dim's blocks (a block starts at each run). */
+RESHARD_QD inline int64_t quant_dim_block(const QuantLaunch &q, int d,
+                                          int64_t x) {
+  int64_t j = 0, local = 0;
+  for (int r = 0; r < q.nruns[d]; ++r) {
+    int64_t len = q.run[d][r];
+    if (x < local + len)
+      return j + quant_udiv(x - local, q.block[d]);
+    j += quant_udiv(len + q.block[d] - 1, q.block[d]);
+    local += len;
+  }
+  return j;
+}
+
+/* The first block of shard row `line` (the row-major index over every dim
+ * but the last): blocks of MX are 1 along those dims, so their row of
+ * blocks is the row itself. */
+RESHARD_QD inline int64_t quant_row_first_block(const QuantLaunch &q,
+                                                int64_t line) {
+  int last = q.ndim - 1;
+  int64_t row = 0, stride = 1;
+  if (q.kind == kQuantMx) {
+    row = line;
+  } else {
+    for (int d = last - 1; d >= 0; --d) {
+      int64_t up = quant_udiv(line, q.shape[d]);
+      row += quant_dim_block(q, d, line - up * q.shape[d]) * stride;
+      line = up;
+      stride *= q.nblocks[d];
+    }
+  }
+  return row * q.nblocks[last];
+}
+
+/* A box whose run lies within one row of the shard, from column x0, and
+ * whose loops step by whole rows. */
+struct QuantRows {
+  QuantCopyBox box;
+  int64_t rows, x0;     /* rows: the loops' iterations */
+  uint64_t block_magic; /* / the block size along the last dim */
+  int64_t one_run;      /* the last dim is one run: blocks by division */
+};
+
+/* `b` as rows, when the fast path takes it: a run over whole rows becomes
+ * one more loop. */
+inline bool quant_rows_of(const QuantLaunch &q, const QuantCopyBox &b,
+                          QuantRows *r) {
+  if (q.ndim == 0)
+    return false;
+  int last = q.ndim - 1;
+  int64_t w = q.shape[last];
+  const int64_t kLimit = int64_t(1) << 31;
+  if (w <= 0 || w >= kLimit || q.block[last] >= kLimit)
+    return false;
+  if (q.kind == kQuantMx)
+    for (int d = 0; d < last; ++d)
+      if (q.block[d] != 1)
+        return false;
+  r->box = b;
+  r->x0 = b.from % w;
+  if (r->x0 + b.run > w) {
+    if (r->x0 != 0 || b.run % w != 0 || b.n >= kQuantMaxDims)
+      return false;
+    QuantCopyBox &e = r->box;
+    e.loops[3 * e.n] = b.run / w;
+    e.loops[3 * e.n + 1] = w;
+    e.loops[3 * e.n + 2] = w;
+    e.run = w;
+    ++e.n;
+  }
+  r->rows = 1;
+  for (int64_t l = 0; l < r->box.n; ++l) {
+    if (r->box.loops[3 * l + 1] % w != 0)
+      return false;
+    r->rows *= r->box.loops[3 * l];
+  }
+  r->block_magic = q.nruns[last] == 1 ? quant_magic(q.block[last]) : 0;
+  r->one_run = q.nruns[last] == 1;
+  return true;
+}
+
+/* Row `i` of `r`: where its run starts in the source (element) and the
+ * destination (byte), and the first block of its shard row. */
+RESHARD_QD inline void quant_row_at(const QuantLaunch &q, const QuantRows &r,
+                                    int64_t i, int64_t *from, int64_t *to,
+                                    int64_t *first_block) {
+  const QuantCopyBox &b = r.box;
+  int64_t f = b.from, t = b.to;
+  for (int64_t l = b.n - 1; l >= 0; --l) {
+    int64_t count = b.loops[3 * l], up = quant_udiv(i, count);
+    f += (i - up * count) * b.loops[3 * l + 1];
+    t += (i - up * count) * b.loops[3 * l + 2];
+    i = up;
+  }
+  *from = f;
+  *to = t;
+  *first_block = quant_row_first_block(q, quant_udiv(f, q.shape[q.ndim - 1]));
+}
+
+/* Loads and stores of 16 bytes (a group: 8 16-bit or 4 fp32 elements)
+ * where the addresses allow, since a GPU moves bytes at its bandwidth only
+ * in wide accesses; elsewhere, and on the host, one element at a time. */
+RESHARD_QD inline int quant_group_elements(int input) {
+  return input == kQuantF32 ? 4 : 8;
+}
+
+#if defined(__CUDA_ARCH__)
+/* The 16 bytes at source element x (a 16-byte address): a group of 4
+ * fp32 or 8 16-bit elements, as fp32. */
+__device__ inline void quant_load16(const void *in, int64_t x, int input,
+                                    float *v) {
+  uint4 w = *reinterpret_cast<const uint4 *>(static_cast<const uint8_t *>(in) +
+                                             x * (input == kQuantF32 ? 4 : 2));
+  uint32_t words[4] = {w.x, w.y, w.z, w.w};
+  for (int i = 0; i < 8; ++i) {
+    if (input == kQuantF32) {
+      if (i < 4)
+        v[i] = bits_float(words[i]);
+      continue;
+    }
+    uint16_t h = static_cast<uint16_t>(words[i / 2] >> (16 * (i % 2)));
+    v[i] = input == kQuantBF16 ? bf16_to_float(h) : f16_to_float(h);
+  }
+}
+#endif
+
+/* Source elements [lo, hi) of one row, at most one group, into `v`;
+ * `full` when they are the whole group at a 16-byte address. */
+RESHARD_QD inline void quant_group_load(const QuantLaunch &q, const void *in,
+                                        int64_t lo, int64_t hi, bool full,
+                                        float *v) {
+#if defined(__CUDA_ARCH__)
+  if (full)
+    return quant_load16(in, lo, q.input, v);
+#else
+  (void)full;
+#endif
+  for (int i = 0; i < 8; ++i)
+    if (i < hi - lo)
+      v[i] = load_input(in, lo + i, q.input);
+}
+
+/* quant_group_load's elements quantized into `out`, given their row's
+ * quant_row_at (from, to, first). */
+RESHARD_QD inline void
+quant_group_store(const QuantLaunch &q, const QuantRows &r, const void *scales,
+                  int64_t from, int64_t to, int64_t first, int64_t lo,
+                  int64_t hi, bool full, const float *v, uint8_t *out) {
+  int n = static_cast<int>(hi - lo);
+  uint8_t bytes[8];
+  for (int i = 0; i < 8; ++i)
+    if (i < n) {
+      int64_t x = r.x0 + lo + i - from; /* along the last dim */
+      int64_t block = first + (r.one_run ? quant_div(x, r.block_magic)
+                                         : quant_dim_block(q, q.ndim - 1, x));
+      bytes[i] = quantize_word(q.kind, v[i], scale_word(q.kind, scales, block));
+    }
+  uint8_t *at = out + to + (lo - from);
+#if defined(__CUDA_ARCH__)
+  if (full && reinterpret_cast<uintptr_t>(at) % n == 0) {
+    uint32_t lo4 =
+        bytes[0] | bytes[1] << 8 | bytes[2] << 16 | uint32_t(bytes[3]) << 24;
+    if (n == 4) {
+      *reinterpret_cast<uint32_t *>(at) = lo4;
+    } else {
+      uint32_t hi4 =
+          bytes[4] | bytes[5] << 8 | bytes[6] << 16 | uint32_t(bytes[7]) << 24;
+      *reinterpret_cast<uint2 *>(at) = make_uint2(lo4, hi4);
+    }
+    return;
+  }
+#else
+  (void)full;
+#endif
+  for (int i = 0; i < 8; ++i)
+    if (i < n)
+      at[i] = bytes[i];
+}
+
+/* How the row kernel cuts `r` into units: each thread block takes pieces
+ * of up to kQuantRowPiece elements of one row, or `per_block` whole rows
+ * when they are short; kQuantRowThreads groups at a time. */
+const int kQuantRowThreads = 256;
+const int64_t kQuantRowChunk = 2048;
+const int64_t kQuantRowPiece = 8 * kQuantRowChunk;
+
+struct QuantRowCut {
+  int64_t per_block, pieces, works;
+};
+
+inline QuantRowCut quant_row_cut(const QuantRows &r) {
+  QuantRowCut c;
+  int64_t run = r.box.run;
+  c.per_block = run >= kQuantRowChunk ? 1 : kQuantRowChunk / run;
+  if (c.per_block > kQuantRowThreads)
+    c.per_block = kQuantRowThreads;
+  c.pieces = (run + kQuantRowPiece - 1) / kQuantRowPiece;
+  c.works = c.per_block > 1 ? (r.rows + c.per_block - 1) / c.per_block
+                            : r.rows * c.pieces;
+  return c;
+}
+
+/* Unit `w`: its first row, how many rows, and the piece [p0, p0 + span)
+ * of their runs. */
+RESHARD_QD inline void quant_row_unit(const QuantRows &r, const QuantRowCut &c,
+                                      int64_t w, int64_t *row, int64_t *rows,
+                                      int64_t *p0, int64_t *span) {
+  *p0 = 0;
+  *span = r.box.run;
+  *rows = 1;
+  if (c.per_block > 1) {
+    *row = w * c.per_block;
+    *rows = r.rows - *row < c.per_block ? r.rows - *row : c.per_block;
+  } else {
+    *row = quant_udiv(w, c.pieces);
+    *p0 = (w - *row * c.pieces) * kQuantRowPiece;
+    *span = r.box.run - *p0 < kQuantRowPiece ? r.box.run - *p0 : kQuantRowPiece;
+  }
+}
+
+/* The groups of a unit's row: a piece of `span` elements starting at any
+ * element meets at most this many groups of `g` (a power of two; 1: one
+ * element each, where the source is not at a 16-byte address). */
+RESHARD_QD inline int64_t quant_row_groups(int64_t span, int g) {
+  return (span + 2 * (g - 1)) / g;
+}
+
+/* Group j of a unit's row whose piece is source elements [a, a + span):
+ * its elements [lo, hi) (empty past the piece's end), and whether they
+ * are the whole group. */
+RESHARD_QD inline void quant_row_group_at(int64_t a, int64_t span, int g,
+                                          int64_t j, int64_t *lo, int64_t *hi,
+                                          bool *full) {
+  int64_t start = (a & ~int64_t(g - 1)) + j * g, end = a + span;
+  *lo = start > a ? start : a;
+  *hi = start + g < end ? start + g : end;
+  *full = g > 1 && *lo == start && *hi == start + g;
+}
+
+/* The whole shard as one box of rows (a receiver's payload): false where
+ * the fast path does not take it. */
+inline bool quant_whole_rows(const QuantLaunch &q, QuantRows *r) {
+  if (q.ndim == 0 || q.nblocks[q.ndim - 1] == 0)
+    return false;
+  int64_t w = q.shape[q.ndim - 1], rows = 1;
+  for (int d = 0; d + 1 < q.ndim; ++d)
+    rows *= q.shape[d];
+  QuantCopyBox whole;
+  whole.from = whole.to = 0;
+  whole.run = w;
+  whole.n = 1;
+  whole.loops[0] = rows;
+  whole.loops[1] = whole.loops[2] = w;
+  return quant_rows_of(q, whole, r);
+}
+
+/* The amax of source elements [lo, hi), as bits: on a GPU 16 bytes at a
+ * time from the first 16-byte address on. */
+RESHARD_QD inline uint32_t quant_range_amax(const void *in, int input,
+                                            int64_t lo, int64_t hi) {
+  uint32_t m = 0;
+  int64_t x = lo;
+#if defined(__CUDA_ARCH__)
+  int g = quant_group_elements(input), eb = input == kQuantF32 ? 4 : 2;
+  uintptr_t base = reinterpret_cast<uintptr_t>(in);
+  if (base % eb == 0) {
+    for (; x < hi && (base + x * eb) % 16 != 0; ++x) {
+      uint32_t a = finite_abs_bits(load_input(in, x, input));
+      m = a > m ? a : m;
+    }
+    for (; x + g <= hi; x += g) {
+      float v[8];
+      quant_load16(in, x, input, v);
+      for (int i = 0; i < 8; ++i) { /* constant indices: v stays in registers */
+        uint32_t a = i < g ? finite_abs_bits(v[i]) : 0u;
+        m = a > m ? a : m;
+      }
+    }
+  }
+#endif
+  for (; x < hi; ++x) {
+    uint32_t a = finite_abs_bits(load_input(in, x, input));
+    m = a > m ? a : m;
+  }
+  return m;
+}
+
+/* The amax of one segment, the elements of block column `c` in shard row
+ * `line`, as bits; `block` its block. */
+RESHARD_QD inline uint32_t quant_segment_amax(const QuantLaunch &q,
+                                              const void *in, int64_t line,
+                                              int64_t c, int64_t *block) {
+  int last = q.ndim - 1;
+  int64_t lo = 0, hi = 0, j = c, local = 0;
+  for (int r = 0; r < q.nruns[last]; ++r) {
+    int64_t len = q.run[last][r];
+    int64_t nb = quant_udiv(len + q.block[last] - 1, q.block[last]);
+    if (j < nb) {
+      lo = local + j * q.block[last];
+      hi = lo + q.block[last] < local + len ? lo + q.block[last] : local + len;
+      break;
+    }
+    j -= nb;
+    local += len;
+  }
+  *block = quant_row_first_block(q, line) + c;
+  int64_t base = line * q.shape[last];
+  return quant_range_amax(in, q.input, base + lo, base + hi);
+}
+
+/* The segments of a shard: its rows times its block columns. */
+RESHARD_QD inline int64_t quant_segment_count(const QuantLaunch &q) {
+  int64_t rows = 1;
+  for (int d = 0; d + 1 < q.ndim; ++d)
+    rows *= q.shape[d];
+  return q.ndim ? rows * q.nblocks[q.ndim - 1] : 0;
+}
+
 #if defined(__CUDACC__)
 const int kQuantThreads = 128;
 static_assert((kQuantThreads & (kQuantThreads - 1)) == 0,
@@ -294,6 +652,70 @@ static __global__ void __launch_bounds__(kQuantThreads)
     quant_span(q, in, scales, b, s, out);
 }
 
+/* A unit per thread block (quant_row_cut), a group per thread in turn:
+ * neighbours read and write neighbouring 16 and 8 (or 4) bytes. `g` is a
+ * group's elements, 1 where the source is not at a 16-byte address. */
+static __global__ void __launch_bounds__(kQuantRowThreads)
+    quant_rows_kernel(QuantLaunch q, QuantRows r, QuantRowCut c, int g,
+                      const void *in, const void *scales, uint8_t *out) {
+  __shared__ int64_t from[kQuantRowThreads], to[kQuantRowThreads],
+      first[kQuantRowThreads];
+  for (int64_t w = blockIdx.x; w < c.works; w += gridDim.x) {
+    int64_t row, rows, p0, span;
+    quant_row_unit(r, c, w, &row, &rows, &p0, &span);
+    __syncthreads(); /* the previous unit's rows are no longer read */
+    if (threadIdx.x < rows)
+      quant_row_at(q, r, row + threadIdx.x, &from[threadIdx.x],
+                   &to[threadIdx.x], &first[threadIdx.x]);
+    __syncthreads();
+    int64_t per_row = quant_row_groups(span, g);
+    for (int64_t e = threadIdx.x; e < rows * per_row; e += kQuantRowThreads) {
+      int64_t k = rows > 1 ? quant_udiv(e, per_row) : 0, lo, hi;
+      bool full;
+      quant_row_group_at(from[k] + p0, span, g, e - k * per_row, &lo, &hi,
+                         &full);
+      if (lo < hi) {
+        float v[8];
+        quant_group_load(q, in, lo, hi, full, v);
+        quant_group_store(q, r, scales, from[k], to[k], first[k], lo, hi, full,
+                          v, out);
+      }
+    }
+  }
+}
+
+/* A thread per segment (a row's elements of one block column): the E8M0
+ * byte of an MX block (a segment is a whole MX block), or the amax bits
+ * by atomicMax into the zeroed fp32 scales (quant_scale_kernel converts
+ * them). */
+static __global__ void quant_amax_kernel(QuantLaunch q, int64_t segments,
+                                         const void *in, void *scales) {
+  int64_t cols = q.nblocks[q.ndim - 1];
+  for (int64_t s = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < segments;
+       s += int64_t(gridDim.x) * blockDim.x) {
+    int64_t line = quant_udiv(s, cols), block = 0;
+    uint32_t m = quant_segment_amax(q, in, line, s - line * cols, &block);
+    if (q.kind == kQuantMx)
+      static_cast<uint8_t *>(scales)[block] =
+          static_cast<uint8_t>(mx_exponent(bits_float(m)) + 127);
+    else if (m)
+      atomicMax(static_cast<unsigned *>(scales) + block, m);
+  }
+}
+
+/* The blocks' amax bits to their fp32 scales, in place. */
+static __global__ void quant_scale_kernel(int64_t blocks, void *scales) {
+  for (int64_t b = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; b < blocks;
+       b += int64_t(gridDim.x) * blockDim.x) {
+    uint32_t *at = static_cast<uint32_t *>(scales) + b;
+    *at = float_bits(block_scale(bits_float(*at)));
+  }
+}
+
+inline unsigned quant_grid(int64_t blocks) {
+  return blocks < (int64_t(1) << 20) ? static_cast<unsigned>(blocks) : 1u << 20;
+}
+
 /* Enqueues one box of the fused pack on `stream`. */
 inline cudaError_t launch_quant_copy(const QuantLaunch &q,
                                      const QuantCopyBox &b, const void *in,
@@ -301,29 +723,58 @@ inline cudaError_t launch_quant_copy(const QuantLaunch &q,
                                      cudaStream_t stream) {
   if (b.run <= 0)
     return cudaSuccess;
+  QuantRows r;
+  /* Where the last dim has several runs, the span kernel was faster on
+   * an H200 (0.047 against 0.093 ms, BENCHMARKS.md section 5). */
+  if (quant_rows_of(q, b, &r) && r.one_run) {
+    if (r.rows <= 0)
+      return cudaSuccess;
+    QuantRowCut c = quant_row_cut(r);
+    int g = reinterpret_cast<uintptr_t>(in) % 16 == 0
+                ? quant_group_elements(q.input)
+                : 1;
+    quant_rows_kernel<<<quant_grid(c.works), kQuantRowThreads, 0, stream>>>(
+        q, r, c, g, in, scales, out);
+    return cudaGetLastError();
+  }
   int64_t spans = quant_span_count(b);
   if (spans == 0)
     return cudaSuccess;
-  int64_t blocks = (spans + kQuantThreads - 1) / kQuantThreads;
-  unsigned grid =
-      blocks < 65535 * 16 ? static_cast<unsigned>(blocks) : 65535u * 16u;
-  quant_copy_kernel<<<grid, kQuantThreads, 0, stream>>>(q, b, spans, in, scales,
-                                                        out);
+  quant_copy_kernel<<<quant_grid((spans + kQuantThreads - 1) / kQuantThreads),
+                      kQuantThreads, 0, stream>>>(q, b, spans, in, scales, out);
   return cudaGetLastError();
 }
 
-/* Enqueues the quantization of one shard on `stream`. */
+/* Enqueues the quantization of one shard on `stream`: its scales, a
+ * thread per segment, then (a non-null `out`) its payload as one box of
+ * rows (launch_quant_copy). Rows of 2^31 elements or more: the general
+ * kernel. */
 inline cudaError_t launch_quantize(const QuantLaunch &q, const void *in,
                                    uint8_t *out, void *scales,
                                    cudaStream_t stream) {
   int64_t blocks = quant_launch_blocks(q);
   if (blocks == 0)
     return cudaSuccess;
-  unsigned grid =
-      blocks < 65535 * 16 ? static_cast<unsigned>(blocks) : 65535u * 16u;
-  quantize_shard_kernel<<<grid, kQuantThreads, 0, stream>>>(q, blocks, in, out,
-                                                            scales);
-  return cudaGetLastError();
+  QuantRows r;
+  if (!quant_whole_rows(q, &r)) {
+    quantize_shard_kernel<<<quant_grid(blocks), kQuantThreads, 0, stream>>>(
+        q, blocks, in, out, scales);
+    return cudaGetLastError();
+  }
+  cudaError_t e = cudaSuccess;
+  if (q.kind != kQuantMx &&
+      (e = cudaMemsetAsync(scales, 0, static_cast<size_t>(blocks) * 4,
+                           stream)) != cudaSuccess)
+    return e;
+  int64_t segments = quant_segment_count(q);
+  quant_amax_kernel<<<quant_grid((segments + 255) / 256), 256, 0, stream>>>(
+      q, segments, in, scales);
+  if (q.kind != kQuantMx)
+    quant_scale_kernel<<<quant_grid((blocks + 255) / 256), 256, 0, stream>>>(
+        blocks, scales);
+  if ((e = cudaGetLastError()) != cudaSuccess || !out)
+    return e;
+  return launch_quant_copy(q, r.box, in, scales, out, stream);
 }
 #endif
 

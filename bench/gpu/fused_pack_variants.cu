@@ -1,0 +1,163 @@
+// What the FP8 fused pack costs on a GPU, part by part: the library's row
+// kernel (QuantizeKernels.h, launch_quant_copy) and its scales kernel
+// against simpler kernels that each leave one thing out, on DeepSeek-V3's
+// largest expert-sized shard (7168 x 18432 bf16, [128, 128] blocks, the
+// middle half of its columns packed), random finite values without NaN,
+// infinities or subnormals (real weights). Every exact variant is compared
+// byte for byte with the library's result. Run by scripts/gpu-check.sh
+// after its checks (figures only; BENCHMARKS.md section 5).
+#include "reshard/ExecutionEngine/QuantizeKernels.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+using namespace reshard::engine;
+
+template <class Body> static float averageMs(Body &&body, int reps = 20) {
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  body(); // warm up
+  cudaEventRecord(a, 0);
+  for (int i = 0; i < reps; ++i)
+    body();
+  cudaEventRecord(b, 0);
+  cudaEventSynchronize(b);
+  float t = 0;
+  cudaEventElapsedTime(&t, a, b);
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return t / reps;
+}
+
+// A 2-D box of `rows` rows of `run` elements from column `from` of a
+// shard `w` wide, blocks of b0 x b1 (magic divisions as the library's).
+struct Box2D {
+  int64_t rows, run, from, w, cols;
+  uint64_t byRun, byB0, byB1;
+};
+
+// One element a thread: 0 exact, 1 no quantization (the top byte), 2 a
+// product instead of the division (not exact: the division's share).
+template <int mode>
+__global__ void perElement(Box2D p, const uint16_t *__restrict__ in,
+                           const float *__restrict__ scales,
+                           uint8_t *__restrict__ out) {
+  int64_t n = p.rows * p.run;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t r = quant_div(i, p.byRun), c = i - r * p.run;
+    float v = bf16_to_float(in[p.from + r * p.w + c]);
+    if (mode == 1) {
+      out[i] = uint8_t(float_bits(v) >> 24);
+      continue;
+    }
+    int64_t x = p.from % p.w + c;
+    float s = scales[quant_div(r, p.byB0) * p.cols + quant_div(x, p.byB1)];
+    out[i] = mode == 0 ? quantize_scaled(v, s) : e4m3_from_float(v * s);
+  }
+}
+
+// Four neighbouring elements a thread: 8-byte loads, 4-byte stores (the
+// run and `from` multiples of 4).
+__global__ void fourWide(Box2D p, const uint16_t *__restrict__ in,
+                         const float *__restrict__ scales,
+                         uint8_t *__restrict__ out) {
+  int64_t n4 = p.rows * p.run / 4;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n4;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t e = 4 * i, r = quant_div(e, p.byRun), c = e - r * p.run;
+    uint2 w = *reinterpret_cast<const uint2 *>(in + p.from + r * p.w + c);
+    uint16_t h[4] = {uint16_t(w.x), uint16_t(w.x >> 16), uint16_t(w.y),
+                     uint16_t(w.y >> 16)};
+    int64_t x = p.from % p.w + c, rowBlocks = quant_div(r, p.byB0) * p.cols;
+    uint32_t o = 0;
+    for (int k = 0; k < 4; ++k) {
+      float s = scales[rowBlocks + quant_div(x + k, p.byB1)];
+      o |= uint32_t(quantize_scaled(bf16_to_float(h[k]), s)) << (8 * k);
+    }
+    *reinterpret_cast<uint32_t *>(out + e) = o;
+  }
+}
+
+int main() {
+  const int64_t rows = 7168, w = 18432, n = rows * w, b = 128;
+  std::vector<uint16_t> host(n);
+  uint64_t state = 1;
+  for (int64_t i = 0; i < n; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    float v = std::ldexp(float(int64_t(state >> 40) % 2001 - 1000) / 1000.0f,
+                         int((state >> 20) % 40) - 20);
+    uint32_t u;
+    std::memcpy(&u, &v, 4);
+    host[i] = uint16_t(u >> 16);
+  }
+  uint16_t *in;
+  float *scales;
+  uint8_t *out, *wide;
+  int64_t cols = w / b, blocks = rows / b * cols;
+  if (cudaMalloc(&in, 2 * n) || cudaMalloc(&out, n) ||
+      cudaMalloc(&wide, 2 * n) || cudaMalloc(&scales, 4 * blocks)) {
+    std::fprintf(stderr, "fused-pack-variants: cudaMalloc failed\n");
+    return 1;
+  }
+  cudaMemcpy(in, host.data(), 2 * n, cudaMemcpyHostToDevice);
+  std::vector<int64_t> shape = {rows, w}, sizes = {b, b},
+                       runs = {1, rows, 1, w};
+  QuantLaunch q;
+  make_quant_launch(kQuantBlock, kQuantBF16, 2, shape.data(), sizes.data(),
+                    runs.data(), &q);
+  float tScales =
+      averageMs([&] { launch_quantize(q, in, nullptr, scales, 0); });
+  float tCopy = averageMs(
+      [&] { cudaMemcpyAsync(wide, in, 2 * n, cudaMemcpyDeviceToDevice, 0); });
+  std::printf("fused-pack-variants: scales of %lld elements %.3f ms, copy of "
+              "the input %.3f ms\n",
+              (long long)n, tScales, tCopy);
+  int64_t from = w / 4, run = w / 2, m = rows * run;
+  QuantCopyBox box;
+  box.from = from;
+  box.to = 0;
+  box.run = run;
+  box.n = 1;
+  box.loops[0] = rows;
+  box.loops[1] = w;
+  box.loops[2] = run;
+  Box2D p = {rows,           run,           from, w, cols, quant_magic(run),
+             quant_magic(b), quant_magic(b)};
+  unsigned grid = 132 * 16;
+  float tLibrary =
+      averageMs([&] { launch_quant_copy(q, box, in, scales, out, 0); });
+  std::vector<uint8_t> want(m), got(m);
+  cudaMemcpy(want.data(), out, m, cudaMemcpyDeviceToHost);
+  float tExact =
+      averageMs([&] { perElement<0><<<grid, 256>>>(p, in, scales, out); });
+  cudaMemcpy(got.data(), out, m, cudaMemcpyDeviceToHost);
+  bool sameExact = got == want;
+  float tTopByte =
+      averageMs([&] { perElement<1><<<grid, 256>>>(p, in, scales, out); });
+  float tProduct =
+      averageMs([&] { perElement<2><<<grid, 256>>>(p, in, scales, out); });
+  float tFour = averageMs([&] { fourWide<<<grid, 256>>>(p, in, scales, out); });
+  cudaMemcpy(got.data(), out, m, cudaMemcpyDeviceToHost);
+  bool sameFour = got == want;
+  float tPlain = averageMs([&] {
+    cudaMemcpy2DAsync(wide, run * 2, in + from, w * 2, run * 2, rows,
+                      cudaMemcpyDeviceToDevice, 0);
+  });
+  std::printf(
+      "fused-pack-variants: %lld elements: library %.3f ms; one element a "
+      "thread %.3f ms (%s), without quantizing %.3f ms, with a product for "
+      "the division %.3f ms; four a thread %.3f ms (%s); plain pack of the "
+      "bf16 box %.3f ms\n",
+      (long long)m, tLibrary, tExact, sameExact ? "same bytes" : "DIFFERENT",
+      tTopByte, tProduct, tFour, sameFour ? "same bytes" : "DIFFERENT", tPlain);
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "fused-pack-variants: %s\n", cudaGetErrorString(e));
+    return 1;
+  }
+  return sameExact && sameFour ? 0 : 1;
+}
