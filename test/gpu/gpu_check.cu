@@ -398,6 +398,24 @@ static int64_t checkFusedPack(const std::vector<int64_t> &shape,
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < b.run; ++j)
       bad += got[r * b.run + j] != want[r * w + b.from + j];
+  // The same box from a source one element off a 16-byte address (the
+  // row kernel then loads an element a thread) into an odd destination
+  // byte (no wide stores): the same bytes. dWide has room for both.
+  int eb = q.input == kQuantF32 ? 4 : 2;
+  uint8_t *shifted = static_cast<uint8_t *>(dWide) + eb;
+  CHECK_CUDA(cudaMemcpy(shifted, dIn, rows * w * eb, cudaMemcpyDeviceToDevice));
+  uint8_t *odd = static_cast<uint8_t *>(dOut) + 1;
+  CHECK_CUDA(launch_quant_copy(q, b, shifted, dScales, odd, 0));
+  CHECK_CUDA(cudaDeviceSynchronize());
+  CHECK_CUDA(cudaMemcpy(got.data(), odd, n, cudaMemcpyDeviceToHost));
+  int64_t badShifted = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < b.run; ++j)
+      badShifted += got[r * b.run + j] != want[r * w + b.from + j];
+  std::printf("gpu-check: fused pack from a source off 16 bytes into an odd "
+              "destination byte: %lld wrong bytes\n",
+              (long long)badShifted);
+  bad += badShifted;
   // Bandwidth, counted as the bytes each kernel reads and writes: the
   // fused pack (full-precision elements in, FP8 out) against the plain
   // pack of the same box at full precision (what an unquantized plan
@@ -573,8 +591,8 @@ static int checkQuantize() {
     void *dIn, *dOut, *dScales, *dCopy, *dWide;
     CHECK_CUDA(cudaMalloc(&dIn, in.size()));
     CHECK_CUDA(cudaMalloc(&dOut, n));
-    CHECK_CUDA(cudaMalloc(&dCopy, in.size())); // the input's copy
-    CHECK_CUDA(cudaMalloc(&dWide, in.size())); // a full-precision pack
+    CHECK_CUDA(cudaMalloc(&dCopy, in.size()));      // the input's copy
+    CHECK_CUDA(cudaMalloc(&dWide, in.size() + 16)); // a full-precision pack
     CHECK_CUDA(cudaMalloc(&dScales, wantScales.size()));
     CHECK_CUDA(cudaMemcpy(dIn, in.data(), in.size(), cudaMemcpyHostToDevice));
     CHECK_CUDA(

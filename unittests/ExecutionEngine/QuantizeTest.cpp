@@ -243,7 +243,7 @@ void checkFusedPack(std::mt19937_64 &rng, int kind, int input,
   for (int64_t span = 0, n = quant_span_count(box); span < n; ++span)
     quant_span(launch, in.data(), scales.data(), box, span, got.data());
   ASSERT_EQ(got, want) << "the device's fused pack differs";
-  int g = std::vector<int>{1, 4, 8}[rng() % 3];
+  int g = rng() % 2 ? 1 : quant_group_elements(input);
   std::vector<uint8_t> rows(packed, 0x55);
   if (emulateRows(launch, box, in, scales.data(), rows, g)) {
     ASSERT_EQ(rows, want) << "the device's row kernel differs";
@@ -428,13 +428,14 @@ void checkRandomCase(std::mt19937_64 &rng, int input) {
   }
 }
 
-/// Rows longer than a thread block's piece (kQuantRowChunk), cut into
+/// Rows longer than a thread block's piece (kQuantRowPiece), cut into
 /// several pieces, and short ones packed several to a block: the row
 /// kernel against the host loops, for block scaling and MX.
 TEST(QuantizeTest, RowKernelCutsLongRowsAndPacksShortOnes) {
   std::mt19937_64 rng(23);
+  ASSERT_LT(kQuantRowPiece, 40000 - 100);
   for (int kind : {int(kQuantBlock), int(kQuantMx)}) {
-    std::vector<int64_t> shape = {5, 5000};
+    std::vector<int64_t> shape = {5, 40000};
     std::vector<int64_t> block = {kind == kQuantMx ? 1 : 2,
                                   kind == kQuantMx ? 32 : 128};
     std::vector<int64_t> runs = {1, shape[0], 1, shape[1]};
@@ -464,12 +465,13 @@ TEST(QuantizeTest, RowKernelCutsLongRowsAndPacksShortOnes) {
     quantize_shard_host(kind, kQuantBF16, sb, in.data(), out.data(),
                         scales.data());
     ASSERT_EQ(emulateAmax(launch, in), scales);
-    // Whole rows as one run; a column range of 4500 from column 100; and
-    // 7-column pieces, many rows to a thread block.
+    // Whole rows as one run (three pieces a row); 39,893 columns from
+    // column 101 (pieces that start inside a group); and 7-column pieces,
+    // many rows to a thread block.
     struct Box {
       int64_t from, run, rows;
     };
-    for (Box c : {Box{0, n, 1}, Box{100, 4500, 5}, Box{4990, 7, 5}}) {
+    for (Box c : {Box{0, n, 1}, Box{101, 39893, 5}, Box{39990, 7, 5}}) {
       QuantCopyBox box;
       box.from = c.from;
       box.to = 0;
@@ -478,12 +480,15 @@ TEST(QuantizeTest, RowKernelCutsLongRowsAndPacksShortOnes) {
       box.loops[0] = c.rows;
       box.loops[1] = shape[1];
       box.loops[2] = c.run;
-      std::vector<uint8_t> got(c.run * c.rows, 0x55), want;
+      std::vector<uint8_t> want;
       for (int64_t i = 0; i < c.rows; ++i)
         for (int64_t p = 0; p < c.run; ++p)
           want.push_back(out[c.from + i * shape[1] + p]);
-      ASSERT_TRUE(emulateRows(launch, box, in, scales.data(), got, 8));
-      ASSERT_EQ(got, want) << "box from " << c.from << " run " << c.run;
+      for (int g : {1, 8}) {
+        std::vector<uint8_t> got(c.run * c.rows, 0x55);
+        ASSERT_TRUE(emulateRows(launch, box, in, scales.data(), got, g));
+        ASSERT_EQ(got, want) << "box from " << c.from << " run " << c.run;
+      }
     }
   }
 }

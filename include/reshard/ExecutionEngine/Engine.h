@@ -406,6 +406,12 @@ inline size_t workspace_bytes(const Plan &plan, int rank) {
   return p ? static_cast<size_t>(p->workspace) : 0;
 }
 
+/* The alignment the quantizers need of a rank's shards and workspace
+ * (defined with the quantized areas below). */
+inline int check_quant_alignment(const Plan &plan, int rank, void *const *src,
+                                 void *const *dst, const void *workspace,
+                                 char *err, size_t errlen);
+
 /* Checks the rank, the shard pointers and the workspace, touching none. */
 inline int check_arguments(const Plan &plan, int rank, void *const *src,
                            void *const *dst, const void *workspace,
@@ -430,36 +436,9 @@ inline int check_arguments(const Plan &plan, int rank, void *const *src,
                     plan.name, rank, is_src ? "source" : "destination", t,
                     plan.tensor_names[t], static_cast<long long>(bytes[t]));
   }
-  /* The quantizers read a payload's source elements and write fp32 scales
-   * as words: those shards must be aligned to their elements. */
-  for (int64_t i = 0; i < plan.num_quant_tensors; ++i) {
-    const QuantTensor &q = plan.quant_tensors[i];
-    int64_t words[2][2] = {{q.payload, quant_input_bytes(q.input)},
-                           {q.scales, 4}};
-    for (int k = 0; k < 2; ++k) {
-      int64_t t = words[k][0], align = words[k][1];
-      bool is_src = k == 0;
-      if (!is_src && plan.quant_classes[q.qclass].kind == kQuantMx)
-        continue; /* E8M0 scales are bytes */
-      void *const *ptrs = is_src ? src : dst;
-      if (shard_bytes(plan, rank, t, is_src) > 0 &&
-          reinterpret_cast<uintptr_t>(ptrs[t]) % align != 0)
-        return fail(err, errlen, RESHARD_ERR_ARGS,
-                    "%s: rank %d: the %s shard of tensor %lld ('%s') is at "
-                    "%p, not a multiple of its %lld-byte elements",
-                    plan.name, rank, is_src ? "source" : "destination",
-                    static_cast<long long>(t), plan.tensor_names[t], ptrs[t],
-                    static_cast<long long>(align));
-    }
-  }
-  /* Scales and shadows sit in the workspace at offsets of kStagingAlign. */
-  if (plan.num_quant_tensors > 0 && p->workspace > 0 &&
-      reinterpret_cast<uintptr_t>(workspace) % kStagingAlign != 0)
-    return fail(err, errlen, RESHARD_ERR_WORKSPACE,
-                "%s: rank %d: the workspace is at %p, not a multiple of %lld "
-                "bytes (this plan quantizes into it)",
-                plan.name, rank, workspace,
-                static_cast<long long>(kStagingAlign));
+  if (int rc =
+          check_quant_alignment(plan, rank, src, dst, workspace, err, errlen))
+    return rc;
   if (p->workspace > 0 &&
       (!workspace || workspace_size < static_cast<size_t>(p->workspace)))
     return fail(err, errlen, RESHARD_ERR_WORKSPACE,
@@ -1074,6 +1053,42 @@ inline int64_t shadow_area_bytes(const Plan &plan, int64_t rank) {
   } sum = {0};
   for_each_quantized_destination(plan, rank, sum);
   return sum.total;
+}
+
+/* The GPU's quantizers load a sender's full-precision source elements and
+ * a receiver's fp32 scales as words, and keep scales and shadows in the
+ * workspace at offsets of kStagingAlign: those shards must be aligned to
+ * their elements, and the workspace to kStagingAlign, where this rank
+ * quantizes (the same on every backend). */
+inline int check_quant_alignment(const Plan &plan, int rank, void *const *src,
+                                 void *const *dst, const void *workspace,
+                                 char *err, size_t errlen) {
+  for (int64_t i = 0; i < plan.num_quant_tensors; ++i) {
+    const QuantTensor &q = plan.quant_tensors[i];
+    bool receiver = on_receiver(plan, q);
+    if (receiver && plan.quant_classes[q.qclass].kind == kQuantMx)
+      continue; /* E8M0 scales are bytes */
+    int64_t t = receiver ? q.scales : q.payload;
+    int64_t align = receiver ? 4 : quant_input_bytes(q.input);
+    if (shard_bytes(plan, rank, t, !receiver) <= 0)
+      continue; /* no shard here: its pointer may be null */
+    void *ptr = receiver ? dst[t] : src[t];
+    if (reinterpret_cast<uintptr_t>(ptr) % align != 0)
+      return fail(err, errlen, RESHARD_ERR_ARGS,
+                  "%s: rank %d: the %s shard of tensor %lld ('%s') is at %p, "
+                  "not a multiple of its %lld-byte elements",
+                  plan.name, rank, receiver ? "destination" : "source",
+                  static_cast<long long>(t), plan.tensor_names[t], ptr,
+                  static_cast<long long>(align));
+  }
+  if (quant_area_bytes(plan, rank) + shadow_area_bytes(plan, rank) > 0 &&
+      reinterpret_cast<uintptr_t>(workspace) % kStagingAlign != 0)
+    return fail(err, errlen, RESHARD_ERR_WORKSPACE,
+                "%s: rank %d: the workspace is at %p, not a multiple of %lld "
+                "bytes (this rank quantizes into it)",
+                plan.name, rank, workspace,
+                static_cast<long long>(kStagingAlign));
+  return RESHARD_OK;
 }
 
 /* The whole workspace of a rank: its largest step's staging, what it

@@ -564,19 +564,19 @@ RESHARD_QD inline uint32_t quant_range_amax(const void *in, int input,
   int64_t x = lo;
 #if defined(__CUDA_ARCH__)
   int g = quant_group_elements(input), eb = input == kQuantF32 ? 4 : 2;
+  /* `in` is aligned to its elements (the entry points check it), so
+   * some element starts each 16-byte address. */
   uintptr_t base = reinterpret_cast<uintptr_t>(in);
-  if (base % eb == 0) {
-    for (; x < hi && (base + x * eb) % 16 != 0; ++x) {
-      uint32_t a = finite_abs_bits(load_input(in, x, input));
+  for (; x < hi && (base + x * eb) % 16 != 0; ++x) {
+    uint32_t a = finite_abs_bits(load_input(in, x, input));
+    m = a > m ? a : m;
+  }
+  for (; x + g <= hi; x += g) {
+    float v[8];
+    quant_load16(in, x, input, v);
+    for (int i = 0; i < 8; ++i) { /* constant indices: v stays in registers */
+      uint32_t a = i < g ? finite_abs_bits(v[i]) : 0u;
       m = a > m ? a : m;
-    }
-    for (; x + g <= hi; x += g) {
-      float v[8];
-      quant_load16(in, x, input, v);
-      for (int i = 0; i < 8; ++i) { /* constant indices: v stays in registers */
-        uint32_t a = i < g ? finite_abs_bits(v[i]) : 0u;
-        m = a > m ? a : m;
-      }
     }
   }
 #endif
