@@ -94,17 +94,16 @@ export NCCL_SOCKET_IFNAME="${NCCL_SOCKET_IFNAME:-lo}"   # no network there
 keep="${RESHARD_GPU_KEEP:-}"
 failures=()
 compare() { # STAGE DIR SUMS: every destination byte against reshard-run's
-  local bad
-  bad="$(cd "$2" && sha256sum -c "$3" 2>/dev/null | sed -n 's/: FAILED.*$//p')" || true
-  if ! (cd "$2" && sha256sum --quiet -c "$3" >/dev/null 2>&1); then
-    failures+=("$1")
-    echo "gpu-check: $1: destination files differ from reshard-run's: ${bad:-(missing)}"
-    if [ -n "$keep" ] && [ -n "$bad" ]; then
-      mkdir -p "$keep/$1"
-      for f in $bad; do cp -- "$2/$f" "$keep/$1/" 2>/dev/null || true; done
-    fi
-    return 1
+  local out bad
+  out="$(cd "$2" && sha256sum -c "$3" 2>/dev/null)" && return 0
+  bad="$(printf '%s\n' "$out" | sed -n 's/: FAILED.*$//p')"
+  failures+=("$1")
+  echo "gpu-check: $1: destination files differ from reshard-run's: ${bad:-(missing)}"
+  if [ -n "$keep" ] && [ -n "$bad" ]; then
+    mkdir -p "$keep/$1"
+    for f in $bad; do cp -- "$2/$f" "$keep/$1/" 2>/dev/null || true; done
   fi
+  return 1
 }
 if timeout -k 5 180 "$work/gpu_check" "$work/src" "$work/dst"; then
   compare one-rank "$work/dst" "$pre/expected.sha256" &&

@@ -401,9 +401,9 @@ static int64_t checkFusedPack(const std::vector<int64_t> &shape,
   // The same box from a source one element off a 16-byte address (the
   // row kernel then loads an element a thread) into an odd destination
   // byte (no wide stores): the same bytes. dWide has room for both.
-  int eb = q.input == kQuantF32 ? 4 : 2;
-  uint8_t *shifted = static_cast<uint8_t *>(dWide) + eb;
-  CHECK_CUDA(cudaMemcpy(shifted, dIn, rows * w * eb, cudaMemcpyDeviceToDevice));
+  int64_t in = quant_input_bytes(q.input);
+  uint8_t *shifted = static_cast<uint8_t *>(dWide) + in;
+  CHECK_CUDA(cudaMemcpy(shifted, dIn, rows * w * in, cudaMemcpyDeviceToDevice));
   uint8_t *odd = static_cast<uint8_t *>(dOut) + 1;
   CHECK_CUDA(launch_quant_copy(q, b, shifted, dScales, odd, 0));
   CHECK_CUDA(cudaDeviceSynchronize());
@@ -420,7 +420,6 @@ static int64_t checkFusedPack(const std::vector<int64_t> &shape,
   // fused pack (full-precision elements in, FP8 out) against the plain
   // pack of the same box at full precision (what an unquantized plan
   // packs), and against the plain pack of the FP8 payload.
-  int in = q.input == kQuantF32 ? 4 : 2;
   float fused = deviceMs([&] {
     launch_quant_copy(q, b, dIn, dScales, static_cast<uint8_t *>(dOut), 0);
   });
@@ -543,7 +542,7 @@ static int checkQuantize() {
     int64_t n = 1;
     for (int64_t d : c.shape)
       n *= d;
-    size_t eb = c.input == kQuantF32 ? 4 : 2;
+    size_t eb = quant_input_bytes(c.input);
     std::vector<uint8_t> in(n * eb);
     for (int64_t i = 0; i < n; ++i) {
       float v = std::ldexp(float(int64_t(rng() % 2001) - 1000) / 1000.0f,

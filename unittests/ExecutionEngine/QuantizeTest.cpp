@@ -281,7 +281,7 @@ void checkRandomCase(std::mt19937_64 &rng, int input) {
     elems *= n;
   // Values in the source's type, and their exact fp32 values.
   std::vector<float> values(elems);
-  std::vector<uint8_t> raw(elems * (input == kQuantF32 ? 4 : 2));
+  std::vector<uint8_t> raw(elems * quant_input_bytes(input));
   int scale = int(rng() % 200) - 140; // from deep subnormal to huge
   if (input != kQuantF32)
     scale = std::max(-20, std::min(scale, input == kQuantF16 ? 14 : 120));
@@ -341,7 +341,7 @@ void checkRandomCase(std::mt19937_64 &rng, int input) {
     localElems *= local[d];
     localScales *= nblocks[d];
   }
-  size_t eb = input == kQuantF32 ? 4 : 2;
+  size_t eb = quant_input_bytes(input);
   std::vector<uint8_t> in(localElems * eb), out(localElems, 0xAA);
   std::vector<uint8_t> scales(localScales * (mx ? 1 : 4), 0xAA);
   auto globalLinear = [&](int64_t l, const std::vector<int64_t> &ext,

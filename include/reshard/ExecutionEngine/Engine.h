@@ -171,10 +171,6 @@ struct QuantTensor {
   int32_t payload, scales, input, qclass;
 };
 
-inline int64_t quant_input_bytes(int32_t input) {
-  return input == kQuantF32 ? 4 : 2;
-}
-
 struct Plan {
   const char *name;
   uint64_t fingerprint;

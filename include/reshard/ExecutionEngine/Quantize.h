@@ -45,6 +45,11 @@ enum QuantKind { kQuantNone = 0, kQuantBlock = 1, kQuantMx = 2 };
 /* The element types a quantized tensor's source may have. */
 enum QuantInput { kQuantF32 = 0, kQuantBF16 = 1, kQuantF16 = 2 };
 
+/* The bytes of one element of a quantized tensor's source. */
+RESHARD_QD inline int64_t quant_input_bytes(int input) {
+  return input == kQuantF32 ? 4 : 2;
+}
+
 /* Where a tensor is quantized: on the ranks that send it, or on the ranks
  * that receive it (after a full-precision transfer). */
 enum QuantSide { kQuantOnSender = 0, kQuantOnReceiver = 1 };

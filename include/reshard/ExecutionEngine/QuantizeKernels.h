@@ -70,26 +70,48 @@ inline int64_t quant_launch_blocks(const QuantLaunch &q) {
   return n;
 }
 
+/* a / b for non-negative a and positive b: in 32 bits where both fit (a
+ * GPU divides 64-bit integers in software, many times slower). */
+RESHARD_QD inline int64_t quant_udiv(int64_t a, int64_t b) {
+  if (((a | b) >> 32) == 0)
+    return static_cast<uint32_t>(a) / static_cast<uint32_t>(b);
+  return a / b;
+}
+
+/* The local range [lo, hi) along dim d of the dim's block j (a block
+ * starts at each run). */
+RESHARD_QD inline void quant_dim_block_range(const QuantLaunch &q, int d,
+                                             int64_t j, int64_t *lo,
+                                             int64_t *hi) {
+  int64_t local = 0;
+  for (int r = 0; r < q.nruns[d]; ++r) {
+    int64_t len = q.run[d][r];
+    int64_t nb = quant_udiv(len + q.block[d] - 1, q.block[d]);
+    if (j < nb) {
+      *lo = local + j * q.block[d];
+      *hi = *lo + q.block[d] < local + len ? *lo + q.block[d] : local + len;
+      return;
+    }
+    j -= nb;
+    local += len;
+  }
+}
+
 /* The local box [lo, hi) of block `b` (row-major over nblocks). */
 RESHARD_QD inline void quant_block_box(const QuantLaunch &q, int64_t b,
                                        int64_t *lo, int64_t *hi) {
   for (int d = q.ndim - 1; d >= 0; --d) {
-    int64_t j = b % q.nblocks[d];
+    quant_dim_block_range(q, d, b % q.nblocks[d], &lo[d], &hi[d]);
     b /= q.nblocks[d];
-    int64_t local = 0;
-    for (int r = 0; r < q.nruns[d]; ++r) {
-      int64_t len = q.run[d][r];
-      int64_t nb = len / q.block[d] + (len % q.block[d] != 0);
-      if (j < nb) {
-        lo[d] = local + j * q.block[d];
-        hi[d] =
-            lo[d] + q.block[d] < local + len ? lo[d] + q.block[d] : local + len;
-        break;
-      }
-      j -= nb;
-      local += len;
-    }
   }
+}
+
+/* The rows of a shard: its elements over the last dim's. */
+RESHARD_QD inline int64_t quant_shard_rows(const QuantLaunch &q) {
+  int64_t rows = 1;
+  for (int d = 0; d + 1 < q.ndim; ++d)
+    rows *= q.shape[d];
+  return rows;
 }
 
 /* The shard's linear index of element `e` (row-major) of box [lo, hi). */
@@ -291,14 +313,6 @@ RESHARD_QD inline int64_t quant_div(int64_t x, uint64_t magic) {
 #endif
 }
 
-/* a / b for non-negative a and positive b: in 32 bits where both fit (a
- * GPU divides 64-bit integers in software, many times slower). */
-RESHARD_QD inline int64_t quant_udiv(int64_t a, int64_t b) {
-  if (((a | b) >> 32) == 0)
-    return static_cast<uint32_t>(a) / static_cast<uint32_t>(b);
-  return a / b;
-}
-
 /* The block, along dim d, of local coordinate x: its index among the
  * dim's blocks (a block starts at each run). */
 RESHARD_QD inline int64_t quant_dim_block(const QuantLaunch &q, int d,
@@ -340,8 +354,13 @@ struct QuantRows {
   QuantCopyBox box;
   int64_t rows, x0;     /* rows: the loops' iterations */
   uint64_t block_magic; /* / the block size along the last dim */
-  int64_t one_run;      /* the last dim is one run: blocks by division */
 };
+
+/* Whether the last dim is one run: its blocks then start at multiples of
+ * its block size. */
+RESHARD_QD inline bool quant_last_one_run(const QuantLaunch &q) {
+  return q.nruns[q.ndim - 1] == 1;
+}
 
 /* `b` as rows, when the fast path takes it: a run over whole rows becomes
  * one more loop. */
@@ -376,8 +395,7 @@ inline bool quant_rows_of(const QuantLaunch &q, const QuantCopyBox &b,
       return false;
     r->rows *= r->box.loops[3 * l];
   }
-  r->block_magic = q.nruns[last] == 1 ? quant_magic(q.block[last]) : 0;
-  r->one_run = q.nruns[last] == 1;
+  r->block_magic = quant_magic(q.block[last]);
   return true;
 }
 
@@ -403,7 +421,7 @@ RESHARD_QD inline void quant_row_at(const QuantLaunch &q, const QuantRows &r,
  * where the addresses allow, since a GPU moves bytes at its bandwidth only
  * in wide accesses; elsewhere, and on the host, one element at a time. */
 RESHARD_QD inline int quant_group_elements(int input) {
-  return input == kQuantF32 ? 4 : 8;
+  return static_cast<int>(16 / quant_input_bytes(input));
 }
 
 #if defined(__CUDA_ARCH__)
@@ -412,7 +430,7 @@ RESHARD_QD inline int quant_group_elements(int input) {
 __device__ inline void quant_load16(const void *in, int64_t x, int input,
                                     float *v) {
   uint4 w = *reinterpret_cast<const uint4 *>(static_cast<const uint8_t *>(in) +
-                                             x * (input == kQuantF32 ? 4 : 2));
+                                             x * quant_input_bytes(input));
   uint32_t words[4] = {w.x, w.y, w.z, w.w};
   for (int i = 0; i < 8; ++i) {
     if (input == kQuantF32) {
@@ -453,7 +471,8 @@ quant_group_store(const QuantLaunch &q, const QuantRows &r, const void *scales,
   for (int i = 0; i < 8; ++i)
     if (i < n) {
       int64_t x = r.x0 + lo + i - from; /* along the last dim */
-      int64_t block = first + (r.one_run ? quant_div(x, r.block_magic)
+      int64_t block =
+          first + (quant_last_one_run(q) ? quant_div(x, r.block_magic)
                                          : quant_dim_block(q, q.ndim - 1, x));
       bytes[i] = quantize_word(q.kind, v[i], scale_word(q.kind, scales, block));
     }
@@ -544,14 +563,12 @@ RESHARD_QD inline void quant_row_group_at(int64_t a, int64_t span, int g,
 inline bool quant_whole_rows(const QuantLaunch &q, QuantRows *r) {
   if (q.ndim == 0 || q.nblocks[q.ndim - 1] == 0)
     return false;
-  int64_t w = q.shape[q.ndim - 1], rows = 1;
-  for (int d = 0; d + 1 < q.ndim; ++d)
-    rows *= q.shape[d];
+  int64_t w = q.shape[q.ndim - 1];
   QuantCopyBox whole;
   whole.from = whole.to = 0;
   whole.run = w;
   whole.n = 1;
-  whole.loops[0] = rows;
+  whole.loops[0] = quant_shard_rows(q);
   whole.loops[1] = whole.loops[2] = w;
   return quant_rows_of(q, whole, r);
 }
@@ -563,7 +580,8 @@ RESHARD_QD inline uint32_t quant_range_amax(const void *in, int input,
   uint32_t m = 0;
   int64_t x = lo;
 #if defined(__CUDA_ARCH__)
-  int g = quant_group_elements(input), eb = input == kQuantF32 ? 4 : 2;
+  int g = quant_group_elements(input);
+  int64_t eb = quant_input_bytes(input);
   /* `in` is aligned to its elements (the entry points check it), so
    * some element starts each 16-byte address. */
   uintptr_t base = reinterpret_cast<uintptr_t>(in);
@@ -593,18 +611,8 @@ RESHARD_QD inline uint32_t quant_segment_amax(const QuantLaunch &q,
                                               const void *in, int64_t line,
                                               int64_t c, int64_t *block) {
   int last = q.ndim - 1;
-  int64_t lo = 0, hi = 0, j = c, local = 0;
-  for (int r = 0; r < q.nruns[last]; ++r) {
-    int64_t len = q.run[last][r];
-    int64_t nb = quant_udiv(len + q.block[last] - 1, q.block[last]);
-    if (j < nb) {
-      lo = local + j * q.block[last];
-      hi = lo + q.block[last] < local + len ? lo + q.block[last] : local + len;
-      break;
-    }
-    j -= nb;
-    local += len;
-  }
+  int64_t lo = 0, hi = 0;
+  quant_dim_block_range(q, last, c, &lo, &hi);
   *block = quant_row_first_block(q, line) + c;
   int64_t base = line * q.shape[last];
   return quant_range_amax(in, q.input, base + lo, base + hi);
@@ -612,10 +620,7 @@ RESHARD_QD inline uint32_t quant_segment_amax(const QuantLaunch &q,
 
 /* The segments of a shard: its rows times its block columns. */
 RESHARD_QD inline int64_t quant_segment_count(const QuantLaunch &q) {
-  int64_t rows = 1;
-  for (int d = 0; d + 1 < q.ndim; ++d)
-    rows *= q.shape[d];
-  return q.ndim ? rows * q.nblocks[q.ndim - 1] : 0;
+  return q.ndim ? quant_shard_rows(q) * q.nblocks[q.ndim - 1] : 0;
 }
 
 #if defined(__CUDACC__)
@@ -726,7 +731,7 @@ inline cudaError_t launch_quant_copy(const QuantLaunch &q,
   QuantRows r;
   /* Where the last dim has several runs, the span kernel was faster on
    * an H200 (0.047 against 0.093 ms, BENCHMARKS.md section 5). */
-  if (quant_rows_of(q, b, &r) && r.one_run) {
+  if (quant_rows_of(q, b, &r) && quant_last_one_run(q)) {
     if (r.rows <= 0)
       return cudaSuccess;
     QuantRowCut c = quant_row_cut(r);
