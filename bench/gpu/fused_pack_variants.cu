@@ -1,11 +1,10 @@
-// What the FP8 fused pack costs on a GPU, part by part: the library's row
+// What the FP8 fused pack costs on a GPU, part by part: the library's quad
 // kernel (QuantizeKernels.h, launch_quant_copy) and its scales kernel
 // against simpler kernels that each leave one thing out, on DeepSeek-V3's
 // largest expert-sized shard (7168 x 18432 bf16, [128, 128] blocks, the
 // middle half of its columns packed), random finite values without NaN,
 // infinities or subnormals (real weights). Every exact variant is compared
-// byte for byte with the library's result, and so is a candidate for
-// the library's fused pack (groupsGridStride). Run by scripts/gpu-check.sh
+// byte for byte with the library's result. Run by scripts/gpu-check.sh
 // after its checks (figures only; BENCHMARKS.md section 5).
 #include "reshard/ExecutionEngine/QuantizeKernels.h"
 
@@ -83,33 +82,6 @@ __global__ void fourWide(Box2D p, const uint16_t *__restrict__ in,
   }
 }
 
-// The candidate for the library: the row kernel's exact group code
-// (quant_group_load/store) in the four-wide kernel's structure, a
-// grid-stride loop over the box's groups with no thread-block units and
-// no shared memory: a group's row by a magic division, the row's first
-// block per group. Boxes of one loop (2-D).
-__global__ void groupsGridStride(QuantLaunch q, QuantRows r, int64_t perRow,
-                                 uint64_t byPerRow, uint64_t byWidth, int g,
-                                 const void *__restrict__ in,
-                                 const void *__restrict__ scales,
-                                 uint8_t *__restrict__ out) {
-  int64_t n = r.rows * perRow;
-  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
-       e += int64_t(gridDim.x) * blockDim.x) {
-    int64_t i = quant_div(e, byPerRow), lo, hi;
-    int64_t from = r.box.from + i * r.box.loops[1];
-    int64_t to = r.box.to + i * r.box.loops[2];
-    int64_t first = quant_row_first_block(q, quant_div(from, byWidth));
-    bool full;
-    quant_row_group_at(from, r.box.run, g, e - i * perRow, &lo, &hi, &full);
-    if (lo < hi) {
-      float v[8];
-      quant_group_load(q, in, lo, hi, full, v);
-      quant_group_store(q, r, scales, from, to, first, lo, hi, full, v, out);
-    }
-  }
-}
-
 int main() {
   const int64_t rows = 7168, w = 18432, n = rows * w, b = 128;
   std::vector<uint16_t> host(n);
@@ -171,16 +143,6 @@ int main() {
   float tFour = averageMs([&] { fourWide<<<grid, 256>>>(p, in, scales, out); });
   cudaMemcpy(got.data(), out, m, cudaMemcpyDeviceToHost);
   bool sameFour = got == want;
-  QuantRows rowsOf;
-  quant_rows_of(q, box, &rowsOf);
-  int64_t perRow = quant_row_groups(run, 8);
-  cudaMemset(out, 0x55, m);
-  float tCandidate = averageMs([&] {
-    groupsGridStride<<<grid, 256>>>(q, rowsOf, perRow, quant_magic(perRow),
-                                    quant_magic(w), 8, in, scales, out);
-  });
-  cudaMemcpy(got.data(), out, m, cudaMemcpyDeviceToHost);
-  bool sameCandidate = got == want;
   float tPlain = averageMs([&] {
     cudaMemcpy2DAsync(wide, run * 2, in + from, w * 2, run * 2, rows,
                       cudaMemcpyDeviceToDevice, 0);
@@ -188,15 +150,14 @@ int main() {
   std::printf(
       "fused-pack-variants: %lld elements: library %.3f ms; one element a "
       "thread %.3f ms (%s), without quantizing %.3f ms, with a product for "
-      "the division %.3f ms; four a thread %.3f ms (%s); the library's "
-      "groups grid-stride %.3f ms (%s); plain pack of the bf16 box %.3f ms\n",
+      "the division %.3f ms; four a thread %.3f ms (%s); plain pack of the "
+      "bf16 box %.3f ms\n",
       (long long)m, tLibrary, tExact, sameExact ? "same bytes" : "DIFFERENT",
-      tTopByte, tProduct, tFour, sameFour ? "same bytes" : "DIFFERENT",
-      tCandidate, sameCandidate ? "same bytes" : "DIFFERENT", tPlain);
+      tTopByte, tProduct, tFour, sameFour ? "same bytes" : "DIFFERENT", tPlain);
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) {
     std::fprintf(stderr, "fused-pack-variants: %s\n", cudaGetErrorString(e));
     return 1;
   }
-  return sameExact && sameFour && sameCandidate ? 0 : 1;
+  return sameExact && sameFour ? 0 : 1;
 }

@@ -117,41 +117,36 @@ float drawValue(std::mt19937_64 &rng, int scale) {
   }
 }
 
-/// The row kernel on the host, when its fast path takes `box`: its units,
-/// rows and groups of `g` elements as the thread blocks take them, into
-/// `got` (false when the fast path does not take the box).
-bool emulateRows(const QuantLaunch &launch, const QuantCopyBox &box,
-                 const std::vector<uint8_t> &in, const void *scales,
-                 std::vector<uint8_t> &got, int g) {
-  QuantRows r;
-  if (!quant_rows_of(launch, box, &r))
+/// The quad kernel on the host, when quant_quads_of takes `box`: every
+/// quad as a thread takes it, into `got`, each byte written once, each
+/// row's first block as quant_row_first_block finds it (false when the
+/// kernel does not take the box).
+bool emulateQuads(const QuantLaunch &launch, const QuantCopyBox &box,
+                  const std::vector<uint8_t> &in, const void *scales,
+                  std::vector<uint8_t> &got) {
+  QuantQuads p;
+  if (!quant_quads_of(launch, box, &p))
     return false;
-  QuantRowCut c = quant_row_cut(r);
+  using Quad = void (*)(const QuantQuads &, const void *, const void *,
+                        uint32_t, bool, uint8_t *);
+  static const Quad quads[3][2] = {
+      {quant_quad<kQuantF32, kQuantBlock>, quant_quad<kQuantF32, kQuantMx>},
+      {quant_quad<kQuantBF16, kQuantBlock>, quant_quad<kQuantBF16, kQuantMx>},
+      {quant_quad<kQuantF16, kQuantBlock>, quant_quad<kQuantF16, kQuantMx>}};
+  Quad quad = quads[launch.input][launch.kind == kQuantMx];
+  int64_t w = launch.shape[launch.ndim - 1];
   std::vector<int> written(got.size(), 0);
-  for (int64_t w = 0; w < c.works; ++w) {
-    int64_t row, rows, p0, span;
-    quant_row_unit(r, c, w, &row, &rows, &p0, &span);
-    EXPECT_TRUE(rows == 1 || rows * span <= kQuantRowChunk);
-    std::vector<int64_t> from(rows), to(rows), first(rows);
-    for (int64_t i = 0; i < rows; ++i)
-      quant_row_at(launch, r, row + i, &from[i], &to[i], &first[i]);
-    int64_t perRow = quant_row_groups(span, g);
-    for (int64_t e = 0; e < rows * perRow; ++e) {
-      int64_t k = e / perRow, lo, hi;
-      bool full;
-      quant_row_group_at(from[k] + p0, span, g, e - k * perRow, &lo, &hi,
-                         &full);
-      EXPECT_LE(hi - lo, g);
-      if (lo >= hi)
-        continue;
-      EXPECT_TRUE(!full || lo % g == 0);
-      float v[8];
-      quant_group_load(launch, in.data(), lo, hi, full, v);
-      quant_group_store(launch, r, scales, from[k], to[k], first[k], lo, hi,
-                        full, v, got.data());
-      for (int64_t x = lo; x < hi; ++x)
-        ++written[to[k] + (x - from[k])];
-    }
+  for (int32_t e = 0; e < p.quads; ++e) {
+    QuantQuad a = quant_quad_at(p, launch.kind, e);
+    EXPECT_LE(a.n, 4);
+    if (a.n == 0)
+      continue;
+    EXPECT_TRUE(a.n < 4 || a.lo % 4 == 0) << "a whole quad off 4 elements";
+    EXPECT_EQ(int64_t(a.x), a.lo % w);
+    EXPECT_EQ(a.first, quant_row_first_block(launch, a.lo / w));
+    quad(p, in.data(), scales, e, e % 2 == 0, got.data());
+    for (int k = 0; k < a.n; ++k)
+      ++written[a.to + k];
   }
   for (size_t i = 0; i < written.size(); ++i)
     EXPECT_EQ(written[i], 1) << "byte " << i << " of the box";
@@ -243,10 +238,9 @@ void checkFusedPack(std::mt19937_64 &rng, int kind, int input,
   for (int64_t span = 0, n = quant_span_count(box); span < n; ++span)
     quant_span(launch, in.data(), scales.data(), box, span, got.data());
   ASSERT_EQ(got, want) << "the device's fused pack differs";
-  int g = rng() % 2 ? 1 : quant_group_elements(input);
-  std::vector<uint8_t> rows(packed, 0x55);
-  if (emulateRows(launch, box, in, scales.data(), rows, g)) {
-    ASSERT_EQ(rows, want) << "the device's row kernel differs";
+  std::vector<uint8_t> quads(packed, 0x55);
+  if (emulateQuads(launch, box, in, scales.data(), quads)) {
+    ASSERT_EQ(quads, want) << "the device's quad kernel differs";
   }
   // Whole trailing rows as one run over them (how plans state such boxes).
   if (nd >= 2 && lo[nd - 1] == 0 && hi[nd - 1] == sb.shape[nd - 1]) {
@@ -254,8 +248,8 @@ void checkFusedPack(std::mt19937_64 &rng, int kind, int input,
     merged.run *= box.loops[3 * (nd - 2)];
     merged.n = nd - 2;
     std::vector<uint8_t> whole(packed, 0x55);
-    if (emulateRows(launch, merged, in, scales.data(), whole, g)) {
-      ASSERT_EQ(whole, want) << "the row kernel differs on merged rows";
+    if (emulateQuads(launch, merged, in, scales.data(), whole)) {
+      ASSERT_EQ(whole, want) << "the quad kernel differs on merged rows";
     }
   }
 }
@@ -404,9 +398,8 @@ void checkRandomCase(std::mt19937_64 &rng, int input) {
     whole.loops[0] = localElems / local[rank - 1];
     whole.loops[1] = whole.loops[2] = local[rank - 1];
     std::vector<uint8_t> rows(localElems, 0x55);
-    if (emulateRows(launch, whole, in, scales.data(), rows,
-                    quant_group_elements(input))) {
-      ASSERT_EQ(rows, out) << "the row kernel differs on the whole shard";
+    if (emulateQuads(launch, whole, in, scales.data(), rows)) {
+      ASSERT_EQ(rows, out) << "the quad kernel differs on the whole shard";
     }
   }
   checkFusedPack(rng, mx ? kQuantMx : kQuantBlock, input, sb, launch, in,
@@ -428,12 +421,10 @@ void checkRandomCase(std::mt19937_64 &rng, int input) {
   }
 }
 
-/// Rows longer than a thread block's piece (kQuantRowPiece), cut into
-/// several pieces, and short ones packed several to a block: the row
-/// kernel against the host loops, for block scaling and MX.
-TEST(QuantizeTest, RowKernelCutsLongRowsAndPacksShortOnes) {
+/// Long rows, rows that start and end inside a quad, and short rows: the
+/// quad kernel against the host loops, for block scaling and MX.
+TEST(QuantizeTest, QuadKernelPacksLongRowsAndPartialQuads) {
   std::mt19937_64 rng(23);
-  ASSERT_LT(kQuantRowPiece, 40000 - 100);
   for (int kind : {int(kQuantBlock), int(kQuantMx)}) {
     std::vector<int64_t> shape = {5, 40000};
     std::vector<int64_t> block = {kind == kQuantMx ? 1 : 2,
@@ -484,13 +475,35 @@ TEST(QuantizeTest, RowKernelCutsLongRowsAndPacksShortOnes) {
       for (int64_t i = 0; i < c.rows; ++i)
         for (int64_t p = 0; p < c.run; ++p)
           want.push_back(out[c.from + i * shape[1] + p]);
-      for (int g : {1, 8}) {
-        std::vector<uint8_t> got(c.run * c.rows, 0x55);
-        ASSERT_TRUE(emulateRows(launch, box, in, scales.data(), got, g));
-        ASSERT_EQ(got, want) << "box from " << c.from << " run " << c.run;
-      }
+      std::vector<uint8_t> got(c.run * c.rows, 0x55);
+      ASSERT_TRUE(emulateQuads(launch, box, in, scales.data(), got));
+      ASSERT_EQ(got, want) << "box from " << c.from << " run " << c.run;
     }
   }
+}
+
+/// The quad kernel divides its indices by magic numbers, exact below 2^31:
+/// a box of 2^31 quads or more goes to the span kernel (64-bit indices).
+TEST(QuantizeTest, QuadKernelTakesIndicesBelow2To31Only) {
+  std::vector<int64_t> shape = {int64_t(1) << 16, int64_t(1) << 17};
+  std::vector<int64_t> block = {128, 128}, runs = {1, shape[0], 1, shape[1]};
+  QuantLaunch launch;
+  ASSERT_TRUE(make_quant_launch(kQuantBlock, kQuantBF16, 2, shape.data(),
+                                block.data(), runs.data(), &launch));
+  QuantCopyBox box;
+  box.from = box.to = 0;
+  box.run = shape[1];
+  box.n = 1;
+  box.loops[0] = shape[0];
+  box.loops[1] = box.loops[2] = shape[1];
+  QuantQuads p;
+  EXPECT_FALSE(quant_quads_of(launch, box, &p)); // 2^33 elements: 2^31 quads
+  box.loops[0] = shape[0] / 4 - 1;
+  ASSERT_TRUE(quant_quads_of(launch, box, &p));
+  EXPECT_LT(p.quads, int64_t(1) << 31);
+  box.loops[0] = 0; // an empty box: no quads, and no division by zero
+  ASSERT_TRUE(quant_quads_of(launch, box, &p));
+  EXPECT_EQ(p.quads, 0);
 }
 
 TEST(QuantizeTest, MagicDivisionIsExact) {
@@ -504,9 +517,12 @@ TEST(QuantizeTest, MagicDivisionIsExact) {
     std::vector<int64_t> xs = {0, 1, d - 1, d, d + 1, (int64_t(1) << 31) - 1};
     for (int k = 0; k < 200; ++k)
       xs.push_back(int64_t(rng() % (uint64_t(1) << 31)));
+    QuantMagic32 magic32 = quant_magic32(d);
     for (int64_t x : xs)
       if (x >= 0 && x < (int64_t(1) << 31)) {
         ASSERT_EQ(quant_div(x, magic), x / d) << x << " / " << d;
+        ASSERT_EQ(int64_t(quant_div32(uint32_t(x), magic32)), x / d)
+            << x << " / " << d << " in 32 bits";
       }
   }
 }

@@ -1,14 +1,19 @@
 /*===- QuantizeKernels.h - FP8 quantization of shards on a GPU --*- C++ -*-===*
  *
- * The NCCL backend's quantizer: one CUDA thread block per quantization
- * block of a source shard computes the block's amax (a shared-memory
- * reduction), its scale, and every element's e4m3 byte, with the scalar
- * functions of Quantize.h that the host loops use. The shard's blocks are
- * described compactly (per dim: the runs of the shard in local order and
- * the block size; a block starts at each run), as the plan tables state
- * them. The per-block work is split into two host-and-device functions,
- * each over a thread's share of the block's elements, so that the unit
- * tests run the same code on the host with the reduction emulated.
+ * The NCCL backend's quantizer, with the scalar functions of Quantize.h
+ * that the host loops use, so that both round alike. The shard's blocks
+ * are described compactly (per dim: the runs of the shard in local order
+ * and the block size; a block starts at each run), as the plan tables
+ * state them. Three shapes of work:
+ *  - the scales: a thread per segment (one row's elements of one block
+ *    column), then the blocks' scales from their amax;
+ *  - the fused pack (and local copies, and a receiver's whole shard): a
+ *    thread per quad (four neighbouring elements of a row) where the last
+ *    dim is one run, else a thread per span of a run;
+ *  - the general kernel, a thread block per block, for rows of 2^31
+ *    elements or more.
+ * Each thread's work is a host-and-device function, so that the unit tests
+ * run the same code on the host, every thread emulated.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef RESHARD_EXECUTIONENGINE_QUANTIZEKERNELS_H
@@ -288,12 +293,7 @@ RESHARD_QD inline void quant_span(const QuantLaunch &q, const void *in,
  * whatever the runs (a thread per segment walks them once). The fused
  * pack takes it where the last dim is one run (the common case: fused
  * runs cut dim 0), so that blocks along it start at multiples of its
- * block size and an element's block is a multiplication: each thread
- * block takes a unit, a piece of a row or several short rows, and
- * computes where its rows start once; its threads take groups of
- * elements that follow each other, so that they read and write
- * neighbouring bytes in wide accesses. (Its code also walks several runs;
- * the span kernel below was faster there.) */
+ * block size and an element's block is a division by a constant. */
 
 /* x / d for 0 <= x < 2^31 and 1 <= d < 2^31, as a multiplication by
  * quant_magic(d) = ceil(2^64 / d) (0 for d = 1): the error, x times less
@@ -399,27 +399,9 @@ inline bool quant_rows_of(const QuantLaunch &q, const QuantCopyBox &b,
   return true;
 }
 
-/* Row `i` of `r`: where its run starts in the source (element) and the
- * destination (byte), and the first block of its shard row. */
-RESHARD_QD inline void quant_row_at(const QuantLaunch &q, const QuantRows &r,
-                                    int64_t i, int64_t *from, int64_t *to,
-                                    int64_t *first_block) {
-  const QuantCopyBox &b = r.box;
-  int64_t f = b.from, t = b.to;
-  for (int64_t l = b.n - 1; l >= 0; --l) {
-    int64_t count = b.loops[3 * l], up = quant_udiv(i, count);
-    f += (i - up * count) * b.loops[3 * l + 1];
-    t += (i - up * count) * b.loops[3 * l + 2];
-    i = up;
-  }
-  *from = f;
-  *to = t;
-  *first_block = quant_row_first_block(q, quant_udiv(f, q.shape[q.ndim - 1]));
-}
-
-/* Loads and stores of 16 bytes (a group: 8 16-bit or 4 fp32 elements)
- * where the addresses allow, since a GPU moves bytes at its bandwidth only
- * in wide accesses; elsewhere, and on the host, one element at a time. */
+/* The amax reads 16 bytes at a time (a group: 8 16-bit or 4 fp32
+ * elements) where the addresses allow, since a GPU moves bytes at its
+ * bandwidth only in wide accesses. */
 RESHARD_QD inline int quant_group_elements(int input) {
   return static_cast<int>(16 / quant_input_bytes(input));
 }
@@ -443,120 +425,6 @@ __device__ inline void quant_load16(const void *in, int64_t x, int input,
   }
 }
 #endif
-
-/* Source elements [lo, hi) of one row, at most one group, into `v`;
- * `full` when they are the whole group at a 16-byte address. */
-RESHARD_QD inline void quant_group_load(const QuantLaunch &q, const void *in,
-                                        int64_t lo, int64_t hi, bool full,
-                                        float *v) {
-#if defined(__CUDA_ARCH__)
-  if (full)
-    return quant_load16(in, lo, q.input, v);
-#else
-  (void)full;
-#endif
-  for (int i = 0; i < 8; ++i)
-    if (i < hi - lo)
-      v[i] = load_input(in, lo + i, q.input);
-}
-
-/* quant_group_load's elements quantized into `out`, given their row's
- * quant_row_at (from, to, first). */
-RESHARD_QD inline void
-quant_group_store(const QuantLaunch &q, const QuantRows &r, const void *scales,
-                  int64_t from, int64_t to, int64_t first, int64_t lo,
-                  int64_t hi, bool full, const float *v, uint8_t *out) {
-  int n = static_cast<int>(hi - lo);
-  uint8_t bytes[8];
-  for (int i = 0; i < 8; ++i)
-    if (i < n) {
-      int64_t x = r.x0 + lo + i - from; /* along the last dim */
-      int64_t block =
-          first + (quant_last_one_run(q) ? quant_div(x, r.block_magic)
-                                         : quant_dim_block(q, q.ndim - 1, x));
-      bytes[i] = quantize_word(q.kind, v[i], scale_word(q.kind, scales, block));
-    }
-  uint8_t *at = out + to + (lo - from);
-#if defined(__CUDA_ARCH__)
-  if (full && reinterpret_cast<uintptr_t>(at) % n == 0) {
-    uint32_t lo4 =
-        bytes[0] | bytes[1] << 8 | bytes[2] << 16 | uint32_t(bytes[3]) << 24;
-    if (n == 4) {
-      *reinterpret_cast<uint32_t *>(at) = lo4;
-    } else {
-      uint32_t hi4 =
-          bytes[4] | bytes[5] << 8 | bytes[6] << 16 | uint32_t(bytes[7]) << 24;
-      *reinterpret_cast<uint2 *>(at) = make_uint2(lo4, hi4);
-    }
-    return;
-  }
-#else
-  (void)full;
-#endif
-  for (int i = 0; i < 8; ++i)
-    if (i < n)
-      at[i] = bytes[i];
-}
-
-/* How the row kernel cuts `r` into units: each thread block takes pieces
- * of up to kQuantRowPiece elements of one row, or `per_block` whole rows
- * when they are short; kQuantRowThreads groups at a time. */
-const int kQuantRowThreads = 256;
-const int64_t kQuantRowChunk = 2048;
-const int64_t kQuantRowPiece = 8 * kQuantRowChunk;
-
-struct QuantRowCut {
-  int64_t per_block, pieces, works;
-};
-
-inline QuantRowCut quant_row_cut(const QuantRows &r) {
-  QuantRowCut c;
-  int64_t run = r.box.run;
-  c.per_block = run >= kQuantRowChunk ? 1 : kQuantRowChunk / run;
-  if (c.per_block > kQuantRowThreads)
-    c.per_block = kQuantRowThreads;
-  c.pieces = (run + kQuantRowPiece - 1) / kQuantRowPiece;
-  c.works = c.per_block > 1 ? (r.rows + c.per_block - 1) / c.per_block
-                            : r.rows * c.pieces;
-  return c;
-}
-
-/* Unit `w`: its first row, how many rows, and the piece [p0, p0 + span)
- * of their runs. */
-RESHARD_QD inline void quant_row_unit(const QuantRows &r, const QuantRowCut &c,
-                                      int64_t w, int64_t *row, int64_t *rows,
-                                      int64_t *p0, int64_t *span) {
-  *p0 = 0;
-  *span = r.box.run;
-  *rows = 1;
-  if (c.per_block > 1) {
-    *row = w * c.per_block;
-    *rows = r.rows - *row < c.per_block ? r.rows - *row : c.per_block;
-  } else {
-    *row = quant_udiv(w, c.pieces);
-    *p0 = (w - *row * c.pieces) * kQuantRowPiece;
-    *span = r.box.run - *p0 < kQuantRowPiece ? r.box.run - *p0 : kQuantRowPiece;
-  }
-}
-
-/* The groups of a unit's row: a piece of `span` elements starting at any
- * element meets at most this many groups of `g` (a power of two; 1: one
- * element each, where the source is not at a 16-byte address). */
-RESHARD_QD inline int64_t quant_row_groups(int64_t span, int g) {
-  return (span + 2 * (g - 1)) / g;
-}
-
-/* Group j of a unit's row whose piece is source elements [a, a + span):
- * its elements [lo, hi) (empty past the piece's end), and whether they
- * are the whole group. */
-RESHARD_QD inline void quant_row_group_at(int64_t a, int64_t span, int g,
-                                          int64_t j, int64_t *lo, int64_t *hi,
-                                          bool *full) {
-  int64_t start = (a & ~int64_t(g - 1)) + j * g, end = a + span;
-  *lo = start > a ? start : a;
-  *hi = start + g < end ? start + g : end;
-  *full = g > 1 && *lo == start && *hi == start + g;
-}
 
 /* The whole shard as one box of rows (a receiver's payload): false where
  * the fast path does not take it. */
@@ -623,6 +491,246 @@ RESHARD_QD inline int64_t quant_segment_count(const QuantLaunch &q) {
   return q.ndim ? quant_shard_rows(q) * q.nblocks[q.ndim - 1] : 0;
 }
 
+/*===-- The quad kernel: the fused pack's fast path -----------------------===*/
+/* Laid out like a plain copy: a grid-stride loop over the box's quads, a
+ * thread each. A quad is four neighbouring source elements of one row
+ * from an element index that is a multiple of 4 (fewer at a run's ends):
+ * one 8- or 16-byte load, one 4-byte store. Where the quad's row starts,
+ * and its first block, are 32-bit divisions by constants (every index
+ * they divide is below 2^31); the element type and the kind are template
+ * arguments. (On an H200 a kernel of this shape packed a DeepSeek-V3
+ * expert shard as fast as cudaMemcpy2D packs it at full precision, where
+ * a thread block per piece of row, with row starts in shared memory, took
+ * 2.4 times as long: BENCHMARKS.md section 5.) */
+
+/* x / d for 0 <= x < 2^31 and 1 <= d < 2^31 in 32-bit arithmetic: with
+ * s = ceil(log2 d) and m = floor(2^32 (2^s - d) / d) + 1 (below 2^32),
+ * x / d = (mulhi(x, m) + x) >> s. */
+struct QuantMagic32 {
+  uint32_t mul, shift;
+};
+
+inline QuantMagic32 quant_magic32(int64_t d) {
+  if (d < 1) /* an empty dim or loop: nothing is divided by it */
+    d = 1;
+  uint32_t s = 0;
+  while ((int64_t(1) << s) < d)
+    ++s;
+  uint64_t m = ((uint64_t(1) << 32) * ((uint64_t(1) << s) - d)) / d + 1;
+  QuantMagic32 r = {static_cast<uint32_t>(m), s};
+  return r;
+}
+
+RESHARD_QD inline uint32_t quant_div32(uint32_t x, QuantMagic32 d) {
+#if defined(__CUDA_ARCH__)
+  uint32_t hi = __umulhi(x, d.mul);
+#else
+  uint32_t hi = static_cast<uint32_t>((uint64_t(x) * d.mul) >> 32);
+#endif
+  return (hi + x) >> d.shift;
+}
+
+/* A box as rows (quant_rows_of) cut into quads, with what the walk from a
+ * quad to its row and blocks needs of the shard: everything a thread
+ * divides by, as QuantMagic32. */
+struct QuantQuads {
+  QuantCopyBox box; /* the rows: `run` within a shard row, loops by rows */
+  int32_t quads;    /* the box's rows times per_row */
+  uint32_t per_row; /* quads a row meets: a run from any element */
+  uint32_t line0;   /* the shard row of the box's first run */
+  uint32_t x0;      /* its column */
+  uint32_t block;   /* the block size along the last dim */
+  int32_t kind, ndim;
+  QuantMagic32 per_row_div, block_div;
+  uint32_t line_step[kQuantMaxDims];     /* per loop: shard rows a step */
+  QuantMagic32 count_div[kQuantMaxDims]; /* per loop: its count */
+  /* Per dim but the last: its size, blocks and runs (where each starts,
+   * and its first block). */
+  uint32_t size[kQuantMaxDims], nblocks[kQuantMaxDims], nruns[kQuantMaxDims];
+  QuantMagic32 size_div[kQuantMaxDims], block_dim_div[kQuantMaxDims];
+  uint32_t run_start[kQuantMaxDims][kQuantMaxRuns];
+  uint32_t run_block[kQuantMaxDims][kQuantMaxRuns];
+  int64_t row_blocks; /* blocks along the last dim */
+};
+
+/* `b` as quads, when the quad kernel takes it: the fast path's rows, the
+ * last dim one run, and every index the walk divides below 2^31. */
+inline bool quant_quads_of(const QuantLaunch &q, const QuantCopyBox &b,
+                           QuantQuads *p) {
+  QuantRows r;
+  if (!quant_rows_of(q, b, &r) || !quant_last_one_run(q))
+    return false;
+  const int64_t kLimit = int64_t(1) << 31;
+  if (quant_shard_rows(q) >= kLimit)
+    return false;
+  int last = q.ndim - 1;
+  for (int d = 0; d < q.ndim; ++d)
+    if (q.shape[d] >= kLimit || q.block[d] >= kLimit || q.nblocks[d] >= kLimit)
+      return false;
+  int64_t w = q.shape[last], per_row = (r.box.run + 6) / 4;
+  if (r.rows >= kLimit / per_row)
+    return false;
+  p->box = r.box;
+  p->quads = static_cast<int32_t>(r.rows * per_row);
+  p->per_row = static_cast<uint32_t>(per_row);
+  p->per_row_div = quant_magic32(per_row);
+  p->line0 = static_cast<uint32_t>(r.box.from / w);
+  p->x0 = static_cast<uint32_t>(r.x0);
+  p->block = static_cast<uint32_t>(q.block[last]);
+  p->block_div = quant_magic32(q.block[last]);
+  p->kind = q.kind;
+  p->ndim = q.ndim;
+  p->row_blocks = q.nblocks[last];
+  for (int64_t l = 0; l < r.box.n; ++l) {
+    p->line_step[l] = static_cast<uint32_t>(r.box.loops[3 * l + 1] / w);
+    p->count_div[l] = quant_magic32(r.box.loops[3 * l]);
+  }
+  for (int d = 0; d < last; ++d) {
+    p->size[d] = static_cast<uint32_t>(q.shape[d]);
+    p->size_div[d] = quant_magic32(q.shape[d]);
+    p->block_dim_div[d] = quant_magic32(q.block[d]);
+    p->nblocks[d] = static_cast<uint32_t>(q.nblocks[d]);
+    p->nruns[d] = static_cast<uint32_t>(q.nruns[d]);
+    int64_t start = 0, first = 0;
+    for (int64_t k = 0; k < q.nruns[d]; ++k) {
+      p->run_start[d][k] = static_cast<uint32_t>(start);
+      p->run_block[d][k] = static_cast<uint32_t>(first);
+      start += q.run[d][k];
+      first += (q.run[d][k] + q.block[d] - 1) / q.block[d];
+    }
+  }
+  return true;
+}
+
+/* The first block of shard row `line` (what quant_row_first_block finds,
+ * with the quads' divisors: a run's blocks start at the run). */
+RESHARD_QD inline int64_t quant_quad_first_block(const QuantQuads &p, int kind,
+                                                 uint32_t line) {
+  if (kind == kQuantMx)
+    return int64_t(line) * p.row_blocks;
+  int64_t row = 0, stride = 1;
+  for (int d = p.ndim - 2; d >= 0; --d) {
+    uint32_t up = d > 0 ? quant_div32(line, p.size_div[d]) : 0;
+    uint32_t x = line - up * p.size[d], k = 0;
+    while (k + 1 < p.nruns[d] && x >= p.run_start[d][k + 1])
+      ++k;
+    row += stride * (p.run_block[d][k] +
+                     quant_div32(x - p.run_start[d][k], p.block_dim_div[d]));
+    stride *= p.nblocks[d];
+    line = up;
+  }
+  return row * p.row_blocks;
+}
+
+/* Quad e: its source elements [lo, lo + n) (n = 0 past a row's end), the
+ * destination byte of lo, the column of lo, and its row's first block. */
+struct QuantQuad {
+  int64_t lo, to, first;
+  uint32_t x;
+  int n;
+};
+
+RESHARD_QD inline QuantQuad quant_quad_at(const QuantQuads &p, int kind,
+                                          uint32_t e) {
+  const QuantCopyBox &b = p.box;
+  uint32_t i = quant_div32(e, p.per_row_div), j = e - i * p.per_row;
+  uint32_t line = p.line0;
+  int64_t from = b.from, to = b.to;
+  for (int64_t l = b.n - 1; l >= 0; --l) {
+    uint32_t up = l > 0 ? quant_div32(i, p.count_div[l]) : 0;
+    uint32_t digit = i - up * static_cast<uint32_t>(b.loops[3 * l]);
+    from += int64_t(digit) * b.loops[3 * l + 1];
+    to += int64_t(digit) * b.loops[3 * l + 2];
+    line += digit * p.line_step[l];
+    i = up;
+  }
+  int64_t start = (from & ~int64_t(3)) + 4 * int64_t(j), end = from + b.run;
+  QuantQuad r;
+  r.lo = start > from ? start : from;
+  int64_t hi = start + 4 < end ? start + 4 : end;
+  r.n = hi > r.lo ? static_cast<int>(hi - r.lo) : 0;
+  r.to = to + (r.lo - from);
+  r.x = p.x0 + static_cast<uint32_t>(r.lo - from);
+  r.first = quant_quad_first_block(p, kind, line);
+  return r;
+}
+
+/* Source elements [lo, lo + n) of a quad (n <= 4) into `v`: on a GPU one
+ * 8- or 16-byte load for a whole quad when `wide` (the source is at an
+ * address of four elements), read-only cached. */
+template <int Input>
+RESHARD_QD inline void quant_quad_load(const void *in, int64_t lo, int n,
+                                       bool wide, float *v) {
+#if defined(__CUDA_ARCH__)
+  if (wide && n == 4) {
+    if (Input == kQuantF32) {
+      uint4 w = __ldg(static_cast<const uint4 *>(in) + lo / 4);
+      v[0] = bits_float(w.x);
+      v[1] = bits_float(w.y);
+      v[2] = bits_float(w.z);
+      v[3] = bits_float(w.w);
+      return;
+    }
+    uint2 w = __ldg(static_cast<const uint2 *>(in) + lo / 4);
+    uint16_t h[4] = {uint16_t(w.x), uint16_t(w.x >> 16), uint16_t(w.y),
+                     uint16_t(w.y >> 16)};
+    for (int k = 0; k < 4; ++k)
+      v[k] = Input == kQuantBF16 ? bf16_to_float(h[k]) : f16_to_float(h[k]);
+    return;
+  }
+#else
+  (void)wide;
+#endif
+  for (int k = 0; k < 4; ++k)
+    if (k < n)
+      v[k] = load_input(in, lo + k, Input);
+}
+
+/* Block `block`'s scale word (scale_word), read-only cached on a GPU. */
+template <int Kind>
+RESHARD_QD inline uint32_t quant_quad_scale(const void *scales, int64_t block) {
+#if defined(__CUDA_ARCH__)
+  if (Kind == kQuantMx)
+    return __ldg(static_cast<const uint8_t *>(scales) + block);
+  return __ldg(static_cast<const unsigned *>(scales) + block);
+#else
+  return scale_word(Kind, scales, block);
+#endif
+}
+
+/* One thread's work: quad e quantized into `out`, the scale looked up
+ * once per block the quad meets. */
+template <int Input, int Kind>
+RESHARD_QD inline void quant_quad(const QuantQuads &p, const void *in,
+                                  const void *scales, uint32_t e, bool wide,
+                                  uint8_t *out) {
+  QuantQuad a = quant_quad_at(p, Kind, e);
+  if (a.n <= 0)
+    return;
+  float v[4];
+  quant_quad_load<Input>(in, a.lo, a.n, wide, v);
+  uint32_t c = quant_div32(a.x, p.block_div), next = (c + 1) * p.block;
+  uint32_t word = quant_quad_scale<Kind>(scales, a.first + c), bytes = 0;
+  for (int k = 0; k < 4; ++k)
+    if (k < a.n) {
+      if (a.x + k == next) { /* the quad crosses into the next block */
+        next += p.block;
+        word = quant_quad_scale<Kind>(scales, a.first + ++c);
+      }
+      bytes |= uint32_t(quantize_word(Kind, v[k], word)) << (8 * k);
+    }
+  uint8_t *at = out + a.to;
+#if defined(__CUDA_ARCH__)
+  if (a.n == 4 && reinterpret_cast<uintptr_t>(at) % 4 == 0) {
+    *reinterpret_cast<uint32_t *>(at) = bytes;
+    return;
+  }
+#endif
+  for (int k = 0; k < 4; ++k)
+    if (k < a.n)
+      at[k] = static_cast<uint8_t>(bytes >> (8 * k));
+}
+
 #if defined(__CUDACC__)
 const int kQuantThreads = 128;
 static_assert((kQuantThreads & (kQuantThreads - 1)) == 0,
@@ -657,36 +765,45 @@ static __global__ void __launch_bounds__(kQuantThreads)
     quant_span(q, in, scales, b, s, out);
 }
 
-/* A unit per thread block (quant_row_cut), a group per thread in turn:
- * neighbours read and write neighbouring 16 and 8 (or 4) bytes. `g` is a
- * group's elements, 1 where the source is not at a 16-byte address. */
-static __global__ void __launch_bounds__(kQuantRowThreads)
-    quant_rows_kernel(QuantLaunch q, QuantRows r, QuantRowCut c, int g,
-                      const void *in, const void *scales, uint8_t *out) {
-  __shared__ int64_t from[kQuantRowThreads], to[kQuantRowThreads],
-      first[kQuantRowThreads];
-  for (int64_t w = blockIdx.x; w < c.works; w += gridDim.x) {
-    int64_t row, rows, p0, span;
-    quant_row_unit(r, c, w, &row, &rows, &p0, &span);
-    __syncthreads(); /* the previous unit's rows are no longer read */
-    if (threadIdx.x < rows)
-      quant_row_at(q, r, row + threadIdx.x, &from[threadIdx.x],
-                   &to[threadIdx.x], &first[threadIdx.x]);
-    __syncthreads();
-    int64_t per_row = quant_row_groups(span, g);
-    for (int64_t e = threadIdx.x; e < rows * per_row; e += kQuantRowThreads) {
-      int64_t k = rows > 1 ? quant_udiv(e, per_row) : 0, lo, hi;
-      bool full;
-      quant_row_group_at(from[k] + p0, span, g, e - k * per_row, &lo, &hi,
-                         &full);
-      if (lo < hi) {
-        float v[8];
-        quant_group_load(q, in, lo, hi, full, v);
-        quant_group_store(q, r, scales, from[k], to[k], first[k], lo, hi, full,
-                          v, out);
-      }
-    }
-  }
+/* Grid-stride over a box's quads (quant_quads_of). */
+const int kQuantQuadThreads = 256;
+
+template <int Input, int Kind>
+static __global__ void __launch_bounds__(kQuantQuadThreads)
+    quant_quads_kernel(QuantQuads p, bool wide, const void *in,
+                       const void *scales, uint8_t *out) {
+  for (int32_t e = blockIdx.x * blockDim.x + threadIdx.x; e < p.quads;
+       e += gridDim.x * blockDim.x)
+    quant_quad<Input, Kind>(p, in, scales, e, wide, out);
+}
+
+typedef void (*QuantQuadsKernel)(QuantQuads, bool, const void *, const void *,
+                                 uint8_t *);
+
+/* The quad kernel for a source type and kind. */
+inline QuantQuadsKernel quant_quads_kernel_for(int input, int kind) {
+  static const QuantQuadsKernel kernels[3][2] = {
+      {quant_quads_kernel<kQuantF32, kQuantBlock>,
+       quant_quads_kernel<kQuantF32, kQuantMx>},
+      {quant_quads_kernel<kQuantBF16, kQuantBlock>,
+       quant_quads_kernel<kQuantBF16, kQuantMx>},
+      {quant_quads_kernel<kQuantF16, kQuantBlock>,
+       quant_quads_kernel<kQuantF16, kQuantMx>}};
+  return kernels[input][kind == kQuantMx];
+}
+
+/* A grid-stride kernel's thread blocks for `threads` threads of
+ * kQuantQuadThreads a block: enough to fill the device 16 times over,
+ * fewer when there is less work. */
+inline unsigned quant_stride_grid(int64_t threads) {
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) !=
+          cudaSuccess ||
+      sms <= 0)
+    sms = 132;
+  int64_t blocks = (threads + kQuantQuadThreads - 1) / kQuantQuadThreads;
+  return static_cast<unsigned>(blocks < 16 * sms ? blocks : 16 * sms);
 }
 
 /* A thread per segment (a row's elements of one block column): the E8M0
@@ -728,18 +845,18 @@ inline cudaError_t launch_quant_copy(const QuantLaunch &q,
                                      cudaStream_t stream) {
   if (b.run <= 0)
     return cudaSuccess;
-  QuantRows r;
-  /* Where the last dim has several runs, the span kernel was faster on
-   * an H200 (0.047 against 0.093 ms, BENCHMARKS.md section 5). */
-  if (quant_rows_of(q, b, &r) && quant_last_one_run(q)) {
-    if (r.rows <= 0)
+  QuantQuads p;
+  /* Where the last dim has several runs the span kernel runs (it was the
+   * faster there on an H200, BENCHMARKS.md section 5). */
+  if (quant_quads_of(q, b, &p)) {
+    if (p.quads <= 0)
       return cudaSuccess;
-    QuantRowCut c = quant_row_cut(r);
-    int g = reinterpret_cast<uintptr_t>(in) % 16 == 0
-                ? quant_group_elements(q.input)
-                : 1;
-    quant_rows_kernel<<<quant_grid(c.works), kQuantRowThreads, 0, stream>>>(
-        q, r, c, g, in, scales, out);
+    bool wide =
+        reinterpret_cast<uintptr_t>(in) % (4 * quant_input_bytes(q.input)) == 0;
+    quant_quads_kernel_for(
+        q.input,
+        q.kind)<<<quant_stride_grid(p.quads), kQuantQuadThreads, 0, stream>>>(
+        p, wide, in, scales, out);
     return cudaGetLastError();
   }
   int64_t spans = quant_span_count(b);
