@@ -456,9 +456,9 @@ TEST(QuantizeTest, QuadKernelPacksLongRowsAndPartialQuads) {
     quantize_shard_host(kind, kQuantBF16, sb, in.data(), out.data(),
                         scales.data());
     ASSERT_EQ(emulateAmax(launch, in), scales);
-    // Whole rows as one run (three pieces a row); 39,893 columns from
-    // column 101 (pieces that start inside a group); and 7-column pieces,
-    // many rows to a thread block.
+    // Whole rows as one run (a loop added over them); 39,893 columns from
+    // column 101 (rows that start and end inside a quad); and 7-column
+    // pieces.
     struct Box {
       int64_t from, run, rows;
     };
@@ -480,6 +480,79 @@ TEST(QuantizeTest, QuadKernelPacksLongRowsAndPartialQuads) {
       ASSERT_EQ(got, want) << "box from " << c.from << " run " << c.run;
     }
   }
+}
+
+/// A 3-D shard with several runs on both leading dims (vLLM's merged
+/// weights cut dim 0 so), an odd row width (rows start at every alignment)
+/// and a box of two loops from inside the shard: the quad kernel's run
+/// tables and loop walk against the host loops, for each source type and
+/// kind.
+TEST(QuantizeTest, QuadKernelWalksRunsAndLoops) {
+  std::mt19937_64 rng(29);
+  std::vector<int64_t> shape = {3, 300, 1001};
+  std::vector<std::vector<int64_t>> dimRuns = {{2, 1}, {128, 100, 72}, {1001}};
+  for (int input : {int(kQuantF32), int(kQuantBF16), int(kQuantF16)})
+    for (int kind : {int(kQuantBlock), int(kQuantMx)}) {
+      std::vector<int64_t> block = {1, kind == kQuantMx ? 1 : 64,
+                                    kind == kQuantMx ? 32 : 128};
+      std::vector<int64_t> runs;
+      std::vector<std::vector<int64_t>> cuts(3);
+      std::vector<int64_t> nblocks;
+      std::vector<const int64_t *> cutPtrs;
+      for (int d = 0; d < 3; ++d) { // a block starts at each run
+        runs.push_back(int64_t(dimRuns[d].size()));
+        int64_t start = 0;
+        for (int64_t len : dimRuns[d]) {
+          runs.push_back(len);
+          for (int64_t c = 0; c < len; c += block[d])
+            cuts[d].push_back(start + c);
+          start += len;
+        }
+        cuts[d].push_back(shape[d]);
+        nblocks.push_back(int64_t(cuts[d].size()) - 1);
+        cutPtrs.push_back(cuts[d].data());
+      }
+      int64_t n = shape[0] * shape[1] * shape[2];
+      int64_t eb = quant_input_bytes(input);
+      std::vector<uint8_t> in(eb * n);
+      for (int64_t i = 0; i < n; ++i) {
+        float v = drawValue(rng, int(rng() % 20) - 10);
+        uint32_t u = float_bits(v);
+        if (eb == 4) {
+          std::memcpy(&in[4 * i], &u, 4);
+        } else {
+          uint16_t h = static_cast<uint16_t>(u >> 16);
+          std::memcpy(&in[2 * i], &h, 2);
+        }
+      }
+      QuantLaunch launch;
+      ASSERT_TRUE(make_quant_launch(kind, input, 3, shape.data(), block.data(),
+                                    runs.data(), &launch));
+      ShardBlocks sb = {3, shape.data(), nblocks.data(), cutPtrs.data()};
+      std::vector<uint8_t> out(n),
+          scales(quant_launch_blocks(launch) * (kind == kQuantMx ? 1 : 4));
+      quantize_shard_host(kind, input, sb, in.data(), out.data(),
+                          scales.data());
+      ASSERT_EQ(emulateAmax(launch, in), scales);
+      // Rows 37..286 of dim-0 slices 1 and 2, columns 13..912, packed.
+      QuantCopyBox box;
+      box.from = (1 * shape[1] + 37) * shape[2] + 13;
+      box.to = 0;
+      box.run = 900;
+      box.n = 2;
+      int64_t box0[3] = {2, shape[1] * shape[2], 250 * 900};
+      int64_t box1[3] = {250, shape[2], 900};
+      std::copy(box0, box0 + 3, box.loops);
+      std::copy(box1, box1 + 3, box.loops + 3);
+      std::vector<uint8_t> want;
+      for (int64_t a = 1; a < 3; ++a)
+        for (int64_t r = 37; r < 287; ++r)
+          for (int64_t c = 13; c < 913; ++c)
+            want.push_back(out[(a * shape[1] + r) * shape[2] + c]);
+      std::vector<uint8_t> got(want.size(), 0x55);
+      ASSERT_TRUE(emulateQuads(launch, box, in, scales.data(), got));
+      ASSERT_EQ(got, want) << "input " << input << " kind " << kind;
+    }
 }
 
 /// The quad kernel divides its indices by magic numbers, exact below 2^31:

@@ -772,7 +772,9 @@ template <int Input, int Kind>
 static __global__ void __launch_bounds__(kQuantQuadThreads)
     quant_quads_kernel(QuantQuads p, bool wide, const void *in,
                        const void *scales, uint8_t *out) {
-  for (int32_t e = blockIdx.x * blockDim.x + threadIdx.x; e < p.quads;
+  /* Unsigned: quads < 2^31 and a stride below 2^31, so e never wraps. */
+  uint32_t quads = static_cast<uint32_t>(p.quads);
+  for (uint32_t e = blockIdx.x * blockDim.x + threadIdx.x; e < quads;
        e += gridDim.x * blockDim.x)
     quant_quad<Input, Kind>(p, in, scales, e, wide, out);
 }
