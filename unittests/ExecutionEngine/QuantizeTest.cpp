@@ -117,10 +117,21 @@ float drawValue(std::mt19937_64 &rng, int scale) {
   }
 }
 
+/// A quad by its two halves (what a thread with several quads in flight
+/// does).
+template <int Input, int Kind>
+void fetchThenPut(const QuantQuads &p, const void *in, const void *scales,
+                  uint32_t e, bool wide, uint8_t *out) {
+  float v[4];
+  QuantQuad a = quant_quad_fetch<Input>(p, Kind, in, e, wide, v);
+  if (a.n > 0)
+    quant_quad_put<Kind>(p, scales, a, v, out);
+}
+
 /// The quad kernel on the host, when quant_quads_of takes `box`: every
-/// quad as a thread takes it, into `got`, each byte written once, each
-/// row's first block as quant_row_first_block finds it (false when the
-/// kernel does not take the box).
+/// quad as a thread takes it (every third by its two halves), into `got`,
+/// each byte written once, each row's first block as quant_row_first_block
+/// finds it (false when the kernel does not take the box).
 bool emulateQuads(const QuantLaunch &launch, const QuantCopyBox &box,
                   const std::vector<uint8_t> &in, const void *scales,
                   std::vector<uint8_t> &got) {
@@ -133,7 +144,13 @@ bool emulateQuads(const QuantLaunch &launch, const QuantCopyBox &box,
       {quant_quad<kQuantF32, kQuantBlock>, quant_quad<kQuantF32, kQuantMx>},
       {quant_quad<kQuantBF16, kQuantBlock>, quant_quad<kQuantBF16, kQuantMx>},
       {quant_quad<kQuantF16, kQuantBlock>, quant_quad<kQuantF16, kQuantMx>}};
-  Quad quad = quads[launch.input][launch.kind == kQuantMx];
+  static const Quad halves[3][2] = {
+      {fetchThenPut<kQuantF32, kQuantBlock>, fetchThenPut<kQuantF32, kQuantMx>},
+      {fetchThenPut<kQuantBF16, kQuantBlock>,
+       fetchThenPut<kQuantBF16, kQuantMx>},
+      {fetchThenPut<kQuantF16, kQuantBlock>,
+       fetchThenPut<kQuantF16, kQuantMx>}};
+  int row = launch.input, col = launch.kind == kQuantMx;
   int64_t w = launch.shape[launch.ndim - 1];
   std::vector<int> written(got.size(), 0);
   for (int32_t e = 0; e < p.quads; ++e) {
@@ -144,7 +161,8 @@ bool emulateQuads(const QuantLaunch &launch, const QuantCopyBox &box,
     EXPECT_TRUE(a.n < 4 || a.lo % 4 == 0) << "a whole quad off 4 elements";
     EXPECT_EQ(int64_t(a.x), a.lo % w);
     EXPECT_EQ(a.first, quant_row_first_block(launch, a.lo / w));
-    quad(p, in.data(), scales, e, e % 2 == 0, got.data());
+    (e % 3 ? quads : halves)[row][col](p, in.data(), scales, e, e % 2 == 0,
+                                       got.data());
     for (int k = 0; k < a.n; ++k)
       ++written[a.to + k];
   }

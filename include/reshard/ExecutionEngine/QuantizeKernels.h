@@ -698,17 +698,25 @@ RESHARD_QD inline uint32_t quant_quad_scale(const void *scales, int64_t block) {
 #endif
 }
 
-/* One thread's work: quad e quantized into `out`, the scale looked up
- * once per block the quad meets. */
-template <int Input, int Kind>
-RESHARD_QD inline void quant_quad(const QuantQuads &p, const void *in,
-                                  const void *scales, uint32_t e, bool wide,
-                                  uint8_t *out) {
-  QuantQuad a = quant_quad_at(p, Kind, e);
-  if (a.n <= 0)
-    return;
-  float v[4];
-  quant_quad_load<Input>(in, a.lo, a.n, wide, v);
+/* Quad e's source values (when it is not empty): the first half of a
+ * thread's work, apart so that a thread can have several loads in
+ * flight. */
+template <int Input>
+RESHARD_QD inline QuantQuad quant_quad_fetch(const QuantQuads &p, int kind,
+                                             const void *in, uint32_t e,
+                                             bool wide, float *v) {
+  QuantQuad a = quant_quad_at(p, kind, e);
+  if (a.n > 0)
+    quant_quad_load<Input>(in, a.lo, a.n, wide, v);
+  return a;
+}
+
+/* The second half, for a quad that is not empty: its values quantized
+ * into `out`, the scale looked up once per block the quad meets. */
+template <int Kind>
+RESHARD_QD inline void quant_quad_put(const QuantQuads &p, const void *scales,
+                                      const QuantQuad &a, const float *v,
+                                      uint8_t *out) {
   uint32_t c = quant_div32(a.x, p.block_div), next = (c + 1) * p.block;
   uint32_t word = quant_quad_scale<Kind>(scales, a.first + c), bytes = 0;
   for (int k = 0; k < 4; ++k)
@@ -729,6 +737,19 @@ RESHARD_QD inline void quant_quad(const QuantQuads &p, const void *in,
   for (int k = 0; k < 4; ++k)
     if (k < a.n)
       at[k] = static_cast<uint8_t>(bytes >> (8 * k));
+}
+
+/* One thread's work: quad e quantized into `out`. */
+template <int Input, int Kind>
+RESHARD_QD inline void quant_quad(const QuantQuads &p, const void *in,
+                                  const void *scales, uint32_t e, bool wide,
+                                  uint8_t *out) {
+  QuantQuad a = quant_quad_at(p, Kind, e);
+  if (a.n <= 0)
+    return;
+  float v[4];
+  quant_quad_load<Input>(in, a.lo, a.n, wide, v);
+  quant_quad_put<Kind>(p, scales, a, v, out);
 }
 
 #if defined(__CUDACC__)
