@@ -62,6 +62,19 @@ __global__ void perElement(Box2D p, const uint16_t *__restrict__ in,
   }
 }
 
+// Where packed element e of a box comes from: its source element, its
+// column, and the first block of its row.
+struct From2D {
+  int64_t src, x, rowBlocks;
+};
+
+__device__ inline From2D from2D(const Box2D &p, int64_t e) {
+  int64_t r = quant_div(e, p.byRun), c = e - r * p.run;
+  From2D f = {p.from + r * p.w + c, p.from % p.w + c,
+              quant_div(r, p.byB0) * p.cols};
+  return f;
+}
+
 // Four neighbouring elements a thread: 8-byte loads, 4-byte stores (the
 // run and `from` multiples of 4).
 __global__ void fourWide(Box2D p, const uint16_t *__restrict__ in,
@@ -70,17 +83,79 @@ __global__ void fourWide(Box2D p, const uint16_t *__restrict__ in,
   int64_t n4 = p.rows * p.run / 4;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n4;
        i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t e = 4 * i, r = quant_div(e, p.byRun), c = e - r * p.run;
-    uint2 w = *reinterpret_cast<const uint2 *>(in + p.from + r * p.w + c);
+    int64_t e = 4 * i;
+    From2D f = from2D(p, e);
+    uint2 w = *reinterpret_cast<const uint2 *>(in + f.src);
     uint16_t h[4] = {uint16_t(w.x), uint16_t(w.x >> 16), uint16_t(w.y),
                      uint16_t(w.y >> 16)};
-    int64_t x = p.from % p.w + c, rowBlocks = quant_div(r, p.byB0) * p.cols;
     uint32_t o = 0;
     for (int k = 0; k < 4; ++k) {
-      float s = scales[rowBlocks + quant_div(x + k, p.byB1)];
+      float s = scales[f.rowBlocks + quant_div(f.x + k, p.byB1)];
       o |= uint32_t(quantize_scaled(bf16_to_float(h[k]), s)) << (8 * k);
     }
     *reinterpret_cast<uint32_t *>(out + e) = o;
+  }
+}
+
+// fourWide with eight elements a thread (16-byte loads, 8-byte stores):
+// the walk's cost spread over twice the elements, twice the bytes in
+// flight a thread (the run and `from` multiples of 8).
+__global__ void eightWide(Box2D p, const uint16_t *__restrict__ in,
+                          const float *__restrict__ scales,
+                          uint8_t *__restrict__ out) {
+  int64_t n8 = p.rows * p.run / 8;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n8;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t e = 8 * i;
+    From2D f = from2D(p, e);
+    uint4 w = *reinterpret_cast<const uint4 *>(in + f.src);
+    uint32_t words[4] = {w.x, w.y, w.z, w.w};
+    uint32_t o[2] = {0, 0};
+    for (int k = 0; k < 8; ++k) {
+      float s = scales[f.rowBlocks + quant_div(f.x + k, p.byB1)];
+      float v = bf16_to_float(uint16_t(words[k / 2] >> (16 * (k % 2))));
+      o[k / 4] |= uint32_t(quantize_scaled(v, s)) << (8 * (k % 4));
+    }
+    *reinterpret_cast<uint2 *>(out + e) = make_uint2(o[0], o[1]);
+  }
+}
+
+// Two elements to e4m3 in one conversion (cvt...e4m3x2 takes a pair; the
+// library converts one at a time), NaN kept with its sign as the library
+// does: a at the low byte.
+__device__ uint32_t quantizePair(float a, float sa, float b, float sb) {
+  unsigned short pair;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;"
+      : "=h"(pair)
+      : "f"(div_rn(b, sb)), "f"(div_rn(a, sa)));
+  uint8_t q;
+  uint32_t r = pair;
+  if (nan_e4m3(a, &q))
+    r = (r & 0xff00u) | q;
+  if (nan_e4m3(b, &q))
+    r = (r & 0x00ffu) | uint32_t(q) << 8;
+  return r;
+}
+
+// fourWide with the conversions paired: its share of the per-element work.
+__global__ void fourWidePaired(Box2D p, const uint16_t *__restrict__ in,
+                               const float *__restrict__ scales,
+                               uint8_t *__restrict__ out) {
+  int64_t n4 = p.rows * p.run / 4;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n4;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t e = 4 * i;
+    From2D f = from2D(p, e);
+    uint2 w = *reinterpret_cast<const uint2 *>(in + f.src);
+    float s[4], v[4] = {bf16_to_float(uint16_t(w.x)),
+                        bf16_to_float(uint16_t(w.x >> 16)),
+                        bf16_to_float(uint16_t(w.y)),
+                        bf16_to_float(uint16_t(w.y >> 16))};
+    for (int k = 0; k < 4; ++k)
+      s[k] = scales[f.rowBlocks + quant_div(f.x + k, p.byB1)];
+    *reinterpret_cast<uint32_t *>(out + e) =
+        quantizePair(v[0], s[0], v[1], s[1]) |
+        quantizePair(v[2], s[2], v[3], s[3]) << 16;
   }
 }
 
@@ -168,6 +243,16 @@ int main() {
   float tFour = averageMs([&] { fourWide<<<grid, 256>>>(p, in, scales, out); });
   cudaMemcpy(got.data(), out, m, cudaMemcpyDeviceToHost);
   bool sameFour = got == want;
+  cudaMemset(out, 0x55, m);
+  float tEight =
+      averageMs([&] { eightWide<<<grid, 256>>>(p, in, scales, out); });
+  cudaMemcpy(got.data(), out, m, cudaMemcpyDeviceToHost);
+  bool sameEight = got == want;
+  cudaMemset(out, 0x55, m);
+  float tPaired =
+      averageMs([&] { fourWidePaired<<<grid, 256>>>(p, in, scales, out); });
+  cudaMemcpy(got.data(), out, m, cudaMemcpyDeviceToHost);
+  bool samePaired = got == want;
   // The library's kernel with a thread per quad (no grid-stride loop),
   // and with two quads a thread.
   QuantQuads quads;
@@ -195,12 +280,16 @@ int main() {
   std::printf(
       "fused-pack-variants: %lld elements: library %.3f ms; one element a "
       "thread %.3f ms (%s), without quantizing %.3f ms, with a product for "
-      "the division %.3f ms; four a thread %.3f ms (%s); the library's quad "
+      "the division %.3f ms; four a thread %.3f ms (%s), eight a thread "
+      "%.3f ms (%s), four with paired conversions %.3f ms (%s); the "
+      "library's quad "
       "kernel with a thread per quad %.3f ms (%s), with two quads a thread "
       "%.3f ms (%s); plain pack of the bf16 box %.3f ms\n",
       (long long)m, tLibrary, tExact, sameExact ? "same bytes" : "DIFFERENT",
-      tTopByte, tProduct, tFour, sameFour ? "same bytes" : "DIFFERENT",
-      tFullGrid, sameFullGrid ? "same bytes" : "DIFFERENT", tTwo,
+      tTopByte, tProduct, tFour, sameFour ? "same bytes" : "DIFFERENT", tEight,
+      sameEight ? "same bytes" : "DIFFERENT", tPaired,
+      samePaired ? "same bytes" : "DIFFERENT", tFullGrid,
+      sameFullGrid ? "same bytes" : "DIFFERENT", tTwo,
       sameTwo ? "same bytes" : "DIFFERENT", tPlain);
   // The goal counts bytes read and written: 3 an element fused, 4 plain.
   std::printf("fused-pack-variants: library / plain pack time %.2f, "
@@ -211,5 +300,8 @@ int main() {
     std::fprintf(stderr, "fused-pack-variants: %s\n", cudaGetErrorString(e));
     return 1;
   }
-  return sameExact && sameFour && sameFullGrid && sameTwo ? 0 : 1;
+  return sameExact && sameFour && sameEight && samePaired && sameFullGrid &&
+                 sameTwo
+             ? 0
+             : 1;
 }
