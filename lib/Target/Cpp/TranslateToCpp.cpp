@@ -10,7 +10,7 @@
 
 #include "reshard/Dialect/Reshard/IR/ReshardDialect.h"
 #include "reshard/Dialect/Runtime/IR/PlanEncoding.h"
-#include "reshard/ExecutionEngine/QuantizeKernels.h"
+#include "reshard/ExecutionEngine/QuantLaunch.h"
 #include "reshard/Support/InputFiles.h"
 
 #include "mlir/IR/Verifier.h"
@@ -181,7 +181,7 @@ static std::string streamTensors(const rt::EncodedPlan &e,
   return out;
 }
 
-/// The GPU quantizer describes a shard by value (QuantizeKernels.h): at
+/// The GPU quantizer describes a shard by value (QuantLaunch.h): at
 /// most kQuantMaxDims dims and kQuantMaxRuns runs per dim. A plan for the
 /// NCCL backend beyond that is refused here rather than by the rank that
 /// meets the shard, after the agreement. (Not emitOpError: that prints
