@@ -34,6 +34,19 @@ template <class Body> static float averageMs(Body &&body, int reps = 20) {
   return t / reps;
 }
 
+// x / d for 0 <= x < 2^31 and 1 <= d < 2^31, as a multiplication by
+// quant_magic(d) = ceil(2^64 / d) (0 for d = 1), a 64-bit multiply-high:
+// the simple kernels' division (the library's is 32-bit, QuantQuads.h).
+static uint64_t quant_magic(int64_t d) {
+  return d == 1 ? 0 : UINT64_MAX / static_cast<uint64_t>(d) + 1;
+}
+
+__device__ inline int64_t quant_div(int64_t x, uint64_t magic) {
+  return magic
+             ? static_cast<int64_t>(__umul64hi(static_cast<uint64_t>(x), magic))
+             : x;
+}
+
 // A 2-D box of `rows` rows of `run` elements from column `from` of a
 // shard `w` wide, blocks of b0 x b1 (magic divisions as the library's).
 struct Box2D {

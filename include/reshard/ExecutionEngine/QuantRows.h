@@ -2,11 +2,10 @@
  *
  * The quantizer's fast path, for shards whose rows are below 2^31
  * elements and boxes that step by whole rows: the work laid out by rows
- * of the shard (QuantRows), divisions by constants as multiplications
- * (quant_magic), and the scales' amax a segment (one row's elements of one
- * block column) at a time. The scales take it whatever the runs (a thread
- * per segment walks them once); the fused pack where the last dim is one
- * run (the common case: fused runs cut dim 0), so that blocks along it
+ * of the shard (QuantRows), and the scales' amax a segment (one row's
+ * elements of one block column) at a time. The scales take it whatever the runs
+ * (a thread per segment walks them once); the fused pack where the last dim is
+ * one run (the common case: fused runs cut dim 0), so that blocks along it
  * start at multiples of its block size and an element's block is a
  * division by a constant (QuantQuads.h).
  *
@@ -18,24 +17,6 @@
 
 namespace reshard {
 namespace engine {
-
-/* x / d for 0 <= x < 2^31 and 1 <= d < 2^31, as a multiplication by
- * quant_magic(d) = ceil(2^64 / d) (0 for d = 1): the error, x times less
- * than 2^-64, stays below 1/d. */
-inline uint64_t quant_magic(int64_t d) {
-  return d == 1 ? 0 : UINT64_MAX / static_cast<uint64_t>(d) + 1;
-}
-
-RESHARD_QD inline int64_t quant_div(int64_t x, uint64_t magic) {
-  if (!magic)
-    return x;
-#if defined(__CUDA_ARCH__)
-  return static_cast<int64_t>(__umul64hi(static_cast<uint64_t>(x), magic));
-#else
-  return static_cast<int64_t>(
-      (static_cast<unsigned __int128>(static_cast<uint64_t>(x)) * magic) >> 64);
-#endif
-}
 
 /* The block, along dim d, of local coordinate x: its index among the
  * dim's blocks (a block starts at each run). */
@@ -76,8 +57,7 @@ RESHARD_QD inline int64_t quant_row_first_block(const QuantLaunch &q,
  * whose loops step by whole rows. */
 struct QuantRows {
   QuantCopyBox box;
-  int64_t rows, x0;     /* rows: the loops' iterations */
-  uint64_t block_magic; /* / the block size along the last dim */
+  int64_t rows, x0; /* rows: the loops' iterations */
 };
 
 /* Whether the last dim is one run: its blocks then start at multiples of
@@ -119,7 +99,6 @@ inline bool quant_rows_of(const QuantLaunch &q, const QuantCopyBox &b,
       return false;
     r->rows *= r->box.loops[3 * l];
   }
-  r->block_magic = quant_magic(q.block[last]);
   return true;
 }
 
