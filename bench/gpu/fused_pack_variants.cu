@@ -88,8 +88,26 @@ __device__ inline From2D from2D(const Box2D &p, int64_t e) {
   return f;
 }
 
+// Two elements to e4m3 in one conversion (cvt...e4m3x2 takes a pair; the
+// library converts one at a time), NaN kept with its sign as the library
+// does: a at the low byte.
+__device__ uint32_t quantizePair(float a, float sa, float b, float sb) {
+  unsigned short pair;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;"
+      : "=h"(pair)
+      : "f"(div_rn(b, sb)), "f"(div_rn(a, sa)));
+  uint8_t q;
+  uint32_t r = pair;
+  if (nan_e4m3(a, &q))
+    r = (r & 0xff00u) | q;
+  if (nan_e4m3(b, &q))
+    r = (r & 0x00ffu) | uint32_t(q) << 8;
+  return r;
+}
+
 // Four neighbouring elements a thread: 8-byte loads, 4-byte stores (the
-// run and `from` multiples of 4).
+// run and `from` multiples of 4); `paired`: two elements a conversion.
+template <bool paired>
 __global__ void fourWide(Box2D p, const uint16_t *__restrict__ in,
                          const float *__restrict__ scales,
                          uint8_t *__restrict__ out) {
@@ -99,13 +117,19 @@ __global__ void fourWide(Box2D p, const uint16_t *__restrict__ in,
     int64_t e = 4 * i;
     From2D f = from2D(p, e);
     uint2 w = *reinterpret_cast<const uint2 *>(in + f.src);
-    uint16_t h[4] = {uint16_t(w.x), uint16_t(w.x >> 16), uint16_t(w.y),
-                     uint16_t(w.y >> 16)};
+    float s[4], v[4] = {bf16_to_float(uint16_t(w.x)),
+                        bf16_to_float(uint16_t(w.x >> 16)),
+                        bf16_to_float(uint16_t(w.y)),
+                        bf16_to_float(uint16_t(w.y >> 16))};
+    for (int k = 0; k < 4; ++k)
+      s[k] = scales[f.rowBlocks + quant_div(f.x + k, p.byB1)];
     uint32_t o = 0;
-    for (int k = 0; k < 4; ++k) {
-      float s = scales[f.rowBlocks + quant_div(f.x + k, p.byB1)];
-      o |= uint32_t(quantize_scaled(bf16_to_float(h[k]), s)) << (8 * k);
-    }
+    if (paired)
+      o = quantizePair(v[0], s[0], v[1], s[1]) |
+          quantizePair(v[2], s[2], v[3], s[3]) << 16;
+    else
+      for (int k = 0; k < 4; ++k)
+        o |= uint32_t(quantize_scaled(v[k], s[k])) << (8 * k);
     *reinterpret_cast<uint32_t *>(out + e) = o;
   }
 }
@@ -130,45 +154,6 @@ __global__ void eightWide(Box2D p, const uint16_t *__restrict__ in,
       o[k / 4] |= uint32_t(quantize_scaled(v, s)) << (8 * (k % 4));
     }
     *reinterpret_cast<uint2 *>(out + e) = make_uint2(o[0], o[1]);
-  }
-}
-
-// Two elements to e4m3 in one conversion (cvt...e4m3x2 takes a pair; the
-// library converts one at a time), NaN kept with its sign as the library
-// does: a at the low byte.
-__device__ uint32_t quantizePair(float a, float sa, float b, float sb) {
-  unsigned short pair;
-  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;"
-      : "=h"(pair)
-      : "f"(div_rn(b, sb)), "f"(div_rn(a, sa)));
-  uint8_t q;
-  uint32_t r = pair;
-  if (nan_e4m3(a, &q))
-    r = (r & 0xff00u) | q;
-  if (nan_e4m3(b, &q))
-    r = (r & 0x00ffu) | uint32_t(q) << 8;
-  return r;
-}
-
-// fourWide with the conversions paired: its share of the per-element work.
-__global__ void fourWidePaired(Box2D p, const uint16_t *__restrict__ in,
-                               const float *__restrict__ scales,
-                               uint8_t *__restrict__ out) {
-  int64_t n4 = p.rows * p.run / 4;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n4;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t e = 4 * i;
-    From2D f = from2D(p, e);
-    uint2 w = *reinterpret_cast<const uint2 *>(in + f.src);
-    float s[4], v[4] = {bf16_to_float(uint16_t(w.x)),
-                        bf16_to_float(uint16_t(w.x >> 16)),
-                        bf16_to_float(uint16_t(w.y)),
-                        bf16_to_float(uint16_t(w.y >> 16))};
-    for (int k = 0; k < 4; ++k)
-      s[k] = scales[f.rowBlocks + quant_div(f.x + k, p.byB1)];
-    *reinterpret_cast<uint32_t *>(out + e) =
-        quantizePair(v[0], s[0], v[1], s[1]) |
-        quantizePair(v[2], s[2], v[3], s[3]) << 16;
   }
 }
 
@@ -253,7 +238,8 @@ int main() {
       averageMs([&] { perElement<1><<<grid, 256>>>(p, in, scales, out); });
   float tProduct =
       averageMs([&] { perElement<2><<<grid, 256>>>(p, in, scales, out); });
-  float tFour = averageMs([&] { fourWide<<<grid, 256>>>(p, in, scales, out); });
+  float tFour =
+      averageMs([&] { fourWide<false><<<grid, 256>>>(p, in, scales, out); });
   cudaMemcpy(got.data(), out, m, cudaMemcpyDeviceToHost);
   bool sameFour = got == want;
   cudaMemset(out, 0x55, m);
@@ -263,7 +249,7 @@ int main() {
   bool sameEight = got == want;
   cudaMemset(out, 0x55, m);
   float tPaired =
-      averageMs([&] { fourWidePaired<<<grid, 256>>>(p, in, scales, out); });
+      averageMs([&] { fourWide<true><<<grid, 256>>>(p, in, scales, out); });
   cudaMemcpy(got.data(), out, m, cudaMemcpyDeviceToHost);
   bool samePaired = got == want;
   // The library's kernel with a thread per quad (no grid-stride loop),

@@ -439,6 +439,60 @@ void checkRandomCase(std::mt19937_64 &rng, int input) {
   }
 }
 
+/// A shard of `shape` whose blocks start at each of its runs per dim
+/// (`dimRuns`), random values of type `input`, and what the host loops make
+/// of it: its payload and scales (which the amax kernel must match).
+struct HostQuantized {
+  QuantLaunch launch;
+  std::vector<uint8_t> in, out, scales;
+};
+
+void quantizeOnHost(std::mt19937_64 &rng, int kind, int input,
+                    const std::vector<int64_t> &shape,
+                    const std::vector<int64_t> &block,
+                    const std::vector<std::vector<int64_t>> &dimRuns,
+                    HostQuantized *h) {
+  size_t nd = shape.size();
+  std::vector<int64_t> runs, nblocks;
+  std::vector<std::vector<int64_t>> cuts(nd);
+  std::vector<const int64_t *> cutPtrs;
+  for (size_t d = 0; d < nd; ++d) {
+    runs.push_back(int64_t(dimRuns[d].size()));
+    int64_t start = 0;
+    for (int64_t len : dimRuns[d]) {
+      runs.push_back(len);
+      for (int64_t c = 0; c < len; c += block[d])
+        cuts[d].push_back(start + c);
+      start += len;
+    }
+    cuts[d].push_back(shape[d]);
+    nblocks.push_back(int64_t(cuts[d].size()) - 1);
+    cutPtrs.push_back(cuts[d].data());
+  }
+  int64_t n = 1, eb = quant_input_bytes(input);
+  for (int64_t e : shape)
+    n *= e;
+  h->in.assign(eb * n, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t u = float_bits(drawValue(rng, int(rng() % 20) - 10));
+    if (eb == 4) {
+      std::memcpy(&h->in[4 * i], &u, 4);
+    } else {
+      uint16_t half = static_cast<uint16_t>(u >> 16);
+      std::memcpy(&h->in[2 * i], &half, 2);
+    }
+  }
+  ASSERT_TRUE(make_quant_launch(kind, input, int64_t(nd), shape.data(),
+                                block.data(), runs.data(), &h->launch));
+  ShardBlocks sb = {int64_t(nd), shape.data(), nblocks.data(), cutPtrs.data()};
+  h->out.assign(n, 0);
+  h->scales.assign(quant_launch_blocks(h->launch) * (kind == kQuantMx ? 1 : 4),
+                   0);
+  quantize_shard_host(kind, input, sb, h->in.data(), h->out.data(),
+                      h->scales.data());
+  ASSERT_EQ(emulateAmax(h->launch, h->in), h->scales);
+}
+
 /// Long rows, rows that start and end inside a quad, and short rows: the
 /// quad kernel against the host loops, for block scaling and MX.
 TEST(QuantizeTest, QuadKernelPacksLongRowsAndPartialQuads) {
@@ -447,33 +501,10 @@ TEST(QuantizeTest, QuadKernelPacksLongRowsAndPartialQuads) {
     std::vector<int64_t> shape = {5, 40000};
     std::vector<int64_t> block = {kind == kQuantMx ? 1 : 2,
                                   kind == kQuantMx ? 32 : 128};
-    std::vector<int64_t> runs = {1, shape[0], 1, shape[1]};
     int64_t n = shape[0] * shape[1];
-    std::vector<uint8_t> in(2 * n);
-    for (int64_t i = 0; i < n; ++i) {
-      float v = drawValue(rng, int(rng() % 20) - 10);
-      uint16_t h = static_cast<uint16_t>(float_bits(v) >> 16);
-      std::memcpy(&in[2 * i], &h, 2);
-    }
-    QuantLaunch launch;
-    ASSERT_TRUE(make_quant_launch(kind, kQuantBF16, 2, shape.data(),
-                                  block.data(), runs.data(), &launch));
-    std::vector<std::vector<int64_t>> cuts(2);
-    std::vector<int64_t> nblocks;
-    std::vector<const int64_t *> cutPtrs;
-    for (int d = 0; d < 2; ++d) { // one run per dim: every block size
-      for (int64_t c = 0; c < shape[d]; c += block[d])
-        cuts[d].push_back(c);
-      cuts[d].push_back(shape[d]);
-      nblocks.push_back(int64_t(cuts[d].size()) - 1);
-      cutPtrs.push_back(cuts[d].data());
-    }
-    ShardBlocks sb = {2, shape.data(), nblocks.data(), cutPtrs.data()};
-    std::vector<uint8_t> out(n),
-        scales(quant_launch_blocks(launch) * (kind == kQuantMx ? 1 : 4));
-    quantize_shard_host(kind, kQuantBF16, sb, in.data(), out.data(),
-                        scales.data());
-    ASSERT_EQ(emulateAmax(launch, in), scales);
+    HostQuantized h;
+    ASSERT_NO_FATAL_FAILURE(quantizeOnHost(rng, kind, kQuantBF16, shape, block,
+                                           {{shape[0]}, {shape[1]}}, &h));
     // Whole rows as one run (a loop added over them); 39,893 columns from
     // column 101 (rows that start and end inside a quad); and 7-column
     // pieces.
@@ -492,9 +523,9 @@ TEST(QuantizeTest, QuadKernelPacksLongRowsAndPartialQuads) {
       std::vector<uint8_t> want;
       for (int64_t i = 0; i < c.rows; ++i)
         for (int64_t p = 0; p < c.run; ++p)
-          want.push_back(out[c.from + i * shape[1] + p]);
+          want.push_back(h.out[c.from + i * shape[1] + p]);
       std::vector<uint8_t> got(c.run * c.rows, 0x55);
-      ASSERT_TRUE(emulateQuads(launch, box, in, scales.data(), got));
+      ASSERT_TRUE(emulateQuads(h.launch, box, h.in, h.scales.data(), got));
       ASSERT_EQ(got, want) << "box from " << c.from << " run " << c.run;
     }
   }
@@ -513,45 +544,9 @@ TEST(QuantizeTest, QuadKernelWalksRunsAndLoops) {
     for (int kind : {int(kQuantBlock), int(kQuantMx)}) {
       std::vector<int64_t> block = {1, kind == kQuantMx ? 1 : 64,
                                     kind == kQuantMx ? 32 : 128};
-      std::vector<int64_t> runs;
-      std::vector<std::vector<int64_t>> cuts(3);
-      std::vector<int64_t> nblocks;
-      std::vector<const int64_t *> cutPtrs;
-      for (int d = 0; d < 3; ++d) { // a block starts at each run
-        runs.push_back(int64_t(dimRuns[d].size()));
-        int64_t start = 0;
-        for (int64_t len : dimRuns[d]) {
-          runs.push_back(len);
-          for (int64_t c = 0; c < len; c += block[d])
-            cuts[d].push_back(start + c);
-          start += len;
-        }
-        cuts[d].push_back(shape[d]);
-        nblocks.push_back(int64_t(cuts[d].size()) - 1);
-        cutPtrs.push_back(cuts[d].data());
-      }
-      int64_t n = shape[0] * shape[1] * shape[2];
-      int64_t eb = quant_input_bytes(input);
-      std::vector<uint8_t> in(eb * n);
-      for (int64_t i = 0; i < n; ++i) {
-        float v = drawValue(rng, int(rng() % 20) - 10);
-        uint32_t u = float_bits(v);
-        if (eb == 4) {
-          std::memcpy(&in[4 * i], &u, 4);
-        } else {
-          uint16_t h = static_cast<uint16_t>(u >> 16);
-          std::memcpy(&in[2 * i], &h, 2);
-        }
-      }
-      QuantLaunch launch;
-      ASSERT_TRUE(make_quant_launch(kind, input, 3, shape.data(), block.data(),
-                                    runs.data(), &launch));
-      ShardBlocks sb = {3, shape.data(), nblocks.data(), cutPtrs.data()};
-      std::vector<uint8_t> out(n),
-          scales(quant_launch_blocks(launch) * (kind == kQuantMx ? 1 : 4));
-      quantize_shard_host(kind, input, sb, in.data(), out.data(),
-                          scales.data());
-      ASSERT_EQ(emulateAmax(launch, in), scales);
+      HostQuantized h;
+      ASSERT_NO_FATAL_FAILURE(
+          quantizeOnHost(rng, kind, input, shape, block, dimRuns, &h));
       // Rows 37..286 of dim-0 slices 1 and 2, columns 13..912, packed.
       QuantCopyBox box;
       box.from = (1 * shape[1] + 37) * shape[2] + 13;
@@ -566,9 +561,9 @@ TEST(QuantizeTest, QuadKernelWalksRunsAndLoops) {
       for (int64_t a = 1; a < 3; ++a)
         for (int64_t r = 37; r < 287; ++r)
           for (int64_t c = 13; c < 913; ++c)
-            want.push_back(out[(a * shape[1] + r) * shape[2] + c]);
+            want.push_back(h.out[(a * shape[1] + r) * shape[2] + c]);
       std::vector<uint8_t> got(want.size(), 0x55);
-      ASSERT_TRUE(emulateQuads(launch, box, in, scales.data(), got));
+      ASSERT_TRUE(emulateQuads(h.launch, box, h.in, h.scales.data(), got));
       ASSERT_EQ(got, want) << "input " << input << " kind " << kind;
     }
 }

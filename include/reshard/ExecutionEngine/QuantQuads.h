@@ -58,7 +58,7 @@ struct QuantQuads {
   uint32_t line0;   /* the shard row of the box's first run */
   uint32_t x0;      /* its column */
   uint32_t block;   /* the block size along the last dim */
-  int32_t kind, ndim;
+  int32_t ndim;
   QuantMagic32 per_row_div, block_div;
   uint32_t line_step[kQuantMaxDims];     /* per loop: shard rows a step */
   QuantMagic32 count_div[kQuantMaxDims]; /* per loop: its count */
@@ -96,7 +96,6 @@ inline bool quant_quads_of(const QuantLaunch &q, const QuantCopyBox &b,
   p->x0 = static_cast<uint32_t>(r.x0);
   p->block = static_cast<uint32_t>(q.block[last]);
   p->block_div = quant_magic32(q.block[last]);
-  p->kind = q.kind;
   p->ndim = q.ndim;
   p->row_blocks = q.nblocks[last];
   for (int64_t l = 0; l < r.box.n; ++l) {
@@ -204,18 +203,6 @@ RESHARD_QD inline void quant_quad_load(const void *in, int64_t lo, int n,
       v[k] = load_input(in, lo + k, Input);
 }
 
-/* Block `block`'s scale word (scale_word), read-only cached on a GPU. */
-template <int Kind>
-RESHARD_QD inline uint32_t quant_quad_scale(const void *scales, int64_t block) {
-#if defined(__CUDA_ARCH__)
-  if (Kind == kQuantMx)
-    return __ldg(static_cast<const uint8_t *>(scales) + block);
-  return __ldg(static_cast<const unsigned *>(scales) + block);
-#else
-  return scale_word(Kind, scales, block);
-#endif
-}
-
 /* Quad e's source values (when it is not empty): the first half of a
  * thread's work, apart so that a thread can have several loads in
  * flight. */
@@ -236,12 +223,12 @@ RESHARD_QD inline void quant_quad_put(const QuantQuads &p, const void *scales,
                                       const QuantQuad &a, const float *v,
                                       uint8_t *out) {
   uint32_t c = quant_div32(a.x, p.block_div), next = (c + 1) * p.block;
-  uint32_t word = quant_quad_scale<Kind>(scales, a.first + c), bytes = 0;
+  uint32_t word = scale_word(Kind, scales, a.first + c), bytes = 0;
   for (int k = 0; k < 4; ++k)
     if (k < a.n) {
       if (a.x + k == next) { /* the quad crosses into the next block */
         next += p.block;
-        word = quant_quad_scale<Kind>(scales, a.first + ++c);
+        word = scale_word(Kind, scales, a.first + ++c);
       }
       bytes |= uint32_t(quantize_word(Kind, v[k], word)) << (8 * k);
     }

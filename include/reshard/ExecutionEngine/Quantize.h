@@ -405,14 +405,17 @@ inline void quantize_shard_host(int kind, int input, const ShardBlocks &sb,
 }
 
 /* Block `block`'s scale as a word: its fp32 scale's bits, or its E8M0
- * byte. */
+ * byte (on a GPU through the read-only cache: no kernel writes the scales
+ * it quantizes with). */
 RESHARD_QD inline uint32_t scale_word(int kind, const void *scales,
                                       int64_t block) {
+#if defined(__CUDA_ARCH__)
+  if (kind == kQuantMx)
+    return __ldg(static_cast<const uint8_t *>(scales) + block);
+  return __ldg(static_cast<const unsigned *>(scales) + block);
+#else
   if (kind == kQuantMx)
     return static_cast<const uint8_t *>(scales)[block];
-#if defined(__CUDA_ARCH__)
-  return static_cast<const uint32_t *>(scales)[block];
-#else
   uint32_t w;
   memcpy(&w, static_cast<const uint8_t *>(scales) + 4 * block, 4);
   return w;
