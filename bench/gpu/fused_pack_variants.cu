@@ -1,12 +1,14 @@
-// What the FP8 fused pack costs on a GPU, part by part: the library's quad
+// What the FP8 fused pack costs on a GPU, part by part: the library's group
 // kernel (QuantizeKernels.h, launch_quant_copy) and its scales kernel
 // against simpler kernels that each leave one thing out, on DeepSeek-V3's
 // largest expert-sized shard (7168 x 18432 bf16, [128, 128] blocks, the
 // middle half of its columns packed), random finite values without NaN,
 // infinities or subnormals (real weights). Every exact variant is compared
-// byte for byte with the library's result, and so are two launches of the
-// library's quad code (a thread per quad; two quads a thread, loads
-// first) that the library could switch to. Run by scripts/gpu-check.sh
+// byte for byte with the library's result, and so are three launches of
+// the library's group code that the library could switch to (groups of
+// four, its width before; a thread per group of eight, no grid-stride
+// loop; two groups of four a thread, loads first). Run by
+// scripts/gpu-check.sh
 // after its checks (figures only; BENCHMARKS.md section 5).
 #include "reshard/ExecutionEngine/QuantizeKernels.h"
 
@@ -36,7 +38,7 @@ template <class Body> static float averageMs(Body &&body, int reps = 20) {
 
 // x / d for 0 <= x < 2^31 and 1 <= d < 2^31, as a multiplication by
 // quant_magic(d) = ceil(2^64 / d) (0 for d = 1), a 64-bit multiply-high:
-// the simple kernels' division (the library's is 32-bit, QuantQuads.h).
+// the simple kernels' division (the library's is 32-bit, QuantGroups.h).
 static uint64_t quant_magic(int64_t d) {
   return d == 1 ? 0 : UINT64_MAX / static_cast<uint64_t>(d) + 1;
 }
@@ -157,26 +159,27 @@ __global__ void eightWide(Box2D p, const uint16_t *__restrict__ in,
   }
 }
 
-// The library's quad code with two quads a thread, both loads issued
-// before either is quantized: twice the bytes in flight a thread, what
-// the library's loop would become if loads in flight set the pace.
-__global__ void twoQuads(QuantQuads p, bool wide, const void *in,
-                         const void *scales, uint8_t *out) {
-  uint32_t quads = p.quads, stride = gridDim.x * blockDim.x;
-  for (uint32_t e = blockIdx.x * blockDim.x + threadIdx.x; e < quads;
+// The library's group code, groups of four, two groups a thread, both
+// loads issued before either is quantized: twice the bytes in flight a
+// thread, what the library's loop would become if loads in flight set the
+// pace.
+__global__ void twoGroups(QuantGroups p, bool wide, const void *in,
+                          const void *scales, uint8_t *out) {
+  uint32_t groups = p.groups, stride = gridDim.x * blockDim.x;
+  for (uint32_t e = blockIdx.x * blockDim.x + threadIdx.x; e < groups;
        e += 2 * stride) {
     float v0[4], v1[4];
-    QuantQuad a0 =
-        quant_quad_fetch<kQuantBF16>(p, kQuantBlock, in, e, wide, v0);
-    QuantQuad a1;
+    QuantGroup a0 =
+        quant_group_fetch<kQuantBF16, 4>(p, kQuantBlock, in, e, wide, v0);
+    QuantGroup a1;
     a1.n = 0;
-    if (e + stride < quads)
-      a1 = quant_quad_fetch<kQuantBF16>(p, kQuantBlock, in, e + stride, wide,
-                                        v1);
+    if (e + stride < groups)
+      a1 = quant_group_fetch<kQuantBF16, 4>(p, kQuantBlock, in, e + stride,
+                                            wide, v1);
     if (a0.n > 0)
-      quant_quad_put<kQuantBlock>(p, scales, a0, v0, out);
+      quant_group_put<kQuantBlock, 4>(p, scales, a0, v0, out);
     if (a1.n > 0)
-      quant_quad_put<kQuantBlock>(p, scales, a1, v1, out);
+      quant_group_put<kQuantBlock, 4>(p, scales, a1, v1, out);
   }
 }
 
@@ -252,24 +255,33 @@ int main() {
       averageMs([&] { fourWide<true><<<grid, 256>>>(p, in, scales, out); });
   cudaMemcpy(got.data(), out, m, cudaMemcpyDeviceToHost);
   bool samePaired = got == want;
-  // The library's kernel with a thread per quad (no grid-stride loop),
-  // and with two quads a thread.
-  QuantQuads quads;
-  if (!quant_quads_of(q, box, &quads)) {
-    std::fprintf(stderr, "fused-pack-variants: the quad kernel refuses\n");
+  // The library's group code: groups of four; a thread per group of
+  // eight (no grid-stride loop); two groups of four a thread.
+  QuantGroups fours, eights;
+  if (!quant_groups_of(q, box, 4, &fours) ||
+      !quant_groups_of(q, box, 8, &eights)) {
+    std::fprintf(stderr, "fused-pack-variants: the group kernel refuses\n");
     return 1;
   }
-  unsigned full = (quads.quads + 255) / 256;
+  cudaMemset(out, 0x55, m);
+  float tFours = averageMs([&] {
+    quant_groups_kernel<kQuantBF16, kQuantBlock, 4>
+        <<<quant_stride_grid(fours.groups), kQuantGroupThreads>>>(
+            fours, true, in, scales, out);
+  });
+  cudaMemcpy(got.data(), out, m, cudaMemcpyDeviceToHost);
+  bool sameFours = got == want;
+  unsigned full = (eights.groups + 255) / 256;
   cudaMemset(out, 0x55, m);
   float tFullGrid = averageMs([&] {
-    quant_quads_kernel<kQuantBF16, kQuantBlock>
-        <<<full, 256>>>(quads, true, in, scales, out);
+    quant_groups_kernel<kQuantBF16, kQuantBlock, 8>
+        <<<full, 256>>>(eights, true, in, scales, out);
   });
   cudaMemcpy(got.data(), out, m, cudaMemcpyDeviceToHost);
   bool sameFullGrid = got == want;
   cudaMemset(out, 0x55, m);
-  float tTwo =
-      averageMs([&] { twoQuads<<<grid, 256>>>(quads, true, in, scales, out); });
+  float tTwo = averageMs(
+      [&] { twoGroups<<<grid, 256>>>(fours, true, in, scales, out); });
   cudaMemcpy(got.data(), out, m, cudaMemcpyDeviceToHost);
   bool sameTwo = got == want;
   float tPlain = averageMs([&] {
@@ -281,13 +293,14 @@ int main() {
       "thread %.3f ms (%s), without quantizing %.3f ms, with a product for "
       "the division %.3f ms; four a thread %.3f ms (%s), eight a thread "
       "%.3f ms (%s), four with paired conversions %.3f ms (%s); the "
-      "library's quad "
-      "kernel with a thread per quad %.3f ms (%s), with two quads a thread "
-      "%.3f ms (%s); plain pack of the bf16 box %.3f ms\n",
+      "library's group kernel with groups of four %.3f ms (%s), with a "
+      "thread per group of eight %.3f ms (%s), with two groups of four a "
+      "thread %.3f ms (%s); plain pack of the bf16 box %.3f ms\n",
       (long long)m, tLibrary, tExact, sameExact ? "same bytes" : "DIFFERENT",
       tTopByte, tProduct, tFour, sameFour ? "same bytes" : "DIFFERENT", tEight,
       sameEight ? "same bytes" : "DIFFERENT", tPaired,
-      samePaired ? "same bytes" : "DIFFERENT", tFullGrid,
+      samePaired ? "same bytes" : "DIFFERENT", tFours,
+      sameFours ? "same bytes" : "DIFFERENT", tFullGrid,
       sameFullGrid ? "same bytes" : "DIFFERENT", tTwo,
       sameTwo ? "same bytes" : "DIFFERENT", tPlain);
   // The goal counts bytes read and written: 3 an element fused, 4 plain.
@@ -299,8 +312,8 @@ int main() {
     std::fprintf(stderr, "fused-pack-variants: %s\n", cudaGetErrorString(e));
     return 1;
   }
-  return sameExact && sameFour && sameEight && samePaired && sameFullGrid &&
-                 sameTwo
+  return sameExact && sameFour && sameEight && samePaired && sameFours &&
+                 sameFullGrid && sameTwo
              ? 0
              : 1;
 }

@@ -11,7 +11,7 @@
 //  3. the bandwidth of that plan against cudaMemcpy device to device of the
 //     same bytes;
 //  4. the FP8 quantize kernels (the shard's, its scales alone, the fused
-//     pack; the quad, span and general kernels) against the host loops,
+//     pack; the group, span and general kernels) against the host loops,
 //     and their times against a device copy of the input and the plain
 //     pack of the same box at full precision; the GPU's e4m3 conversion
 //     against the host's on all 2^32 fp32 inputs; the DeviceMover's fused
@@ -334,13 +334,20 @@ template <class Body> static float deviceMs(Body &&body, int reps = 20) {
 }
 
 // The GPU's e4m3 conversion (cvt.rn.satfinite.e4m3x2.f32 from sm_89)
-// against the bit-exact one of the host on every fp32 input.
+// against the bit-exact one of the host on every fp32 input, in both
+// bytes of the pair (the fused pack converts two elements at a time).
 static __global__ void e4m3Compare(uint32_t hi, unsigned long long *bad,
                                    uint32_t *first) {
+  using namespace reshard::engine;
   uint32_t lo = blockIdx.x * blockDim.x + threadIdx.x;
-  float v = reshard::engine::bits_float(hi << 24 | lo);
-  if (reshard::engine::e4m3_from_float(v) !=
-      reshard::engine::e4m3_from_float_bits(v)) {
+  float v = bits_float(hi << 24 | lo);
+  bool differs = e4m3_from_float(v) != e4m3_from_float_bits(v);
+  if (!isnan(v)) { /* -v in the low byte, v in the high one */
+    uint32_t pair = e4m3x2_from_numbers(-v, v);
+    differs |= (pair & 0xffu) != e4m3_from_float_bits(-v) ||
+               (pair >> 8) != e4m3_from_float_bits(v);
+  }
+  if (differs) {
     if (atomicAdd(bad, 1ull) == 0)
       *first = hi << 24 | lo;
   }
@@ -399,7 +406,7 @@ static int64_t checkFusedPack(const std::vector<int64_t> &shape,
     for (int64_t j = 0; j < b.run; ++j)
       bad += got[r * b.run + j] != want[r * w + b.from + j];
   // The same box from a source one element off a 16-byte address (the
-  // quad kernel then loads an element at a time) into an odd destination
+  // group kernel then loads an element at a time) into an odd destination
   // byte (no wide stores): the same bytes. dWide has room for both.
   int64_t in = quant_input_bytes(q.input);
   uint8_t *shifted = static_cast<uint8_t *>(dWide) + in;
@@ -531,7 +538,7 @@ static int checkQuantize() {
       {kQuantBlock, kQuantF32, {4, 8}, {3, 8, 4, 3, 1, 37}, {15, 37}},
       {kQuantMx, kQuantBF16, {1, 32}, {1, 4096, 2, 2048, 77}, {4096, 2125}},
       {kQuantMx, kQuantF32, {1, 1, 32}, {1, 3, 1, 5, 1, 100}, {3, 5, 100}},
-      // Several runs on a leading dim, one on the last (the quad kernel's
+      // Several runs on a leading dim, one on the last (the group kernel's
       // run tables): vLLM's merged gate_up (bf16), a 3-D fp16 shard.
       {kQuantBlock,
        kQuantBF16,
@@ -543,7 +550,7 @@ static int checkQuantize() {
        {1, 128, 128},
        {1, 4, 3, 384, 256, 200, 1, 1024},
        {4, 840, 1024}},
-      // One run per dim (the quad kernel), at the sizes of DeepSeek-V3's
+      // One run per dim (the group kernel), at the sizes of DeepSeek-V3's
       // and Qwen3's weights: the figures of the goal.
       {kQuantBlock, kQuantBF16, {128, 128}, {1, 7168, 1, 18432}, {7168, 18432}},
       {kQuantMx, kQuantBF16, {1, 32}, {1, 4096, 1, 12288}, {4096, 12288}},

@@ -117,57 +117,104 @@ float drawValue(std::mt19937_64 &rng, int scale) {
   }
 }
 
-/// A quad by its two halves (what a thread with several quads in flight
+/// A group by its two halves (what a thread with several groups in flight
 /// does).
-template <int Input, int Kind>
-void fetchThenPut(const QuantQuads &p, const void *in, const void *scales,
+template <int Input, int Kind, int W>
+void fetchThenPut(const QuantGroups &p, const void *in, const void *scales,
                   uint32_t e, bool wide, uint8_t *out) {
-  float v[4];
-  QuantQuad a = quant_quad_fetch<Input>(p, Kind, in, e, wide, v);
+  float v[W];
+  QuantGroup a = quant_group_fetch<Input, W>(p, Kind, in, e, wide, v);
   if (a.n > 0)
-    quant_quad_put<Kind>(p, scales, a, v, out);
+    quant_group_put<Kind, W>(p, scales, a, v, out);
 }
 
-/// The quad kernel on the host, when quant_quads_of takes `box`: every
-/// quad as a thread takes it (every third by its two halves), into `got`,
-/// each byte written once, each row's first block as quant_row_first_block
-/// finds it (false when the kernel does not take the box).
-bool emulateQuads(const QuantLaunch &launch, const QuantCopyBox &box,
+using GroupWork = void (*)(const QuantGroups &, const void *, const void *,
+                           uint32_t, bool, uint8_t *);
+
+/// A thread's work for a source type and kind (rows) and width: whole, or
+/// by its two halves.
+template <int W> struct GroupWorks {
+  static GroupWork whole(int input, int kind) {
+    static const GroupWork works[3][2] = {
+        {quant_group<kQuantF32, kQuantBlock, W>,
+         quant_group<kQuantF32, kQuantMx, W>},
+        {quant_group<kQuantBF16, kQuantBlock, W>,
+         quant_group<kQuantBF16, kQuantMx, W>},
+        {quant_group<kQuantF16, kQuantBlock, W>,
+         quant_group<kQuantF16, kQuantMx, W>}};
+    return works[input][kind == kQuantMx];
+  }
+  static GroupWork halves(int input, int kind) {
+    static const GroupWork works[3][2] = {
+        {fetchThenPut<kQuantF32, kQuantBlock, W>,
+         fetchThenPut<kQuantF32, kQuantMx, W>},
+        {fetchThenPut<kQuantBF16, kQuantBlock, W>,
+         fetchThenPut<kQuantBF16, kQuantMx, W>},
+        {fetchThenPut<kQuantF16, kQuantBlock, W>,
+         fetchThenPut<kQuantF16, kQuantMx, W>}};
+    return works[input][kind == kQuantMx];
+  }
+};
+
+/// How a width's groups went: whole groups of one block without a NaN
+/// (converted two at a time) and the others.
+struct GroupPaths {
+  int64_t paired = 0, single = 0;
+};
+
+/// The group kernel of width W on the host, when quant_groups_of takes
+/// `box`: every group as a thread takes it (every third by its two
+/// halves), into `got`, each byte written once, each row's first block as
+/// quant_row_first_block finds it (false when the kernel does not take
+/// the box).
+template <int W>
+bool emulateWidth(const QuantLaunch &launch, const QuantCopyBox &box,
                   const std::vector<uint8_t> &in, const void *scales,
-                  std::vector<uint8_t> &got) {
-  QuantQuads p;
-  if (!quant_quads_of(launch, box, &p))
+                  std::vector<uint8_t> &got, GroupPaths *paths) {
+  QuantGroups p;
+  if (!quant_groups_of(launch, box, W, &p))
     return false;
-  using Quad = void (*)(const QuantQuads &, const void *, const void *,
-                        uint32_t, bool, uint8_t *);
-  static const Quad quads[3][2] = {
-      {quant_quad<kQuantF32, kQuantBlock>, quant_quad<kQuantF32, kQuantMx>},
-      {quant_quad<kQuantBF16, kQuantBlock>, quant_quad<kQuantBF16, kQuantMx>},
-      {quant_quad<kQuantF16, kQuantBlock>, quant_quad<kQuantF16, kQuantMx>}};
-  static const Quad halves[3][2] = {
-      {fetchThenPut<kQuantF32, kQuantBlock>, fetchThenPut<kQuantF32, kQuantMx>},
-      {fetchThenPut<kQuantBF16, kQuantBlock>,
-       fetchThenPut<kQuantBF16, kQuantMx>},
-      {fetchThenPut<kQuantF16, kQuantBlock>,
-       fetchThenPut<kQuantF16, kQuantMx>}};
-  int row = launch.input, col = launch.kind == kQuantMx;
+  GroupWork whole = GroupWorks<W>::whole(launch.input, launch.kind);
+  GroupWork halves = GroupWorks<W>::halves(launch.input, launch.kind);
   int64_t w = launch.shape[launch.ndim - 1];
+  int64_t blockW = launch.block[launch.ndim - 1];
   std::vector<int> written(got.size(), 0);
-  for (int32_t e = 0; e < p.quads; ++e) {
-    QuantQuad a = quant_quad_at(p, launch.kind, e);
-    EXPECT_LE(a.n, 4);
+  for (int32_t e = 0; e < p.groups; ++e) {
+    QuantGroup a = quant_group_at<W>(p, launch.kind, e);
+    EXPECT_LE(a.n, W);
     if (a.n == 0)
       continue;
-    EXPECT_TRUE(a.n < 4 || a.lo % 4 == 0) << "a whole quad off 4 elements";
+    EXPECT_TRUE(a.n < W || a.lo % W == 0) << "a whole group off W elements";
     EXPECT_EQ(int64_t(a.x), a.lo % w);
     EXPECT_EQ(a.first, quant_row_first_block(launch, a.lo / w));
-    (e % 3 ? quads : halves)[row][col](p, in.data(), scales, e, e % 2 == 0,
-                                       got.data());
-    for (int k = 0; k < a.n; ++k)
+    (e % 3 ? whole : halves)(p, in.data(), scales, e, e % 2 == 0, got.data());
+    bool nan = false;
+    for (int k = 0; k < a.n; ++k) {
       ++written[a.to + k];
+      nan |= std::isnan(load_input(in.data(), a.lo + k, launch.input));
+    }
+    bool oneBlock = a.x / blockW == (a.x + a.n - 1) / blockW;
+    ++(a.n == W && oneBlock && !nan ? paths->paired : paths->single);
   }
   for (size_t i = 0; i < written.size(); ++i)
     EXPECT_EQ(written[i], 1) << "byte " << i << " of the box";
+  return true;
+}
+
+/// The group kernel on the host at both widths (4 and 8), which must
+/// agree: `got` holds the result (false when the kernel does not take the
+/// box).
+bool emulateGroups(const QuantLaunch &launch, const QuantCopyBox &box,
+                   const std::vector<uint8_t> &in, const void *scales,
+                   std::vector<uint8_t> &got, GroupPaths *paths = nullptr) {
+  GroupPaths ignored;
+  std::vector<uint8_t> eight(got);
+  if (!emulateWidth<4>(launch, box, in, scales, got, &ignored))
+    return false;
+  if (emulateWidth<8>(launch, box, in, scales, eight,
+                      paths ? paths : &ignored)) {
+    EXPECT_EQ(eight, got) << "groups of 8 differ from groups of 4";
+  }
   return true;
 }
 
@@ -256,9 +303,9 @@ void checkFusedPack(std::mt19937_64 &rng, int kind, int input,
   for (int64_t span = 0, n = quant_span_count(box); span < n; ++span)
     quant_span(launch, in.data(), scales.data(), box, span, got.data());
   ASSERT_EQ(got, want) << "the device's fused pack differs";
-  std::vector<uint8_t> quads(packed, 0x55);
-  if (emulateQuads(launch, box, in, scales.data(), quads)) {
-    ASSERT_EQ(quads, want) << "the device's quad kernel differs";
+  std::vector<uint8_t> groups(packed, 0x55);
+  if (emulateGroups(launch, box, in, scales.data(), groups)) {
+    ASSERT_EQ(groups, want) << "the device's group kernel differs";
   }
   // Whole trailing rows as one run over them (how plans state such boxes).
   if (nd >= 2 && lo[nd - 1] == 0 && hi[nd - 1] == sb.shape[nd - 1]) {
@@ -266,8 +313,8 @@ void checkFusedPack(std::mt19937_64 &rng, int kind, int input,
     merged.run *= box.loops[3 * (nd - 2)];
     merged.n = nd - 2;
     std::vector<uint8_t> whole(packed, 0x55);
-    if (emulateQuads(launch, merged, in, scales.data(), whole)) {
-      ASSERT_EQ(whole, want) << "the quad kernel differs on merged rows";
+    if (emulateGroups(launch, merged, in, scales.data(), whole)) {
+      ASSERT_EQ(whole, want) << "the group kernel differs on merged rows";
     }
   }
 }
@@ -416,8 +463,8 @@ void checkRandomCase(std::mt19937_64 &rng, int input) {
     whole.loops[0] = localElems / local[rank - 1];
     whole.loops[1] = whole.loops[2] = local[rank - 1];
     std::vector<uint8_t> rows(localElems, 0x55);
-    if (emulateQuads(launch, whole, in, scales.data(), rows)) {
-      ASSERT_EQ(rows, out) << "the quad kernel differs on the whole shard";
+    if (emulateGroups(launch, whole, in, scales.data(), rows)) {
+      ASSERT_EQ(rows, out) << "the group kernel differs on the whole shard";
     }
   }
   checkFusedPack(rng, mx ? kQuantMx : kQuantBlock, input, sb, launch, in,
@@ -493,9 +540,10 @@ void quantizeOnHost(std::mt19937_64 &rng, int kind, int input,
   ASSERT_EQ(emulateAmax(h->launch, h->in), h->scales);
 }
 
-/// Long rows, rows that start and end inside a quad, and short rows: the
-/// quad kernel against the host loops, for block scaling and MX.
-TEST(QuantizeTest, QuadKernelPacksLongRowsAndPartialQuads) {
+/// Long rows, rows that start and end inside a group, and short rows: the
+/// group kernel against the host loops, for block scaling and MX, its
+/// groups of eight both converted two at a time and one at a time.
+TEST(QuantizeTest, GroupKernelPacksLongRowsAndPartialGroups) {
   std::mt19937_64 rng(23);
   for (int kind : {int(kQuantBlock), int(kQuantMx)}) {
     std::vector<int64_t> shape = {5, 40000};
@@ -506,7 +554,7 @@ TEST(QuantizeTest, QuadKernelPacksLongRowsAndPartialQuads) {
     ASSERT_NO_FATAL_FAILURE(quantizeOnHost(rng, kind, kQuantBF16, shape, block,
                                            {{shape[0]}, {shape[1]}}, &h));
     // Whole rows as one run (a loop added over them); 39,893 columns from
-    // column 101 (rows that start and end inside a quad); and 7-column
+    // column 101 (rows that start and end inside a group); and 7-column
     // pieces.
     struct Box {
       int64_t from, run, rows;
@@ -525,18 +573,24 @@ TEST(QuantizeTest, QuadKernelPacksLongRowsAndPartialQuads) {
         for (int64_t p = 0; p < c.run; ++p)
           want.push_back(h.out[c.from + i * shape[1] + p]);
       std::vector<uint8_t> got(c.run * c.rows, 0x55);
-      ASSERT_TRUE(emulateQuads(h.launch, box, h.in, h.scales.data(), got));
+      GroupPaths paths;
+      ASSERT_TRUE(
+          emulateGroups(h.launch, box, h.in, h.scales.data(), got, &paths));
       ASSERT_EQ(got, want) << "box from " << c.from << " run " << c.run;
+      if (c.run > 8) {
+        EXPECT_GT(paths.paired, 0) << "no group took the paired conversions";
+        EXPECT_GT(paths.single, 0) << "every group took them";
+      }
     }
   }
 }
 
 /// A 3-D shard with several runs on both leading dims (vLLM's merged
 /// weights cut dim 0 so), an odd row width (rows start at every alignment)
-/// and a box of two loops from inside the shard: the quad kernel's run
+/// and a box of two loops from inside the shard: the group kernel's run
 /// tables and loop walk against the host loops, for each source type and
 /// kind.
-TEST(QuantizeTest, QuadKernelWalksRunsAndLoops) {
+TEST(QuantizeTest, GroupKernelWalksRunsAndLoops) {
   std::mt19937_64 rng(29);
   std::vector<int64_t> shape = {3, 300, 1001};
   std::vector<std::vector<int64_t>> dimRuns = {{2, 1}, {128, 100, 72}, {1001}};
@@ -563,14 +617,15 @@ TEST(QuantizeTest, QuadKernelWalksRunsAndLoops) {
           for (int64_t c = 13; c < 913; ++c)
             want.push_back(h.out[(a * shape[1] + r) * shape[2] + c]);
       std::vector<uint8_t> got(want.size(), 0x55);
-      ASSERT_TRUE(emulateQuads(h.launch, box, h.in, h.scales.data(), got));
+      ASSERT_TRUE(emulateGroups(h.launch, box, h.in, h.scales.data(), got));
       ASSERT_EQ(got, want) << "input " << input << " kind " << kind;
     }
 }
 
-/// The quad kernel divides its indices by magic numbers, exact below 2^31:
-/// a box of 2^31 quads or more goes to the span kernel (64-bit indices).
-TEST(QuantizeTest, QuadKernelTakesIndicesBelow2To31Only) {
+/// The group kernel divides its indices by magic numbers, exact below
+/// 2^31: a box of 2^31 groups or more goes to the span kernel (64-bit
+/// indices), and so does a width other than 4 or 8.
+TEST(QuantizeTest, GroupKernelTakesIndicesBelow2To31Only) {
   std::vector<int64_t> shape = {int64_t(1) << 16, int64_t(1) << 17};
   std::vector<int64_t> block = {128, 128}, runs = {1, shape[0], 1, shape[1]};
   QuantLaunch launch;
@@ -582,14 +637,19 @@ TEST(QuantizeTest, QuadKernelTakesIndicesBelow2To31Only) {
   box.n = 1;
   box.loops[0] = shape[0];
   box.loops[1] = box.loops[2] = shape[1];
-  QuantQuads p;
-  EXPECT_FALSE(quant_quads_of(launch, box, &p)); // 2^33 elements: 2^31 quads
+  QuantGroups p;
+  // 2^33 elements: over 2^31 groups of 4, and 2^30 + 2^16 groups of 8 (a
+  // row meets one more group than it fills, from an unaligned start).
+  EXPECT_FALSE(quant_groups_of(launch, box, 4, &p));
+  ASSERT_TRUE(quant_groups_of(launch, box, 8, &p));
+  EXPECT_EQ(p.groups, (int64_t(1) << 30) + (int64_t(1) << 16));
   box.loops[0] = shape[0] / 4 - 1;
-  ASSERT_TRUE(quant_quads_of(launch, box, &p));
-  EXPECT_LT(p.quads, int64_t(1) << 31);
-  box.loops[0] = 0; // an empty box: no quads, and no division by zero
-  ASSERT_TRUE(quant_quads_of(launch, box, &p));
-  EXPECT_EQ(p.quads, 0);
+  ASSERT_TRUE(quant_groups_of(launch, box, 4, &p));
+  EXPECT_LT(p.groups, int64_t(1) << 31);
+  EXPECT_FALSE(quant_groups_of(launch, box, 6, &p));
+  box.loops[0] = 0; // an empty box: no groups, and no division by zero
+  ASSERT_TRUE(quant_groups_of(launch, box, 8, &p));
+  EXPECT_EQ(p.groups, 0);
 }
 
 TEST(QuantizeTest, MagicDivisionIsExact) {

@@ -7,7 +7,7 @@
  * (a thread per segment walks them once); the fused pack where the last dim is
  * one run (the common case: fused runs cut dim 0), so that blocks along it
  * start at multiples of its block size and an element's block is a
- * division by a constant (QuantQuads.h).
+ * division by a constant (QuantGroups.h).
  *
  *===----------------------------------------------------------------------===*/
 #ifndef RESHARD_EXECUTIONENGINE_QUANTROWS_H

@@ -152,21 +152,29 @@ RESHARD_QD inline bool nan_e4m3(float x, uint8_t *q) {
   return true;
 }
 
-/* e4m3_from_float_bits of a value that is not a NaN; from sm_89 on, the
- * GPU's own conversion, which rounds alike (saturating, subnormals kept:
- * scripts/gpu-check.sh compares the two on all 2^32 inputs).
- * RESHARD_SOFT_E4M3 keeps the bits version there too. */
-RESHARD_QD inline uint8_t e4m3_from_number(float v) {
+/* e4m3_from_float_bits of two values that are not NaN, `lo` in the low
+ * byte; from sm_89 on, the GPU's own conversion (one instruction for the
+ * pair), which rounds alike (saturating, subnormals kept:
+ * scripts/gpu-check.sh compares the two on all 2^32 inputs, in both
+ * bytes). RESHARD_SOFT_E4M3 keeps the bits version there too. */
+RESHARD_QD inline uint32_t e4m3x2_from_numbers(float lo, float hi) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890 &&                          \
     !defined(RESHARD_SOFT_E4M3)
   unsigned short pair;
   asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;"
       : "=h"(pair)
-      : "f"(0.0f), "f"(v));
-  return static_cast<uint8_t>(pair & 0xffu);
+      : "f"(hi), "f"(lo));
+  return pair;
 #else
-  return e4m3_from_float_bits(v);
+  /* A NaN (callers test for it first) comes out positive, as a GPU's
+   * division leaves it: a host test then sees a path that lets one in. */
+  uint32_t l = e4m3_from_float_bits(lo), h = e4m3_from_float_bits(hi);
+  return (l == 0xffu ? 0x7fu : l) | (h == 0xffu ? 0x7fu : h) << 8;
 #endif
+}
+
+RESHARD_QD inline uint8_t e4m3_from_number(float v) {
+  return static_cast<uint8_t>(e4m3x2_from_numbers(v, 0.0f) & 0xffu);
 }
 
 RESHARD_QD inline uint8_t e4m3_from_float(float v) {
@@ -255,12 +263,14 @@ RESHARD_QD inline int mx_exponent(float amax) {
 }
 
 /* x * 2^-e (exact: e <= 119 for any finite amax, and any product below the
- * fp32 normal range rounds to a zero e4m3 either way), to e4m3. */
+ * fp32 normal range rounds to a zero e4m3 either way). */
+RESHARD_QD inline float mx_quotient(float x, int e) {
+  return mul_rn(x, bits_float(uint32_t(127 - e) << 23));
+}
+
 RESHARD_QD inline uint8_t quantize_mx(float x, int e) {
   uint8_t q;
-  return nan_e4m3(x, &q)
-             ? q
-             : e4m3_from_number(mul_rn(x, bits_float(uint32_t(127 - e) << 23)));
+  return nan_e4m3(x, &q) ? q : e4m3_from_number(mx_quotient(x, e));
 }
 
 /* The host loops' floating-point environment, from construction to
@@ -422,10 +432,17 @@ RESHARD_QD inline uint32_t scale_word(int kind, const void *scales,
 #endif
 }
 
+/* What x becomes under a block's scale word before its rounding to
+ * e4m3: x / scale, or x * 2^-e (MX). */
+RESHARD_QD inline float quant_quotient(int kind, float x, uint32_t word) {
+  return kind == kQuantMx ? mx_quotient(x, static_cast<int>(word) - 127)
+                          : div_rn(x, bits_float(word));
+}
+
 /* x quantized with a block's scale word. */
 RESHARD_QD inline uint8_t quantize_word(int kind, float x, uint32_t word) {
-  return kind == kQuantMx ? quantize_mx(x, static_cast<int>(word) - 127)
-                          : quantize_scaled(x, bits_float(word));
+  uint8_t q;
+  return nan_e4m3(x, &q) ? q : e4m3_from_number(quant_quotient(kind, x, word));
 }
 
 /* One block's quantization of x: its fp32 scale, or its E8M0 byte. */

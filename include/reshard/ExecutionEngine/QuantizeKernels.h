@@ -3,13 +3,13 @@
  * The NCCL backend's quantizer: the CUDA kernels and their launches, over
  * the per-thread work of QuantLaunch.h (a thread block per FP8 block;
  * spans of a run), QuantRows.h (the scales, a thread per segment) and
- * QuantQuads.h (the fused pack, a thread per quad). The scalar functions
+ * QuantGroups.h (the fused pack, a thread per group). The scalar functions
  * are Quantize.h's, so that kernels and host loops round alike. Three
  * shapes of work:
  *  - the scales: a thread per segment (one row's elements of one block
  *    column), then the blocks' scales from their amax;
  *  - the fused pack (and local copies, and a receiver's whole shard): a
- *    thread per quad (four neighbouring elements of a row) where the last
+ *    thread per group (eight neighbouring elements of a row) where the last
  *    dim is one run, else a thread per span of a run;
  *  - the general kernel, a thread block per block, for rows of 2^31
  *    elements or more.
@@ -18,7 +18,7 @@
 #ifndef RESHARD_EXECUTIONENGINE_QUANTIZEKERNELS_H
 #define RESHARD_EXECUTIONENGINE_QUANTIZEKERNELS_H
 
-#include "reshard/ExecutionEngine/QuantQuads.h"
+#include "reshard/ExecutionEngine/QuantGroups.h"
 
 namespace reshard {
 namespace engine {
@@ -57,37 +57,42 @@ static __global__ void __launch_bounds__(kQuantThreads)
     quant_span(q, in, scales, b, s, out);
 }
 
-/* Grid-stride over a box's quads (quant_quads_of). */
-const int kQuantQuadThreads = 256;
+/* Grid-stride over a box's groups (quant_groups_of). */
+const int kQuantGroupThreads = 256;
 
-template <int Input, int Kind>
-static __global__ void __launch_bounds__(kQuantQuadThreads)
-    quant_quads_kernel(QuantQuads p, bool wide, const void *in,
-                       const void *scales, uint8_t *out) {
-  /* Unsigned: quads < 2^31 and a stride below 2^31, so e never wraps. */
-  uint32_t quads = static_cast<uint32_t>(p.quads);
-  for (uint32_t e = blockIdx.x * blockDim.x + threadIdx.x; e < quads;
+/* The fused pack's elements a thread: eight, one 16-byte load of a 16-bit
+ * source, the walk's cost shared by twice the elements of four. */
+const int kQuantGroupWidth = 8;
+
+template <int Input, int Kind, int W>
+static __global__ void __launch_bounds__(kQuantGroupThreads)
+    quant_groups_kernel(QuantGroups p, bool wide, const void *in,
+                        const void *scales, uint8_t *out) {
+  /* Unsigned: groups < 2^31 and a stride below 2^31, so e never wraps. */
+  uint32_t groups = static_cast<uint32_t>(p.groups);
+  for (uint32_t e = blockIdx.x * blockDim.x + threadIdx.x; e < groups;
        e += gridDim.x * blockDim.x)
-    quant_quad<Input, Kind>(p, in, scales, e, wide, out);
+    quant_group<Input, Kind, W>(p, in, scales, e, wide, out);
 }
 
-typedef void (*QuantQuadsKernel)(QuantQuads, bool, const void *, const void *,
-                                 uint8_t *);
+typedef void (*QuantGroupsKernel)(QuantGroups, bool, const void *, const void *,
+                                  uint8_t *);
 
-/* The quad kernel for a source type and kind. */
-inline QuantQuadsKernel quant_quads_kernel_for(int input, int kind) {
-  static const QuantQuadsKernel kernels[3][2] = {
-      {quant_quads_kernel<kQuantF32, kQuantBlock>,
-       quant_quads_kernel<kQuantF32, kQuantMx>},
-      {quant_quads_kernel<kQuantBF16, kQuantBlock>,
-       quant_quads_kernel<kQuantBF16, kQuantMx>},
-      {quant_quads_kernel<kQuantF16, kQuantBlock>,
-       quant_quads_kernel<kQuantF16, kQuantMx>}};
+/* The group kernel of kQuantGroupWidth for a source type and kind. */
+inline QuantGroupsKernel quant_groups_kernel_for(int input, int kind) {
+  const int W = kQuantGroupWidth;
+  static const QuantGroupsKernel kernels[3][2] = {
+      {quant_groups_kernel<kQuantF32, kQuantBlock, W>,
+       quant_groups_kernel<kQuantF32, kQuantMx, W>},
+      {quant_groups_kernel<kQuantBF16, kQuantBlock, W>,
+       quant_groups_kernel<kQuantBF16, kQuantMx, W>},
+      {quant_groups_kernel<kQuantF16, kQuantBlock, W>,
+       quant_groups_kernel<kQuantF16, kQuantMx, W>}};
   return kernels[input][kind == kQuantMx];
 }
 
 /* A grid-stride kernel's thread blocks for `threads` threads of
- * kQuantQuadThreads a block: enough to fill the device 16 times over,
+ * kQuantGroupThreads a block: enough to fill the device 16 times over,
  * fewer when there is less work. */
 inline unsigned quant_stride_grid(int64_t threads) {
   int device = 0, sms = 0;
@@ -96,7 +101,7 @@ inline unsigned quant_stride_grid(int64_t threads) {
           cudaSuccess ||
       sms <= 0)
     sms = 132;
-  int64_t blocks = (threads + kQuantQuadThreads - 1) / kQuantQuadThreads;
+  int64_t blocks = (threads + kQuantGroupThreads - 1) / kQuantGroupThreads;
   return static_cast<unsigned>(blocks < 16 * sms ? blocks : 16 * sms);
 }
 
@@ -139,17 +144,18 @@ inline cudaError_t launch_quant_copy(const QuantLaunch &q,
                                      cudaStream_t stream) {
   if (b.run <= 0)
     return cudaSuccess;
-  QuantQuads p;
+  QuantGroups p;
   /* Where the last dim has several runs the span kernel runs (it was the
    * faster there on an H200, BENCHMARKS.md section 5). */
-  if (quant_quads_of(q, b, &p)) {
-    if (p.quads <= 0)
+  if (quant_groups_of(q, b, kQuantGroupWidth, &p)) {
+    if (p.groups <= 0)
       return cudaSuccess;
-    bool wide =
-        reinterpret_cast<uintptr_t>(in) % (4 * quant_input_bytes(q.input)) == 0;
-    quant_quads_kernel_for(
+    bool wide = reinterpret_cast<uintptr_t>(in) %
+                    (kQuantGroupWidth * quant_input_bytes(q.input)) ==
+                0;
+    quant_groups_kernel_for(
         q.input,
-        q.kind)<<<quant_stride_grid(p.quads), kQuantQuadThreads, 0, stream>>>(
+        q.kind)<<<quant_stride_grid(p.groups), kQuantGroupThreads, 0, stream>>>(
         p, wide, in, scales, out);
     return cudaGetLastError();
   }
