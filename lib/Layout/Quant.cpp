@@ -170,6 +170,22 @@ std::optional<Sharding> reshard::scaleSharding(const Sharding &sharding,
   return out;
 }
 
+namespace {
+/// Indices in order as runs [begin, end), a run that continues the last
+/// one merged into it.
+struct IndexRuns {
+  llvm::SmallVector<std::pair<int64_t, int64_t>> runs;
+  void add(int64_t begin, int64_t end) {
+    if (begin == end)
+      return;
+    if (!runs.empty() && runs.back().second == begin)
+      runs.back().second = end;
+    else
+      runs.push_back({begin, end});
+  }
+};
+} // namespace
+
 std::optional<std::string> reshard::checkWholeBlocks(
     const Sharding &sharding, llvm::ArrayRef<int64_t> meshShape,
     llvm::ArrayRef<std::string> axes, llvm::ArrayRef<int64_t> shape,
@@ -190,8 +206,9 @@ std::optional<std::string> reshard::checkWholeBlocks(
     llvm::SmallVector<int64_t> coords(meshShape.size(), 0);
     for (bool more = true; more;) {
       // The blocks this device holds along d, in local order, against the
-      // scale indices the scale sharding gives it.
-      llvm::SmallVector<int64_t> want, got;
+      // scale indices the scale sharding gives it: as runs of consecutive
+      // indices (a dim may hold billions of blocks).
+      IndexRuns want, got;
       for (const DimSegment &s : payload.segments(d, coords)) {
         int64_t end = s.globalBegin + s.size;
         if (s.globalBegin % b != 0 || (end % b != 0 && end != n)) {
@@ -205,13 +222,11 @@ std::optional<std::string> reshard::checkWholeBlocks(
                                s.globalBegin, end, d, b)
               .str();
         }
-        for (int64_t i = s.globalBegin; i < end; i += b)
-          want.push_back(i / b);
+        want.add(s.globalBegin / b, llvm::divideCeilSigned(end, b));
       }
       for (const DimSegment &s : scales.segments(d, coords))
-        for (int64_t i = 0; i < s.size; ++i)
-          got.push_back(s.globalBegin + i);
-      if (want != got)
+        got.add(s.globalBegin, s.globalBegin + s.size);
+      if (want.runs != got.runs)
         return llvm::formatv("the scale sharding of dim {0} does not follow "
                              "the payload's blocks",
                              d)

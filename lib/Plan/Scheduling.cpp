@@ -7,6 +7,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -449,13 +450,29 @@ llvm::Expected<PlanSchedule> reshard::schedulePlan(
     transits |= isTransitIn(s.phase);
     stagedAt[s.sender] += 1;
     stagedAt[s.receiver] += copies;
-    bytesAt[s.sender] += s.bytes;
-    bytesAt[s.receiver] += copies * s.bytes;
+    std::optional<int64_t> received = llvm::checkedMul(copies, s.bytes);
+    std::optional<int64_t> sent = llvm::checkedAdd(bytesAt[s.sender], s.bytes);
+    if (received)
+      received = llvm::checkedAdd(bytesAt[s.receiver], *received);
+    if (!sent || !received)
+      return error(llvm::formatv("rank {0} stages more than 2^63 bytes",
+                                 sent ? s.receiver : s.sender));
+    bytesAt[s.sender] = *sent;
+    bytesAt[s.receiver] = *received;
     if (pairs.insert({s.sender, s.receiver}).second) {
       ++peersAt[s.sender];
       ++peersAt[s.receiver];
     }
   }
+  // Plans keep per-step tables of each rank's load: a bound on the steps
+  // bounds them (a rank staging 4 PiB in steps of 1 GiB).
+  for (const auto &[rank, bytes] : bytesAt)
+    if (bytes / options.stagingBudget >= kMaxRankSteps)
+      return error(llvm::formatv(
+          "rank {0} stages {1} bytes, {2} steps or more at the staging "
+          "budget of {3} bytes, where a plan takes at most {2} a rank; "
+          "raise the budget",
+          rank, bytes, kMaxRankSteps, options.stagingBudget));
   if (std::optional<PlanSchedule> uniform = uniformSchedule(
           model, transfers, streams, options, stagedAt, peersAt, bytesAt))
     return std::move(*uniform);

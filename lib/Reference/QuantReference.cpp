@@ -69,7 +69,8 @@ ReferenceQuantized reshard::referenceQuantize(llvm::ArrayRef<int64_t> shape,
   ReferenceQuantized out;
   int64_t numScales = 1;
   for (size_t d = 0; d < rank; ++d) {
-    out.scaleShape.push_back((shape[d] + block[d] - 1) / block[d]);
+    // Rounded up without overflow (a block may be 2^63 - 1).
+    out.scaleShape.push_back(shape[d] / block[d] + (shape[d] % block[d] != 0));
     numScales *= out.scaleShape.back();
   }
   // Which block each element is in, row-major over the scale tensor.

@@ -54,6 +54,9 @@ inline constexpr int64_t kMaxRank = INT32_MAX - 1;
 /// The smallest staging budget (bytes a rank stages at any instant): one
 /// 8-byte element.
 inline constexpr int64_t kMinStagingBudget = 8;
+/// The most steps a rank's program may take: plans and the runtime keep
+/// tables of a rank's load per step (2^22 steps of 1 GiB stage 4 PiB).
+inline constexpr int64_t kMaxRankSteps = int64_t(1) << 22;
 /// The default staging budget of the scheduler, the pipeline and the tools.
 inline constexpr int64_t kDefaultStagingBudget = int64_t(1) << 30;
 

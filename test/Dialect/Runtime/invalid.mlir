@@ -1179,7 +1179,8 @@ reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
 
 // -----
 
-// A stream past step 2^31.
+// A stream past step 2^22 (the most a rank's program takes): one step more
+// than that.
 reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
   reshard_rt.mesh 0 ranks [0]
   reshard_rt.mesh 1 ranks [1]
@@ -1189,8 +1190,8 @@ reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
   reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
   reshard_rt.items 0 [g0.p0[0]]
   reshard_rt.rank 0 workspace = 16 {
-    // expected-error @+1 {{'reshard_rt.send' op runs past step 2^31}}
-    reshard_rt.send to 1 phase 0 start 0 quota 1 bytes 4294967296 items 0
+    // expected-error @+1 {{'reshard_rt.send' op runs past step 4194304, the most a rank's program takes}}
+    reshard_rt.send to 1 phase 0 start 0 quota 1 bytes 4194305 items 0
   }
   reshard_rt.rank 1 workspace = 16 {
     reshard_rt.recv from 0 phase 0 start 0 quota 16 bytes 16 items 0

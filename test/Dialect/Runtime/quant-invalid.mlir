@@ -9,9 +9,17 @@
 // RUN: reshard-opt %S/../../Conversion/ReshardToRuntime/convert-quantized.mlir --reshard-plan-pipeline -o %t/plan.mlir
 // RUN: sed -e 's/quant_tensors = \[0, 1, 1, 0\]/quant_tensors = [0, 0, 1, 0]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=SAME
 // SAME: quant_tensors[0]: payload and scales must be two tensors of the plan
+// The scales' name is the callers' key for them; names are unique.
+// RUN: sed -e 's/ tensors = \["w", "w.scale"\]/ tensors = ["w", "w.scales"]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=NAME
+// NAME: quant_tensors[0]: the scales of 'w' are named 'w.scale', not 'w.scales'
+// RUN: sed -e 's/ tensors = \["w", "w.scale"\]/ tensors = ["w", "w"]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=TWICE
+// TWICE: 'reshard_rt.plan' op names tensor 1 'w', as tensor 0; a plan's tensor names are unique
+// A group of a quantized plan naming a class the plan does not have.
+// RUN: sed -e 's/reshard_rt.group 1 class 1 /reshard_rt.group 1 class 32 /' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=GROUP
+// GROUP: 'reshard_rt.group' op names class 32 of 2
 // RUN: sed -e 's/quant_tensors = \[0, 1, 1, 0\]/quant_tensors = [0, 1, 3, 0]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=INPUT
 // INPUT: quant_tensors[0]: input must be 0 (fp32), 1 (bf16) or 2 (fp16), and the row one of quant_classes
-// RUN: sed -e 's/quant_tensors = \[0, 1, 1, 0\]/quant_tensors = [1, 0, 1, 0]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=CLASSES
+// RUN: sed -e 's/quant_tensors = \[0, 1, 1, 0\]/quant_tensors = [1, 0, 1, 0]/' -e 's/ tensors = \["w", "w.scale"\]/ tensors = ["w.scale.scale", "w.scale"]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=CLASSES
 // CLASSES: quant_tensors[0]: the payload's class must have 1-byte elements and the row's rank and source combos, the scales' class 4-byte elements, both one source mesh
 // RUN: sed -e 's/quant_classes = \[1, 0, 2, 2, 2, 2, 1, 2, 1, 4, 1, 2, 1, 4\]/quant_classes = [1, 0, 2, 2, 2, 2, 1, 2, 1, 3, 1, 2, 1, 4]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=RUNS
 // RUNS: quant_tensors[0]: on source device 0, dim 1: runs of 3 elements in 2 blocks for a payload shard of 4 and a scales shard of 2

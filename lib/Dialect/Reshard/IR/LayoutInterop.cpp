@@ -1,5 +1,6 @@
 //===- LayoutInterop.cpp - From the dialect's ops to plain layout data ----===//
 #include "reshard/Dialect/Reshard/IR/LayoutInterop.h"
+#include "reshard/Layout/Quant.h"
 
 using namespace mlir;
 using namespace reshard;
@@ -48,6 +49,160 @@ bool reshard::isQuantizedOnSender(RedistributeOp op) {
 
 bool reshard::isQuantizedOnReceiver(RedistributeOp op) {
   return quantizedOn(op, kQuantizeOnReceiver);
+}
+
+ShardingAttr reshard::getShardingAttr(MLIRContext *ctx,
+                                      const Sharding &sharding,
+                                      const MeshSpec &mesh) {
+  SmallVector<DimShardingAttr> dims;
+  for (const DimSharding &d : sharding.dims) {
+    SmallVector<StringAttr> axes;
+    for (unsigned a : d.axes)
+      axes.push_back(StringAttr::get(ctx, mesh.axes[a]));
+    SmallVector<int64_t> order;
+    for (const OrderRun &r : d.order)
+      order.append({r.start, r.length});
+    dims.push_back(DimShardingAttr::get(ctx, axes, d.blocks, order));
+  }
+  return ShardingAttr::get(ctx, dims);
+}
+
+std::optional<std::string> reshard::getQuantScales(RedistributeOp op,
+                                                   const TensorSides &sides,
+                                                   bool senders,
+                                                   QuantScales &out) {
+  const QuantSpec &quant = sides.dst.sharding.quant;
+  SmallVector<int64_t> blocks = quant.blockSizes(sides.shape.size());
+  Sharding payload = sides.dst.sharding;
+  payload.quant = QuantSpec();
+  const Sharding &held = senders ? sides.src.sharding : payload;
+  const MeshSpec &mesh = senders ? sides.src.mesh : sides.dst.mesh;
+  if (std::optional<std::string> why =
+          checkWholeBlocks(held, mesh.shape, mesh.axes, sides.shape, blocks))
+    return why;
+  // checkWholeBlocks found the holder's scale sharding.
+  std::optional<Sharding> dst = scaleSharding(payload, sides.shape, blocks);
+  if (!dst)
+    return std::string("the destination's scales have no sharding");
+  out.src = *scaleSharding(held, sides.shape, blocks);
+  out.dst = std::move(*dst);
+  out.startOnDst = !senders;
+  SmallVector<int64_t> shape;
+  for (auto [n, b] : llvm::zip(sides.shape, blocks))
+    shape.push_back(llvm::divideCeilSigned(n, b));
+  MLIRContext *ctx = op.getContext();
+  Type element = quant.kind == QuantSpec::Mx
+                     ? Type(IntegerType::get(ctx, 8, IntegerType::Unsigned))
+                     : Type(Float32Type::get(ctx));
+  out.type = RankedTensorType::get(shape, element);
+  return std::nullopt;
+}
+
+static bool sameSharding(const Sharding &a, const Sharding &b) {
+  if (a.dims.size() != b.dims.size() || a.quant != b.quant)
+    return false;
+  for (auto [x, y] : llvm::zip(a.dims, b.dims))
+    if (x.axes != y.axes || x.blocks != y.blocks || x.order != y.order)
+      return false;
+  return true;
+}
+
+/// The scales' redistribution `scales` against what getQuantScales makes
+/// for `payload`.
+static LogicalResult verifyScales(RedistributeOp payload, RedistributeOp scales,
+                                  const TensorSides &sides,
+                                  const QuantScales &want,
+                                  SymbolTableCollection &symbols) {
+  std::string of = ("the scales of @" + payload.getSymName()).str();
+  if (scales.getSrcTensorType() != want.type ||
+      scales.getDstTensorType() != want.type)
+    return scales.emitOpError() << "moves " << scales.getSrcTensorType()
+                                << " to " << scales.getDstTensorType()
+                                << ", but " << of << " are " << want.type;
+  FlatSymbolRefAttr srcMesh =
+      want.startOnDst ? payload.getDstMeshAttr() : payload.getSrcMeshAttr();
+  if (scales.getSrcMeshAttr() != srcMesh ||
+      scales.getDstMeshAttr() != payload.getDstMeshAttr())
+    return scales.emitOpError()
+           << "goes from mesh " << scales.getSrcMeshAttr() << " to "
+           << scales.getDstMeshAttr() << ", but " << of << " go from "
+           << srcMesh << " to " << payload.getDstMeshAttr()
+           << (want.startOnDst ? " (quantized on the receivers, they stay "
+                                 "where they are made)"
+                               : "");
+  FailureOr<TensorSides> got = getTensorSides(scales, symbols);
+  if (failed(got))
+    return failure();
+  MLIRContext *ctx = payload.getContext();
+  const MeshSpec &startMesh = want.startOnDst ? sides.dst.mesh : sides.src.mesh;
+  if (!sameSharding(got->src.sharding, want.src))
+    return scales.emitOpError()
+           << "is sharded " << scales.getSrcSharding() << " on its source, but "
+           << of << " are " << getShardingAttr(ctx, want.src, startMesh);
+  if (!sameSharding(got->dst.sharding, want.dst))
+    return scales.emitOpError()
+           << "is sharded " << scales.getDstSharding()
+           << " on its destination, but " << of << " are "
+           << getShardingAttr(ctx, want.dst, sides.dst.mesh);
+  return success();
+}
+
+LogicalResult reshard::verifyQuantDecision(RedistributeOp op,
+                                           SymbolTableCollection &symbols) {
+  Operation *scope = op->getParentOp();
+  Attribute onAttr = op->getAttr(kQuantizeOnAttr),
+            ofAttr = op->getAttr(kScalesOfAttr);
+  if (onAttr && !isa<StringAttr>(onAttr))
+    return op.emitOpError() << "quantize_on must be \"sender\" or "
+                               "\"receiver\", not "
+                            << onAttr;
+  if (ofAttr && !isa<FlatSymbolRefAttr>(ofAttr))
+    return op.emitOpError()
+           << "scales_of must name a tensor (@name), not " << ofAttr;
+  if (auto of = dyn_cast_or_null<FlatSymbolRefAttr>(ofAttr)) {
+    auto payload = dyn_cast_or_null<RedistributeOp>(
+        symbols.lookupNearestSymbolFrom(scope, of.getAttr()));
+    if (!payload || !payload->hasAttr(kQuantizeOnAttr))
+      return op.emitOpError()
+             << "scales_of = " << of
+             << " names no quantized redistribution that reshard-quantize "
+                "decided (with quantize_on)";
+    std::string name = (of.getValue() + kScaleSuffix).str();
+    if (op.getSymName() != name)
+      return op.emitOpError()
+             << "is named @\"" << op.getSymName() << "\", but the scales of "
+             << of << " are named @\"" << name << "\"";
+  }
+  auto on = dyn_cast_or_null<StringAttr>(onAttr);
+  if (!on)
+    return success();
+  if (!op.getDstSharding().isQuantized())
+    return op.emitOpError() << "has quantize_on, but its destination is not "
+                               "quantized";
+  if (on.getValue() != kQuantizeOnSender &&
+      on.getValue() != kQuantizeOnReceiver)
+    return op.emitOpError() << "quantize_on = \"" << on.getValue()
+                            << "\" is not a place; \"sender\" and "
+                               "\"receiver\" are";
+  FailureOr<TensorSides> sides = getTensorSides(op, symbols);
+  if (failed(sides))
+    return failure();
+  bool senders = on.getValue() == kQuantizeOnSender;
+  QuantScales want;
+  if (std::optional<std::string> why =
+          getQuantScales(op, *sides, senders, want))
+    return op.emitOpError()
+           << "@" << op.getSymName() << " is quantized on its "
+           << (senders ? "senders" : "receivers") << ", but " << *why;
+  auto name = StringAttr::get(op.getContext(), op.getSymName() + kScaleSuffix);
+  auto scales = dyn_cast_or_null<RedistributeOp>(
+      symbols.lookupNearestSymbolFrom(scope, name));
+  if (!scales || !scales->hasAttr(kScalesOfAttr))
+    return op.emitOpError()
+           << "@" << op.getSymName()
+           << " is quantized but has no scales: reshard-quantize adds @\""
+           << name.getValue() << "\" with scales_of = @" << op.getSymName();
+  return verifyScales(op, scales, *sides, want, symbols);
 }
 
 FailureOr<TensorLayout>

@@ -200,10 +200,9 @@ LogicalResult RedistributeOp::verifySymbolUses(SymbolTableCollection &symbols) {
     auto scale = StringAttr::get(getContext(), getSymName() + kScaleSuffix);
     Operation *other =
         symbols.lookupNearestSymbolFrom((*this)->getParentOp(), scale);
-    // reshard-quantize's own scales redistribution is the one allowed.
-    auto of = other ? other->getAttrOfType<FlatSymbolRefAttr>(kScalesOfAttr)
-                    : FlatSymbolRefAttr();
-    if (other && !(of && of.getValue() == getSymName()))
+    // A scales redistribution is the one allowed; whose scales it holds,
+    // its own verifier checks.
+    if (other && !other->hasAttr(kScalesOfAttr))
       return emitOpError()
                  .append("@", getSymName(),
                          " is quantized and its scales are named @\"",
@@ -213,6 +212,9 @@ LogicalResult RedistributeOp::verifySymbolUses(SymbolTableCollection &symbols) {
                  .attachNote(other->getLoc())
              << "@\"" << scale.getValue() << "\" defined here";
   }
+  // What reshard-quantize decided, when a module states it.
+  if (failed(verifyQuantDecision(*this, symbols)))
+    return failure();
   if (FlatSymbolRefAttr topo = getTopologyAttr()) {
     Operation *target = symbols.lookupNearestSymbolFrom(*this, topo.getAttr());
     if (!target)

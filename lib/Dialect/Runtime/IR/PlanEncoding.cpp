@@ -5,6 +5,7 @@
 #include "reshard/Layout/PlanRows.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -52,8 +53,18 @@ template <class T> bool fitsInt32(T v) { return v >= 0 && v <= INT32_MAX; }
 std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
   std::unique_ptr<EncodedPlan> e(new EncodedPlan());
   e->name = op.getSymName().str();
-  for (Attribute t : op.getTensors())
-    e->tensorNames.push_back(cast<StringAttr>(t).getValue().str());
+  // Names key the tensors (their shard files, the caller's arrays): unique.
+  llvm::StringMap<size_t> firstOf;
+  for (Attribute t : op.getTensors()) {
+    StringRef name = cast<StringAttr>(t).getValue();
+    auto [it, fresh] = firstOf.try_emplace(name, e->tensorNames.size());
+    if (!fresh)
+      return reported(op.emitOpError()
+                      << "names tensor " << e->tensorNames.size() << " '"
+                      << name << "', as tensor " << it->second
+                      << "; a plan's tensor names are unique");
+    e->tensorNames.push_back(name.str());
+  }
   int64_t numTensors = e->tensorNames.size();
   int64_t numRanks = op.getNumRanks();
   if (numRanks < 1 || numRanks > (int64_t(1) << 24))
@@ -166,6 +177,13 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
       int64_t g = e->groups.size();
       if (!enter(group, Section::Groups, group.getIndex(), g))
         return nullptr;
+      // Classes come first, so a group's class is known (encodeQuant
+      // reads it before the plan's checks run).
+      int64_t cls = group.getClassIndexAttr().getInt();
+      int64_t numClasses = e->classOps.size();
+      if (cls < 0 || cls >= numClasses)
+        return reported(group.emitOpError()
+                        << "names class " << cls << " of " << numClasses);
       for (int64_t t : group.getTensors()) {
         if (t < 0 || t >= numTensors)
           return reported(group.emitOpError()
@@ -181,11 +199,9 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
           return nullptr;
         }
         e->tensorGroup[t] = g;
-        int64_t cls = group.getClassIndexAttr().getInt();
         // A payload quantized on its receivers lands as FP8 but moves at
         // full precision: encodeQuant checks it.
-        if (!e->tensorDtypes.empty() && cls >= 0 &&
-            cls < static_cast<int64_t>(e->classOps.size()) &&
+        if (!e->tensorDtypes.empty() &&
             dtypeBytes(e->tensorDtypes[t]) !=
                 e->classOps[cls].getElementBytes() &&
             !(e->tensorDtypes[t] == "fp8e4m3" &&
@@ -449,6 +465,13 @@ bool EncodedPlan::encodeQuant(PlanOp op) {
       return bad(at() + "payload and scales must be two tensors of the plan");
     if (tensorQuant[payload] >= 0 || tensorQuant[scales] >= 0)
       return bad(at() + "a tensor is quantized or scales only once");
+    // The scales' name is the callers' key for them (Python's plan.tensors).
+    if (tensorNames[scales] != tensorNames[payload] + ".scale")
+      return bad(at() + "the scales of '" + tensorNames[payload] +
+                 "' are named '" + tensorNames[payload] + ".scale', not '" +
+                 tensorNames[scales] + "'");
+    if (tensorGroup[payload] < 0 || tensorGroup[scales] < 0)
+      return bad(at() + "payload and scales must each be in a group");
     if (input < 0 || input > 2 || row < 0 || row >= int64_t(rows.size()))
       return bad(at() + "input must be 0 (fp32), 1 (bf16) or 2 (fp16), and "
                         "the row one of quant_classes");
@@ -584,7 +607,8 @@ void EncodedPlan::finish(PlanOp op) {
   plan.quant_tensors = quantTensors.empty() ? nullptr : quantTensors.data();
   plan.num_quant_tensors = quantTensors.size();
   plan.tensor_quant = quantTensors.empty() ? nullptr : tensorQuant.data();
-  // The stream verifiers bound start + steps below 2^31, so these sums hold.
+  // The stream verifiers bound start + steps by kMaxRankSteps, so these
+  // sums hold.
   for (engine::RankProgram &p : programs) {
     p.steps = engine::rank_steps(plan, p);
     plan.max_steps = std::max(plan.max_steps, p.steps);

@@ -10,6 +10,7 @@
 #include "reshard/Dialect/IntListSyntax.h"
 #include "reshard/Dialect/Runtime/IR/PlanEncoding.h"
 #include "reshard/Layout/BoxDescriptor.h"
+#include "reshard/Layout/Layout.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -479,8 +480,9 @@ template <class StreamOp> static LogicalResult verifyStream(StreamOp op) {
     return op.emitOpError() << "needs positive bytes and quota and a start "
                                "of at least 0";
   int64_t steps = bytes / quota + (bytes % quota != 0);
-  if (start > INT32_MAX || steps > INT32_MAX - start)
-    return op.emitOpError() << "runs past step 2^31";
+  if (start > kMaxRankSteps || steps > kMaxRankSteps - start)
+    return op.emitOpError() << "runs past step " << kMaxRankSteps
+                            << ", the most a rank's program takes";
   return success();
 }
 

@@ -1,7 +1,8 @@
 // reshard-schedule errors: a staging budget below one 8-byte element (the
 // largest element type), fewer than 2 operations per step (a relay must
 // receive and send), a module not yet intersected, a tensor in two
-// groups, and the explicit reference form as input. Option errors are
+// groups, the explicit reference form as input, and a rank that would
+// take more than 2^22 steps (plans keep per-step tables). Option errors are
 // reported at the module, so those cases spell out `module`; the smallest
 // accepted values are checked to pass.
 
@@ -12,6 +13,7 @@
 // RUN: reshard-opt %t/ops-1.mlir --reshard-intersect --reshard-schedule=max-ops-per-step=1 -verify-diagnostics
 // RUN: reshard-opt %t/ops-0.mlir --reshard-intersect --reshard-schedule=max-ops-per-step=0 -verify-diagnostics
 // RUN: reshard-opt %t/tables.mlir -split-input-file --reshard-schedule -verify-diagnostics
+// RUN: reshard-opt %t/steps.mlir --reshard-intersect --reshard-select-sources --reshard-schedule -verify-diagnostics
 // The pass fails: a non-zero exit status without -verify-diagnostics.
 // RUN: not reshard-opt %t/budget-7.mlir --reshard-intersect --reshard-schedule=staging-budget=7 -o /dev/null 2>&1 | FileCheck %s
 // CHECK: error: reshard-schedule: the staging budget of 7 bytes cannot hold one 8-byte element; give at least 8
@@ -113,3 +115,14 @@ reshard.pieces @w rank 1 holders [[0], [1]] [
   box [0] size [2] from 0 at [0] to 1 at [0] group 0,
   box [2] size [2] from 1 at [0] to 1 at [2] group 1
 ]
+
+//--- steps.mlir
+// int8 [2^62 - 1] from 4 ranks to 3: rank 0 sends 2^60 bytes, 2^30 steps
+// of a 1 GiB budget.
+// expected-error @+1 {{reshard-schedule: rank 0 stages 1152921504606846976 bytes, 4194304 steps or more at the staging budget of 1073741824 bytes, where a plan takes at most 4194304 a rank; raise the budget}}
+module {
+  reshard.mesh @a shape = [4] axes = ["x"] ranks = [0, 1, 2, 3]
+  reshard.mesh @b shape = [3] axes = ["x"] ranks = [4, 5, 6]
+  reshard.redistribute @huge from @a <[[x]]> to @b <[[x]]>
+      : tensor<4611686018427387903xi8> -> tensor<4611686018427387903xi8>
+}

@@ -48,6 +48,37 @@ struct TensorSides {
 mlir::FailureOr<TensorSides>
 getTensorSides(RedistributeOp op, mlir::SymbolTableCollection &symbols);
 
+/// The `#reshard.sharding` of a resolved sharding without quantization on
+/// `mesh` (its axis names).
+ShardingAttr getShardingAttr(mlir::MLIRContext *ctx, const Sharding &sharding,
+                             const MeshSpec &mesh);
+
+/// The scales' redistribution of a quantized destination, as
+/// reshard-quantize makes it: its tensor type (fp32 scales, or ui8 E8M0
+/// bytes for MX; the tensor's shape divided by the block sizes, rounding
+/// up) and its shardings. Quantized on the senders, the scales start
+/// sharded like the payload's source, on the source mesh; on the
+/// receivers, they stay on the destination mesh as they land.
+struct QuantScales {
+  mlir::RankedTensorType type;
+  Sharding src, dst;
+  bool startOnDst = false;
+};
+
+/// The scales of quantized `op` (sides resolved) when `senders` (or else
+/// its receivers) quantize it, into `out`; std::nullopt if so, else a
+/// sentence saying why that side does not hold whole blocks.
+std::optional<std::string> getQuantScales(RedistributeOp op,
+                                          const TensorSides &sides,
+                                          bool senders, QuantScales &out);
+
+/// Checks what reshard-quantize decided of `op`, as a module may state it
+/// (`quantize_on` on a quantized payload, `scales_of` on its scales):
+/// senders quantize only where they hold whole blocks, and the scales'
+/// redistribution is the one getQuantScales makes, named `<tensor>.scale`.
+mlir::LogicalResult verifyQuantDecision(RedistributeOp op,
+                                        mlir::SymbolTableCollection &symbols);
+
 /// The plain-data layout of `op` (its meshes resolved through `symbols`),
 /// for the planner and the interpreter. Fails with a diagnostic at `op`
 /// when a mesh is missing or the op does not verify. A quantized

@@ -1,0 +1,18 @@
+// reshard-quantize on dims of billions of blocks: whether a side holds
+// whole blocks is decided on runs of block indices, never block by block,
+// so it takes no time and no memory per block (2^32 blocks of 1 element
+// here, 2 rows of 2^55 MX blocks below).
+
+// RUN: reshard-opt %s --reshard-quantize | FileCheck %s
+
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+
+// CHECK: reshard.redistribute @w from @m <{{\[\[}}tp]]> to @m <{{\[\[}}]] quant block [1]> : tensor<4294967296xbf16> -> tensor<4294967296xf8E4M3FN> {quantize_on = "sender"}
+// CHECK-NEXT: reshard.redistribute @w.scale from @m <{{\[\[}}tp]]> to @m <{{\[\[}}]]> : tensor<4294967296xf32> -> tensor<4294967296xf32> {scales_of = @w}
+reshard.redistribute @w from @m <[[tp]]> to @m <[[]] quant block [1]>
+    : tensor<4294967296xbf16> -> tensor<4294967296xf8E4M3FN>
+
+// CHECK: reshard.redistribute @x from @m <{{\[\[}}], [tp]]> to @m <{{\[\[}}], []] quant mx 32> : tensor<2x1152921504606846976xbf16> -> tensor<2x1152921504606846976xf8E4M3FN> {quantize_on = "sender"}
+// CHECK-NEXT: reshard.redistribute @x.scale from @m <{{\[\[}}], [tp]]> to @m <{{\[\[}}], []]> : tensor<2x36028797018963968xui8> -> tensor<2x36028797018963968xui8> {scales_of = @x}
+reshard.redistribute @x from @m <[[], [tp]]> to @m <[[], []] quant mx 32>
+    : tensor<2x1152921504606846976xbf16> -> tensor<2x1152921504606846976xf8E4M3FN>
