@@ -146,7 +146,8 @@ std::optional<Sharding> reshard::scaleSharding(const Sharding &sharding,
     const DimSharding &ds = sharding.dims[d];
     int64_t n = shape[d], b = blocks[d];
     auto whole = [&](int64_t begin, int64_t size) {
-      return begin % b == 0 && (size % b == 0 || begin + size == n);
+      return size == 0 ||
+             (begin % b == 0 && (size % b == 0 || begin + size == n));
     };
     DimSharding scaled;
     scaled.axes = ds.axes;

@@ -465,17 +465,39 @@ llvm::Expected<PlanSchedule> reshard::schedulePlan(
     }
   }
   // Plans keep per-step tables of each rank's load: a bound on the steps
-  // bounds them (a rank staging 4 PiB in steps of 1 GiB).
-  for (const auto &[rank, bytes] : bytesAt)
+  // bounds them (a rank staging 4 PiB in steps of 1 GiB). Its bytes over
+  // the budget are a lower bound on its steps, checked first (the lowest
+  // rank named); the schedule's own steps after.
+  std::vector<std::pair<int64_t, int64_t>> staged(bytesAt.begin(),
+                                                  bytesAt.end());
+  llvm::sort(staged);
+  for (const auto &[rank, bytes] : staged)
     if (bytes / options.stagingBudget >= kMaxRankSteps)
       return error(llvm::formatv(
           "rank {0} stages {1} bytes, {2} steps or more at the staging "
           "budget of {3} bytes, where a plan takes at most {2} a rank; "
           "raise the budget",
           rank, bytes, kMaxRankSteps, options.stagingBudget));
+  auto tooLong = [&](int64_t sender, int64_t receiver, int64_t end) {
+    return error(llvm::formatv(
+        "the stream from rank {0} to rank {1} ends at step {2}, past the {3} "
+        "steps a plan takes a rank; raise the staging budget of {4} bytes",
+        sender, receiver, end, kMaxRankSteps, options.stagingBudget));
+  };
   if (std::optional<PlanSchedule> uniform = uniformSchedule(
-          model, transfers, streams, options, stagedAt, peersAt, bytesAt))
+          model, transfers, streams, options, stagedAt, peersAt, bytesAt)) {
+    std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> bytesOf;
+    for (const StreamContent &s : streams)
+      bytesOf[{s.sender, s.receiver, s.phase}] = s.bytes;
+    for (const PlanStream &p : uniform->streams) {
+      int64_t end =
+          p.start +
+          streamSteps(bytesOf[{p.sender, p.receiver, p.phase}], p.quota);
+      if (end > kMaxRankSteps)
+        return tooLong(p.sender, p.receiver, end);
+    }
     return std::move(*uniform);
+  }
   if (transits)
     return error("streams through a transit GPU need every stream at one "
                  "pace, which the staging budget or the operations per step "
@@ -532,6 +554,8 @@ llvm::Expected<PlanSchedule> reshard::schedulePlan(
         break;
       start = std::max(a, b) + 1;
     }
+    if (steps[i] > kMaxRankSteps - start) // before busy holds the steps
+      return tooLong(s.sender, s.receiver, start + steps[i]);
     busy.add(s.sender, start, steps[i]);
     busy.add(s.receiver, start, steps[i]);
     schedule.streams[i].start = start;

@@ -652,6 +652,24 @@ TEST(QuantizeTest, GroupKernelTakesIndicesBelow2To31Only) {
   EXPECT_EQ(p.groups, 0);
 }
 
+/// A block past its dim's end (legal: one short block) describes the
+/// shard as a block of the dim does, so no kernel adds 2^63 - 1 to an
+/// index.
+TEST(QuantizeTest, BlocksPastTheDimAreTheDim) {
+  std::vector<int64_t> shape = {256, 512}, runs = {2, 100, 156, 1, 512};
+  std::vector<int64_t> huge = {INT64_MAX, 128}, dim = {256, 128};
+  QuantLaunch a, b;
+  ASSERT_TRUE(make_quant_launch(kQuantBlock, kQuantBF16, 2, shape.data(),
+                                huge.data(), runs.data(), &a));
+  ASSERT_TRUE(make_quant_launch(kQuantBlock, kQuantBF16, 2, shape.data(),
+                                dim.data(), runs.data(), &b));
+  for (int d = 0; d < 2; ++d) {
+    EXPECT_EQ(a.block[d], b.block[d]);
+    EXPECT_EQ(a.nblocks[d], b.nblocks[d]);
+  }
+  EXPECT_EQ(a.nblocks[0], 2); // a block from each run's start
+}
+
 TEST(QuantizeTest, MagicDivisionIsExact) {
   std::mt19937_64 rng(5);
   std::vector<int64_t> divisors = {1, 3, 7, 1000, (int64_t(1) << 31) - 1};

@@ -46,7 +46,11 @@ inline bool make_quant_launch(int kind, int input, int64_t ndim,
   q->pad = 0;
   for (int64_t d = 0; d < ndim; ++d) {
     q->shape[d] = shape[d];
-    q->block[d] = blocks[d];
+    /* A block past the dim's end is the dim: the same blocks, and every
+     * sum of a block and an index below 2^63. */
+    q->block[d] = blocks[d] < shape[d] ? blocks[d]
+                  : shape[d] > 0       ? shape[d]
+                                       : 1;
     int64_t n = *runs++;
     if (n > kQuantMaxRuns)
       return false;
@@ -55,7 +59,7 @@ inline bool make_quant_launch(int kind, int input, int64_t ndim,
     for (int64_t r = 0; r < n; ++r) {
       int64_t len = *runs++;
       q->run[d][r] = len;
-      q->nblocks[d] += len / blocks[d] + (len % blocks[d] != 0);
+      q->nblocks[d] += len / q->block[d] + (len % q->block[d] != 0);
     }
   }
   return true;

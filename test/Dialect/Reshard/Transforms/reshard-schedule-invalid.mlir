@@ -14,6 +14,7 @@
 // RUN: reshard-opt %t/ops-0.mlir --reshard-intersect --reshard-schedule=max-ops-per-step=0 -verify-diagnostics
 // RUN: reshard-opt %t/tables.mlir -split-input-file --reshard-schedule -verify-diagnostics
 // RUN: reshard-opt %t/steps.mlir --reshard-intersect --reshard-select-sources --reshard-schedule -verify-diagnostics
+// RUN: reshard-opt %t/stream-steps.mlir --reshard-intersect --reshard-select-sources --reshard-schedule=staging-budget=16 -verify-diagnostics
 // The pass fails: a non-zero exit status without -verify-diagnostics.
 // RUN: not reshard-opt %t/budget-7.mlir --reshard-intersect --reshard-schedule=staging-budget=7 -o /dev/null 2>&1 | FileCheck %s
 // CHECK: error: reshard-schedule: the staging budget of 7 bytes cannot hold one 8-byte element; give at least 8
@@ -125,4 +126,44 @@ module {
   reshard.mesh @b shape = [3] axes = ["x"] ranks = [4, 5, 6]
   reshard.redistribute @huge from @a <[[x]]> to @b <[[x]]>
       : tensor<4611686018427387903xi8> -> tensor<4611686018427387903xi8>
+}
+
+//--- stream-steps.mlir
+// A rank whose bytes take fewer steps than the limit (16 MiB in 16-byte
+// steps: 2^20), but whose schedule takes more: 14 one-byte streams share
+// its budget with the big one, which moves 2 bytes a step.
+// expected-error @+1 {{reshard-schedule: the stream from rank 1 to rank 0 ends at step 8388608, past the 4194304 steps a plan takes a rank; raise the staging budget of 16 bytes}}
+module {
+  reshard.mesh @r0 shape = [1] axes = ["x"] ranks = [0]
+  reshard.mesh @r1 shape = [1] axes = ["x"] ranks = [1]
+  reshard.mesh @r2 shape = [1] axes = ["x"] ranks = [2]
+  reshard.mesh @r3 shape = [1] axes = ["x"] ranks = [3]
+  reshard.mesh @r4 shape = [1] axes = ["x"] ranks = [4]
+  reshard.mesh @r5 shape = [1] axes = ["x"] ranks = [5]
+  reshard.mesh @r6 shape = [1] axes = ["x"] ranks = [6]
+  reshard.mesh @r7 shape = [1] axes = ["x"] ranks = [7]
+  reshard.mesh @r8 shape = [1] axes = ["x"] ranks = [8]
+  reshard.mesh @r9 shape = [1] axes = ["x"] ranks = [9]
+  reshard.mesh @r10 shape = [1] axes = ["x"] ranks = [10]
+  reshard.mesh @r11 shape = [1] axes = ["x"] ranks = [11]
+  reshard.mesh @r12 shape = [1] axes = ["x"] ranks = [12]
+  reshard.mesh @r13 shape = [1] axes = ["x"] ranks = [13]
+  reshard.mesh @r14 shape = [1] axes = ["x"] ranks = [14]
+  reshard.mesh @r15 shape = [1] axes = ["x"] ranks = [15]
+  reshard.redistribute @big from @r1 <[[]]> to @r0 <[[]]>
+      : tensor<16777216xi8> -> tensor<16777216xi8>
+  reshard.redistribute @t2 from @r2 <[[]]> to @r0 <[[]]> : tensor<1xi8> -> tensor<1xi8>
+  reshard.redistribute @t3 from @r3 <[[]]> to @r0 <[[]]> : tensor<1xi8> -> tensor<1xi8>
+  reshard.redistribute @t4 from @r4 <[[]]> to @r0 <[[]]> : tensor<1xi8> -> tensor<1xi8>
+  reshard.redistribute @t5 from @r5 <[[]]> to @r0 <[[]]> : tensor<1xi8> -> tensor<1xi8>
+  reshard.redistribute @t6 from @r6 <[[]]> to @r0 <[[]]> : tensor<1xi8> -> tensor<1xi8>
+  reshard.redistribute @t7 from @r7 <[[]]> to @r0 <[[]]> : tensor<1xi8> -> tensor<1xi8>
+  reshard.redistribute @t8 from @r8 <[[]]> to @r0 <[[]]> : tensor<1xi8> -> tensor<1xi8>
+  reshard.redistribute @t9 from @r9 <[[]]> to @r0 <[[]]> : tensor<1xi8> -> tensor<1xi8>
+  reshard.redistribute @t10 from @r10 <[[]]> to @r0 <[[]]> : tensor<1xi8> -> tensor<1xi8>
+  reshard.redistribute @t11 from @r11 <[[]]> to @r0 <[[]]> : tensor<1xi8> -> tensor<1xi8>
+  reshard.redistribute @t12 from @r12 <[[]]> to @r0 <[[]]> : tensor<1xi8> -> tensor<1xi8>
+  reshard.redistribute @t13 from @r13 <[[]]> to @r0 <[[]]> : tensor<1xi8> -> tensor<1xi8>
+  reshard.redistribute @t14 from @r14 <[[]]> to @r0 <[[]]> : tensor<1xi8> -> tensor<1xi8>
+  reshard.redistribute @t15 from @r15 <[[]]> to @r0 <[[]]> : tensor<1xi8> -> tensor<1xi8>
 }
