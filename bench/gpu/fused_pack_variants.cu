@@ -6,9 +6,9 @@
 // infinities or subnormals (real weights). Every exact variant is compared
 // byte for byte with the library's result, and so are three launches of
 // the library's group code that the library could switch to (groups of
-// four, its width before; a thread per group of eight, no grid-stride
-// loop; two groups of four a thread, loads first). Run by
-// scripts/gpu-check.sh
+// four; groups of eight in a plain grid-stride loop, the walk to a row
+// done for every group, its form before warps took spans; two groups of
+// four a thread, loads first). Run by scripts/gpu-check.sh
 // after its checks (figures only; BENCHMARKS.md section 5).
 #include "reshard/ExecutionEngine/QuantizeKernels.h"
 
@@ -159,6 +159,17 @@ __global__ void eightWide(Box2D p, const uint16_t *__restrict__ in,
   }
 }
 
+// The library's group code in a plain grid-stride loop, a group a thread,
+// the walk to its row done for every group (the library's kernel before
+// each warp took a span).
+__global__ void groupStride(QuantGroups p, bool wide, const void *in,
+                            const void *scales, uint8_t *out) {
+  uint32_t groups = p.groups;
+  for (uint32_t e = blockIdx.x * blockDim.x + threadIdx.x; e < groups;
+       e += gridDim.x * blockDim.x)
+    quant_group<kQuantBF16, kQuantBlock, 8>(p, in, scales, e, wide, out);
+}
+
 // The library's group code, groups of four, two groups a thread, both
 // loads issued before either is quantized: twice the bytes in flight a
 // thread, what the library's loop would become if loads in flight set the
@@ -255,8 +266,8 @@ int main() {
       averageMs([&] { fourWide<true><<<grid, 256>>>(p, in, scales, out); });
   cudaMemcpy(got.data(), out, m, cudaMemcpyDeviceToHost);
   bool samePaired = got == want;
-  // The library's group code: groups of four; a thread per group of
-  // eight (no grid-stride loop); two groups of four a thread.
+  // The library's group code: groups of four; groups of eight in a plain
+  // grid-stride loop; two groups of four a thread.
   QuantGroups fours, eights;
   if (!quant_groups_of(q, box, 4, &fours) ||
       !quant_groups_of(q, box, 8, &eights)) {
@@ -271,14 +282,13 @@ int main() {
   });
   cudaMemcpy(got.data(), out, m, cudaMemcpyDeviceToHost);
   bool sameFours = got == want;
-  unsigned full = (eights.groups + 255) / 256;
   cudaMemset(out, 0x55, m);
-  float tFullGrid = averageMs([&] {
-    quant_groups_kernel<kQuantBF16, kQuantBlock, 8>
-        <<<full, 256>>>(eights, true, in, scales, out);
+  float tStride = averageMs([&] {
+    groupStride<<<quant_stride_grid(eights.groups), kQuantGroupThreads>>>(
+        eights, true, in, scales, out);
   });
   cudaMemcpy(got.data(), out, m, cudaMemcpyDeviceToHost);
-  bool sameFullGrid = got == want;
+  bool sameStride = got == want;
   cudaMemset(out, 0x55, m);
   float tTwo = averageMs(
       [&] { twoGroups<<<grid, 256>>>(fours, true, in, scales, out); });
@@ -293,15 +303,16 @@ int main() {
       "thread %.3f ms (%s), without quantizing %.3f ms, with a product for "
       "the division %.3f ms; four a thread %.3f ms (%s), eight a thread "
       "%.3f ms (%s), four with paired conversions %.3f ms (%s); the "
-      "library's group kernel with groups of four %.3f ms (%s), with a "
-      "thread per group of eight %.3f ms (%s), with two groups of four a "
+      "library's group kernel with groups of four %.3f ms (%s), in a "
+      "grid-stride loop of groups of eight %.3f ms (%s), with two groups of "
+      "four a "
       "thread %.3f ms (%s); plain pack of the bf16 box %.3f ms\n",
       (long long)m, tLibrary, tExact, sameExact ? "same bytes" : "DIFFERENT",
       tTopByte, tProduct, tFour, sameFour ? "same bytes" : "DIFFERENT", tEight,
       sameEight ? "same bytes" : "DIFFERENT", tPaired,
       samePaired ? "same bytes" : "DIFFERENT", tFours,
-      sameFours ? "same bytes" : "DIFFERENT", tFullGrid,
-      sameFullGrid ? "same bytes" : "DIFFERENT", tTwo,
+      sameFours ? "same bytes" : "DIFFERENT", tStride,
+      sameStride ? "same bytes" : "DIFFERENT", tTwo,
       sameTwo ? "same bytes" : "DIFFERENT", tPlain);
   // The goal counts bytes read and written: 3 an element fused, 4 plain.
   std::printf("fused-pack-variants: library / plain pack time %.2f, "
@@ -313,7 +324,7 @@ int main() {
     return 1;
   }
   return sameExact && sameFour && sameEight && samePaired && sameFours &&
-                 sameFullGrid && sameTwo
+                 sameStride && sameTwo
              ? 0
              : 1;
 }

@@ -130,6 +130,8 @@ void fetchThenPut(const QuantGroups &p, const void *in, const void *scales,
 
 using GroupWork = void (*)(const QuantGroups &, const void *, const void *,
                            uint32_t, bool, uint8_t *);
+using LaneWork = void (*)(const QuantGroups &, const void *, const void *,
+                          uint32_t, uint32_t, bool, uint8_t *);
 
 /// A thread's work for a source type and kind (rows) and width: whole, or
 /// by its two halves.
@@ -142,6 +144,16 @@ template <int W> struct GroupWorks {
          quant_group<kQuantBF16, kQuantMx, W>},
         {quant_group<kQuantF16, kQuantBlock, W>,
          quant_group<kQuantF16, kQuantMx, W>}};
+    return works[input][kind == kQuantMx];
+  }
+  static LaneWork lane(int input, int kind) {
+    static const LaneWork works[3][2] = {
+        {quant_lane<kQuantF32, kQuantBlock, W>,
+         quant_lane<kQuantF32, kQuantMx, W>},
+        {quant_lane<kQuantBF16, kQuantBlock, W>,
+         quant_lane<kQuantBF16, kQuantMx, W>},
+        {quant_lane<kQuantF16, kQuantBlock, W>,
+         quant_lane<kQuantF16, kQuantMx, W>}};
     return works[input][kind == kQuantMx];
   }
   static GroupWork halves(int input, int kind) {
@@ -198,6 +210,19 @@ bool emulateWidth(const QuantLaunch &launch, const QuantCopyBox &box,
   }
   for (size_t i = 0; i < written.size(); ++i)
     EXPECT_EQ(written[i], 1) << "byte " << i << " of the box";
+  // As the kernel runs them: warps of lanes, each lane every 32nd group of
+  // its warp's span, a row's walk once per row it meets.
+  LaneWork lane = GroupWorks<W>::lane(launch.input, launch.kind);
+  for (uint32_t warps : {1u, 3u, 40u}) {
+    std::vector<uint8_t> lanes(got.size(), 0x55);
+    for (uint32_t warp = 0; warp < warps; ++warp) {
+      uint32_t begin, end;
+      quant_warp_span(uint32_t(p.groups), warp, warps, &begin, &end);
+      for (uint32_t l = 0; l < kQuantWarp; ++l)
+        lane(p, in.data(), scales, begin + l, end, warp % 2 == 0, lanes.data());
+    }
+    EXPECT_EQ(lanes, got) << "the kernel's lanes differ, " << warps << " warps";
+  }
   return true;
 }
 
@@ -668,6 +693,27 @@ TEST(QuantizeTest, BlocksPastTheDimAreTheDim) {
     EXPECT_EQ(a.nblocks[d], b.nblocks[d]);
   }
   EXPECT_EQ(a.nblocks[0], 2); // a block from each run's start
+}
+
+/// The warps' spans of the group kernel: whole strides of 32 groups, in
+/// order, covering every group once, for any number of warps.
+TEST(QuantizeTest, WarpSpansCoverTheGroupsOnce) {
+  const uint32_t big = (uint32_t(1) << 31) - 1;
+  for (uint32_t groups : {0u, 1u, 31u, 32u, 33u, 1000u, 65536u + 7, big})
+    for (uint32_t warps : {1u, 2u, 7u, 64u, 8448u, 100000u}) {
+      uint32_t next = 0;
+      for (uint32_t warp = 0; warp < warps; ++warp) {
+        uint32_t begin, end;
+        quant_warp_span(groups, warp, warps, &begin, &end);
+        if (begin == end)
+          continue;
+        ASSERT_EQ(begin, next) << groups << " groups, warp " << warp;
+        ASSERT_EQ(begin % kQuantWarp, 0u);
+        ASSERT_LT(begin, end);
+        next = end;
+      }
+      EXPECT_EQ(next, groups) << groups << " groups, " << warps << " warps";
+    }
 }
 
 TEST(QuantizeTest, MagicDivisionIsExact) {

@@ -1,18 +1,19 @@
 /*===- QuantGroups.h - the fused pack by groups -----------------*- C++ -*-===*
  *
  * The fused pack's per-thread work where the last dim is one run, laid
- * out like a plain copy: a grid-stride loop over the box's groups, a
- * thread each. A group is W (4 or 8) neighbouring source elements of one
- * row from an element index that is a multiple of W (fewer at a run's
- * ends): one or two 8- to 16-byte loads, one W-byte store. Where the
- * group's row starts, and its first block, are 32-bit divisions by
- * constants (every index they divide is below 2^31); the element type,
- * kind and width are template arguments. Elements of one block without a
- * NaN, the common case, are converted two at a time, with no test an
- * element. (On an H200 a kernel of this shape, four elements a thread,
- * packed a DeepSeek-V3 expert shard as fast as cudaMemcpy2D packs it at
- * full precision, where a thread block per piece of row, with row starts
- * in shared memory, took 2.4 times as long: BENCHMARKS.md section 5.)
+ * out like a plain copy: each warp a span of the box's groups, each lane
+ * every 32nd group of it. A group is W (4 or 8) neighbouring source
+ * elements of one row from an element index that is a multiple of W
+ * (fewer at a run's ends): one or two 8- to 16-byte loads, one W-byte
+ * store. Where a row starts, and its first block, are 32-bit divisions by
+ * constants (every index they divide is below 2^31), done once per row a
+ * lane meets; the element type, kind and width are template arguments.
+ * Elements of one block without a NaN, the common case, are converted
+ * two at a time, with no test an element. (On an H200 a kernel of this shape,
+ * four elements a thread, packed a DeepSeek-V3 expert shard as fast as
+ * cudaMemcpy2D packs it at full precision, where a thread block per piece of
+ * row, with row starts in shared memory, took 2.4 times as long: BENCHMARKS.md
+ * section 5.)
  *
  *===----------------------------------------------------------------------===*/
 #ifndef RESHARD_EXECUTIONENGINE_QUANTGROUPS_H
@@ -153,30 +154,56 @@ struct QuantGroup {
   int n;
 };
 
-template <int W>
-RESHARD_QD inline QuantGroup quant_group_at(const QuantGroups &p, int kind,
-                                            uint32_t e) {
+/* Row i of the box: its first group's index, where its run starts in the
+ * source and the destination, and its shard row's first block. */
+struct QuantGroupRow {
+  uint32_t e0;
+  int64_t from, to, first;
+};
+
+RESHARD_QD inline QuantGroupRow quant_group_row(const QuantGroups &p, int kind,
+                                                uint32_t i) {
   const QuantCopyBox &b = p.box;
-  uint32_t i = quant_div32(e, p.per_row_div), j = e - i * p.per_row;
+  QuantGroupRow r;
+  r.e0 = i * p.per_row;
+  r.from = b.from;
+  r.to = b.to;
   uint32_t line = p.line0;
-  int64_t from = b.from, to = b.to;
   for (int64_t l = b.n - 1; l >= 0; --l) {
     uint32_t up = l > 0 ? quant_div32(i, p.count_div[l]) : 0;
     uint32_t digit = i - up * static_cast<uint32_t>(b.loops[3 * l]);
-    from += int64_t(digit) * b.loops[3 * l + 1];
-    to += int64_t(digit) * b.loops[3 * l + 2];
+    r.from += int64_t(digit) * b.loops[3 * l + 1];
+    r.to += int64_t(digit) * b.loops[3 * l + 2];
     line += digit * p.line_step[l];
     i = up;
   }
-  int64_t start = (from & ~int64_t(W - 1)) + W * int64_t(j), end = from + b.run;
-  QuantGroup r;
-  r.lo = start > from ? start : from;
-  int64_t hi = start + W < end ? start + W : end;
-  r.n = hi > r.lo ? static_cast<int>(hi - r.lo) : 0;
-  r.to = to + (r.lo - from);
-  r.x = p.x0 + static_cast<uint32_t>(r.lo - from);
   r.first = quant_group_first_block(p, kind, line);
   return r;
+}
+
+/* Group j of a row (below per_row), in 32 bits from the row's start: the
+ * run and W j + W are below 2^31 + 2^4. */
+template <int W>
+RESHARD_QD inline QuantGroup
+quant_group_in_row(const QuantGroups &p, const QuantGroupRow &row, uint32_t j) {
+  uint32_t skew = static_cast<uint32_t>(row.from) & (W - 1);
+  uint32_t run = static_cast<uint32_t>(p.box.run), at = W * j;
+  uint32_t lo = at > skew ? at - skew : 0; /* the group's first element */
+  uint32_t hi = at + W - skew < run ? at + W - skew : run;
+  QuantGroup r;
+  r.n = hi > lo ? static_cast<int>(hi - lo) : 0;
+  r.lo = row.from + lo;
+  r.to = row.to + lo;
+  r.x = p.x0 + lo;
+  r.first = row.first;
+  return r;
+}
+
+template <int W>
+RESHARD_QD inline QuantGroup quant_group_at(const QuantGroups &p, int kind,
+                                            uint32_t e) {
+  QuantGroupRow row = quant_group_row(p, kind, quant_div32(e, p.per_row_div));
+  return quant_group_in_row<W>(p, row, e - row.e0);
 }
 
 /* Source elements [lo, lo + n) of a group (n <= W) into `v`: on a GPU,
@@ -298,7 +325,7 @@ RESHARD_QD inline void quant_group_put(const QuantGroups &p, const void *scales,
   quant_group_store(out + a.to, bytes, a.n, W);
 }
 
-/* One thread's work: group e quantized into `out`. */
+/* One group's work: group e quantized into `out`. */
 template <int Input, int Kind, int W>
 RESHARD_QD inline void quant_group(const QuantGroups &p, const void *in,
                                    const void *scales, uint32_t e, bool wide,
@@ -309,6 +336,48 @@ RESHARD_QD inline void quant_group(const QuantGroups &p, const void *in,
   float v[W];
   quant_group_load<Input, W>(in, a.lo, a.n, wide, v);
   quant_group_put<Kind, W>(p, scales, a, v, out);
+}
+
+/* The groups a warp takes: a span of whole strides of kQuantWarp groups,
+ * [*begin, *end), warp `warp` of `warps`, so that its lanes read
+ * neighbouring groups and each meets a row's walk once per row. */
+const uint32_t kQuantWarp = 32;
+
+RESHARD_QD inline void quant_warp_span(uint32_t groups, uint32_t warp,
+                                       uint32_t warps, uint32_t *begin,
+                                       uint32_t *end) {
+  /* groups < 2^31: strides < 2^26, and every product below 2^32. */
+  uint32_t strides = (groups + kQuantWarp - 1) / kQuantWarp;
+  uint32_t each = (strides + warps - 1) / warps;
+  uint32_t first = warp * each;
+  first = first < strides ? first : strides;
+  uint32_t last = first + each < strides ? first + each : strides;
+  *begin = first * kQuantWarp < groups ? first * kQuantWarp : groups;
+  *end = last * kQuantWarp < groups ? last * kQuantWarp : groups;
+}
+
+/* One lane's work: groups first, first + kQuantWarp, ... below `end`, the
+ * walk to a row done once per row the lane meets (a row has many strides:
+ * a DeepSeek-V3 expert shard's half row, 1,152 groups of 8, has 36). */
+template <int Input, int Kind, int W>
+RESHARD_QD inline void quant_lane(const QuantGroups &p, const void *in,
+                                  const void *scales, uint32_t first,
+                                  uint32_t end, bool wide, uint8_t *out) {
+  QuantGroupRow row;
+  row.e0 = 0;
+  bool have = false;
+  for (uint32_t e = first; e < end; e += kQuantWarp) {
+    if (!have || e - row.e0 >= p.per_row) {
+      row = quant_group_row(p, Kind, quant_div32(e, p.per_row_div));
+      have = true;
+    }
+    QuantGroup a = quant_group_in_row<W>(p, row, e - row.e0);
+    if (a.n <= 0)
+      continue;
+    float v[W];
+    quant_group_load<Input, W>(in, a.lo, a.n, wide, v);
+    quant_group_put<Kind, W>(p, scales, a, v, out);
+  }
 }
 
 } // namespace engine

@@ -9,8 +9,8 @@
  *  - the scales: a thread per segment (one row's elements of one block
  *    column), then the blocks' scales from their amax;
  *  - the fused pack (and local copies, and a receiver's whole shard): a
- *    thread per group (eight neighbouring elements of a row) where the last
- *    dim is one run, else a thread per span of a run;
+ *    warp per span of groups (eight neighbouring elements of a row) where
+ *    the last dim is one run, else a thread per span of a run;
  *  - the general kernel, a thread block per block, for rows of 2^31
  *    elements or more.
  *
@@ -64,15 +64,25 @@ const int kQuantGroupThreads = 256;
  * source, the walk's cost shared by twice the elements of four. */
 const int kQuantGroupWidth = 8;
 
+/* Six thread blocks an SM (1536 threads), so at most 40 registers a
+ * thread: ptxas left alone takes up to 48 for some instantiations (four
+ * blocks), and fits 40 without spilling. */
+const int kQuantGroupBlocksPerSM = 6;
+
+/* Each warp a span of neighbouring groups (quant_warp_span), each lane
+ * every 32nd group of it (quant_lane). */
 template <int Input, int Kind, int W>
-static __global__ void __launch_bounds__(kQuantGroupThreads)
+static __global__ void __launch_bounds__(kQuantGroupThreads,
+                                         kQuantGroupBlocksPerSM)
     quant_groups_kernel(QuantGroups p, bool wide, const void *in,
                         const void *scales, uint8_t *out) {
-  /* Unsigned: groups < 2^31 and a stride below 2^31, so e never wraps. */
-  uint32_t groups = static_cast<uint32_t>(p.groups);
-  for (uint32_t e = blockIdx.x * blockDim.x + threadIdx.x; e < groups;
-       e += gridDim.x * blockDim.x)
-    quant_group<Input, Kind, W>(p, in, scales, e, wide, out);
+  static_assert(kQuantGroupThreads % kQuantWarp == 0, "whole warps a block");
+  uint32_t thread = blockIdx.x * blockDim.x + threadIdx.x;
+  uint32_t begin, end;
+  quant_warp_span(static_cast<uint32_t>(p.groups), thread / kQuantWarp,
+                  gridDim.x * blockDim.x / kQuantWarp, &begin, &end);
+  quant_lane<Input, Kind, W>(p, in, scales, begin + thread % kQuantWarp, end,
+                             wide, out);
 }
 
 typedef void (*QuantGroupsKernel)(QuantGroups, bool, const void *, const void *,
