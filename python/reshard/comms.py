@@ -24,6 +24,8 @@ class _NcclUniqueId(ctypes.Structure):
 class _Mpi:
     def __init__(self, comm: Any):
         from mpi4py import MPI
+        if comm == MPI.COMM_NULL:  # querying it aborts the job
+            raise ReshardError("the communicator is MPI.COMM_NULL")
         self.comm = comm
         self.handle = ctypes.c_void_p(MPI._handleof(comm))
         self.rank = comm.Get_rank()
@@ -107,6 +109,13 @@ class _Nccl:
             self.handle, self.rank = comm.handle, comm.rank
             self.size, self.group = comm.size, comm.group
         elif isinstance(comm, int):
+            # NCCL dereferences the handle: refuse what cannot be one (a
+            # bool, a rank number, an unaligned address) before it does.
+            if isinstance(comm, bool) or comm < 65536 or comm % 8:
+                raise ReshardError(
+                    f"{comm!r} is not an ncclComm_t handle; pass a "
+                    f"reshard.NcclComm, a torch NCCL process group or the "
+                    f"handle of a communicator")
             self.handle = ctypes.c_void_p(comm)
             nccl = _libnccl()
             rank, size = ctypes.c_int(), ctypes.c_int()

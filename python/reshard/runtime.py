@@ -13,6 +13,7 @@ plan".
 from __future__ import annotations
 
 import ctypes
+import threading
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from . import buffers, comms
@@ -141,6 +142,10 @@ class Plan:
         tensor, or None where the rank holds no shard of that side."""
         if side not in ("src", "dst"):
             raise ReshardError(f"side must be 'src' or 'dst', not {side!r}")
+        if (isinstance(rank, bool) or not isinstance(rank, int)
+                or not 0 <= rank < 2**31):
+            raise ReshardError(f"rank must be an int in [0, 2^31), not "
+                               f"{rank!r}")
         return self._shard_shapes(rank, side)[self._tensor(name)]
 
     def _shard_shapes(self, rank: int, side: str) -> List[Any]:
@@ -181,7 +186,7 @@ class Plan:
                 continue
             try:
                 buf = buffers.describe(tensors[name])
-            except ReshardError as e:
+            except Exception as e:  # anything: every rank must still agree
                 problems.append(f"{side}: '{name}': {e}")
                 continue
             where = f"{side}: '{name}' on rank {rank}"
@@ -193,9 +198,12 @@ class Plan:
                 problems.append(f"{where}: shape {list(buf.shape)}, but "
                                 f"this rank's shard is {list(shape)}")
             dtype = (self._src_dtypes if side == "src" else self._dtypes)[t]
-            # FP8 payloads may also be given as raw bytes.
+            # FP8 payloads may also be given as raw bytes, and MX scales
+            # (E8M0 bytes) as torch's float8_e8m0fnu.
             fp8_as_bytes = dtype == "fp8e4m3" and buf.dtype == "uint8"
-            if dtype and buf.dtype != dtype and not fp8_as_bytes:
+            e8m0 = dtype == "uint8" and str(
+                getattr(tensors[name], "dtype", "")).endswith("float8_e8m0fnu")
+            if dtype and buf.dtype != dtype and not (fp8_as_bytes or e8m0):
                 problems.append(f"{where}: dtype {buf.dtype or 'unknown'}, "
                                 f"the plan's is {dtype}")
             if not buf.device.startswith(want_device):
@@ -227,26 +235,29 @@ class Plan:
         rank = c.rank
         src_bufs, problems = self._check_side(src, "src", rank)
         dst_bufs, more = self._check_side(dst, "dst", rank)
-        problems += more
+        problems += more + _overlaps(self.tensors, src_bufs, dst_bufs)
         err = ctypes.create_string_buffer(_ERR_BYTES)
-        if problems:
-            why = "; ".join(problems[:8]) + (
-                f" (and {len(problems) - 8} more)" if len(problems) > 8
-                else "")
-            self._c["reject"](rank, c.handle, stream_handle, why.encode(),
-                              err, _ERR_BYTES)
-            raise ReshardError(err.value.decode("utf-8", "replace"))
-        src_ptrs = _pointers(src_bufs)
-        dst_ptrs = _pointers(dst_bufs)
-        ws, ws_bytes = self._workspace_for(rank)
-        rc = self._c["run"](rank, src_ptrs, dst_ptrs, c.handle, stream_handle,
-                            ws, ws_bytes, err, _ERR_BYTES)
-        if rc:
-            raise ReshardError(err.value.decode("utf-8", "replace") or
-                               f"{self.name}_run returned {rc}")
-        if verify:
-            from .verify import verify_run
-            verify_run(self, c, rank, src_bufs, dst_bufs)
+        # Two calls at once on one communicator would match each other's
+        # messages: this process's threads take turns on it.
+        with _comm_lock(self.backend, getattr(c.handle, "value", c.handle)):
+            if problems:
+                why = "; ".join(problems[:8]) + (
+                    f" (and {len(problems) - 8} more)" if len(problems) > 8
+                    else "")
+                self._c["reject"](rank, c.handle, stream_handle,
+                                  why.encode(), err, _ERR_BYTES)
+                raise ReshardError(err.value.decode("utf-8", "replace"))
+            src_ptrs = _pointers(src_bufs)
+            dst_ptrs = _pointers(dst_bufs)
+            ws, ws_bytes = self._workspace_for(rank)
+            rc = self._c["run"](rank, src_ptrs, dst_ptrs, c.handle,
+                                stream_handle, ws, ws_bytes, err, _ERR_BYTES)
+            if rc:
+                raise ReshardError(err.value.decode("utf-8", "replace") or
+                                   f"{self.name}_run returned {rc}")
+            if verify:
+                from .verify import verify_run
+                verify_run(self, c, rank, src_bufs, dst_bufs)
 
     def _workspace_for(self, rank: int) -> Tuple[Any, int]:
         """A workspace of this rank's size, kept between calls."""
@@ -297,6 +308,42 @@ class Plan:
             raise ReshardError(f"{self.name}_digests({rank}): a shard it "
                                f"needs is missing ({got})")
         return list(out[:n])
+
+
+_COMM_LOCKS: Dict[Tuple[str, Any], Any] = {}
+_COMM_LOCKS_GUARD = threading.Lock()
+
+
+def _comm_lock(backend: str, handle: Any) -> Any:
+    """The lock of one communicator (by its handle) in this process."""
+    with _COMM_LOCKS_GUARD:
+        return _COMM_LOCKS.setdefault((backend, handle), threading.Lock())
+
+
+def _overlaps(names: List[str], src_bufs: List[Any], dst_bufs: List[Any]
+              ) -> List[str]:
+    """Destinations that share memory with another destination or with a
+    source: the run would read what it has written, or write one tensor
+    over another. Sources may share memory with each other."""
+    spans = []
+    for side, bufs in (("src", src_bufs), ("dst", dst_bufs)):
+        for t, b in enumerate(bufs):
+            if b is not None and b.nbytes:
+                spans.append((b.address, b.address + b.nbytes, side, t,
+                              b.device))
+    spans.sort()
+    problems: List[str] = []
+    for i, a in enumerate(spans):
+        for b in spans[i + 1:]:
+            if b[0] >= a[1]:
+                break
+            if (a[2], b[2]) != ("src", "src") and a[4] == b[4]:
+                problems.append(
+                    f"{a[2]}: '{names[a[3]]}' and {b[2]}: '{names[b[3]]}' "
+                    f"share memory (bytes {b[0] - a[0]} to "
+                    f"{min(a[1], b[1]) - a[0]} of the first); a destination "
+                    f"shares memory with no other tensor of the call")
+    return problems
 
 
 def _numel(shape) -> int:

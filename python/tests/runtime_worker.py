@@ -146,6 +146,14 @@ def main():
             if rank == 0:
                 plan = reshard.compile(args[1], backend="mpi",
                                        cache_dir=cache)
+        if mode == "comm-null":  # every rank: a clear error, no abort
+            src, dst, expect = shards_of(layout, rank)
+            try:
+                plan.run(src, dst, MPI.COMM_NULL)
+                print(f"rank {rank}: DID NOT RAISE", flush=True)
+            except reshard.ReshardError as e:
+                print(f"rank {rank}: raised: {e}", flush=True)
+            return
         if mode == "bad":
             # Each kind in turn on the same plan: every rank must raise
             # and leave its destination untouched.
@@ -235,6 +243,15 @@ def spoil(kind, rank, src, dst):
         side["no.such.tensor"] = torch.full((1,), SENTINEL, dtype=torch.uint8)
     elif kind == "src-not-a-tensor":
         side[name] = [1, 2, 3]
+    elif kind == "src-sparse":  # torch raises when asked for its address
+        side[name] = t.to_sparse()
+    elif kind == "src-dst-overlap":  # a destination over a source's bytes
+        d_name = next(n for n, d in dst.items() if d.numel() > 0)
+        d = dst[d_name]
+        nbytes = [x.numel() * x.element_size() for x in (t, d)]
+        base = torch.full((max(nbytes),), SENTINEL, dtype=torch.uint8)
+        side[name] = base[:nbytes[0]].view(t.dtype).view(t.shape)
+        dst[d_name] = base[:nbytes[1]].view(d.dtype).view(d.shape)
     else:
         raise SystemExit(f"unknown kind {kind}")
 
@@ -289,8 +306,12 @@ def quant(comm, rank, cache, path):
                    "shape": list(scales.shape), "dst": spec}
         mine = shards.local_shards(layout, scale_t, "dst").get(rank)
         if mine:
-            dst[scale_t["name"]] = torch.full(mine[0], 0x5A,
-                                              dtype=scales.dtype)
+            scale = torch.full(mine[0], 0x5A, dtype=scales.dtype)
+            # MX scales as torch's own E8M0 dtype, where torch has it.
+            if scales.dtype == torch.uint8 and hasattr(torch,
+                                                       "float8_e8m0fnu"):
+                scale = scale.view(torch.float8_e8m0fnu)
+            dst[scale_t["name"]] = scale
             want[scale_t["name"]] = scales.flatten()[mine[1]].reshape(mine[0])
     plan.run(src, dst, comm, verify=True)
     bad = n = 0

@@ -162,7 +162,8 @@ def test_verify_catches_a_byte_flipped_in_flight(mpi, tmp_path):
 
 
 BAD = ["src-shape", "src-dtype", "dst-device", "dst-noncontiguous",
-       "src-missing", "dst-extra", "src-not-a-tensor"]
+       "src-missing", "dst-extra", "src-not-a-tensor", "src-sparse",
+       "src-dst-overlap"]
 
 
 def test_bad_arguments_raise_on_every_rank(mpi, tmp_path):
@@ -180,8 +181,37 @@ def test_bad_arguments_raise_on_every_rank(mpi, tmp_path):
     for phrase in ("but this rank's shard is", "the plan's is",
                    "an MPI plan needs cpu memory", "not contiguous",
                    "is missing (rank 1 holds a shard", "is not a tensor of plan",
-                   "is not a tensor: pass"):
+                   "is not a tensor: pass", "share memory (bytes 0 to"):
         assert phrase in said, phrase
+
+
+def test_verify_on_a_larger_communicator(mpi, tmp_path):
+    """A rank past the plan's holds nothing and still takes part in
+    verify's exchanges (it used to raise alone, the others waiting)."""
+    layout = write(tmp_path, "layout.json", random_layout(3, ranks=2))
+    assert_all_ok(mpi(3, "check", layout, "--verify"), 3)
+
+
+def test_the_flip_hook_takes_only_1(mpi, tmp_path):
+    layout = write(tmp_path, "layout.json", random_layout(3, ranks=2))
+    for value in ("0", ""):
+        assert_all_ok(mpi(2, "check", layout, "--verify",
+                          env={"RESHARD_TEST_FLIP_RECEIVED_BYTE": value}), 2)
+
+
+def test_comm_null_is_refused(mpi, tmp_path):
+    layout = write(tmp_path, "layout.json", random_layout(3, ranks=2))
+    lines = mpi(2, "comm-null", layout)
+    assert all("raised: the communicator is MPI.COMM_NULL" in l
+               for l in lines), "\n".join(lines)
+
+
+def test_what_cannot_be_an_nccl_communicator_is_refused():
+    pytest.importorskip("torch")
+    from reshard import ReshardError, comms
+    for bogus in (True, 0, 1, 4096 + 4, (1 << 40) + 4):
+        with pytest.raises(ReshardError, match="not an ncclComm_t handle"):
+            comms.wrap(bogus, "nccl")
 
 
 def test_plan_of_another_layout_is_refused(mpi, tmp_path):
@@ -271,6 +301,9 @@ def test_load_finds_the_plans_of_a_library(have_tools, tmp_path):
         Plan.load(lib)
     second = Plan.load(lib, "second")
     assert second.name == "second" and second.num_ranks == 2
+    for rank in (2**32 + 1, -1, "0", True):
+        with pytest.raises(ReshardError, match="rank must be an int"):
+            second.local_shape(second.tensors[0], rank, "src")
     assert second.tensors[0] == "t0" and second.backend == "mpi"
     with pytest.raises(ReshardError, match="has no plan 'third'"):
         Plan.load(lib, "third")
@@ -392,3 +425,44 @@ def test_nccl_comm_passes_the_unique_id_by_value(tmp_path):
     uid = bytes((i * 7 + 1) % 256 for i in range(128))
     rc, comm = _init_rank(ctypes.CDLL(str(lib)).ncclCommInitRank, 4, uid, 3)
     assert (rc, comm.value) == (0, 4003)
+
+
+def test_digests_refuse_a_missing_quantized_source(mpi, tmp_path):
+    """P_digests re-quantizes a sender's FP8 payload from its source shard:
+    without that shard it refuses (it used to digest zeros)."""
+    import numpy
+    import reshard
+    from reshard import ReshardError, buffers
+    from reshard.dtypes import DTYPE_BYTES
+    example = os.path.join(HERE, "..", "..", "examples", "tp4-to-tp2-fp8.json")
+    plan = reshard.compile(example, backend="mpi", cache_dir=str(tmp_path))
+
+    def shards(rank, side):
+        out = []
+        for name in plan.tensors:
+            shape = plan.local_shape(name, rank, side)
+            dtype = plan.dtype(name, side)
+            n = 1
+            for s in shape or ():
+                n *= s
+            out.append(buffers.describe(numpy.zeros(n * DTYPE_BYTES[dtype],
+                                                    numpy.uint8))
+                       if shape and n else None)
+        return out
+
+    # down_proj is quantized on its senders (the example's comment): every
+    # rank holding a source shard of it sends from it.
+    name = "model.layers.0.mlp.down_proj.weight"
+    t = plan.tensors.index(name)
+    refused = 0
+    for rank in range(plan.num_ranks):
+        src, dst = shards(rank, "src"), shards(rank, "dst")
+        ws = numpy.zeros(max(1, plan._c["workspace_bytes"](rank)), numpy.uint8)
+        plan.digests(rank, src, dst, ws)  # every shard there: digests
+        if src[t] is not None:
+            without = list(src)
+            without[t] = None
+            with pytest.raises(ReshardError, match=r"failed \(-2\)"):
+                plan.digests(rank, without, dst, ws)
+            refused += 1
+    assert refused > 0

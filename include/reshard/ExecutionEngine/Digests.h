@@ -134,6 +134,16 @@ inline int64_t rank_digests(const Plan &plan, int rank, const void *const *src,
   std::vector<void *> quantized;
   std::vector<uint8_t> area;
   if (plan.num_quant_tensors && src) {
+    struct Missing { /* a source shard the quantizer needs is null */
+      const void *const *src;
+      bool any;
+      void operator()(const QuantTensor &q, int64_t, int64_t payload, int64_t) {
+        any = any || (payload > 0 && !src[q.payload]);
+      }
+    } m = {src, false};
+    for_each_quantized_source(plan, rank, m);
+    if (m.any)
+      return -2;
     for (int t = 0; t < plan.num_tensors; ++t)
       quantized.push_back(const_cast<void *>(src[t]));
     area.resize(static_cast<size_t>(quant_area_bytes(plan, rank, false)) + 1);

@@ -135,6 +135,9 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
   if (err && errlen)
     err[0] = '\0';
   int size = 0, me = -1;
+  if (comm == MPI_COMM_NULL) /* querying it aborts the job */
+    return fail(err, errlen, RESHARD_ERR_COMM,
+                "%s: the communicator is MPI_COMM_NULL", plan.name);
   if (MPI_Comm_size(comm, &size) != MPI_SUCCESS ||
       MPI_Comm_rank(comm, &me) != MPI_SUCCESS)
     return fail(err, errlen, RESHARD_ERR_COMM,
@@ -155,8 +158,9 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
   std::vector<MPI_Request> reqs, ahead_reqs;
   HostMover mover;
   /* A test hook: corrupt one byte in flight (the first received), so that
-   * tests can show that verify=True notices. */
-  bool flip = std::getenv("RESHARD_TEST_FLIP_RECEIVED_BYTE") != 0;
+   * tests can show that verify=True notices; only the value 1 sets it. */
+  const char *hook = std::getenv("RESHARD_TEST_FLIP_RECEIVED_BYTE");
+  bool flip = hook && hook[0] == '1' && hook[1] == '\0';
   /* Posts one MPI message per kMaxChunk bytes of each of `list`. */
   auto post = [&](int64_t step, const std::vector<Message> &list, bool send,
                   std::vector<MPI_Request> &out) -> int {
