@@ -325,17 +325,25 @@ RESHARD_QD inline void quant_group_put(const QuantGroups &p, const void *scales,
   quant_group_store(out + a.to, bytes, a.n, W);
 }
 
-/* One group's work: group e quantized into `out`. */
+/* Group `a` (none past a row's end) loaded and quantized into `out`. */
 template <int Input, int Kind, int W>
-RESHARD_QD inline void quant_group(const QuantGroups &p, const void *in,
-                                   const void *scales, uint32_t e, bool wide,
-                                   uint8_t *out) {
-  QuantGroup a = quant_group_at<W>(p, Kind, e);
+RESHARD_QD inline void quant_group_pack(const QuantGroups &p, const void *in,
+                                        const void *scales, const QuantGroup &a,
+                                        bool wide, uint8_t *out) {
   if (a.n <= 0)
     return;
   float v[W];
   quant_group_load<Input, W>(in, a.lo, a.n, wide, v);
   quant_group_put<Kind, W>(p, scales, a, v, out);
+}
+
+/* One group's work: group e quantized into `out`. */
+template <int Input, int Kind, int W>
+RESHARD_QD inline void quant_group(const QuantGroups &p, const void *in,
+                                   const void *scales, uint32_t e, bool wide,
+                                   uint8_t *out) {
+  quant_group_pack<Input, Kind, W>(p, in, scales, quant_group_at<W>(p, Kind, e),
+                                   wide, out);
 }
 
 /* The groups a warp takes: a span of whole strides of kQuantWarp groups,
@@ -363,20 +371,15 @@ template <int Input, int Kind, int W>
 RESHARD_QD inline void quant_lane(const QuantGroups &p, const void *in,
                                   const void *scales, uint32_t first,
                                   uint32_t end, bool wide, uint8_t *out) {
-  QuantGroupRow row;
-  row.e0 = 0;
-  bool have = false;
+  if (first >= end)
+    return;
+  QuantGroupRow row =
+      quant_group_row(p, Kind, quant_div32(first, p.per_row_div));
   for (uint32_t e = first; e < end; e += kQuantWarp) {
-    if (!have || e - row.e0 >= p.per_row) {
+    if (e - row.e0 >= p.per_row)
       row = quant_group_row(p, Kind, quant_div32(e, p.per_row_div));
-      have = true;
-    }
-    QuantGroup a = quant_group_in_row<W>(p, row, e - row.e0);
-    if (a.n <= 0)
-      continue;
-    float v[W];
-    quant_group_load<Input, W>(in, a.lo, a.n, wide, v);
-    quant_group_put<Kind, W>(p, scales, a, v, out);
+    quant_group_pack<Input, Kind, W>(
+        p, in, scales, quant_group_in_row<W>(p, row, e - row.e0), wide, out);
   }
 }
 
