@@ -20,6 +20,7 @@ from . import buffers, comms
 from .errors import ReshardError
 
 _ERR_BYTES = 1024
+_RUN_VERIFY = 1  # RESHARD_RUN_VERIFY of ExecutionEngine/ErrorCodes.h
 
 
 class Digest(ctypes.Structure):
@@ -37,8 +38,8 @@ def _bind(lib: Any, name: str, prefix: str):
         ctypes.c_size_t
     sigs = {
         "workspace_bytes": (sz, [i32]),
-        "run": (i32, [i32, P(vp), P(vp), vp, vp, vp, sz, ctypes.c_char_p,
-                      sz]),
+        "run_flags": (i32, [i32, P(vp), P(vp), vp, vp, vp, sz,
+                            ctypes.c_uint, ctypes.c_char_p, sz]),
         "reject": (i32, [i32, vp, vp, ctypes.c_char_p, ctypes.c_char_p,
                          sz]),
         "fingerprint": (ctypes.c_uint64, []),
@@ -250,8 +251,12 @@ class Plan:
             src_ptrs = _pointers(src_bufs)
             dst_ptrs = _pointers(dst_bufs)
             ws, ws_bytes = self._workspace_for(rank)
-            rc = self._c["run"](rank, src_ptrs, dst_ptrs, c.handle,
-                                stream_handle, ws, ws_bytes, err, _ERR_BYTES)
+            # verify=True is in the agreement: a rank asking for it alone
+            # fails with the others instead of waiting for their digests.
+            rc = self._c["run_flags"](rank, src_ptrs, dst_ptrs, c.handle,
+                                      stream_handle, ws, ws_bytes,
+                                      _RUN_VERIFY if verify else 0, err,
+                                      _ERR_BYTES)
             if rc:
                 raise ReshardError(err.value.decode("utf-8", "replace") or
                                    f"{self.name}_run returned {rc}")

@@ -170,7 +170,9 @@ def main():
             return
         src, dst, expect = shards_of(layout, rank, "--stacked" in args)
         try:
-            plan.run(src, dst, comm, verify="--verify" in args)
+            verify = "--verify" in args or ("--verify-on-rank-0" in args
+                                            and rank == 0)
+            plan.run(src, dst, comm, verify=verify)
         except reshard.ReshardError as e:
             clean = "untouched" if untouched(dst) else "WRITTEN"
             print(f"rank {rank}: raised ({clean}): {e}", flush=True)

@@ -192,6 +192,18 @@ def test_verify_on_a_larger_communicator(mpi, tmp_path):
     assert_all_ok(mpi(3, "check", layout, "--verify"), 3)
 
 
+def test_verify_on_some_ranks_only_fails_on_every_rank(mpi, tmp_path):
+    """verify=True is in the plan's agreement: a rank asking for it alone
+    fails with the others before any byte moves (it used to wait forever
+    for digests the others never sent)."""
+    layout = write(tmp_path, "layout.json", random_layout(3, ranks=2))
+    lines = mpi(3, "check", layout, "--verify-on-rank-0")
+    assert len(lines) == 3, lines
+    for l in lines:
+        assert "raised (untouched)" in l and "disagree on verify" in l, l
+    assert sum("(on here;" in l for l in lines) == 1, lines
+
+
 def test_the_flip_hook_takes_only_1(mpi, tmp_path):
     layout = write(tmp_path, "layout.json", random_layout(3, ranks=2))
     for value in ("0", ""):

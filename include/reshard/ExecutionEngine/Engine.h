@@ -451,7 +451,8 @@ inline int check_arguments(const Plan &plan, int rank, void *const *src,
 inline int check_call(const Plan &plan, int rank, int me, int comm_size,
                       void *const *src, void *const *dst, const void *workspace,
                       size_t workspace_size, char *err, size_t errlen,
-                      int *verdict, const char *rejected = 0) {
+                      int *verdict, const char *rejected = 0,
+                      unsigned flags = 0) {
   if (comm_size < plan.num_ranks)
     return fail(err, errlen, RESHARD_ERR_RANK,
                 "%s: the communicator has %d ranks, the plan needs %d",
@@ -459,6 +460,10 @@ inline int check_call(const Plan &plan, int rank, int me, int comm_size,
   if (rejected) /* the caller's own checks failed (<plan>_reject) */
     *verdict = fail(err, errlen, RESHARD_ERR_ARGS, "%s: rank %d: %s", plan.name,
                     me, rejected);
+  else if (flags & ~static_cast<unsigned>(RESHARD_RUN_VERIFY))
+    *verdict = fail(err, errlen, RESHARD_ERR_ARGS,
+                    "%s: rank %d: unknown run flags 0x%x", plan.name, me,
+                    flags & ~static_cast<unsigned>(RESHARD_RUN_VERIFY));
   else if (me != rank)
     *verdict = fail(err, errlen, RESHARD_ERR_RANK,
                     "%s: called as rank %d on communicator rank %d", plan.name,
@@ -472,19 +477,24 @@ inline int check_call(const Plan &plan, int rank, int me, int comm_size,
 }
 
 /* The agreement before any byte moves: every rank contributes
- * (fingerprint, ~fingerprint, "my arguments are bad") to a MAX reduction.
- * Given the reduced words, says what this rank returns: the plans differ
- * unless both maxima are this rank's own values. */
-inline void agreement_words(const Plan &plan, int status,
-                            unsigned long long words[3]) {
+ * (fingerprint, ~fingerprint, "my arguments are bad", flags, ~flags) to a
+ * MAX reduction. Given the reduced words, says what this rank returns: the
+ * plans (or the flags) differ unless both maxima are this rank's own. */
+enum { kAgreementWords = 5 };
+
+inline void agreement_words(const Plan &plan, int status, unsigned flags,
+                            unsigned long long words[kAgreementWords]) {
   words[0] = plan.fingerprint;
   words[1] = ~plan.fingerprint;
   words[2] = status ? 1ull : 0ull;
+  words[3] = flags;
+  words[4] = ~static_cast<unsigned long long>(flags);
 }
 
 inline int agreement_verdict(const Plan &plan, int rank, int status,
-                             const unsigned long long reduced[3], char *err,
-                             size_t errlen) {
+                             unsigned flags,
+                             const unsigned long long reduced[kAgreementWords],
+                             char *err, size_t errlen) {
   if (reduced[0] != plan.fingerprint || reduced[1] != ~plan.fingerprint)
     return fail(err, errlen, RESHARD_ERR_MISMATCH,
                 "%s: rank %d: the ranks run different plans (fingerprint "
@@ -498,6 +508,12 @@ inline int agreement_verdict(const Plan &plan, int rank, int status,
                 "%s: rank %d: another rank rejected its arguments; nothing "
                 "was moved",
                 plan.name, rank);
+  if (reduced[3] != flags ||
+      reduced[4] != ~static_cast<unsigned long long>(flags))
+    return fail(err, errlen, RESHARD_ERR_MISMATCH,
+                "%s: rank %d: the ranks disagree on verify (%s here; every "
+                "rank must ask for it, or none); nothing was moved",
+                plan.name, rank, flags & RESHARD_RUN_VERIFY ? "on" : "off");
   return RESHARD_OK;
 }
 

@@ -33,6 +33,13 @@ enum {
   RESHARD_ERR_ARGS = 8
 };
 
+/* Flags of <plan>_run_flags, which every rank must pass alike (the
+ * agreement checks it before any byte moves, RESHARD_ERR_MISMATCH
+ * otherwise): RESHARD_RUN_VERIFY says the caller exchanges digests after
+ * the run (python/reshard's verify=True), so that a rank asking for it
+ * alone fails at once instead of waiting for peers that never join. */
+enum { RESHARD_RUN_VERIFY = 1 };
+
 /* One digest <plan>_digests reports: of the bytes of `tensor` that rank
  * `sender` sent rank `receiver` in one stream (phase 0 from its source
  * shard, 1 a relay from its destination shard, -1 a local copy), computed

@@ -101,17 +101,17 @@ inline int wait_all(const Plan &plan, int rank, std::vector<MPI_Request> &reqs,
 
 /* Every rank learns whether all run the same plan and all accepted their
  * arguments; `status` is this rank's own verdict. */
-inline int agree(const Plan &plan, int rank, int status, MPI_Comm comm,
-                 char *err, size_t errlen) {
+inline int agree(const Plan &plan, int rank, int status, unsigned flags,
+                 MPI_Comm comm, char *err, size_t errlen) {
   /* On the heap: a collective cannot be cancelled, so after a timeout MPI
-   * may still write the result when the late rank arrives. Those 48 bytes
+   * may still write the result when the late rank arrives. Those 80 bytes
    * are then left allocated on purpose. */
-  unsigned long long *words = new unsigned long long[6];
-  unsigned long long *in = words, *out = words + 3;
-  agreement_words(plan, status, in);
+  unsigned long long *words = new unsigned long long[2 * kAgreementWords];
+  unsigned long long *in = words, *out = words + kAgreementWords;
+  agreement_words(plan, status, flags, in);
   std::vector<MPI_Request> req(1, MPI_REQUEST_NULL);
-  if (MPI_Iallreduce(in, out, 3, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm,
-                     &req[0]) != MPI_SUCCESS) {
+  if (MPI_Iallreduce(in, out, kAgreementWords, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
+                     comm, &req[0]) != MPI_SUCCESS) {
     delete[] words;
     return fail(err, errlen, RESHARD_ERR_COMM,
                 "%s: rank %d: MPI_Iallreduce of the plan fingerprint failed",
@@ -121,17 +121,17 @@ inline int agree(const Plan &plan, int rank, int status, MPI_Comm comm,
   int waited = wait_all(plan, rank, req, 0, -1, err, errlen);
   if (waited)
     return waited;
-  int verdict = agreement_verdict(plan, rank, status, out, err, errlen);
+  int verdict = agreement_verdict(plan, rank, status, flags, out, err, errlen);
   delete[] words;
   return verdict;
 }
 
 /* `rejected`, when not null, is why the caller refuses its own arguments:
  * the rank joins the agreement only to make every rank fail
- * (<plan>_reject). */
+ * (<plan>_reject). `flags` (RESHARD_RUN_*) must be the same on every rank. */
 inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
                MPI_Comm comm, void *workspace, size_t workspace_size, char *err,
-               size_t errlen, const char *rejected = 0) {
+               size_t errlen, const char *rejected = 0, unsigned flags = 0) {
   if (err && errlen)
     err[0] = '\0';
   int size = 0, me = -1;
@@ -143,10 +143,11 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
     return fail(err, errlen, RESHARD_ERR_COMM,
                 "%s: cannot query the communicator", plan.name);
   int status = RESHARD_OK;
-  if (int rc = check_call(plan, rank, me, size, src, dst, workspace,
-                          workspace_size, err, errlen, &status, rejected))
+  if (int rc =
+          check_call(plan, rank, me, size, src, dst, workspace, workspace_size,
+                     err, errlen, &status, rejected, flags))
     return rc;
-  int rc = agree(plan, me, status, comm, err, errlen);
+  int rc = agree(plan, me, status, flags, comm, err, errlen);
   if (rc)
     return rc;
   const RankProgram *p = program(plan, rank);

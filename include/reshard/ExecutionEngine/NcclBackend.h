@@ -132,7 +132,7 @@ struct DeviceGuard {
   }
 };
 
-/* The agreement's 3 words, on the device and in pinned host memory, one
+/* The agreement's words, on the device and in pinned host memory, one
  * pair per thread and device: agree() waits before it returns, so calls
  * from one thread never overlap, and calls from several threads (other
  * communicators, other streams) never share words. Pinned, so that the
@@ -148,14 +148,15 @@ inline cudaError_t agreement_buffer(int device, AgreementWords *out) {
     return cudaErrorInvalidDevice;
   AgreementWords &w = words[device];
   if (!w.host) {
-    cudaError_t e = cudaMallocHost(reinterpret_cast<void **>(&w.host),
-                                   3 * sizeof(unsigned long long));
+    cudaError_t e =
+        cudaMallocHost(reinterpret_cast<void **>(&w.host),
+                       kAgreementWords * sizeof(unsigned long long));
     if (e != cudaSuccess)
       return e;
   }
   if (!w.device) {
     cudaError_t e = cudaMalloc(reinterpret_cast<void **>(&w.device),
-                               3 * sizeof(unsigned long long));
+                               kAgreementWords * sizeof(unsigned long long));
     if (e != cudaSuccess)
       return e;
   }
@@ -387,40 +388,43 @@ struct DeviceMover {
   }
 };
 
-inline int agree(const Plan &plan, int rank, int status, int device,
-                 ncclComm_t comm, cudaStream_t stream, char *err,
+inline int agree(const Plan &plan, int rank, int status, unsigned flags,
+                 int device, ncclComm_t comm, cudaStream_t stream, char *err,
                  size_t errlen) {
   AgreementWords w;
   cudaError_t e = agreement_buffer(device, &w);
   if (e != cudaSuccess)
     return cuda_failed(plan, rank, e, "agreement buffer", err, errlen);
-  agreement_words(plan, status, w.host);
-  if ((e = cudaMemcpyAsync(w.device, w.host, 3 * sizeof(*w.host),
+  agreement_words(plan, status, flags, w.host);
+  if ((e = cudaMemcpyAsync(w.device, w.host, kAgreementWords * sizeof(*w.host),
                            cudaMemcpyHostToDevice, stream)) != cudaSuccess)
     return cuda_failed(plan, rank, e, "cudaMemcpyAsync", err, errlen);
-  ncclResult_t r = settle(comm, ncclAllReduce(w.device, w.device, 3, ncclUint64,
-                                              ncclMax, comm, stream));
+  ncclResult_t r =
+      settle(comm, ncclAllReduce(w.device, w.device, kAgreementWords,
+                                 ncclUint64, ncclMax, comm, stream));
   if (r != ncclSuccess)
     return nccl_failed(plan, rank, r, "ncclAllReduce (plan agreement)", err,
                        errlen);
-  if ((e = cudaMemcpyAsync(w.host, w.device, 3 * sizeof(*w.host),
+  if ((e = cudaMemcpyAsync(w.host, w.device, kAgreementWords * sizeof(*w.host),
                            cudaMemcpyDeviceToHost, stream)) != cudaSuccess)
     return cuda_failed(plan, rank, e, "plan agreement", err, errlen);
   int waited =
       wait_stream(plan, rank, comm, stream, "the plan agreement", err, errlen);
   if (waited)
     return waited;
-  unsigned long long reduced[3] = {w.host[0], w.host[1], w.host[2]};
-  return agreement_verdict(plan, rank, status, reduced, err, errlen);
+  unsigned long long reduced[kAgreementWords];
+  for (int i = 0; i < kAgreementWords; ++i)
+    reduced[i] = w.host[i];
+  return agreement_verdict(plan, rank, status, flags, reduced, err, errlen);
 }
 
 /* `rejected`, when not null, is why the caller refuses its own arguments:
  * the rank joins the agreement only to make every rank fail
- * (<plan>_reject). */
+ * (<plan>_reject). `flags` (RESHARD_RUN_*) must be the same on every rank. */
 inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
                ncclComm_t comm, cudaStream_t stream, void *workspace,
                size_t workspace_size, char *err, size_t errlen,
-               const char *rejected = 0) {
+               const char *rejected = 0, unsigned flags = 0) {
   if (err && errlen)
     err[0] = '\0';
   int count = 0, me = -1;
@@ -434,10 +438,11 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
     return cuda_failed(plan, rank, de, "selecting the communicator's device",
                        err, errlen);
   int status = RESHARD_OK;
-  if (int rc = check_call(plan, rank, me, count, src, dst, workspace,
-                          workspace_size, err, errlen, &status, rejected))
+  if (int rc =
+          check_call(plan, rank, me, count, src, dst, workspace, workspace_size,
+                     err, errlen, &status, rejected, flags))
     return rc;
-  int rc = agree(plan, me, status, device, comm, stream, err, errlen);
+  int rc = agree(plan, me, status, flags, device, comm, stream, err, errlen);
   if (rc)
     return rc;
   const RankProgram *p = program(plan, rank);

@@ -160,6 +160,21 @@ static void emitSignatures(raw_ostream &os, StringRef name, CppBackend backend,
       definitions ? " {\n  return reshard::engine::shard_bytes(kPlan, rank, "
                     "tensor, false);\n}"
                   : ";");
+  // _run with RESHARD_RUN_* flags that every rank must pass alike.
+  os << llvm::formatv(
+      "int {0}_run_flags(int rank, void *const *src, void *const *dst,\n"
+      "    {1} comm, {2}stream, void *workspace, size_t workspace_bytes,\n"
+      "    unsigned flags, char *err, size_t errlen){3}\n",
+      name, comm, stream,
+      definitions
+          ? llvm::formatv(" {{\n{1}  return reshard::engine::{0}::run(kPlan, "
+                          "rank, src, dst, comm, {2}workspace,\n      "
+                          "workspace_bytes, err, errlen, 0, flags);\n}",
+                          backend == CppBackend::Mpi ? "mpi" : "nccl",
+                          backend == CppBackend::Mpi ? "  (void)stream;\n" : "",
+                          backend == CppBackend::Mpi ? "" : "stream, ")
+                .str()
+          : std::string(";"));
   emitCallerChecks(os, name, comm, stream, backend, definitions);
 }
 

@@ -184,6 +184,22 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] dtypes = ["fp32",
 // CHECK-NEXT:   return reshard::engine::shard_bytes(kPlan, rank, tensor, false);
 // CHECK-NEXT: }
 
+// _run with flags every rank passes alike (RESHARD_RUN_VERIFY), which the
+// agreement compares.
+// MPI-NEXT:  int tiny_run_flags(int rank, void *const *src, void *const *dst,
+// MPI-NEXT:      MPI_Comm comm, void *stream, void *workspace, size_t workspace_bytes,
+// MPI-NEXT:      unsigned flags, char *err, size_t errlen) {
+// MPI-NEXT:    (void)stream;
+// MPI-NEXT:    return reshard::engine::mpi::run(kPlan, rank, src, dst, comm, workspace,
+// MPI-NEXT:        workspace_bytes, err, errlen, 0, flags);
+// MPI-NEXT:  }
+// NCCL-NEXT: int tiny_run_flags(int rank, void *const *src, void *const *dst,
+// NCCL-NEXT:     ncclComm_t comm, cudaStream_t stream, void *workspace, size_t workspace_bytes,
+// NCCL-NEXT:     unsigned flags, char *err, size_t errlen) {
+// NCCL-NEXT:   return reshard::engine::nccl::run(kPlan, rank, src, dst, comm, stream, workspace,
+// NCCL-NEXT:       workspace_bytes, err, errlen, 0, flags);
+// NCCL-NEXT: }
+
 // What callers that check their own tensors use: dtypes, shard shapes, a
 // refusal that every rank sees, the digests of verify=True.
 // MPI-NEXT:  const char *tiny_backend(void) { return "mpi"; }
@@ -279,6 +295,9 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] dtypes = ["fp32",
 // HEADER-NEXT: const char *tiny_tensor_name(int tensor);
 // HEADER-NEXT: int64_t tiny_src_bytes(int rank, int tensor);
 // HEADER-NEXT: int64_t tiny_dst_bytes(int rank, int tensor);
+// HEADER-NEXT: int tiny_run_flags(int rank, void *const *src, void *const *dst,
+// HEADER-NEXT:     MPI_Comm comm, void *stream, void *workspace, size_t workspace_bytes,
+// HEADER-NEXT:     unsigned flags, char *err, size_t errlen);
 // HEADER-NEXT: const char *tiny_backend(void);
 // HEADER-NEXT: const char *tiny_tensor_dtype(int tensor);
 // HEADER-NEXT: int tiny_tensor_ndim(int tensor);

@@ -6,6 +6,9 @@
 //   late             rank 1 calls it 3 s late; nobody aborts the job
 //   misaligned       rank 1 passes its first source shard one byte off
 //   odd-workspace    rank 1 passes its workspace one byte off
+//   verify-one       rank 1 alone passes RESHARD_RUN_VERIFY (_run_flags)
+//   verify-all       every rank passes RESHARD_RUN_VERIFY
+//   bad-flags        rank 1 passes a flag no plan knows
 //   ok               everyone calls it correctly
 // Every rank prints its return code and message; no rank may crash or hang.
 #include "plan.h"
@@ -66,8 +69,15 @@ int main(int argc, char **argv) {
     std::this_thread::sleep_for(std::chrono::seconds(4));
     std::printf("rank %d: stalled\n", rank);
   } else {
-    rc = reshard_plan_run(call_rank, srcp.data(), dstp.data(), MPI_COMM_WORLD,
-                          nullptr, wsp, ws, err, sizeof(err));
+    unsigned flags = 0;
+    if (!std::strcmp(mode, "verify-all") ||
+        (faulty && !std::strcmp(mode, "verify-one")))
+      flags = RESHARD_RUN_VERIFY;
+    if (faulty && !std::strcmp(mode, "bad-flags"))
+      flags = 6;
+    rc = reshard_plan_run_flags(call_rank, srcp.data(), dstp.data(),
+                                MPI_COMM_WORLD, nullptr, wsp, ws, flags, err,
+                                sizeof(err));
     std::printf("rank %d: rc %d: %s\n", rank, rc, err);
   }
   std::fflush(stdout);
