@@ -17,7 +17,7 @@
 #                                     # another GPU of a domain (auto)
 #     [RELAY_TREE auto | never | bound | always] # a domain fed by another
 #                                     # domain's entries (auto)
-#     [RELAY_TREE_MAX_STREAMS <n>]    # with RELAY_TREE auto (294912)
+#     [RELAY_TREE_MAX_STREAMS <n>]    # with RELAY_TREE auto (270000)
 #     [RECEIVES_AHEAD]                # the MPI backend posts each step's
 #                                     # next receives while it is in flight
 #     [STATIC | SHARED])              # library kind (STATIC)

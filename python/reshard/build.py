@@ -16,7 +16,7 @@ import tempfile
 from typing import Any, Optional, Union
 
 from . import tools
-from .errors import ReshardError
+from .errors import ReshardError, parse_bytes
 from .runtime import Plan
 
 _REPO = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -98,7 +98,7 @@ def _cache_key(text: str, backend: str, budget: Optional[int],
 
 
 def compile(layout: Union[Any, str, os.PathLike], backend: str = "mpi",
-            staging_budget: Optional[int] = None,
+            staging_budget: Union[int, str, None] = None,
             cache_dir: Optional[str] = None,
             transits: Optional[str] = None,
             relay_tree: Optional[str] = None,
@@ -136,8 +136,12 @@ def compile(layout: Union[Any, str, os.PathLike], backend: str = "mpi",
                            f"{receives_ahead!r}")
     if receives_ahead:
         choices["receives_ahead"] = "true"
-    if staging_budget is not None and (not isinstance(staging_budget, int)
-                                       or staging_budget <= 0):
+    if isinstance(staging_budget, str):  # "256M", as the CLI takes it
+        staging_budget = parse_bytes(staging_budget, "staging_budget")
+    if staging_budget is not None and (
+            not isinstance(staging_budget, int)
+            or isinstance(staging_budget, bool) or staging_budget <= 0
+            or staging_budget >= 1 << 63):
         raise ReshardError(f"staging_budget must be a positive number of "
                            f"bytes, not {staging_budget!r}")
     text, suffix = _layout_text(layout)

@@ -10,7 +10,7 @@ import re
 import sys
 import tempfile
 
-from .errors import ReshardError, read_json
+from .errors import ReshardError, parse_bytes, read_json
 from .megatron import parse_train
 from .models import bundled_models, count_params, get_model, model_params
 from .refit import SCENARIOS, build_layout
@@ -77,15 +77,10 @@ def split_spec(text, framework, flag):
 
 def parse_size(text):
     """'268435456', '256M', '1GiB' -> bytes."""
-    m = re.fullmatch(r"\s*(\d+)\s*([KMGT]?)(i?B)?\s*", text, re.I)
-    if not m:
-        raise UsageError(f"--staging-budget {text!r}: give bytes, e.g. 256M "
-                         f"or 1G")
-    n = int(m.group(1)) << (10 * " KMGT".index(m.group(2).upper() or " "))
-    if not 0 < n < 1 << 63:
-        raise UsageError(f"--staging-budget {text!r}: give a size from 1 "
-                         f"byte to 2^63-1 bytes")
-    return n
+    try:
+        return parse_bytes(text, "--staging-budget")
+    except ReshardError as e:
+        raise UsageError(str(e))
 
 
 def _topology(text):

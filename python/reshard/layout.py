@@ -137,16 +137,8 @@ def _parse_names(names: Any, shape: List[int], ranks: List[int],
             raise ReshardError(f"{what}: mesh_dim_names[{i}] = {n!r} is not "
                                f"a non-empty string")
     if len(names) != ndim:
-        hint = ""
-        if ndim == 1 and len(names) == shape[0] > 1 and min(ranks) > 0:
-            # The old DeviceMesh(shape, axis_names) spelling, likely.
-            hint = (f"; DeviceMesh takes the nested list of ranks, as "
-                    f"torch's does: for a mesh of shape {ranks} over ranks "
-                    f"0.., write init_device_mesh({tuple(ranks)}, "
-                    f"mesh_dim_names={names})")
         raise ReshardError(f"{what}: a {ndim}-D mesh (shape {shape}) but "
-                           f"{len(names)} mesh_dim_names {list(names)}"
-                           f"{hint}")
+                           f"{len(names)} mesh_dim_names {list(names)}")
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise ReshardError(f"{what}: duplicate mesh_dim_names "
@@ -196,17 +188,20 @@ class DeviceMesh:
 
     The old spelling DeviceMesh(shape, axis_names, ranks=None, name=None)
     still works when it is unambiguous, i.e. with ranks (a third
-    argument or ranks=) or the keywords shape= / axis_names=, and warns
-    (DeprecationWarning); it goes in the next release. Without ranks,
-    DeviceMesh([2, 4], ["dp", "tp"]) now reads [2, 4] as the ranks: write
-    init_device_mesh((2, 4), mesh_dim_names=("dp", "tp")).
+    argument or ranks=), the keywords shape= / axis_names=, or a flat
+    shape of two or more sizes with as many names (DeviceMesh([2, 4],
+    ["dp", "tp"]): as ranks it would be a 1-D mesh with two names), and
+    warns (DeprecationWarning); it goes in the next release. A 1-D
+    DeviceMesh([4], ["tp"]) is read the new way, as the mesh of rank 4:
+    write init_device_mesh((4,), mesh_dim_names=("tp",)).
     """
 
     def __init__(self, mesh: MeshLike = _UNSET,
                  mesh_dim_names: Optional[Sequence[str]] = None,
                  *_old_args: Any, name: Optional[str] = None,
                  **_old_kwargs: Any) -> None:
-        if _old_args or _old_kwargs or mesh is _UNSET:
+        if _old_args or _old_kwargs or mesh is _UNSET or _old_shape_and_names(
+                mesh, mesh_dim_names):
             mesh, mesh_dim_names, name = _old_signature(
                 mesh, mesh_dim_names, _old_args, name, _old_kwargs)
             warnings.warn(
@@ -303,6 +298,15 @@ DeviceMesh.__signature__ = inspect.Signature([
                       annotation="Optional[Sequence[str]]"),
     inspect.Parameter("name", inspect.Parameter.KEYWORD_ONLY, default=None,
                       annotation="Optional[str]")])
+
+
+def _old_shape_and_names(mesh, names) -> bool:
+    """DeviceMesh([2, 4], ["dp", "tp"]): a flat list with one name per
+    entry, two or more, can only be the old (shape, axis_names) spelling
+    (as ranks it would be a 1-D mesh with several names)."""
+    return (isinstance(mesh, (list, tuple)) and len(mesh) >= 2 and
+            all(_is_int(n) and n >= 1 for n in mesh) and
+            isinstance(names, (list, tuple)) and len(names) == len(mesh))
 
 
 def _old_signature(shape, axis_names, args, name, kwargs):
@@ -506,6 +510,20 @@ class Sharding:
                                    f"not {quant['mx']!r}")
             self.quant = {k: (list(v) if k == "block" else v)
                           for k, v in quant.items()}
+        if isinstance(dims, (str, bytes)) or not isinstance(dims, Iterable):
+            raise ReshardError(f"dims: give one list of mesh axis names per "
+                               f"tensor dim, not {dims!r}")
+        dims = list(dims)
+        if any(isinstance(d, (Shard, Replicate)) for d in dims):
+            raise ReshardError(
+                "dims: these are DTensor placements (one per mesh dim); "
+                "write Sharding.from_placements(mesh, placements, ndim) or "
+                "give one list of mesh axis names per tensor dim")
+        for d, axes in enumerate(dims):
+            if isinstance(axes, (str, bytes)) or not isinstance(axes,
+                                                                Iterable):
+                raise ReshardError(f"dims[{d}]: give a list of mesh axis "
+                                   f"names, not {axes!r}")
         self.dims = [list(d) for d in dims]
         self.blocks = {int(k): list(v) for k, v in blocks.items()} \
             if blocks else {}

@@ -12,6 +12,21 @@ from .errors import ReshardError
 from .layout import DeviceMesh, init_device_mesh
 
 
+def strip_framework(text: str, framework: str, what: str) -> str:
+    """'megatron:tp=8,pp=2' -> 'tp=8,pp=2': the CLI's FRAMEWORK: prefix is
+    optional in Python, and must name `framework` when given."""
+    if not isinstance(text, str):
+        raise ReshardError(f"{what}: give a spec string such as "
+                           f"'{framework}:tp=8,...', not {text!r}")
+    fw, sep, rest = text.partition(":")
+    if not sep or "=" in fw or "," in fw:  # stages=7:8:8 has colons too
+        return text
+    if fw.strip().lower() != framework:
+        raise ReshardError(f"{what}: framework {fw.strip()!r} is not "
+                           f"supported here (use {framework}:...)")
+    return rest
+
+
 def parse_spec(text: str, allowed: Tuple[str, ...], what: str,
                words: Tuple[str, ...] = ()) -> Dict:
     """'k=v,k=v' -> {k: int}; spmoe=auto -> None; keys in words keep their
@@ -80,9 +95,10 @@ TRAIN_KEYS = ("tp", "pp", "dp", "cp", "ep", "etp", "first", "last",
               "stages")
 
 
-def parse_train(text: str, what: str = "--train") -> Train:
-    """'tp=8,pp=2,dp=4[,cp=][,ep=][,etp=][,first=,last=|,stages=a:b:..]'
-    -> Train."""
+def parse_train(text: str, what: str = "train") -> Train:
+    """'[megatron:]tp=8,pp=2,dp=4[,cp=][,ep=][,etp=][,first=,last=|,
+    stages=a:b:..]' -> Train."""
+    text = strip_framework(text, "megatron", what)
     d = parse_spec(text, TRAIN_KEYS, what)  # every size defaults to 1
     if ("first" in d) != ("last" in d):
         raise ReshardError(f"{what}: give first= and last= together")

@@ -283,8 +283,11 @@ class Param:
         self.dtype = dtype_name(self.dtype, self.name)
 
 
-def model_params(m: Model, layers: Optional[int] = None) -> List[Param]:
-    """The model's tensors in checkpoint order (first `layers` layers)."""
+def model_params(m: Union[Model, str, os.PathLike],
+                 layers: Optional[int] = None) -> List[Param]:
+    """The model's tensors in checkpoint order (first `layers` layers); `m`
+    a Model, a bundled name or a config.json path (get_model)."""
+    m = get_model(m)
     layers = m.layers if layers is None else layers
     if not 0 <= layers <= m.layers:
         raise ReshardError(f"--layers must be in [0, {m.layers}] for "

@@ -79,6 +79,15 @@ class Report:
                    ratios=d.get("ratios", {}), topology=d.get("topology", {}),
                    raw=d)
 
+    def __getattr__(self, name):
+        """The report's other top-level JSON keys as attributes
+        (network_bytes, estimated_seconds, busiest_nic_bytes, quantized,
+        ...), as the JSON has them beside `plan`."""
+        raw = self.__dict__.get("raw")
+        if name.startswith("_") or raw is None or name not in raw:
+            raise AttributeError(f"the report has no {name!r}")
+        return raw[name]
+
     @classmethod
     def load(cls, path):
         d = read_json(path)

@@ -199,12 +199,14 @@ class Plan:
                 problems.append(f"{where}: shape {list(buf.shape)}, but "
                                 f"this rank's shard is {list(shape)}")
             dtype = (self._src_dtypes if side == "src" else self._dtypes)[t]
-            # FP8 payloads may also be given as raw bytes, and MX scales
-            # (E8M0 bytes) as torch's float8_e8m0fnu.
-            fp8_as_bytes = dtype == "fp8e4m3" and buf.dtype == "uint8"
+            # FP8 payloads may also be given as raw bytes, bf16 as raw
+            # 16-bit words (numpy has no bf16), and MX scales (E8M0 bytes)
+            # as torch's float8_e8m0fnu.
+            raw_bits = (dtype, buf.dtype) in (("fp8e4m3", "uint8"),
+                                              ("bf16", "uint16"))
             e8m0 = dtype == "uint8" and str(
                 getattr(tensors[name], "dtype", "")).endswith("float8_e8m0fnu")
-            if dtype and buf.dtype != dtype and not (fp8_as_bytes or e8m0):
+            if dtype and buf.dtype != dtype and not (raw_bits or e8m0):
                 problems.append(f"{where}: dtype {buf.dtype or 'unknown'}, "
                                 f"the plan's is {dtype}")
             if not buf.device.startswith(want_device):

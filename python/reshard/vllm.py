@@ -10,7 +10,7 @@ from typing import Optional
 
 from .errors import ReshardError
 from .layout import DeviceMesh, init_device_mesh
-from .megatron import parse_spec, tp_dims
+from .megatron import parse_spec, strip_framework, tp_dims
 
 
 @dataclass(frozen=True)
@@ -59,9 +59,10 @@ W13_ORDERS = ("gate_up", "up_gate")
 FP8_FORMATS = ("block", "mx")
 
 
-def parse_infer(text: str, what: str = "--infer") -> Infer:
-    """'tp=8,dp=4[,ep=0|1|tp*dp][,spmoe=auto|0|1][,w13=gate_up|up_gate]
-    [,fp8=block|mx]' -> Infer; engines= is a synonym of dp=."""
+def parse_infer(text: str, what: str = "infer") -> Infer:
+    """'[vllm:]tp=8,dp=4[,ep=0|1|tp*dp][,spmoe=auto|0|1][,w13=gate_up|
+    up_gate][,fp8=block|mx]' -> Infer; engines= is a synonym of dp=."""
+    text = strip_framework(text, "vllm", what)
     d = parse_spec(text, INFER_KEYS, what, words=("w13", "fp8"))
     if "engines" in d:
         if "dp" in d:
@@ -135,7 +136,9 @@ def validate(m, i):
                    f"divides the other")
     if (m.dense_layers or not m.experts) and m.intermediate % i.tp:
         err.append(f"vLLM: intermediate_size {m.intermediate} % tp {i.tp}")
-    if i.tp > 1 and (m.vocab % 64 or m.vocab % i.tp):
+    # VocabParallelEmbedding pads to a multiple of 64 at every tp, 1 too:
+    # the padded rows are not in the logical tensor.
+    if m.vocab % 64 or m.vocab % i.tp:
         err.append(f"vLLM: vocab {m.vocab} must be a multiple of 64 and of tp "
                    f"(VocabParallelEmbedding padding)")
     if m.experts:

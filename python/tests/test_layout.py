@@ -58,6 +58,13 @@ def test_placements_in_dtensor_order():
                                  [Shard(0), Shard(0)], 1)
     with pytest.raises(ReshardError, match="Shard\\(2\\) of a 2-D tensor"):
         Sharding.from_placements(m, [Shard(2), Replicate()], 2)
+    # Placements given as dims: told where they go, not a TypeError.
+    with pytest.raises(ReshardError, match="these are DTensor placements"):
+        Sharding(m, [Replicate(), Shard(0)])
+    for bad, msg in (("tp", "one list of mesh axis names per tensor dim"),
+                     (["tp", []], r"dims\[0\]: give a list of mesh axis")):
+        with pytest.raises(ReshardError, match=msg):
+            Sharding(m, bad)
 
 
 def test_sharding_errors():

@@ -112,11 +112,8 @@ def test_default_names():
     # names
     ([[0, 1], [2, 3]], ("dp",),
      r"a 2-D mesh \(shape \[2, 2\]\) but 1 mesh_dim_names \['dp'\]"),
-    ([2, 4], ("dp", "tp"),
-     r"a 1-D mesh \(shape \[2\]\) but 2 mesh_dim_names \['dp', 'tp'\]; "
-     r"DeviceMesh takes the nested list of ranks, as torch's does: for a "
-     r"mesh of shape \[2, 4\] over ranks 0.., write init_device_mesh\(\(2, "
-     r"4\), mesh_dim_names=\('dp', 'tp'\)\)"),
+    ([0, 4], ("dp", "tp"),
+     r"a 1-D mesh \(shape \[2\]\) but 2 mesh_dim_names \['dp', 'tp'\]$"),
     ([0, 1], ("dp", "tp"), r"2 mesh_dim_names \['dp', 'tp'\]$"),
     ([[0, 1], [2, 3]], ("tp", "tp"), "duplicate mesh_dim_names 'tp'"),
     ([0, 1], ("",), r"mesh_dim_names\[0\] = '' is not a non-empty string"),
@@ -347,12 +344,20 @@ def test_old_device_mesh_spelling_errors():
         DeviceMesh()
 
 
-def test_old_spelling_without_ranks_is_the_new_one():
-    # DeviceMesh([2, 4], ["dp", "tp"]) cannot be told from a 1-D mesh of
-    # ranks 2 and 4: it is read the new way, and the error says what to do.
-    with pytest.raises(ReshardError, match=r"init_device_mesh\(\(2, 4\), "
-                                           r"mesh_dim_names=\('dp', 'tp'\)"):
-        DeviceMesh([2, 4], ["dp", "tp"])
+def test_old_spelling_without_ranks():
+    # DeviceMesh([2, 4], ["dp", "tp"]) as ranks would be a 1-D mesh with
+    # two names: it can only be the old (shape, axis_names), and warns.
+    with pytest.warns(DeprecationWarning):
+        m = DeviceMesh([2, 4], ["dp", "tp"])
+    assert m.shape == [2, 4] and m.mesh_dim_names == ("dp", "tp")
+    assert m.mesh == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    # One size and one name is read the new way: the mesh of rank 4.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert DeviceMesh([4], ["tp"]).mesh == [4]
+    # A 0 cannot be a size: the new reading, and its error.
+    with pytest.raises(ReshardError, match=r"1-D mesh \(shape \[2\]\)"):
+        DeviceMesh([0, 4], ["dp", "tp"])
 
 
 def test_new_spelling_does_not_warn():

@@ -1,17 +1,28 @@
 """Megatron-Core and vLLM layouts against local shapes computed by hand:
 TP, PP (stages, embedding and head), EP/ETP, CP, engines, vLLM EP and
 KV-head replication."""
+import io
+import json
+import os
+
 import pytest
 
 from reshard import tools
 from reshard.errors import ReshardError
 from reshard.megatron import Train, parse_train, pipeline_split
+from reshard.models import count_params, get_model, model_params
 from reshard.refit import build_layout
 from reshard.vllm import ep_rank_of, parse_infer
 
 
 def tensors(layout):
     return {t.name: t for t in layout.tensors}
+
+
+def json_of(layout):
+    out = io.StringIO()
+    layout.write_json(out)
+    return out.getvalue()
 
 
 def local(t, side, rank):
@@ -144,6 +155,42 @@ def test_vllm_linear_expert_map_uneven():
         [0, 0, 0, 1, 1, 1, 2, 2, 3, 3]
 
 
+def test_specs_take_the_cli_prefix():
+    # The CLI's "megatron:" / "vllm:" prefix is optional in Python; stages
+    # keep their colons.
+    assert parse_train("megatron:tp=8,pp=2,dp=4") == \
+        parse_train("tp=8,pp=2,dp=4")
+    assert parse_infer("vllm:tp=8,engines=4") == parse_infer("tp=8,dp=4")
+    assert parse_train("tp=1,pp=2,stages=3:4").stages == (3, 4)
+    assert parse_train("megatron:pp=2,stages=3:4").stages == (3, 4)
+    a = build_layout("llama-3.1-70b", "megatron:tp=8,pp=2,dp=4",
+                     "vllm:tp=8,engines=4", layers=1)
+    b = build_layout("llama-3.1-70b", "tp=8,pp=2,dp=4", "tp=8,dp=4",
+                     layers=1)
+    assert json_of(a) == json_of(b)
+
+
+def test_model_params_takes_names_and_paths():
+    by_name = model_params("llama-3.1-70b")
+    assert [p.name for p in by_name] == \
+        [p.name for p in model_params(get_model("llama-3.1-70b"))]
+    assert count_params(by_name) == 70553706496
+
+
+def test_vllm_vocab_padding_at_tp_1(tmp_path):
+    # vLLM pads the vocab to a multiple of 64 at every tp (1 included):
+    # its embedding would have rows the logical tensor lacks.
+    cfg = json.load(open(os.path.join(os.path.dirname(tools.__file__),
+                                      "..", "..", "examples", "models",
+                                      "llama-3.1-70b", "config.json")))
+    cfg["vocab_size"] = 1000
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    with pytest.raises(ReshardError, match="vocab 1000 must be a multiple "
+                                           "of 64"):
+        build_layout(str(path), "tp=1", "tp=1", layers=1)
+
+
 def test_spec_defaults():
     # Sizes left out are 1, as in Megatron's and vLLM's own arguments.
     t = parse_train("tp=8,pp=2")
@@ -162,6 +209,8 @@ def test_spec_defaults():
     (parse_infer, "tp=8,dp=2,engines=2", "dp= or engines="),
     (parse_infer, "tp=8,ep=3", "expert parallel group"),
     (parse_infer, "tp=0", "tp must be positive"),
+    (parse_train, "vllm:tp=8", "framework 'vllm' is not supported here"),
+    (parse_infer, "megatron:tp=8", "use vllm:"),
 ])
 def test_spec_errors(fn, text, msg):
     with pytest.raises(ReshardError, match=msg):

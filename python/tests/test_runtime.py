@@ -360,6 +360,40 @@ def test_compile_passes_planning_choices(have_tools, tmp_path):
             reshard.compile(layout, backend="mpi", cache_dir=str(cache),
                             receives_ahead=bad)
     assert len(list(cache.glob("libplan-mpi-*.so"))) == 4
+    # The staging budget as the CLI takes it: "1M" is 1 << 20 bytes.
+    budget = reshard.compile(layout, backend="mpi", cache_dir=str(cache),
+                             staging_budget="1M")
+    assert reshard.compile(layout, backend="mpi", cache_dir=str(cache),
+                           staging_budget=1 << 20).path == budget.path
+    for bad in ("1X", "0", -1, True, 1 << 63):
+        with pytest.raises(reshard.ReshardError, match="staging_budget"):
+            reshard.compile(layout, backend="mpi", cache_dir=str(cache),
+                            staging_budget=bad)
+    assert len(list(cache.glob("libplan-mpi-*.so"))) == 5
+
+
+def test_bf16_may_come_as_uint16_words(have_tools, tmp_path):
+    """numpy has no bf16: a bf16 shard may be given as uint16 words (its
+    bits), not as any other 16-bit type."""
+    if not shutil.which("mpicxx"):
+        pytest.skip("mpicxx is not installed")
+    import numpy as np
+    import reshard
+    mesh = {"shape": [2], "axes": ["x"], "ranks": [0, 1]}
+    layout = write(tmp_path, "layout.json", {
+        "meshes": {"m": mesh},
+        "tensors": [{"name": "w", "shape": [4, 6], "dtype": "bf16",
+                     "src": {"mesh": "m", "dims": [["x"], []]},
+                     "dst": {"mesh": "m", "dims": [[], ["x"]]}}]})
+    plan = reshard.compile(layout, backend="mpi",
+                           cache_dir=str(tmp_path / "cache"))
+    _, problems = plan._check_side({"w": np.zeros((2, 6), np.uint16)},
+                                   "src", 0)
+    assert problems == []
+    _, problems = plan._check_side({"w": np.zeros((2, 6), np.int16)},
+                                   "src", 0)
+    assert problems == ["src: 'w' on rank 0: dtype int16, the plan's is "
+                        "bf16"], problems
 
 
 def test_nccl_plan_compiles_and_loads(have_tools, tmp_path):

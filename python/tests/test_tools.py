@@ -55,6 +55,12 @@ def test_report_objects_and_traffic(have_tools, tmp_path):
         assert pairs.get((x.rank, x.rank), 0) == x.local.bytes_out
     same = report.report(ml, staging_budget=1 << 20)
     assert same.plan == r.plan
+    # The JSON's top-level figures are attributes too, as the JSON has them.
+    assert r.network_bytes == r.plan.network_bytes == r.raw["network_bytes"]
+    assert r.estimated_seconds == r.plan.estimated_seconds
+    assert r.busiest_nic_bytes == r.plan.busiest_nic_bytes
+    with pytest.raises(AttributeError, match="the report has no 'nope'"):
+        r.nope
 
 
 def test_tool_errors(have_tools, tmp_path, monkeypatch):

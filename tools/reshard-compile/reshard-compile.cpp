@@ -327,11 +327,13 @@ int main(int argc, char **argv) {
       argc, argv,
       "reshard-compile: import, plan, lower and emit a redistribution plan\n\n"
       "  reshard-compile LAYOUT --backend=mpi|nccl -o PLAN.cpp\n\n"
-      "LAYOUT is a layout JSON (a .json name or a leading '{') or reshard\n"
-      "IR at any stage. A layout is planned with reshard-plan-pipeline's\n"
-      "options below; a planned module (with reshard.pieces) is lowered as\n"
-      "it is; a lowered module (a reshard_rt.plan) is only emitted, and\n"
-      "planning options are then an error. Outputs are written only when\n"
-      "every stage succeeded.\n");
+      "LAYOUT (a file, or - for standard input) is a layout JSON (named\n"
+      "*.json, or text that starts with '{') or reshard IR. A layout is\n"
+      "planned with reshard-plan-pipeline's options below; a planned\n"
+      "module (reshard.class and reshard.group ops) is lowered as it is;\n"
+      "a lowered module (a reshard_rt.plan) is only emitted, and planning\n"
+      "options are then an error; the explicit reference form\n"
+      "(reshard.pieces, from reshard-expand) is refused. Outputs are\n"
+      "written only when every stage succeeded.\n");
   return compile();
 }
