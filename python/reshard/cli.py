@@ -203,9 +203,11 @@ def parser():
                    help='"megatron:tp=8,pp=2,dp=4[,cp=,ep=,etp=,first=,'
                         'last=|stages=a:b:..]"')
     q.add_argument("--dest", required=True,
-                   help='"vllm:tp=8,engines=4[,ep=1][,spmoe=auto|0|1]'
-                        '[,w13=gate_up|up_gate][,fp8=block|mx]" (dp= is a '
-                        'synonym of engines=; w13=up_gate: routed experts\' '
+                   help='"vllm:tp=8[,dp=2][,engines=4][,ep=1]'
+                        '[,spmoe=auto|0|1][,w13=gate_up|up_gate]'
+                        '[,fp8=block|mx]" (engines= independent engines, '
+                        'each of vLLM\'s --data-parallel-size dp; '
+                        'w13=up_gate: routed experts\' '
                         'w13 as FlashInfer\'s [up; gate]; fp8: linear '
                         'weights as FP8 with [128, 128] fp32 scales or '
                         'MXFP8)')

@@ -36,8 +36,8 @@ _QWEN = dict(
     # 2, pipeline_model_parallel_size 8, expert_model_parallel_size 16,
     # num_layers_in_first/last_pipeline_stage 11 (94 = 11 + 6*12 + 11);
     # dp = 128/(2*2*8) = 4, etp 1, edp = 128/(16*8) = 1.
-    # vLLM: tp=8 with expert parallel over dp=8 engines (64 GPUs, 2 experts
-    # per GPU); 4 KV heads < tp 8, so KV heads are replicated 2x.
+    # vLLM: one engine of tp=8, dp=8 with expert parallel over its 64 GPUs
+    # (2 experts per GPU); 4 KV heads < tp 8, so KV heads are replicated 2x.
     train="tp=2,cp=2,pp=8,ep=16,etp=1,dp=4,first=11,last=11",
     infer="tp=8,dp=8,ep=1")
 _DSV3 = dict(
@@ -272,6 +272,8 @@ def build_layout(model: Union[Model, str, os.PathLike],
         "full_model_params": full, "public_params": m.public_params,
         "notes": notes,
     }
+    if i.engines != 1:          # only then, so older layouts stay the same
+        out.info["infer"]["engines"] = i.engines
     if i.w13 != "gate_up":      # only then, so older layouts stay the same
         out.info["infer"]["w13"] = i.w13
     if i.fp8:

@@ -16,7 +16,7 @@ from .megatron import parse_spec, strip_framework, tp_dims
 @dataclass(frozen=True)
 class Infer:
     tp: int = 1
-    dp: int = 1              # engines (replicas), or one DP deployment
+    dp: int = 1              # --data-parallel-size of each engine
     ep: bool = False         # --enable-expert-parallel
     spmoe: Optional[bool] = None  # None: vLLM's rule (ep, tp > 1, dp > 1)
     # Routed experts' w13 per rank: "gate_up" (FusedMoE's [gate_r; up_r])
@@ -26,6 +26,7 @@ class Infer:
     # destinations"): "block" ([128, 128] fp32 scales, vLLM's block-FP8
     # weight_scale_inv) or "mx" (MXFP8); None: as the source.
     fp8: Optional[str] = None
+    engines: int = 1         # independent engines (replicas of dp*tp ranks)
 
     def __post_init__(self) -> None:
         if self.w13 not in W13_ORDERS:
@@ -45,7 +46,19 @@ class Infer:
 
     @property
     def world(self):
-        return self.tp * self.dp
+        return self.engines * self.dp * self.tp
+
+    @property
+    def engine_size(self):
+        """Ranks of one engine: its DP ranks' TP groups; vLLM's expert
+        parallel group, or its MoE TP group without EP."""
+        return self.dp * self.tp
+
+    @property
+    def replicas(self):
+        """Copies of a tensor-parallel group: every DP rank of every
+        engine."""
+        return self.engines * self.dp
 
     @property
     def seq_parallel_moe(self):
@@ -60,20 +73,18 @@ FP8_FORMATS = ("block", "mx")
 
 
 def parse_infer(text: str, what: str = "infer") -> Infer:
-    """'[vllm:]tp=8,dp=4[,ep=0|1|tp*dp][,spmoe=auto|0|1][,w13=gate_up|
-    up_gate][,fp8=block|mx]' -> Infer; engines= is a synonym of dp=."""
+    """'[vllm:]tp=8[,dp=4][,engines=2][,ep=0|1|tp*dp][,spmoe=auto|0|1]
+    [,w13=gate_up|up_gate][,fp8=block|mx]' -> Infer: `engines`
+    independent engines, each of vLLM's --data-parallel-size dp and
+    --tensor-parallel-size tp."""
     text = strip_framework(text, "vllm", what)
     d = parse_spec(text, INFER_KEYS, what, words=("w13", "fp8"))
-    if "engines" in d:
-        if "dp" in d:
-            raise ReshardError(f"{what}: give dp= or engines=, not both")
-        d["dp"] = d.pop("engines")
     tp, dp = d.get("tp", 1), d.get("dp", 1)  # sizes default to 1
     ep = d.get("ep", 0)
     if ep not in (0, 1) and ep != tp * dp:
         raise ReshardError(f"{what}: ep={ep}: vLLM's expert parallel group "
-                           f"is all tp*dp = {tp * dp} ranks; give ep=1 "
-                           f"(enable) or ep=0")
+                           f"is an engine's tp*dp = {tp * dp} ranks; give "
+                           f"ep=1 (enable) or ep=0")
     spmoe = d.get("spmoe")
     if spmoe not in (None, 0, 1):
         raise ReshardError(f"{what}: spmoe must be auto, 0 or 1")
@@ -85,7 +96,7 @@ def parse_infer(text: str, what: str = "infer") -> Infer:
     if fp8 is not None and fp8 not in FP8_FORMATS:
         raise ReshardError(f"{what}: fp8={fp8!r}: give "
                            f"{' or '.join(FP8_FORMATS)}")
-    return Infer(tp=tp, dp=dp, ep=bool(ep),
+    return Infer(tp=tp, dp=dp, engines=d.get("engines", 1), ep=bool(ep),
                  spmoe=None if spmoe is None else bool(spmoe), w13=w13,
                  fp8=fp8)
 
@@ -142,10 +153,13 @@ def validate(m, i):
         err.append(f"vLLM: vocab {m.vocab} must be a multiple of 64 and of tp "
                    f"(VocabParallelEmbedding padding)")
     if m.experts:
-        if not i.ep and m.moe_intermediate % i.tp:
-            err.append(f"vLLM: moe_intermediate_size % tp {i.tp} (no EP)")
-        if i.ep and m.experts < i.world:
-            err.append(f"vLLM: {m.experts} experts < ep size {i.world}")
+        if not i.ep and m.moe_intermediate % i.engine_size:
+            err.append(f"vLLM: moe_intermediate_size % tp*dp "
+                       f"{i.engine_size} (no EP: FusedMoE's TP group is an "
+                       f"engine's tp*dp ranks)")
+        if i.ep and m.experts < i.engine_size:
+            err.append(f"vLLM: {m.experts} experts < ep size "
+                       f"{i.engine_size}")
         if (m.shared_experts and not i.seq_parallel_moe
                 and (m.moe_intermediate * m.shared_experts) % i.tp):
             err.append("vLLM: shared expert intermediate % tp")
@@ -177,10 +191,18 @@ class VllmSide:
         return self.meshes[name]
 
     def engine_mesh(self):
-        # Engine d, TP rank t is global rank first + d*tp + t.
+        # Engine e, DP rank d, TP rank t is global rank
+        # first + (e*dp + d)*tp + t: replica e*dp + d of TP rank t.
         return self._mesh("infer", lambda name: init_device_mesh(
-            (self.i.dp, self.i.tp), ("dp", "tp"), self.first_rank,
+            (self.i.replicas, self.i.tp), ("dp", "tp"), self.first_rank,
             name=name))
+
+    def moe_mesh(self):
+        # Without EP, FusedMoE's TP group is an engine's dp*tp ranks
+        # (vLLM flattens DP into it: rank d*tp + t), one copy per engine.
+        return self._mesh("infer_moe", lambda name: init_device_mesh(
+            (self.i.engines, self.i.engine_size), ("engines", "moe_tp"),
+            self.first_rank, name=name))
 
     def tp_mesh(self, ts, kv_heads):
         """The engines' TP ranks ts: one (infer_tp{t}), or the replicas of
@@ -188,7 +210,8 @@ class VllmSide:
         i, first = self.i, self.first_rank
         if len(ts) == 1:
             return self._mesh(f"infer_tp{ts[0]}", lambda name: DeviceMesh(
-                [first + d * i.tp + ts[0] for d in range(i.dp)], ("dp",),
+                [first + d * i.tp + ts[0] for d in range(i.replicas)],
+                ("dp",),
                 name=name))
         rep = i.tp // kv_heads
         head = ts[0] // rep
@@ -196,7 +219,8 @@ class VllmSide:
             raise ReshardError(f"vLLM: TP ranks {list(ts)} are not the "
                                f"replicas of one KV head")
         return self._mesh(f"infer_kv{head}", lambda name: DeviceMesh(
-            [[first + d * i.tp + t for t in ts] for d in range(i.dp)],
+            [[first + d * i.tp + t for t in ts]
+             for d in range(i.replicas)],
             ("dp", "tp_rep"), name=name))
 
     def fused(self, p, m):
@@ -211,16 +235,24 @@ class VllmSide:
         return blocks, None
 
     def ep_mesh(self, r):
-        # A 0-D mesh: expert on one rank, whole.
+        # Expert parallel rank r of each engine holds its experts whole: a
+        # 0-D mesh for one engine, else the engines' copies.
+        i, first = self.i, self.first_rank
+        if i.engines == 1:
+            return self._mesh(f"infer_ep{r}", lambda name: DeviceMesh(
+                first + r, (), name=name))
         return self._mesh(f"infer_ep{r}", lambda name: DeviceMesh(
-            self.first_rank + r, (), name=name))
+            [first + e * i.engine_size + r for e in range(i.engines)],
+            ("engines",), name=name))
 
     def place(self, p, m):
         """(mesh, dims) of a Param (not a KV-split qkv)."""
         n = len(p.shape)
         if p.expert is not None and self.i.ep:
-            r = ep_rank_of(p.expert, m.experts, self.i.world)
+            r = ep_rank_of(p.expert, m.experts, self.i.engine_size)
             return self.ep_mesh(r), [[] for _ in range(n)]
+        if p.expert is not None and self.i.dp > 1:
+            return self.moe_mesh(), tp_dims(n, p.role, ["moe_tp"])
         role = p.role
         if role in ("scol", "srow") and self.i.seq_parallel_moe:
             role = "rep"

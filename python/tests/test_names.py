@@ -246,11 +246,12 @@ def vllm_params(m, infer, r, layers):
             stp = 1 if i.seq_parallel_moe else tp
             same("mlp.shared_experts.gate_up_proj.weight", [2 * fs // stp, h])
             same("mlp.shared_experts.down_proj.weight", [h, fs // stp])
-        if i.ep:
-            base, rem = divmod(m.experts, i.world)
-            start, n, mtp = r * base + min(r, rem), base + (r < rem), 1
-        else:
-            start, n, mtp = 0, m.experts, tp
+        if i.ep:    # EP rank: the rank within its engine
+            base, rem = divmod(m.experts, i.engine_size)
+            e = r % i.engine_size
+            start, n, mtp = e * base + min(e, rem), base + (e < rem), 1
+        else:       # FusedMoE's TP group: the engine's dp*tp ranks
+            start, n, mtp = 0, m.experts, i.engine_size
         f = m.moe_intermediate
         up, down = m.expert_names
         w13 = p.add(hf + f"{moe}.experts.w13_weight", [n, 2 * f // mtp, h],

@@ -37,8 +37,8 @@ QKV_CASES = [
                          ids=lambda x: getattr(x, "name", str(x)))
 def test_qkv_rows_of_every_rank(model, mtp, vtp):
     scale = 64 if isinstance(model, str) else 1
-    lay = build_layout(model, f"tp={mtp},dp=2", f"tp={vtp},dp=2", layers=1,
-                       scale_down=scale)
+    lay = build_layout(model, f"tp={mtp},dp=2", f"tp={vtp},engines=2",
+                       layers=1, scale_down=scale)
     d = json.loads(json.dumps(lay.to_dict()))
     m = scale_model(get_model(model), scale, (mtp, vtp))
     dims = (m.heads, m.kv_heads, m.head_dim, m.attn_output_gate)

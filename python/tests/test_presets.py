@@ -57,6 +57,48 @@ def test_llama_megatron_tp8_pp2_vllm_tp8_engines4():
     assert m.name == "train_pp1" and m.coords(32 + 8 * 3 + 5) == (3, 5)
 
 
+def test_vllm_data_parallel_flattens_the_moe_tp_group():
+    """vLLM's --data-parallel-size without EP: FusedMoE's TP group is the
+    engine's dp*tp ranks (FusedMoEParallelConfig: rank d*tp + t of
+    dp*tp), the rest TP over tp and replicated over dp. Engines are
+    independent copies, and an EP group is one engine's ranks."""
+    gu = "model.layers.0.mlp.experts.3.gate_up_proj.weight"
+    down = "model.layers.0.mlp.experts.3.down_proj.weight"
+    # Qwen3-235B / 16: moe_intermediate 96, an expert's w13 [192, 256].
+    lay = build_layout("qwen3-235b-a22b", "tp=1", "tp=2,dp=4", layers=1,
+                       scale_down=16, colocated=True)
+    t, d = tensors(lay)[gu], tensors(lay)[down]
+    assert t.dst.mesh.name == "infer_moe" and t.dst.mesh.ranks == \
+        list(range(8))
+    for d_rank in range(4):
+        for tp_rank in range(2):
+            r, k = d_rank * 2 + tp_rank, d_rank * 2 + tp_rank
+            # [gate_k; up_k], 12 rows of each half.
+            assert t.dst.segments(t.shape, r)[0] == \
+                ((12 * k, 12), (96 + 12 * k, 12)), r
+            assert d.dst.segments(d.shape, r)[1] == ((12 * k, 12),), r
+    o = tensors(lay)["model.layers.0.self_attn.o_proj.weight"]
+    assert local(o, "dst", 0) == local(o, "dst", 2) == [256, 512 // 2]
+    assert lay.info["infer"]["dp"] == 4 and "engines" not in lay.info[
+        "infer"]
+    # Two engines of dp 2: each engine's 4 ranks split the experts, the
+    # engines hold copies.
+    lay = build_layout("qwen3-235b-a22b", "tp=1", "tp=2,dp=2,engines=2",
+                       layers=1, scale_down=16, colocated=True)
+    t = tensors(lay)[gu]
+    assert t.dst.segments(t.shape, 1) == t.dst.segments(t.shape, 5)
+    assert t.dst.segments(t.shape, 1)[0] == ((24, 24), (96 + 24, 24))
+    assert lay.info["infer"]["engines"] == 2
+    # EP in each engine of 4 ranks (128 experts: 32 a rank); expert 40 on
+    # EP rank 1 of both engines; no sequence-parallel MoE without dp.
+    lay = build_layout("qwen3-235b-a22b", "tp=1", "tp=4,engines=2,ep=1",
+                       layers=1, scale_down=16, colocated=True)
+    t = tensors(lay)[gu.replace(".3.", ".40.")]
+    assert t.dst.mesh.ranks == [1, 5] and local(t, "dst", 5) == [192, 256]
+    assert not parse_infer("tp=4,engines=2,ep=1").seq_parallel_moe
+    assert parse_infer("tp=2,dp=2,ep=1").seq_parallel_moe
+
+
 def test_qwen3_megatron_ep_cp_and_vllm_ep_kv_replication():
     lay = build_layout("qwen3-235b-a22b",
                        "tp=2,cp=2,pp=8,ep=16,etp=1,dp=4,first=11,last=11",
@@ -160,12 +202,12 @@ def test_specs_take_the_cli_prefix():
     # keep their colons.
     assert parse_train("megatron:tp=8,pp=2,dp=4") == \
         parse_train("tp=8,pp=2,dp=4")
-    assert parse_infer("vllm:tp=8,engines=4") == parse_infer("tp=8,dp=4")
+    assert parse_infer("vllm:tp=8,engines=4") == parse_infer("tp=8,engines=4")
     assert parse_train("tp=1,pp=2,stages=3:4").stages == (3, 4)
     assert parse_train("megatron:pp=2,stages=3:4").stages == (3, 4)
     a = build_layout("llama-3.1-70b", "megatron:tp=8,pp=2,dp=4",
                      "vllm:tp=8,engines=4", layers=1)
-    b = build_layout("llama-3.1-70b", "tp=8,pp=2,dp=4", "tp=8,dp=4",
+    b = build_layout("llama-3.1-70b", "tp=8,pp=2,dp=4", "tp=8,engines=4",
                      layers=1)
     assert json_of(a) == json_of(b)
 
@@ -206,7 +248,7 @@ def test_spec_defaults():
     (parse_train, "tp=8,dp=1,zz=1", "bad item 'zz=1'"),
     (parse_train, "tp=8,dp=1,pp=2,stages=1", "1 stages for pp=2"),
     (parse_train, "tp=8,dp=1,pp=2,stages=1:x", "layer counts per stage"),
-    (parse_infer, "tp=8,dp=2,engines=2", "dp= or engines="),
+    (parse_infer, "tp=8,dp=2,engines=0", "engines must be positive"),
     (parse_infer, "tp=8,ep=3", "expert parallel group"),
     (parse_infer, "tp=0", "tp must be positive"),
     (parse_train, "vllm:tp=8", "framework 'vllm' is not supported here"),

@@ -421,16 +421,18 @@ def test_nccl_plan_compiles_and_loads(have_tools, tmp_path):
         plan.run({}, {}, MPI.COMM_SELF)
 
 
-def test_refit_through_framework_parameters(mpi, tmp_path):
+@pytest.mark.parametrize("infer", ["tp=4,dp=1", "tp=2,dp=2",
+                                   "tp=2,engines=2,ep=1"])
+def test_refit_through_framework_parameters(mpi, tmp_path, infer):
     """Megatron's parameters (stage-local layers, TEGroupedMLP experts,
     linear_qkv of 2 query groups over TP 4) into vLLM's (qkv pieces of
-    replicated KV heads, stacked w13_weight / w2_weight), mapped by
-    megatron_tensors / vllm_tensors: every destination element through
-    the views, verify=True."""
+    replicated KV heads, stacked w13_weight / w2_weight; with dp=2 experts
+    split over the engine's 4 ranks, with engines=2 the EP group in each
+    engine), mapped by megatron_tensors / vllm_tensors: every destination
+    element through the views, verify=True."""
     config = tmp_path / "gated.json"
     config.write_text(json.dumps(GATED))
-    lines = mpi(4, "refit", config, "tp=4,ep=2,dp=1", "tp=4,dp=1", 2,
-                tmp_path)
+    lines = mpi(4, "refit", config, "tp=4,ep=2,dp=1", infer, 2, tmp_path)
     assert len(lines) == 4 and all(": ok " in l and " 0 wrong, 0 unmapped"
                                    in l for l in lines), "\n".join(lines)
 
