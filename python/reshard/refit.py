@@ -22,8 +22,9 @@ from .vllm import validate as validate_infer
 
 _LLAMA = dict(
     model="llama-3.1-70b",
-    # Megatron TP8 PP2 DP4 on 64 GPUs (80 layers -> 40 + 40) -> 4 vLLM
-    # engines of TP8 on 32 GPUs. TP8 inside a node is the standard 70B
+    # Megatron TP8 PP2 DP4 on 64 GPUs (80 layers -> 40 + 40) -> vLLM TP8
+    # DP4 on 32 GPUs (a dense model's DP ranks are independent engines, so
+    # this is the layout of engines=4 too). TP8 inside a node is the standard 70B
     # tensor-parallel width; NeMo RL's colocated Llama-3.3-70B recipe
     # (recipes/llm/performance/grpo-llama3.3-70b-instruct-4n8g.yaml) uses
     # TP4 PP8 with vLLM TP4 on fewer GPUs.
@@ -79,9 +80,10 @@ _KIMI = dict(model="kimi-k2",
              infer="tp=32,engines=12")
 
 # A GB200 NVL72 rack shared by trainer and inference GPUs: Qwen3-235B-A22B
-# on 128 trainer GPUs (ranks 0-127) into 2 vLLM engines of TP8 on ranks
-# 128-143, so rack 1 (ranks 72-143) holds 56 trainer and 16 inference GPUs
-# and everything the engines need from rack 0 enters a rack of 72 NICs.
+# on 128 trainer GPUs (ranks 0-127) into one vLLM engine of TP8 DP2 with
+# expert parallelism over its 16 GPUs (ranks 128-143), so rack 1 (ranks
+# 72-143) holds 56 trainer and 16 inference GPUs and everything the engine
+# needs from rack 0 enters a rack of 72 NICs.
 _QWEN_SHARED = dict(model="qwen3-235b-a22b",
                     train=_QWEN["train"], infer="tp=8,dp=2,ep=1")
 
