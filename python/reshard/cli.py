@@ -66,7 +66,10 @@ def cmd_params(a):
 def split_spec(text, framework, flag):
     """'megatron:tp=8,pp=2' -> 'tp=8,pp=2' (the framework must match)."""
     fw, sep, rest = text.partition(":")
-    if not sep:
+    # 'stages=7:8' has colons too; 'megatron:megatron:...' is a slip.
+    again, sep2, _ = rest.partition(":")
+    if not sep or "=" in fw or "," in fw or (
+            sep2 and "=" not in again and "," not in again):
         raise UsageError(f"{flag} {text!r}: give FRAMEWORK:SPEC, e.g. "
                          f"{framework}:tp=8,...")
     if fw.strip().lower() != framework:

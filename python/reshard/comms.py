@@ -7,7 +7,11 @@ take, this process's rank, and a way to exchange small Python objects
 """
 from __future__ import annotations
 
+import array
 import ctypes
+import os
+import pickle
+import time
 from typing import Any, List, Optional
 
 from .errors import ReshardError
@@ -31,11 +35,78 @@ class _Mpi:
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
 
+    # Nonblocking collectives polled against RESHARD_TIMEOUT_SECONDS, as
+    # the plan's own waits are: a rank that never arrives is an error, not
+    # a hang. Collectives never match the plan's point-to-point messages.
     def alltoall(self, per_peer: List[Any]) -> List[Any]:
-        return self.comm.alltoall(per_peer)
+        from mpi4py import MPI
+        blobs = [pickle.dumps(x) for x in per_peer]
+        counts = array.array("i", [len(b) for b in blobs])
+        got = array.array("i", [0] * self.size)
+        self._wait(self.comm.Ialltoall([counts, MPI.INT], [got, MPI.INT]),
+                   "exchange of sizes", counts, got)
+        send = bytearray(b"".join(blobs))
+        recv = bytearray(sum(got))
+        self._wait(self.comm.Ialltoallv(
+            [send, (counts, _offsets(counts)), MPI.BYTE],
+            [recv, (got, _offsets(got)), MPI.BYTE]), "exchange", send, recv)
+        return _unpickle(recv, got)
 
     def allgather(self, obj: Any) -> List[Any]:
-        return self.comm.allgather(obj)
+        from mpi4py import MPI
+        blob = bytearray(pickle.dumps(obj))
+        size = array.array("i", [len(blob)])
+        got = array.array("i", [0] * self.size)
+        self._wait(self.comm.Iallgather([size, MPI.INT], [got, MPI.INT]),
+                   "gather of sizes", size, got)
+        recv = bytearray(sum(got))
+        self._wait(self.comm.Iallgatherv(
+            [blob, MPI.BYTE], [recv, (got, _offsets(got)), MPI.BYTE]),
+            "gather", blob, recv)
+        return _unpickle(recv, got)
+
+    def _wait(self, req: Any, what: str, *buffers: Any) -> None:
+        limit = _timeout_seconds()
+        start = time.monotonic()
+        polls = 0
+        while not req.Test():
+            polls += 1
+            if polls > 1000:
+                time.sleep(0.0005)  # oversubscribed ranks yield
+                if limit > 0 and time.monotonic() - start > limit:
+                    # MPI may still write them: they must outlive us.
+                    _ABANDONED.append((req, buffers))
+                    raise ReshardError(
+                        f"rank {self.rank}: verify's {what} did not complete "
+                        f"within RESHARD_TIMEOUT_SECONDS={limit:g} (a rank "
+                        f"did not join it); the communicator is unusable now")
+
+
+def _timeout_seconds() -> float:
+    """RESHARD_TIMEOUT_SECONDS as the C runtime reads it (atof: 0, no
+    deadline, when unset or not a number)."""
+    try:
+        return float(os.environ.get("RESHARD_TIMEOUT_SECONDS") or 0)
+    except ValueError:
+        return 0.0
+
+
+# Requests given up on at their deadline, and their buffers.
+_ABANDONED: List[Any] = []
+
+
+def _offsets(counts: List[int]) -> List[int]:
+    out, at = [], 0
+    for n in counts:
+        out.append(at)
+        at += n
+    return out
+
+
+def _unpickle(buf: bytearray, counts: List[int]) -> List[Any]:
+    view = memoryview(buf)
+    return [pickle.loads(view[a:a + n])
+            for a, n in zip(_offsets(counts), counts)]
 
 
 def _libnccl():

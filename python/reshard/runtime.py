@@ -21,6 +21,9 @@ from .errors import ReshardError
 
 _ERR_BYTES = 1024
 _RUN_VERIFY = 1  # RESHARD_RUN_VERIFY of ExecutionEngine/ErrorCodes.h
+# RESHARD_ERR_COMM, _TIMEOUT, _CUDA: what a run can return once the ranks
+# agreed (the others come from the agreement, alike on every rank).
+_FAILED_AFTER_AGREEMENT = (5, 6, 7)
 
 
 class Digest(ctypes.Structure):
@@ -259,12 +262,17 @@ class Plan:
                                       stream_handle, ws, ws_bytes,
                                       _RUN_VERIFY if verify else 0, err,
                                       _ERR_BYTES)
+            failure = None
             if rc:
-                raise ReshardError(err.value.decode("utf-8", "replace") or
-                                   f"{self.name}_run returned {rc}")
+                failure = (err.value.decode("utf-8", "replace") or
+                           f"{self.name}_run_flags returned {rc}")
+                # Before the agreement every rank fails alike; after it
+                # the peers wait for this rank's digests: it tells them.
+                if not verify or rc not in _FAILED_AFTER_AGREEMENT:
+                    raise ReshardError(failure)
             if verify:
                 from .verify import verify_run
-                verify_run(self, c, rank, src_bufs, dst_bufs)
+                verify_run(self, c, rank, src_bufs, dst_bufs, failure)
 
     def _workspace_for(self, rank: int) -> Tuple[Any, int]:
         """A workspace of this rank's size, kept between calls."""

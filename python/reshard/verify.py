@@ -9,7 +9,7 @@ copy of device shards for NCCL plans), and one exchange of 40-byte records
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from . import buffers
 from .errors import ReshardError
@@ -22,30 +22,37 @@ def _record(d) -> Tuple:
 
 
 def verify_run(plan: Any, comm: Any, rank: int, src_bufs: List[Any],
-               dst_bufs: List[Any]) -> None:
-    if any(b is not None and b.device != "cpu" for b in src_bufs + dst_bufs):
-        import torch
-        torch.cuda.synchronize()  # the run was on the caller's stream
-    host = [buffers.to_host(b) if b is not None else None for b in src_bufs]
-    host_dst = [buffers.to_host(b) if b is not None else None
-                for b in dst_bufs]
-    # A rank past the plan's (a larger communicator) holds nothing, and
-    # still takes part in the exchanges below.
-    records = [] if rank >= plan.num_ranks else plan.digests(
-        rank, host, host_dst, plan.host_workspace(rank))
-    sent: List[List[Tuple]] = [[] for _ in range(comm.size)]
+               dst_bufs: List[Any], failure: Optional[str] = None) -> None:
+    """`failure`: why this rank's run failed after the plan's agreement.
+    A rank that failed, or cannot digest its shards, still joins the
+    exchange (its peers would wait for it) and tells them why; then every
+    rank raises."""
+    records: List[Any] = []
+    if failure is None:
+        try:
+            records = _digests(plan, rank, src_bufs, dst_bufs)
+        except Exception as e:  # noqa: BLE001 - reported to every rank
+            failure = (f"{plan.name}: rank {rank}: verify could not digest "
+                       f"its shards: {e}")
+    sent: List[Tuple[Optional[str], List[Tuple]]] = [
+        (failure, []) for _ in range(comm.size)]
     received: Dict[Tuple, Tuple] = {}
     for d in records:
         r = _record(d)
         if d.direction == 0:
-            sent[d.receiver].append(r)
+            sent[d.receiver][1].append(r)
         else:
             received[r[:4]] = r
-    # Each receiver gets the records of what was sent to it.
+    # Each receiver gets the records of what was sent to it, and every
+    # rank every failure.
     incoming = comm.alltoall(sent)
+    failed = [f for f, _ in incoming if f]
+    if failed:
+        more = f" (and {len(failed) - 4} more)" if len(failed) > 4 else ""
+        raise ReshardError("; ".join(failed[:4]) + more)
     bad: List[str] = []
     seen = 0
-    for from_peer in incoming:
+    for _, from_peer in incoming:
         for r in from_peer:
             seen += 1
             mine = received.get(r[:4])
@@ -59,6 +66,21 @@ def verify_run(plan: Any, comm: Any, rank: int, src_bufs: List[Any],
         more = f" (and {len(everyone) - 8} more)" if len(everyone) > 8 else ""
         raise ReshardError(f"{plan.name}: verify failed: "
                            + "; ".join(everyone[:8]) + more)
+
+
+def _digests(plan: Any, rank: int, src_bufs: List[Any],
+             dst_bufs: List[Any]) -> List[Any]:
+    if any(b is not None and b.device != "cpu" for b in src_bufs + dst_bufs):
+        import torch
+        torch.cuda.synchronize()  # the run was on the caller's stream
+    host = [buffers.to_host(b) if b is not None else None for b in src_bufs]
+    host_dst = [buffers.to_host(b) if b is not None else None
+                for b in dst_bufs]
+    # A rank past the plan's (a larger communicator) holds nothing, and
+    # still takes part in the exchanges.
+    if rank >= plan.num_ranks:
+        return []
+    return plan.digests(rank, host, host_dst, plan.host_workspace(rank))
 
 
 def _describe(plan: Any, sent: Tuple, got: Any) -> str:

@@ -8,7 +8,9 @@ against the same oracle. Writes its lines ("rank R: ok ..." or "rank R: raised: 
 $RESHARD_WORKER_OUT/rankR.txt.
 
   check LAYOUT.json [--verify] [--stacked] [--staging-budget N]
+        [--fail-after-agreement | --fail-digests | --skip-exchange]
                                             run and check every element
+                                            (faults on rank 1)
   bad LAYOUT.json KIND...                   one bad argument on rank 1, per kind
   compile LAYOUT.json CACHE                 every rank compiles at once
   other A.json B.json                       rank 0 runs another layout's plan
@@ -169,6 +171,9 @@ def main():
                           flush=True)
             return
         src, dst, expect = shards_of(layout, rank, "--stacked" in args)
+        if rank == 1:
+            inject(plan, args)
+        comm.Barrier()  # compiled everywhere: short deadlines hold
         try:
             verify = "--verify" in args or ("--verify-on-rank-0" in args
                                             and rank == 0)
@@ -220,6 +225,28 @@ def refit(comm, rank, cache, config, train, infer, layers, work):
           f"elements through {len(src)} Megatron and {len(dst)} vLLM "
           f"parameter views, {bad} wrong, {len(missing)} unmapped",
           flush=True)
+
+
+def inject(plan, args):
+    """Rank 1's faults after the plan's agreement, for verify=True: its run
+    fails once the bytes moved, its digests fail, or it skips the exchange."""
+    import ctypes
+    if "--fail-after-agreement" in args:
+        real = plan._c["run_flags"]
+
+        def failing(*a):
+            real(*a)
+            why = f"{plan.name}: rank 1: injected failure after the run"
+            ctypes.memmove(a[8], why.encode() + b"\0", len(why) + 1)
+            return 6
+        plan._c["run_flags"] = failing
+    if "--fail-digests" in args:
+        def failing_digests(*a):
+            raise RuntimeError("injected digest failure")
+        plan.digests = failing_digests
+    if "--skip-exchange" in args:
+        import reshard.verify
+        reshard.verify.verify_run = lambda *a: None
 
 
 def spoil(kind, rank, src, dst):

@@ -204,6 +204,36 @@ def test_verify_on_some_ranks_only_fails_on_every_rank(mpi, tmp_path):
     assert sum("(on here;" in l for l in lines) == 1, lines
 
 
+@pytest.mark.parametrize("fault, said", [
+    ("--fail-after-agreement", "rank 1: injected failure after the run"),
+    ("--fail-digests", "rank 1: verify could not digest its shards: "
+                       "injected digest failure")])
+def test_a_rank_failing_after_the_agreement_fails_every_rank(mpi, tmp_path,
+                                                            fault, said):
+    """With verify=True the peers wait for each rank's digests: a rank
+    whose run or digests fail once the ranks agreed still joins the
+    exchange and says why, and every rank raises (it used to raise alone
+    and leave the others waiting)."""
+    layout = write(tmp_path, "layout.json", random_layout(3, ranks=2))
+    lines = mpi(3, "check", layout, "--verify", fault)
+    assert len(lines) == 3, lines
+    for l in lines:
+        assert "raised" in l and said in l, l
+
+
+def test_a_rank_missing_from_the_exchange_is_a_timeout(mpi, tmp_path):
+    """verify's exchange has the plan's deadline: a rank that never joins
+    it (here rank 1 skips it) is an error on the others, not a hang."""
+    layout = write(tmp_path, "layout.json", random_layout(3, ranks=2))
+    lines = mpi(3, "check", layout, "--verify", "--skip-exchange",
+                env={"RESHARD_TIMEOUT_SECONDS": "3"})
+    assert len(lines) == 3, lines
+    late = [l for l in lines if "did not complete within "
+            "RESHARD_TIMEOUT_SECONDS=3" in l and "raised" in l]
+    assert len(late) == 2 and not any(l.startswith("rank 1:") for l in late), \
+        lines
+
+
 def test_the_flip_hook_takes_only_1(mpi, tmp_path):
     layout = write(tmp_path, "layout.json", random_layout(3, ranks=2))
     for value in ("0", ""):
