@@ -11,6 +11,7 @@ import array
 import ctypes
 import os
 import pickle
+import re
 import time
 from typing import Any, List, Optional
 
@@ -34,6 +35,9 @@ class _Mpi:
         self.handle = ctypes.c_void_p(MPI._handleof(comm))
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
+        # verify's exchange runs on the plan's communicator (collectives
+        # never match the run's messages): usable after a failed run.
+        self.exchange_on_aborted_comm = False
 
     # Nonblocking collectives polled against RESHARD_TIMEOUT_SECONDS, as
     # the plan's own waits are: a rank that never arrives is an error, not
@@ -66,10 +70,17 @@ class _Mpi:
         return _unpickle(recv, got)
 
     def _wait(self, req: Any, what: str, *buffers: Any) -> None:
-        limit = _timeout_seconds()
+        from mpi4py import MPI
+        limit = timeout_seconds()
         start = time.monotonic()
         polls = 0
-        while not req.Test():
+        while True:
+            try:
+                if req.Test():
+                    return
+            except MPI.Exception as e:
+                raise ReshardError(f"rank {self.rank}: verify's {what} "
+                                   f"failed: {e}") from e
             polls += 1
             if polls > 1000:
                 time.sleep(0.0005)  # oversubscribed ranks yield
@@ -82,13 +93,24 @@ class _Mpi:
                         f"did not join it); the communicator is unusable now")
 
 
-def _timeout_seconds() -> float:
-    """RESHARD_TIMEOUT_SECONDS as the C runtime reads it (atof: 0, no
-    deadline, when unset or not a number)."""
-    try:
-        return float(os.environ.get("RESHARD_TIMEOUT_SECONDS") or 0)
-    except ValueError:
+_ATOF = re.compile(r"\s*([+-]?)(?:(0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|"
+                   r"\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?)|((?:\d+\.?\d*|\.\d+)"
+                   r"(?:[eE][+-]?\d+)?)|(inf(?:inity)?|nan))", re.IGNORECASE)
+
+
+def timeout_seconds() -> float:
+    """RESHARD_TIMEOUT_SECONDS as the C runtime reads it, with atof: the
+    longest number at the start ('30s' is 30, '0x10' 16), 0 when there is
+    none; no deadline unless it is above 0."""
+    m = _ATOF.match(os.environ.get("RESHARD_TIMEOUT_SECONDS", ""))
+    if not m:
         return 0.0
+    sign = -1.0 if m.group(1) == "-" else 1.0
+    if m.group(2):
+        text = m.group(2)
+        return sign * float.fromhex(text if "p" in text.lower()
+                                    else text + "p0")
+    return sign * float(m.group(3) or m.group(4))
 
 
 # Requests given up on at their deadline, and their buffers.
@@ -176,6 +198,7 @@ class _Nccl:
     def __init__(self, comm: Any):
         import torch.distributed as dist
         self.group = None
+        self.handle_from_group = False
         if isinstance(comm, NcclComm):
             self.handle, self.rank = comm.handle, comm.rank
             self.size, self.group = comm.size, comm.group
@@ -207,6 +230,13 @@ class _Nccl:
             self.rank = dist.get_rank(comm)
             self.size = dist.get_world_size(comm)
             self.group = comm
+            self.handle_from_group = True
+
+    @property
+    def exchange_on_aborted_comm(self) -> bool:
+        """A torch NCCL group's own communicator carries verify's exchange
+        and the plan: a failed run aborts it (ncclCommAbort)."""
+        return self.group is not None and self.handle_from_group
 
     def _need_group(self):
         import torch.distributed as dist

@@ -21,9 +21,21 @@ from .errors import ReshardError
 
 _ERR_BYTES = 1024
 _RUN_VERIFY = 1  # RESHARD_RUN_VERIFY of ExecutionEngine/ErrorCodes.h
-# RESHARD_ERR_COMM, _TIMEOUT, _CUDA: what a run can return once the ranks
-# agreed (the others come from the agreement, alike on every rank).
+# RESHARD_ERR_COMM, _TIMEOUT, _CUDA: what a run can return on one rank
+# once the ranks agreed (and, rarely, before: a failed cudaMalloc of the
+# agreement's buffer); 1-4 and 8 come from the agreement, alike everywhere.
 _FAILED_AFTER_AGREEMENT = (5, 6, 7)
+
+
+def tells_peers(rc: int, verify: bool, comm: Any) -> bool:
+    """Whether a rank whose run returned `rc` joins verify's exchange to
+    say why, rather than raising at once. Its peers may be waiting there
+    (5-7 after the agreement), or in the agreement (5-7 before it): only a
+    deadline bounds both, so only with RESHARD_TIMEOUT_SECONDS; and never
+    over a communicator the failure aborted."""
+    return (verify and rc in _FAILED_AFTER_AGREEMENT and
+            comms.timeout_seconds() > 0 and
+            not comm.exchange_on_aborted_comm)
 
 
 class Digest(ctypes.Structure):
@@ -266,9 +278,7 @@ class Plan:
             if rc:
                 failure = (err.value.decode("utf-8", "replace") or
                            f"{self.name}_run_flags returned {rc}")
-                # Before the agreement every rank fails alike; after it
-                # the peers wait for this rank's digests: it tells them.
-                if not verify or rc not in _FAILED_AFTER_AGREEMENT:
+                if not tells_peers(rc, verify, c):
                     raise ReshardError(failure)
             if verify:
                 from .verify import verify_run

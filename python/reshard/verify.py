@@ -45,7 +45,13 @@ def verify_run(plan: Any, comm: Any, rank: int, src_bufs: List[Any],
             received[r[:4]] = r
     # Each receiver gets the records of what was sent to it, and every
     # rank every failure.
-    incoming = comm.alltoall(sent)
+    try:
+        incoming = comm.alltoall(sent)
+    except Exception as e:  # noqa: BLE001 - keep this rank's own failure
+        if failure is None:
+            raise
+        raise ReshardError(f"{failure}; then verify's exchange failed: "
+                           f"{e}") from e
     failed = [f for f, _ in incoming if f]
     if failed:
         more = f" (and {len(failed) - 4} more)" if len(failed) > 4 else ""

@@ -234,6 +234,54 @@ def test_a_rank_missing_from_the_exchange_is_a_timeout(mpi, tmp_path):
         lines
 
 
+def test_the_deadline_is_read_as_the_c_runtime_reads_it(monkeypatch):
+    """RESHARD_TIMEOUT_SECONDS means the same to verify's exchange as to
+    the plan's waits: libc's atof is the oracle."""
+    import ctypes
+    from reshard import comms
+    atof = ctypes.CDLL(None).atof
+    atof.restype, atof.argtypes = ctypes.c_double, [ctypes.c_char_p]
+    for text in ("30", "30s", " 2.5", "-1", "1e", "1e2x", "0x10", "0x1p4",
+                 "1_0", ".5", "5.", "abc", "", "inf", "+7", "0", "1e-3",
+                 "0x.8", "12 34"):
+        monkeypatch.setenv("RESHARD_TIMEOUT_SECONDS", text)
+        assert comms.timeout_seconds() == atof(text.encode()), text
+    monkeypatch.delenv("RESHARD_TIMEOUT_SECONDS")
+    assert comms.timeout_seconds() == 0
+
+
+def test_who_tells_its_peers_why_it_failed(monkeypatch):
+    """After a failed run a rank joins verify's exchange only where its
+    peers' wait is bounded (a deadline) and the exchange's communicator
+    is not the one the failure aborted (a torch NCCL group's own)."""
+    from types import SimpleNamespace
+    from reshard.runtime import tells_peers
+    mpi = SimpleNamespace(exchange_on_aborted_comm=False)
+    group_own = SimpleNamespace(exchange_on_aborted_comm=True)
+    monkeypatch.setenv("RESHARD_TIMEOUT_SECONDS", "60")
+    assert all(tells_peers(rc, True, mpi) for rc in (5, 6, 7))
+    assert not any(tells_peers(rc, True, mpi) for rc in (1, 2, 3, 4, 8))
+    assert not tells_peers(6, False, mpi)
+    assert not tells_peers(6, True, group_own)
+    monkeypatch.setenv("RESHARD_TIMEOUT_SECONDS", "0")
+    assert not tells_peers(6, True, mpi)
+
+
+def test_a_failed_exchange_keeps_the_ranks_own_failure():
+    from types import SimpleNamespace
+    from reshard import ReshardError
+    from reshard.verify import verify_run
+
+    def late(_):
+        raise ReshardError("rank 0: verify's exchange of sizes did not "
+                           "complete within RESHARD_TIMEOUT_SECONDS=1")
+    comm = SimpleNamespace(size=2, alltoall=late)
+    plan = SimpleNamespace(name="p", num_ranks=2)
+    with pytest.raises(ReshardError, match=r"p: rank 0: step 3 timed out; "
+                       r"then verify's exchange failed: rank 0: verify's"):
+        verify_run(plan, comm, 0, [], [], "p: rank 0: step 3 timed out")
+
+
 def test_the_flip_hook_takes_only_1(mpi, tmp_path):
     layout = write(tmp_path, "layout.json", random_layout(3, ranks=2))
     for value in ("0", ""):
