@@ -411,3 +411,31 @@ def test_fp8_preset_quantizes_on_receivers_where_trainer_cuts_blocks(
 def test_fp8_spec_errors():
     with pytest.raises(ReshardError, match="fp8='fp4'"):
         parse_infer("tp=2,fp8=fp4")
+
+
+def test_the_documented_layout_specs_are_valid():
+    """Every build_layout(model, train, infer) call and `plan --model M
+    --source ... --dest ...` command written out in README.md and
+    docs/Python.md names a layout the presets accept (the README's refit
+    example once left out Qwen3's cp=2)."""
+    import re
+    from reshard.megatron import validate as validate_train
+    from reshard.vllm import validate as validate_infer
+    root = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    call = re.compile(r'build_layout\(\s*"([^"]+)",\s*"([^"]*)",\s*"([^"]*)"')
+    cli = re.compile(r'--model (\S+)[\s\\]*--source "([^"]*)"[\s\\]*'
+                     r'--dest "([^"]*)"')
+    found = 0
+    for doc in ("README.md", os.path.join("docs", "Python.md")):
+        with open(os.path.join(root, doc)) as f:
+            text = f.read()
+        for model, train, infer in call.findall(text) + cli.findall(text):
+            if model.endswith("config.json"):
+                model = os.path.join(root, model)
+            m = get_model(model)
+            t, i = parse_train(train), parse_infer(infer)
+            assert not validate_train(m, t) + validate_infer(m, i), \
+                (doc, model, train, infer)
+            found += 1
+    assert found >= 3
