@@ -67,13 +67,21 @@ def log(msg):
 STEP_TIMEOUT_S = int(os.environ.get("RESHARD_BENCH_TIMEOUT", "1800"))
 
 
-def run(cmd, env=None, quiet=False):
+def run(cmd, env=None, quiet=False, crash_retries=0):
+    """crash_retries: for the torch baselines only, runs again when a
+    worker process died by a signal (gloo has aborted a process on this
+    oversubscribed machine, 'terminate called without an active
+    exception'); any other failure, and ours always, fails at once."""
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, env=env,
                            timeout=STEP_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         sys.exit("measured_bench: FAILED: no result after %d s "
                  "(RESHARD_BENCH_TIMEOUT): %s" % (STEP_TIMEOUT_S, " ".join(cmd)))
+    if r.returncode and crash_retries and "terminated with signal" in r.stderr:
+        log("measured_bench: a torch worker died by a signal; running it "
+            "again: %s\n%s" % (" ".join(cmd), r.stderr[-1000:]))
+        return run(cmd, env, quiet, crash_retries - 1)
     if r.returncode:
         sys.stderr.write("measured_bench: FAILED (%d): %s\n%s%s" % (
             r.returncode, " ".join(cmd), r.stdout[-4000:], r.stderr[-4000:]))
@@ -244,7 +252,7 @@ def dtensor_case(args, case, work):
             (case, world))
         out = run([args.torch_python,
                    os.path.join(MEASURED, "dtensor_bench.py"), "--case", case,
-                   "--reps", str(args.reps)], quiet=True)
+                   "--reps", str(args.reps)], quiet=True, crash_retries=1)
         save(d, "dtensor.log", out)
         m = re.search(r"^dtensor \S+: median ([0-9.]+) s .*bytes (\d+), "
                       r"collectives (\{.*\}), check: (.*)$", out, re.M)

@@ -35,14 +35,30 @@ class _Mpi:
         self.handle = ctypes.c_void_p(MPI._handleof(comm))
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
-        # verify's exchange runs on the plan's communicator (collectives
-        # never match the run's messages): usable after a failed run.
+        # verify's exchange runs on the plan's communicator: collectives
+        # never match the run's messages, and after a failed run it is
+        # bounded by the deadline (a timeout leaves the communicator unfit
+        # for more plans; the exchange's collectives still complete).
         self.exchange_on_aborted_comm = False
 
     # Nonblocking collectives polled against RESHARD_TIMEOUT_SECONDS, as
     # the plan's own waits are: a rank that never arrives is an error, not
     # a hang. Collectives never match the plan's point-to-point messages.
     def alltoall(self, per_peer: List[Any]) -> List[Any]:
+        return self._mpi_errors("exchange", self._alltoall, per_peer)
+
+    def allgather(self, obj: Any) -> List[Any]:
+        return self._mpi_errors("gather", self._allgather, obj)
+
+    def _mpi_errors(self, what: str, fn: Any, arg: Any) -> List[Any]:
+        from mpi4py import MPI
+        try:
+            return fn(arg)
+        except MPI.Exception as e:
+            raise ReshardError(f"rank {self.rank}: verify's {what} "
+                               f"failed: {e}") from e
+
+    def _alltoall(self, per_peer: List[Any]) -> List[Any]:
         from mpi4py import MPI
         blobs = [pickle.dumps(x) for x in per_peer]
         counts = array.array("i", [len(b) for b in blobs])
@@ -56,7 +72,7 @@ class _Mpi:
             [recv, (got, _offsets(got)), MPI.BYTE]), "exchange", send, recv)
         return _unpickle(recv, got)
 
-    def allgather(self, obj: Any) -> List[Any]:
+    def _allgather(self, obj: Any) -> List[Any]:
         from mpi4py import MPI
         blob = bytearray(pickle.dumps(obj))
         size = array.array("i", [len(blob)])
@@ -70,17 +86,12 @@ class _Mpi:
         return _unpickle(recv, got)
 
     def _wait(self, req: Any, what: str, *buffers: Any) -> None:
-        from mpi4py import MPI
         limit = timeout_seconds()
         start = time.monotonic()
         polls = 0
         while True:
-            try:
-                if req.Test():
-                    return
-            except MPI.Exception as e:
-                raise ReshardError(f"rank {self.rank}: verify's {what} "
-                                   f"failed: {e}") from e
+            if req.Test():
+                return
             polls += 1
             if polls > 1000:
                 time.sleep(0.0005)  # oversubscribed ranks yield
@@ -93,9 +104,11 @@ class _Mpi:
                         f"did not join it); the communicator is unusable now")
 
 
-_ATOF = re.compile(r"\s*([+-]?)(?:(0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|"
-                   r"\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?)|((?:\d+\.?\d*|\.\d+)"
-                   r"(?:[eE][+-]?\d+)?)|(inf(?:inity)?|nan))", re.IGNORECASE)
+# strtod's grammar in the C locale: ASCII digits and spaces only.
+_ATOF = re.compile(r"[ \t\n\v\f\r]*([+-]?)(?:(0[xX](?:[0-9a-fA-F]+\.?"
+                   r"[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?)|"
+                   r"((?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)|"
+                   r"(inf(?:inity)?|nan))", re.IGNORECASE | re.ASCII)
 
 
 def timeout_seconds() -> float:
@@ -106,11 +119,14 @@ def timeout_seconds() -> float:
     if not m:
         return 0.0
     sign = -1.0 if m.group(1) == "-" else 1.0
-    if m.group(2):
-        text = m.group(2)
-        return sign * float.fromhex(text if "p" in text.lower()
-                                    else text + "p0")
-    return sign * float(m.group(3) or m.group(4))
+    try:
+        if m.group(2):
+            text = m.group(2)
+            return sign * float.fromhex(text if "p" in text.lower()
+                                        else text + "p0")
+        return sign * float(m.group(3) or m.group(4))
+    except OverflowError:  # strtod: HUGE_VAL
+        return sign * float("inf")
 
 
 # Requests given up on at their deadline, and their buffers.
@@ -218,6 +234,7 @@ class _Nccl:
                 raise ReshardError("the NCCL communicator handle does not "
                                    "answer ncclCommUserRank/ncclCommCount")
             self.rank, self.size = rank.value, size.value
+            self.handle_from_group = _is_default_groups(comm)
         else:
             import torch
             backend = comm._get_backend(torch.device("cuda"))
@@ -235,8 +252,8 @@ class _Nccl:
     @property
     def exchange_on_aborted_comm(self) -> bool:
         """A torch NCCL group's own communicator carries verify's exchange
-        and the plan: a failed run aborts it (ncclCommAbort)."""
-        return self.group is not None and self.handle_from_group
+        and the plan: a failed run may abort it (ncclCommAbort)."""
+        return self.handle_from_group
 
     def _need_group(self):
         import torch.distributed as dist
@@ -257,6 +274,20 @@ class _Nccl:
         out: List[Any] = [None] * self.size
         dist.all_gather_object(out, obj, group=self.group)
         return out
+
+
+def _is_default_groups(handle: int) -> bool:
+    """Whether an ncclComm_t handle is torch's default group's own (which
+    verify's exchange would then run on)."""
+    try:
+        import torch
+        import torch.distributed as dist
+        if not dist.is_initialized():
+            return False
+        backend = dist.group.WORLD._get_backend(torch.device("cuda"))
+        return getattr(backend, "_comm_ptr", lambda: None)() == handle
+    except Exception:  # noqa: BLE001 - no NCCL default group
+        return False
 
 
 def wrap(comm: Any, backend: str):

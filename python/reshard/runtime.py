@@ -34,7 +34,7 @@ def tells_peers(rc: int, verify: bool, comm: Any) -> bool:
     deadline bounds both, so only with RESHARD_TIMEOUT_SECONDS; and never
     over a communicator the failure aborted."""
     return (verify and rc in _FAILED_AFTER_AGREEMENT and
-            comms.timeout_seconds() > 0 and
+            0 < comms.timeout_seconds() < float("inf") and
             not comm.exchange_on_aborted_comm)
 
 

@@ -243,7 +243,10 @@ def test_the_deadline_is_read_as_the_c_runtime_reads_it(monkeypatch):
     atof.restype, atof.argtypes = ctypes.c_double, [ctypes.c_char_p]
     for text in ("30", "30s", " 2.5", "-1", "1e", "1e2x", "0x10", "0x1p4",
                  "1_0", ".5", "5.", "abc", "", "inf", "+7", "0", "1e-3",
-                 "0x.8", "12 34"):
+                 "0x.8", "12 34", "\t\n\v 3", "+.5", "1e+", "0x", "0xg",
+                 "-0x1p-2", "INFINITY", "infinit", "\xa05", "\u30007",
+                 "\u06630", "1e\u0663", "0x1p\u0663", "0x1p1024",
+                 "-0x1p2000", "1e999"):
         monkeypatch.setenv("RESHARD_TIMEOUT_SECONDS", text)
         assert comms.timeout_seconds() == atof(text.encode()), text
     monkeypatch.delenv("RESHARD_TIMEOUT_SECONDS")
@@ -263,8 +266,9 @@ def test_who_tells_its_peers_why_it_failed(monkeypatch):
     assert not any(tells_peers(rc, True, mpi) for rc in (1, 2, 3, 4, 8))
     assert not tells_peers(6, False, mpi)
     assert not tells_peers(6, True, group_own)
-    monkeypatch.setenv("RESHARD_TIMEOUT_SECONDS", "0")
-    assert not tells_peers(6, True, mpi)
+    for unbounded in ("0", "inf", "1e999", "-5"):
+        monkeypatch.setenv("RESHARD_TIMEOUT_SECONDS", unbounded)
+        assert not tells_peers(6, True, mpi), unbounded
 
 
 def test_a_failed_exchange_keeps_the_ranks_own_failure():
