@@ -11,7 +11,6 @@ import array
 import ctypes
 import os
 import pickle
-import re
 import time
 from typing import Any, List, Optional
 
@@ -45,45 +44,32 @@ class _Mpi:
     # the plan's own waits are: a rank that never arrives is an error, not
     # a hang. Collectives never match the plan's point-to-point messages.
     def alltoall(self, per_peer: List[Any]) -> List[Any]:
-        return self._mpi_errors("exchange", self._alltoall, per_peer)
+        return self._exchange([pickle.dumps(x) for x in per_peer])
 
     def allgather(self, obj: Any) -> List[Any]:
-        return self._mpi_errors("gather", self._allgather, obj)
+        return self._exchange([pickle.dumps(obj)] * self.size)
 
-    def _mpi_errors(self, what: str, fn: Any, arg: Any) -> List[Any]:
+    def _exchange(self, blobs: List[bytes]) -> List[Any]:
+        """blobs[p] to peer p; what every peer sent this rank."""
         from mpi4py import MPI
-        try:
-            return fn(arg)
-        except MPI.Exception as e:
-            raise ReshardError(f"rank {self.rank}: verify's {what} "
-                               f"failed: {e}") from e
-
-    def _alltoall(self, per_peer: List[Any]) -> List[Any]:
-        from mpi4py import MPI
-        blobs = [pickle.dumps(x) for x in per_peer]
         counts = array.array("i", [len(b) for b in blobs])
         got = array.array("i", [0] * self.size)
-        self._wait(self.comm.Ialltoall([counts, MPI.INT], [got, MPI.INT]),
-                   "exchange of sizes", counts, got)
         send = bytearray(b"".join(blobs))
-        recv = bytearray(sum(got))
-        self._wait(self.comm.Ialltoallv(
-            [send, (counts, _offsets(counts)), MPI.BYTE],
-            [recv, (got, _offsets(got)), MPI.BYTE]), "exchange", send, recv)
-        return _unpickle(recv, got)
-
-    def _allgather(self, obj: Any) -> List[Any]:
-        from mpi4py import MPI
-        blob = bytearray(pickle.dumps(obj))
-        size = array.array("i", [len(blob)])
-        got = array.array("i", [0] * self.size)
-        self._wait(self.comm.Iallgather([size, MPI.INT], [got, MPI.INT]),
-                   "gather of sizes", size, got)
-        recv = bytearray(sum(got))
-        self._wait(self.comm.Iallgatherv(
-            [blob, MPI.BYTE], [recv, (got, _offsets(got)), MPI.BYTE]),
-            "gather", blob, recv)
-        return _unpickle(recv, got)
+        try:
+            self._wait(self.comm.Ialltoall([counts, MPI.INT],
+                                           [got, MPI.INT]),
+                       "exchange of sizes", counts, got)
+            recv = bytearray(sum(got))
+            self._wait(self.comm.Ialltoallv(
+                [send, (counts, _offsets(counts)), MPI.BYTE],
+                [recv, (got, _offsets(got)), MPI.BYTE]), "exchange", send,
+                recv)
+        except MPI.Exception as e:
+            raise ReshardError(f"rank {self.rank}: verify's exchange "
+                               f"failed: {e}") from e
+        view = memoryview(recv)
+        return [pickle.loads(view[a:a + n])
+                for a, n in zip(_offsets(got), got)]
 
     def _wait(self, req: Any, what: str, *buffers: Any) -> None:
         limit = timeout_seconds()
@@ -104,29 +90,21 @@ class _Mpi:
                         f"did not join it); the communicator is unusable now")
 
 
-# strtod's grammar in the C locale: ASCII digits and spaces only.
-_ATOF = re.compile(r"[ \t\n\v\f\r]*([+-]?)(?:(0[xX](?:[0-9a-fA-F]+\.?"
-                   r"[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?)|"
-                   r"((?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)|"
-                   r"(inf(?:inity)?|nan))", re.IGNORECASE | re.ASCII)
-
-
 def timeout_seconds() -> float:
-    """RESHARD_TIMEOUT_SECONDS as the C runtime reads it, with atof: the
-    longest number at the start ('30s' is 30, '0x10' 16), 0 when there is
-    none; no deadline unless it is above 0."""
-    m = _ATOF.match(os.environ.get("RESHARD_TIMEOUT_SECONDS", ""))
-    if not m:
-        return 0.0
-    sign = -1.0 if m.group(1) == "-" else 1.0
-    try:
-        if m.group(2):
-            text = m.group(2)
-            return sign * float.fromhex(text if "p" in text.lower()
-                                        else text + "p0")
-        return sign * float(m.group(3) or m.group(4))
-    except OverflowError:  # strtod: HUGE_VAL
-        return sign * float("inf")
+    """RESHARD_TIMEOUT_SECONDS as the C runtime reads it: libc's atof ('30s'
+    is 30, '0x10' 16, 0 when it starts with no number); no deadline unless
+    it is above 0."""
+    text = os.environ.get("RESHARD_TIMEOUT_SECONDS", "")
+    return _atof(os.fsencode(text))
+
+
+def _libc_atof():
+    atof = ctypes.CDLL(None).atof
+    atof.restype, atof.argtypes = ctypes.c_double, [ctypes.c_char_p]
+    return atof
+
+
+_atof = _libc_atof()
 
 
 # Requests given up on at their deadline, and their buffers.
@@ -140,11 +118,6 @@ def _offsets(counts: List[int]) -> List[int]:
         at += n
     return out
 
-
-def _unpickle(buf: bytearray, counts: List[int]) -> List[Any]:
-    view = memoryview(buf)
-    return [pickle.loads(view[a:a + n])
-            for a, n in zip(_offsets(counts), counts)]
 
 
 def _libnccl():
@@ -214,7 +187,9 @@ class _Nccl:
     def __init__(self, comm: Any):
         import torch.distributed as dist
         self.group = None
-        self.handle_from_group = False
+        # A torch NCCL group's own communicator carries verify's exchange
+        # and the plan: a failed run may abort it (ncclCommAbort).
+        self.exchange_on_aborted_comm = False
         if isinstance(comm, NcclComm):
             self.handle, self.rank = comm.handle, comm.rank
             self.size, self.group = comm.size, comm.group
@@ -234,7 +209,7 @@ class _Nccl:
                 raise ReshardError("the NCCL communicator handle does not "
                                    "answer ncclCommUserRank/ncclCommCount")
             self.rank, self.size = rank.value, size.value
-            self.handle_from_group = _is_default_groups(comm)
+            self.exchange_on_aborted_comm = _is_default_groups(comm)
         else:
             import torch
             backend = comm._get_backend(torch.device("cuda"))
@@ -247,13 +222,7 @@ class _Nccl:
             self.rank = dist.get_rank(comm)
             self.size = dist.get_world_size(comm)
             self.group = comm
-            self.handle_from_group = True
-
-    @property
-    def exchange_on_aborted_comm(self) -> bool:
-        """A torch NCCL group's own communicator carries verify's exchange
-        and the plan: a failed run may abort it (ncclCommAbort)."""
-        return self.handle_from_group
+            self.exchange_on_aborted_comm = True
 
     def _need_group(self):
         import torch.distributed as dist

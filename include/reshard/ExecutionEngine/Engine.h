@@ -460,10 +460,11 @@ inline int check_call(const Plan &plan, int rank, int me, int comm_size,
   if (rejected) /* the caller's own checks failed (<plan>_reject) */
     *verdict = fail(err, errlen, RESHARD_ERR_ARGS, "%s: rank %d: %s", plan.name,
                     me, rejected);
-  else if (flags & ~static_cast<unsigned>(RESHARD_RUN_VERIFY))
-    *verdict = fail(err, errlen, RESHARD_ERR_ARGS,
-                    "%s: rank %d: unknown run flags 0x%x", plan.name, me,
-                    flags & ~static_cast<unsigned>(RESHARD_RUN_VERIFY));
+  else if (unsigned unknown =
+               flags & ~static_cast<unsigned>(RESHARD_RUN_VERIFY))
+    *verdict =
+        fail(err, errlen, RESHARD_ERR_ARGS,
+             "%s: rank %d: unknown run flags 0x%x", plan.name, me, unknown);
   else if (me != rank)
     *verdict = fail(err, errlen, RESHARD_ERR_RANK,
                     "%s: called as rank %d on communicator rank %d", plan.name,

@@ -412,10 +412,7 @@ inline int agree(const Plan &plan, int rank, int status, unsigned flags,
       wait_stream(plan, rank, comm, stream, "the plan agreement", err, errlen);
   if (waited)
     return waited;
-  unsigned long long reduced[kAgreementWords];
-  for (int i = 0; i < kAgreementWords; ++i)
-    reduced[i] = w.host[i];
-  return agreement_verdict(plan, rank, status, flags, reduced, err, errlen);
+  return agreement_verdict(plan, rank, status, flags, w.host, err, errlen);
 }
 
 /* `rejected`, when not null, is why the caller refuses its own arguments:

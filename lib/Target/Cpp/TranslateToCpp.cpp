@@ -69,6 +69,20 @@ static void emitTable(raw_ostream &os, StringRef type, StringRef name,
   os << (comment && !rows.empty() ? "\n" : "") << "};\n\n";
 }
 
+/// `return reshard::engine::<backend>::run(kPlan, rank, <args>);`, the MPI
+/// backend's stream voided first (`note` after it); `<stream>` in `args`
+/// is the NCCL backend's stream argument.
+static std::string backendRun(CppBackend backend, StringRef args,
+                              StringRef note = "") {
+  bool mpi = backend == CppBackend::Mpi;
+  std::string call = args.str();
+  StringRef slot = "<stream>";
+  call.replace(call.find(slot.str()), slot.size(), mpi ? "" : "stream, ");
+  std::string out = mpi ? ("  (void)stream;" + note + "\n").str() : "";
+  return out + "  return reshard::engine::" + (mpi ? "mpi" : "nccl") +
+         "::run(kPlan, rank, " + call + ");";
+}
+
 /// What callers that check their own tensors need (python/reshard's
 /// runtime): dtypes and shard shapes, a way to make every rank refuse a
 /// call, and the digests behind `verify=True`.
@@ -105,13 +119,8 @@ static void emitCallerChecks(raw_ostream &os, StringRef name, StringRef comm,
            "reshard::engine::shard_shape(kPlan, rank, tensor, src != 0, "
            "dims));"),
       comm, stream,
-      body(llvm::formatv("{0}  return reshard::engine::{1}::run(kPlan, rank, "
-                         "0, 0, comm, {2}0, 0, err, errlen,\n      why ? why "
-                         ": \"rejected by the caller\");",
-                         backend == CppBackend::Mpi ? "  (void)stream;\n" : "",
-                         backend == CppBackend::Mpi ? "mpi" : "nccl",
-                         backend == CppBackend::Mpi ? "" : "stream, ")
-               .str()),
+      body(backendRun(backend, "0, 0, comm, <stream>0, 0, err, errlen,\n"
+                               "      why ? why : \"rejected by the caller\"")),
       body("  return reshard::engine::rank_digests(kPlan, rank, src, dst, "
            "workspace,\n      out, capacity);"),
       body("  return reshard::engine::source_dtype(kPlan, tensor);"));
@@ -119,6 +128,8 @@ static void emitCallerChecks(raw_ostream &os, StringRef name, StringRef comm,
 
 static void emitSignatures(raw_ostream &os, StringRef name, CppBackend backend,
                            bool definitions) {
+  static constexpr StringLiteral kRunArgs =
+      "src, dst, comm, <stream>workspace,\n      workspace_bytes, err, errlen";
   StringRef comm = backend == CppBackend::Mpi ? "MPI_Comm" : "ncclComm_t";
   StringRef stream = backend == CppBackend::Mpi ? "void *" : "cudaStream_t ";
   os << llvm::formatv(
@@ -138,15 +149,9 @@ static void emitSignatures(raw_ostream &os, StringRef name, CppBackend backend,
           : ";",
       comm, stream,
       definitions
-          ? llvm::formatv(" {{\n{1}  return reshard::engine::{0}::run(kPlan, "
-                          "rank, src, dst, comm, {2}workspace,\n      "
-                          "workspace_bytes, err, errlen);\n}",
-                          backend == CppBackend::Mpi ? "mpi" : "nccl",
-                          backend == CppBackend::Mpi
-                              ? "  (void)stream; // MPI runs on host memory\n"
-                              : "",
-                          backend == CppBackend::Mpi ? "" : "stream, ")
-                .str()
+          ? " {\n" +
+                backendRun(backend, kRunArgs, " // MPI runs on host memory") +
+                "\n}"
           : std::string(";"),
       definitions ? " { return kPlan.fingerprint; }" : ";",
       definitions ? " { return kPlan.num_ranks; }" : ";",
@@ -167,13 +172,8 @@ static void emitSignatures(raw_ostream &os, StringRef name, CppBackend backend,
       "    unsigned flags, char *err, size_t errlen){3}\n",
       name, comm, stream,
       definitions
-          ? llvm::formatv(" {{\n{1}  return reshard::engine::{0}::run(kPlan, "
-                          "rank, src, dst, comm, {2}workspace,\n      "
-                          "workspace_bytes, err, errlen, 0, flags);\n}",
-                          backend == CppBackend::Mpi ? "mpi" : "nccl",
-                          backend == CppBackend::Mpi ? "  (void)stream;\n" : "",
-                          backend == CppBackend::Mpi ? "" : "stream, ")
-                .str()
+          ? " {\n" + backendRun(backend, (kRunArgs + ", 0, flags").str()) +
+                "\n}"
           : std::string(";"));
   emitCallerChecks(os, name, comm, stream, backend, definitions);
 }
