@@ -133,12 +133,21 @@ struct DimSharding {
   llvm::SmallVector<unsigned> axes;
   llvm::SmallVector<int64_t> blocks; // empty: the dim is one block
   llvm::SmallVector<OrderRun> order; // empty: stored in logical order
+  bool operator==(const DimSharding &o) const {
+    return axes == o.axes && blocks == o.blocks && order == o.order;
+  }
+  bool operator!=(const DimSharding &o) const { return !(*this == o); }
 };
 
 /// A sharding resolved against its mesh and checked against a global shape.
+/// Equal shardings place every element alike (orders are canonical).
 struct Sharding {
   llvm::SmallVector<DimSharding> dims;
   QuantSpec quant; // checked in form only; alignment: verifyQuantizedSide
+  bool operator==(const Sharding &o) const {
+    return dims == o.dims && quant == o.quant;
+  }
+  bool operator!=(const Sharding &o) const { return !(*this == o); }
 };
 
 /// Where global ranks sit and how fast their links are. Rank r is on node

@@ -137,6 +137,32 @@ std::vector<std::pair<int64_t, int64_t>> randomOrder(Rng &rng, int64_t n) {
   return runs;
 }
 
+/// Another spelling of the same sharding: per dim, the logical order
+/// spelt out as one run, a run cut in two that continue each other, or an
+/// empty run added. The planner puts such tensors in one class.
+RandomSharding respelled(Rng &rng, RandomSharding s,
+                         const std::vector<int64_t> &shape) {
+  for (size_t d = 0; d < shape.size(); ++d) {
+    auto &runs = s.order[d];
+    if (runs.empty()) {
+      if (rng.chance(50))
+        runs.push_back({0, shape[d]});
+      continue;
+    }
+    size_t k = rng.below(runs.size());
+    auto [start, length] = runs[k];
+    if (length >= 2) {
+      int64_t cut = 1 + rng.below(length - 1);
+      runs[k] = {start, cut};
+      runs.insert(runs.begin() + k + 1, {start + cut, length - cut});
+    } else {
+      runs.insert(runs.begin() + rng.below(runs.size() + 1),
+                  {rng.below(shape[d] + 1), 0});
+    }
+  }
+  return s;
+}
+
 RandomSharding randomSharding(Rng &rng, const std::vector<int64_t> &shape,
                               size_t meshRank) {
   RandomSharding s;
@@ -292,10 +318,15 @@ std::string randomCase(uint64_t seed) {
   for (int64_t k = 0; k < numTensors; ++k) {
     std::string name = numTensors == 1 ? "t" : "t" + std::to_string(k);
     const char *pair = twoGroups && rng.chance(50) ? "2" : "";
+    bool respell = k && rng.chance(30);
     out += llvm::formatv("reshard.redistribute @{0} from @src{1} {2} to "
                          "@dst{1} {3} topology @topo : {4} -> {4}\n",
-                         name, pair, shardingIR(srcSharding),
-                         shardingIR(dstSharding), type)
+                         name, pair,
+                         shardingIR(respell ? respelled(rng, srcSharding, shape)
+                                            : srcSharding),
+                         shardingIR(respell ? respelled(rng, dstSharding, shape)
+                                            : dstSharding),
+                         type)
                .str();
   }
   return out;

@@ -500,11 +500,20 @@ LogicalResult GroupOp::verifySymbolUses(SymbolTableCollection &symbols) {
         return 1;
       return getElementTypeBytes(op.getSrcTensorType().getElementType());
     };
+    // Shardings as resolved, as the planner groups them: two spellings of
+    // one storage order are one class. Equal attributes need no resolving.
+    auto sameShardings = [&] {
+      if (tensor.getSrcSharding() == exemplarOp.getSrcSharding() &&
+          tensor.getDstSharding() == exemplarOp.getDstSharding())
+        return true;
+      FailureOr<TensorLayout> layout = getTensorLayout(tensor, symbols);
+      return succeeded(layout) &&
+             layout->src.sharding == exemplar->src.sharding &&
+             layout->dst.sharding == exemplar->dst.sharding;
+    };
     if (tensor.getSrcTensorType().getShape() !=
             exemplarOp.getSrcTensorType().getShape() ||
-        movedBytes(tensor) != movedBytes(exemplarOp) ||
-        tensor.getSrcSharding() != exemplarOp.getSrcSharding() ||
-        tensor.getDstSharding() != exemplarOp.getDstSharding() ||
+        movedBytes(tensor) != movedBytes(exemplarOp) || !sameShardings() ||
         meshShape(tensor, tensor.getSrcMeshAttr()) !=
             meshShape(exemplarOp, exemplarOp.getSrcMeshAttr()) ||
         meshShape(tensor, tensor.getDstMeshAttr()) !=
