@@ -91,18 +91,17 @@ inline int driver_main(const Plan &plan, int argc, char **argv) {
                   dst_dir, std::strerror(errno));
     bad = 1;
   }
-  const RankProgram *p = program(plan, rank);
   std::vector<std::vector<uint8_t>> src(plan.num_tensors),
       dst(plan.num_tensors);
   std::vector<void *> src_ptrs(plan.num_tensors, nullptr),
       dst_ptrs(plan.num_tensors, nullptr);
   std::vector<int64_t> src_bytes(plan.num_tensors, -1),
       dst_bytes(plan.num_tensors, -1);
-  if (p) {
-    shard_table(plan, rank, true, src_bytes.data());
-    shard_table(plan, rank, false, dst_bytes.data());
-  }
-  for (int t = 0; p && !bad && t < plan.num_tensors; ++t) {
+  /* By mesh membership, not by program: a rank whose only part is an empty
+   * destination shard has no program but still writes its (empty) file. */
+  shard_table(plan, rank, true, src_bytes.data());
+  shard_table(plan, rank, false, dst_bytes.data());
+  for (int t = 0; !bad && t < plan.num_tensors; ++t) {
     if (std::strchr(plan.tensor_names[t], '/')) {
       std::snprintf(msg, sizeof(msg),
                     "tensor '%s' cannot name a shard file (it contains '/')",
@@ -140,7 +139,7 @@ inline int driver_main(const Plan &plan, int argc, char **argv) {
     MPI_Finalize();
     return 10 + rc;
   }
-  for (int t = 0; p && t < plan.num_tensors; ++t) {
+  for (int t = 0; t < plan.num_tensors; ++t) {
     if (dst_bytes[t] < 0)
       continue;
     std::string path = shard_path(dst_dir, rank, plan.tensor_names[t]);
