@@ -449,6 +449,11 @@ bool Importer::readTensor(const JValue &v, const std::string &path,
     return false;
   if (t.name.empty())
     return error(*name, keyPath(path, "name"), "tensor name is empty");
+  // Generated plans hand names to C as NUL-terminated strings.
+  if (t.name.find('\0') != std::string::npos)
+    return error(*name, keyPath(path, "name"),
+                 "tensor name contains a NUL character; C callers would "
+                 "see it cut short");
   std::optional<int64_t> bytes = dtypeBytes(t.dtype);
   if (!bytes)
     return error(*dtype, keyPath(path, "dtype"),
@@ -506,6 +511,14 @@ OwningOpRef<ModuleOp> Importer::run() {
     std::string path = keyPath("meshes", name);
     if (name.empty()) {
       error(meshValue, path, "mesh name is empty");
+      return nullptr;
+    }
+    if (name.find('\0') != std::string::npos) {
+      std::string shown; // escaped: a message holds no NUL
+      llvm::raw_string_ostream os(shown);
+      llvm::printEscapedString(name, os);
+      error(meshValue, "meshes",
+            llvm::formatv("mesh name \"{0}\" contains a NUL character", shown));
       return nullptr;
     }
     MeshSpec mesh;

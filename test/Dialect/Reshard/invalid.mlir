@@ -576,6 +576,13 @@ reshard.mesh @"" shape = [2] axes = ["tp"] ranks = [0, 1]
 // -----
 
 reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-error @+1 {{symbol name contains a NUL character; C callers of a plan would see it cut short}}
+reshard.redistribute @"w\00x" from @m <[[tp]]> to @m <[[]]>
+    : tensor<8xf32> -> tensor<8xf32>
+
+// -----
+
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
 // expected-error @+1 {{src_type has encoding "enc"; the sharding alone describes the layout}}
 reshard.redistribute @encoded from @m <[[tp]]> to @m <[[]]>
     : tensor<8xf32, "enc"> -> tensor<8xf32, "enc">
@@ -671,7 +678,7 @@ reshard.redistribute @quant_chunk_misaligned from @m <[[]]> to @m <[[tp]] quant 
 
 reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
 // expected-note @-1 {{mesh @m declared here}}
-// expected-error @+1 {{@quant_block_misaligned dst_sharding.dims[0]: block 1 of dim 0 starts at 80, which is not a multiple of the quantization block size 32 (mesh @m)}}
+// expected-error @+1 {{@quant_block_misaligned dst_sharding.blocks.0[1]: block 1 of dim 0 starts at 80, which is not a multiple of the quantization block size 32 (mesh @m)}}
 reshard.redistribute @quant_block_misaligned from @m <[[]]> to @m <[[tp] blocks [80, 112]] quant mx 32>
     : tensor<192xbf16> -> tensor<192xf8E4M3FN>
 

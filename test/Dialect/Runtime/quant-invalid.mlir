@@ -14,6 +14,9 @@
 // NAME: quant_tensors[0]: the scales of 'w' are named 'w.scale', not 'w.scales'
 // RUN: sed -e 's/ tensors = \["w", "w.scale"\]/ tensors = ["w", "w"]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=TWICE
 // TWICE: 'reshard_rt.plan' op names tensor 1 'w', as tensor 0; a plan's tensor names are unique
+// C callers get the names as C strings: none empty, none holding a NUL.
+// RUN: sed -e 's/ tensors = \["w", "w.scale"\]/ tensors = ["w", "w\\00x"]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=NUL
+// NUL: 'reshard_rt.plan' op names tensor 1 with an empty name or one holding a NUL character
 // A group of a quantized plan naming a class the plan does not have.
 // RUN: sed -e 's/reshard_rt.group 1 class 1 /reshard_rt.group 1 class 32 /' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=GROUP
 // GROUP: 'reshard_rt.group' op names class 32 of 2

@@ -23,6 +23,10 @@ using namespace reshard;
 static LogicalResult verifySymbolName(Operation *op, StringRef name) {
   if (name.empty())
     return op->emitOpError("needs a non-empty symbol name");
+  // Tensor names reach C as NUL-terminated strings.
+  if (name.contains('\0'))
+    return op->emitOpError("symbol name contains a NUL character; C callers "
+                           "of a plan would see it cut short");
   return success();
 }
 

@@ -57,6 +57,11 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
   llvm::StringMap<size_t> firstOf;
   for (Attribute t : op.getTensors()) {
     StringRef name = cast<StringAttr>(t).getValue();
+    if (name.empty() || name.contains('\0'))
+      return reported(op.emitOpError()
+                      << "names tensor " << e->tensorNames.size()
+                      << " with an empty name or one holding a NUL "
+                         "character; C callers get names as C strings");
     auto [it, fresh] = firstOf.try_emplace(name, e->tensorNames.size());
     if (!fresh)
       return reported(op.emitOpError()
