@@ -122,8 +122,13 @@ llvm::Error reshard::verifyQuantizedSide(const Sharding &sharding,
       findMisalignedBoundary(sharding, meshShape, shape, sizes);
   if (!m)
     return llvm::Error::success();
+  // A fused block's start is written in `blocks`; a chunk's comes from the
+  // dim's axes.
+  const char *dot = path.empty() ? "" : ".";
   std::string dimPath =
-      formatv("{0}{1}dims[{2}]", path, path.empty() ? "" : ".", m->dim).str();
+      m->chunk.empty() && m->coords.empty()
+          ? formatv("{0}{1}blocks.{2}[{3}]", path, dot, m->dim, m->block).str()
+          : formatv("{0}{1}dims[{2}]", path, dot, m->dim).str();
   return llvm::make_error<LayoutError>(
       dimPath, describeMisalignment(*m, sharding, axes, shape, sizes[m->dim]));
 }

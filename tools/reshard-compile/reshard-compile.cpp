@@ -177,6 +177,11 @@ int compile() {
                   "or G, below 2^63)");
     options.stagingBudget = *bytes;
   }
+  // Option errors name the option, not the layout's first line.
+  if (maxOpsPerStep < 2)
+    return fail("--max-ops-per-step=" + std::to_string(maxOpsPerStep) +
+                ": a step needs room for at least 2 operations (a send and a "
+                "receive)");
   options.maxOpsPerStep = maxOpsPerStep;
   options.strategy = strategy;
   options.transits = transits;
