@@ -214,10 +214,11 @@ class Plan:
                 problems.append(f"{where}: shape {list(buf.shape)}, but "
                                 f"this rank's shard is {list(shape)}")
             dtype = (self._src_dtypes if side == "src" else self._dtypes)[t]
-            # FP8 payloads may also be given as raw bytes, bf16 as raw
-            # 16-bit words (numpy has no bf16), and MX scales (E8M0 bytes)
-            # as torch's float8_e8m0fnu.
+            # FP8 tensors and payloads may also be given as raw bytes, bf16
+            # as raw 16-bit words (numpy has neither), and MX scales (E8M0
+            # bytes) as torch's float8_e8m0fnu.
             raw_bits = (dtype, buf.dtype) in (("fp8e4m3", "uint8"),
+                                              ("fp8e5m2", "uint8"),
                                               ("bf16", "uint16"))
             e8m0 = dtype == "uint8" and str(
                 getattr(tensors[name], "dtype", "")).endswith("float8_e8m0fnu")

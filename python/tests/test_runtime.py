@@ -478,6 +478,33 @@ def test_bf16_may_come_as_uint16_words(have_tools, tmp_path):
                         "bf16"], problems
 
 
+def test_fp8_may_come_as_uint8_bytes(have_tools, tmp_path):
+    """numpy has no FP8: an fp8e4m3 or fp8e5m2 shard may be given as uint8
+    bytes, not as int8."""
+    if not shutil.which("mpicxx"):
+        pytest.skip("mpicxx is not installed")
+    import numpy as np
+    import reshard
+    mesh = {"shape": [2], "axes": ["x"], "ranks": [0, 1]}
+    tensors = [{"name": name, "shape": [4, 6], "dtype": name,
+                "src": {"mesh": "m", "dims": [["x"], []]},
+                "dst": {"mesh": "m", "dims": [[], ["x"]]}}
+               for name in ("fp8e4m3", "fp8e5m2")]
+    layout = write(tmp_path, "layout.json",
+                   {"meshes": {"m": mesh}, "tensors": tensors})
+    plan = reshard.compile(layout, backend="mpi",
+                           cache_dir=str(tmp_path / "cache"))
+    shard = np.zeros((2, 6), np.uint8)
+    _, problems = plan._check_side({"fp8e4m3": shard, "fp8e5m2": shard},
+                                   "src", 0)
+    assert problems == []
+    _, problems = plan._check_side({"fp8e4m3": shard,
+                                    "fp8e5m2": shard.view(np.int8)},
+                                   "src", 0)
+    assert problems == ["src: 'fp8e5m2' on rank 0: dtype int8, the plan's "
+                        "is fp8e5m2"], problems
+
+
 def test_nccl_plan_compiles_and_loads(have_tools, tmp_path):
     """The NCCL library builds with nvcc and answers its queries on a
     machine without a GPU (running it needs one: scripts/gpu-check.sh)."""
