@@ -150,20 +150,3 @@ ClassPattern Intersector::run() {
 ClassPattern reshard::computeClassPattern(const TensorLayout &layout) {
   return Intersector(layout).run();
 }
-
-static bool sameSharding(const Sharding &a, const Sharding &b) {
-  if (a.dims.size() != b.dims.size())
-    return false;
-  for (auto [x, y] : llvm::zip(a.dims, b.dims))
-    if (x.axes != y.axes || x.blocks != y.blocks || x.order != y.order)
-      return false;
-  return true;
-}
-
-bool reshard::sameClass(const TensorLayout &a, const TensorLayout &b) {
-  return a.shape == b.shape && a.elementBytes == b.elementBytes &&
-         a.src.mesh.shape == b.src.mesh.shape &&
-         a.dst.mesh.shape == b.dst.mesh.shape &&
-         sameSharding(a.src.sharding, b.src.sharding) &&
-         sameSharding(a.dst.sharding, b.dst.sharding);
-}

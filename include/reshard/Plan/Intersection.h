@@ -13,10 +13,6 @@ namespace reshard {
 /// with the pieces of one class, never with elements, ranks or tensors.
 ClassPattern computeClassPattern(const TensorLayout &layout);
 
-/// Whether two layouts are of one class: the same shape, element size,
-/// shardings and mesh shapes (mesh ranks may differ).
-bool sameClass(const TensorLayout &a, const TensorLayout &b);
-
 } // namespace reshard
 
 #endif // RESHARD_PLAN_INTERSECTION_H

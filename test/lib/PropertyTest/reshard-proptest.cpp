@@ -318,15 +318,15 @@ std::string randomCase(uint64_t seed) {
   for (int64_t k = 0; k < numTensors; ++k) {
     std::string name = numTensors == 1 ? "t" : "t" + std::to_string(k);
     const char *pair = twoGroups && rng.chance(50) ? "2" : "";
+    // Drawn in sequence (not as call arguments): one seed, one case.
     bool respell = k && rng.chance(30);
+    std::string srcIR =
+        shardingIR(respell ? respelled(rng, srcSharding, shape) : srcSharding);
+    std::string dstIR =
+        shardingIR(respell ? respelled(rng, dstSharding, shape) : dstSharding);
     out += llvm::formatv("reshard.redistribute @{0} from @src{1} {2} to "
                          "@dst{1} {3} topology @topo : {4} -> {4}\n",
-                         name, pair,
-                         shardingIR(respell ? respelled(rng, srcSharding, shape)
-                                            : srcSharding),
-                         shardingIR(respell ? respelled(rng, dstSharding, shape)
-                                            : dstSharding),
-                         type)
+                         name, pair, srcIR, dstIR, type)
                .str();
   }
   return out;

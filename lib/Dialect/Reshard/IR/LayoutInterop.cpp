@@ -98,15 +98,6 @@ std::optional<std::string> reshard::getQuantScales(RedistributeOp op,
   return std::nullopt;
 }
 
-static bool sameSharding(const Sharding &a, const Sharding &b) {
-  if (a.dims.size() != b.dims.size() || a.quant != b.quant)
-    return false;
-  for (auto [x, y] : llvm::zip(a.dims, b.dims))
-    if (x.axes != y.axes || x.blocks != y.blocks || x.order != y.order)
-      return false;
-  return true;
-}
-
 /// The scales' redistribution `scales` against what getQuantScales makes
 /// for `payload`.
 static LogicalResult verifyScales(RedistributeOp payload, RedistributeOp scales,
@@ -135,11 +126,11 @@ static LogicalResult verifyScales(RedistributeOp payload, RedistributeOp scales,
     return failure();
   MLIRContext *ctx = payload.getContext();
   const MeshSpec &startMesh = want.startOnDst ? sides.dst.mesh : sides.src.mesh;
-  if (!sameSharding(got->src.sharding, want.src))
+  if (got->src.sharding != want.src)
     return scales.emitOpError()
            << "is sharded " << scales.getSrcSharding() << " on its source, but "
            << of << " are " << getShardingAttr(ctx, want.src, startMesh);
-  if (!sameSharding(got->dst.sharding, want.dst))
+  if (got->dst.sharding != want.dst)
     return scales.emitOpError()
            << "is sharded " << scales.getDstSharding()
            << " on its destination, but " << of << " are "

@@ -501,9 +501,12 @@ LogicalResult GroupOp::verifySymbolUses(SymbolTableCollection &symbols) {
       return getElementTypeBytes(op.getSrcTensorType().getElementType());
     };
     // Shardings as resolved, as the planner groups them: two spellings of
-    // one storage order are one class. Equal attributes need no resolving.
+    // one storage order are one class. Equal attributes over the same mesh
+    // symbols need no resolving (axis names mean mesh axes only there).
     auto sameShardings = [&] {
-      if (tensor.getSrcSharding() == exemplarOp.getSrcSharding() &&
+      if (tensor.getSrcMeshAttr() == exemplarOp.getSrcMeshAttr() &&
+          tensor.getDstMeshAttr() == exemplarOp.getDstMeshAttr() &&
+          tensor.getSrcSharding() == exemplarOp.getSrcSharding() &&
           tensor.getDstSharding() == exemplarOp.getDstSharding())
         return true;
       FailureOr<TensorLayout> layout = getTensorLayout(tensor, symbols);
