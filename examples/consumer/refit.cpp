@@ -7,6 +7,7 @@
 #include "refit_plan.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -19,10 +20,11 @@ std::string shardPath(const char *dir, int rank, int tensor) {
          refit_plan_tensor_name(tensor) + ".bin";
 }
 
+// An empty shard may have an empty file or none, as in reshard-run.
 bool readShard(const std::string &path, std::vector<unsigned char> &buf) {
   FILE *f = std::fopen(path.c_str(), "rb");
   if (!f)
-    return false;
+    return buf.empty() && errno == ENOENT;
   size_t got = buf.empty() ? 0 : std::fread(buf.data(), 1, buf.size(), f);
   bool exact = got == buf.size() && std::fgetc(f) == EOF;
   std::fclose(f);
@@ -57,6 +59,7 @@ int main(int argc, char **argv) {
   int tensors = refit_plan_num_tensors();
   std::vector<std::vector<unsigned char>> src(tensors), dst(tensors);
   std::vector<void *> srcPtr(tensors, nullptr), dstPtr(tensors, nullptr);
+  std::vector<bool> hasDst(tensors, false);
   int status = 0;
   for (int t = 0; t < tensors; ++t) {
     int64_t srcBytes = refit_plan_src_bytes(rank, t);
@@ -73,6 +76,7 @@ int main(int argc, char **argv) {
     if (dstBytes >= 0) {
       dst[t].resize(dstBytes);
       dstPtr[t] = dst[t].data();
+      hasDst[t] = true; // written even when empty, as reshard-run does
     }
   }
   // A rank with a bad file still calls the plan, with a null source, so
@@ -91,7 +95,7 @@ int main(int argc, char **argv) {
     status = status ? status : 10 + rc;
   }
   for (int t = 0; t < tensors && status == 0; ++t)
-    if (dstPtr[t] && !writeShard(shardPath(dstDir, rank, t), dst[t])) {
+    if (hasDst[t] && !writeShard(shardPath(dstDir, rank, t), dst[t])) {
       std::fprintf(stderr, "rank %d: cannot write %s\n", rank,
                    shardPath(dstDir, rank, t).c_str());
       status = 1;

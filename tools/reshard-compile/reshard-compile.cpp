@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "reshard/Compile/Compile.h"
+#include "reshard/Layout/Layout.h"
 #include "reshard/Plan/CostModel.h"
 
 #include "mlir/IR/AsmState.h"
@@ -175,9 +176,17 @@ int compile() {
       return fail("--staging-budget='" + stagingBudget +
                   "' is not a byte count (an integer, or with a suffix K, M "
                   "or G, below 2^63)");
+    if (*bytes < kMinStagingBudget)
+      return fail("--staging-budget=" + stagingBudget +
+                  ": the staging budget must hold one element of up to 8 "
+                  "bytes; give at least " +
+                  std::to_string(kMinStagingBudget));
     options.stagingBudget = *bytes;
   }
   // Option errors name the option, not the layout's first line.
+  if (relayTreeMaxStreams < 0)
+    return fail("--relay-tree-max-streams=" +
+                std::to_string(relayTreeMaxStreams) + ": must be at least 0");
   if (maxOpsPerStep < 2)
     return fail("--max-ops-per-step=" + std::to_string(maxOpsPerStep) +
                 ": a step needs room for at least 2 operations (a send and a "
