@@ -46,7 +46,14 @@ def _layout_text(layout: Any) -> tuple:
         f = io.StringIO()
         layout.write_json(f)
         return f.getvalue(), ".json"
-    path = os.fspath(layout)
+    try:
+        path = os.fspath(layout)
+    except TypeError:
+        raise ReshardError(f"layout: give a reshard.Layout or the path of a "
+                           f".json or .mlir layout, not "
+                           f"{type(layout).__name__}") from None
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
     suffix = os.path.splitext(path)[1]
     if suffix not in (".json", ".mlir"):
         raise ReshardError(f"{path}: a layout is a .json or .mlir file (or a "

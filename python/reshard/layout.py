@@ -722,6 +722,17 @@ class Layout:
         """Adds the redistribution of tensor `name` (global `shape`; dtype
         "bf16" or torch.bfloat16 alike) from sharding src to dst; extra
         keys go into its JSON entry."""
+        if not isinstance(name, str) or not name:
+            raise ReshardError(f"tensor name {name!r}: give a non-empty "
+                               f"string")
+        if "\0" in name:
+            raise ReshardError(f"tensor name {name!r} contains a NUL "
+                               f"character; C callers would see it cut "
+                               f"short")
+        by_name = self._names()
+        if name in by_name:
+            raise ReshardError(f"{name}: a tensor of this name is already "
+                               f"in the layout; names are unique")
         dtype = dtype_name(dtype, name)
         if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0
                    for n in shape):
@@ -736,18 +747,32 @@ class Layout:
             raise ReshardError(f"{name}: quant belongs to the destination")
         if dst.quant:
             self._check_quant(name, list(shape), dtype, dst)
-        for t in self.tensors:      # `<t>.scale` names the scales of t
-            if t.dst.quant and name == t.name + ".scale":
-                raise ReshardError(f"{name}: the scales of the quantized "
-                                   f"tensor {t.name!r} have this name; "
-                                   f"rename one")
-            if dst.quant and t.name == name + ".scale":
-                raise ReshardError(f"{name}: its scales would be named "
-                                   f"{t.name!r}, which another tensor is; "
-                                   f"rename one")
+        # `<t>.scale` names the scales of a quantized t.
+        owner = by_name.get(name[:-len(".scale")]) \
+            if name.endswith(".scale") else None
+        if owner is not None and owner.dst.quant:
+            raise ReshardError(f"{name}: the scales of the quantized "
+                               f"tensor {owner.name!r} have this name; "
+                               f"rename one")
+        if dst.quant and name + ".scale" in by_name:
+            raise ReshardError(f"{name}: its scales would be named "
+                               f"{name + '.scale'!r}, which another tensor "
+                               f"is; rename one")
         t = Redistribution(name, list(shape), dtype, src, dst, extra)
         self.tensors.append(t)
+        by_name[name] = t
         return t
+
+    def _names(self) -> Dict[str, Redistribution]:
+        """The tensors by name, kept beside `tensors` (rebuilt when the list
+        was changed directly): add() checks names in constant time, so a
+        model of tens of thousands of tensors builds in linear time."""
+        index = getattr(self, "_by_name", None)
+        if index is None or len(index) != len(self.tensors) or any(
+                index.get(t.name) is not t for t in self.tensors[-1:]):
+            index = {t.name: t for t in self.tensors}
+            self._by_name = index
+        return index
 
     def _check_quant(self, name: str, shape: List[int], dtype: str,
                      dst: Sharding) -> None:

@@ -290,8 +290,8 @@ def model_params(m: Union[Model, str, os.PathLike],
     m = get_model(m)
     layers = m.layers if layers is None else layers
     if not 0 <= layers <= m.layers:
-        raise ReshardError(f"--layers must be in [0, {m.layers}] for "
-                           f"{m.name}, not {layers}")
+        raise ReshardError(f"layers (--layers) must be in [0, {m.layers}] "
+                           f"for {m.name}, not {layers}")
     h, dt = m.hidden, m.dtype
     out = [Param("model.embed_tokens.weight", [m.vocab, h], "col", "first",
                  dtype=dt)]

@@ -196,9 +196,11 @@ def build_layout(model: Union[Model, str, os.PathLike],
     topo = get_topology(topology)
     n_layers = m.layers if layers is None else layers
     if not 0 <= n_layers <= m.layers:
-        raise ReshardError(f"--layers must be in [0, {m.layers}]")
+        raise ReshardError(f"layers (--layers) must be in [0, {m.layers}], "
+                           f"not {n_layers}")
     if scale_down < 1:
-        raise ReshardError("--scale-down must be >= 1")
+        raise ReshardError(f"scale_down (--scale-down) must be >= 1, not "
+                           f"{scale_down}")
     full = count_params(model_params(m))
     sm = scale_model(m, scale_down, (t.tp, i.tp))
     err = validate_train(sm, t) + validate_infer(sm, i)

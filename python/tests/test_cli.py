@@ -162,7 +162,7 @@ def test_unwritable_output_and_bad_inputs(cli_env, tmp_path):
         (["plan", *spec, "--staging-budget", "99999999999T", "-o",
           str(tmp_path)], "to 2^63-1 bytes"),
         (["params", "--model", "llama-3.1-70b", "--layers", "-1"],
-         "--layers must be in [0, 80]"),
+         "layers (--layers) must be in [0, 80]"),
     ]
     d = tmp_path / "plotdir"
     d.mkdir()

@@ -124,6 +124,35 @@ def test_same_name_different_meshes():
         lay.to_dict()
 
 
+def test_tensor_names_are_checked_when_added():
+    """A duplicate, a non-string or a NUL-holding name is refused by add()
+    itself, not later by the compiler at a temporary file's line."""
+    m = DeviceMesh([0, 1], ("x",))
+    lay = Layout()
+    lay.add("t", [4], "bf16", Sharding(m, [["x"]]), Sharding(m, [[]]))
+    with pytest.raises(ReshardError, match="t: a tensor of this name is "
+                                           "already in the layout"):
+        lay.add("t", [4], "bf16", Sharding(m, [["x"]]), Sharding(m, [[]]))
+    for bad, msg in ((3, "tensor name 3: give a non-empty string"),
+                     ("", "tensor name '': give a non-empty string"),
+                     ("w\0x", "contains a NUL character")):
+        with pytest.raises(ReshardError, match=msg):
+            lay.add(bad, [4], "bf16", Sharding(m, [["x"]]),
+                    Sharding(m, [[]]))
+    # The list may be changed directly: the name index follows it.
+    lay.tensors.clear()
+    lay.add("t", [4], "bf16", Sharding(m, [["x"]]), Sharding(m, [[]]))
+    assert [t.name for t in lay.tensors] == ["t"]
+
+
+def test_compile_names_what_a_layout_is():
+    import reshard
+    for bad in (42, {"meshes": {}}):
+        with pytest.raises(ReshardError, match="layout: give a "
+                                               "reshard.Layout or the path"):
+            reshard.compile(bad)
+
+
 def test_bad_dtype():
     m = DeviceMesh([0], ("x",))
     with pytest.raises(ReshardError, match="unknown dtype 'f32'"):

@@ -272,8 +272,8 @@ def test_dtypes_everywhere():
     r = Redistribution("x", [2], _torch_dtype("float8_e4m3fn"),
                        Sharding(m, [[]]), Sharding(m, [[]]))
     assert r.dtype == "fp8e4m3" and r.nbytes() == 2
-    with pytest.raises(ReshardError, match="^w: unknown dtype 'f32'"):
-        lay.add("w", [4], "f32", Sharding(m, [[]]), Sharding(m, [[]]))
+    with pytest.raises(ReshardError, match="^v: unknown dtype 'f32'"):
+        lay.add("v", [4], "f32", Sharding(m, [[]]), Sharding(m, [[]]))
     assert Param("p", [3], "rep", 0, dtype=_torch_dtype("int8")).dtype == \
         "int8"
     from reshard.models import get_model, model_params

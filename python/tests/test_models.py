@@ -255,7 +255,7 @@ def test_deepseek_v2_lite_without_q_lora():
 @pytest.mark.parametrize("layers", [-1, 3])
 def test_layers_out_of_range(layers):
     # range(-1) used to give a silently empty model, 3 a made-up layer.
-    with pytest.raises(ReshardError, match=r"--layers must be in \[0, 2\]"):
+    with pytest.raises(ReshardError, match=r"layers \(--layers\) must be in \[0, 2\]"):
         model_params(small("llama"), layers)
 
 
