@@ -82,7 +82,7 @@ std::string reshard::describeMisalignment(const MisalignedBoundary &m,
                                           llvm::ArrayRef<std::string> axes,
                                           llvm::ArrayRef<int64_t> shape,
                                           int64_t blockSize) {
-  if (m.chunk.empty() && m.coords.empty())
+  if (m.isBlockStart())
     return formatv("block {0} of dim {1} starts at {2}, which is not a "
                    "multiple of the quantization block size {3}",
                    m.block, m.dim, m.boundary, blockSize);
@@ -126,7 +126,7 @@ llvm::Error reshard::verifyQuantizedSide(const Sharding &sharding,
   // dim's axes.
   const char *dot = path.empty() ? "" : ".";
   std::string dimPath =
-      m->chunk.empty() && m->coords.empty()
+      m->isBlockStart()
           ? formatv("{0}{1}blocks.{2}[{3}]", path, dot, m->dim, m->block).str()
           : formatv("{0}{1}dims[{2}]", path, dot, m->dim).str();
   return llvm::make_error<LayoutError>(

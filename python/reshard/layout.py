@@ -716,6 +716,7 @@ class Layout:
         self.topology = None if topology is None else get_topology(topology)
         self.info = info
         self._meshes = list(meshes)
+        self._by_name: Dict[str, Redistribution] = {}
 
     def add(self, name: str, shape: Sequence[int], dtype: DTypeLike,
             src: Sharding, dst: Sharding, **extra: Any) -> Redistribution:
@@ -767,12 +768,11 @@ class Layout:
         """The tensors by name, kept beside `tensors` (rebuilt when the list
         was changed directly): add() checks names in constant time, so a
         model of tens of thousands of tensors builds in linear time."""
-        index = getattr(self, "_by_name", None)
-        if index is None or len(index) != len(self.tensors) or any(
-                index.get(t.name) is not t for t in self.tensors[-1:]):
-            index = {t.name: t for t in self.tensors}
-            self._by_name = index
-        return index
+        last = self.tensors[-1] if self.tensors else None
+        if len(self._by_name) != len(self.tensors) or (
+                last is not None and self._by_name.get(last.name) is not last):
+            self._by_name = {t.name: t for t in self.tensors}
+        return self._by_name
 
     def _check_quant(self, name: str, shape: List[int], dtype: str,
                      dst: Sharding) -> None:

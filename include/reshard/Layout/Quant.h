@@ -23,6 +23,8 @@ struct MisalignedBoundary {
   int64_t boundary = 0;
   llvm::SmallVector<int64_t, 4> coords;
   llvm::SmallVector<int64_t, 2> chunk;
+  /// The start of fused block `block` itself, not a chunk inside one.
+  bool isBlockStart() const { return chunk.empty() && coords.empty(); }
 };
 
 /// The first misaligned boundary of `sharding` (resolved) on a mesh of
