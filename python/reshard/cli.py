@@ -208,12 +208,14 @@ def parser():
     q.add_argument("--dest", required=True,
                    help='"vllm:tp=8[,dp=2][,engines=4][,ep=1]'
                         '[,spmoe=auto|0|1][,w13=gate_up|up_gate]'
-                        '[,fp8=block|mx]" (engines= independent engines, '
+                        '[,fp8=block|mx][,placement=linear|round_robin]" '
+                        '(engines= independent engines, '
                         'each of vLLM\'s --data-parallel-size dp; '
                         'w13=up_gate: routed experts\' '
                         'w13 as FlashInfer\'s [up; gate]; fp8: linear '
                         'weights as FP8 with [128, 128] fp32 scales or '
-                        'MXFP8)')
+                        'MXFP8; placement: vLLM\'s '
+                        '--expert-placement-strategy)')
     q.add_argument("--topology", default="dgx-h100",
                    help=f"{' or '.join(TOPOLOGIES)}, or a JSON file")
     q.add_argument("-o", "--out", required=True, help="output folder")

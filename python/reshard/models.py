@@ -75,6 +75,9 @@ class Model:
     expert_names: Tuple[str, str] = ("gate_up_proj", "down_proj")  # w13, w2
     dense_layers: Tuple[int, ...] = ()  # dense MLP layers of an MoE model
     score_bias: bool = False  # router e_score_correction_bias (DeepSeek)
+    # n_group: groups of routed experts for grouped top-k routing (DeepSeek);
+    # 0 for models without it. vLLM's round-robin placement needs > 1.
+    expert_groups: int = 0
     mla: bool = False
     q_lora_rank: int = 0     # 0: DeepSeek-V2-Lite style q_proj
     kv_lora_rank: int = 0
@@ -219,6 +222,7 @@ def from_hf_config(cfg: Mapping[str, Any], name: Optional[str] = None
         kw.update(heads=heads, kv_heads=heads, head_dim=0, experts=experts,
                   moe_intermediate=moe_f, dense_layers=dense,
                   shared_experts=_opt(cfg, what, "n_shared_experts"),
+                  expert_groups=_opt(cfg, what, "n_group"),
                   score_bias=cfg.get("topk_method") == "noaux_tc",
                   mla=True, q_lora_rank=_opt(cfg, what, "q_lora_rank"),
                   kv_lora_rank=kv_rank, qk_nope_head_dim=nope,

@@ -27,11 +27,16 @@ class Infer:
     # weight_scale_inv) or "mx" (MXFP8); None: as the source.
     fp8: Optional[str] = None
     engines: int = 1         # independent engines (replicas of dp*tp ranks)
+    # --expert-placement-strategy: which EP rank holds which routed expert.
+    placement: str = "linear"
 
     def __post_init__(self) -> None:
         if self.w13 not in W13_ORDERS:
             raise ReshardError(f"vLLM: w13={self.w13!r}: give "
                                f"{' or '.join(W13_ORDERS)}")
+        if self.placement not in PLACEMENTS:
+            raise ReshardError(f"vLLM: placement={self.placement!r}: give "
+                               f"{' or '.join(PLACEMENTS)}")
         if self.fp8 not in (None,) + FP8_FORMATS:
             raise ReshardError(f"vLLM: fp8={self.fp8!r}: give "
                                f"{' or '.join(FP8_FORMATS)}")
@@ -67,18 +72,21 @@ class Infer:
         return self.spmoe
 
 
-INFER_KEYS = ("tp", "dp", "engines", "ep", "spmoe", "w13", "fp8")
+INFER_KEYS = ("tp", "dp", "engines", "ep", "spmoe", "w13", "fp8",
+              "placement")
 W13_ORDERS = ("gate_up", "up_gate")
+PLACEMENTS = ("linear", "round_robin")
 FP8_FORMATS = ("block", "mx")
 
 
 def parse_infer(text: str, what: str = "infer") -> Infer:
     """'[vllm:]tp=8[,dp=4][,engines=2][,ep=0|1|tp*dp][,spmoe=auto|0|1]
-    [,w13=gate_up|up_gate][,fp8=block|mx]' -> Infer: `engines`
+    [,w13=gate_up|up_gate][,fp8=block|mx][,placement=linear|round_robin]'
+    -> Infer: `engines`
     independent engines, each of vLLM's --data-parallel-size dp and
     --tensor-parallel-size tp."""
     text = strip_framework(text, "vllm", what)
-    d = parse_spec(text, INFER_KEYS, what, words=("w13", "fp8"))
+    d = parse_spec(text, INFER_KEYS, what, words=("w13", "fp8", "placement"))
     tp, dp = d.get("tp", 1), d.get("dp", 1)  # sizes default to 1
     ep = d.get("ep", 0)
     if ep not in (0, 1) and ep != tp * dp:
@@ -96,9 +104,13 @@ def parse_infer(text: str, what: str = "infer") -> Infer:
     if fp8 is not None and fp8 not in FP8_FORMATS:
         raise ReshardError(f"{what}: fp8={fp8!r}: give "
                            f"{' or '.join(FP8_FORMATS)}")
+    placement = d.get("placement", "linear")
+    if placement not in PLACEMENTS:
+        raise ReshardError(f"{what}: placement={placement!r}: give "
+                           f"{' or '.join(PLACEMENTS)}")
     return Infer(tp=tp, dp=dp, engines=d.get("engines", 1), ep=bool(ep),
                  spmoe=None if spmoe is None else bool(spmoe), w13=w13,
-                 fp8=fp8)
+                 fp8=fp8, placement=placement)
 
 
 def kv_split(m, i):
@@ -160,15 +172,26 @@ def validate(m, i):
         if i.ep and m.experts < i.engine_size:
             err.append(f"vLLM: {m.experts} experts < ep size "
                        f"{i.engine_size}")
+        if i.placement == "round_robin" and not i.ep:
+            err.append("vLLM: placement=round_robin places experts under "
+                       "expert parallel only: give ep=1")
+        if i.placement == "round_robin" and m.expert_groups <= 1:
+            err.append(f"vLLM: placement=round_robin needs a model with "
+                       f"expert groups (n_group > 1; this one has "
+                       f"{m.expert_groups}): vLLM falls back to linear, "
+                       f"give placement=linear")
         if (m.shared_experts and not i.seq_parallel_moe
                 and (m.moe_intermediate * m.shared_experts) % i.tp):
             err.append("vLLM: shared expert intermediate % tp")
     return err
 
 
-def ep_rank_of(e, n_experts, ep_size):
-    """determine_expert_map, "linear": contiguous experts, the first
-    n_experts % ep_size ranks one more."""
+def ep_rank_of(e, n_experts, ep_size, placement="linear"):
+    """determine_expert_map: "linear" gives contiguous experts, the first
+    n_experts % ep_size ranks one more; "round_robin" gives rank r experts
+    r, r + ep_size, ..."""
+    if placement == "round_robin":
+        return e % ep_size
     base, rem = divmod(n_experts, ep_size)
     big = rem * (base + 1)
     return e // (base + 1) if e < big else rem + (e - big) // base
@@ -249,7 +272,8 @@ class VllmSide:
         """(mesh, dims) of a Param (not a KV-split qkv)."""
         n = len(p.shape)
         if p.expert is not None and self.i.ep:
-            r = ep_rank_of(p.expert, m.experts, self.i.engine_size)
+            r = ep_rank_of(p.expert, m.experts, self.i.engine_size,
+                           self.i.placement)
             return self.ep_mesh(r), [[] for _ in range(n)]
         if p.expert is not None and self.i.dp > 1:
             return self.moe_mesh(), tp_dims(n, p.role, ["moe_tp"])

@@ -191,8 +191,9 @@ def vllm_params(m, infer, r, layers):
     holds (llama.py / qwen3_moe.py / deepseek_v2.py; QKVParallelLinear with
     KV heads replicated when tp > num_kv_heads; FusedMoE's w13_weight
     [E_local, 2*I/tp, H] and w2_weight [E_local, H, I/tp], E_local the EP
-    rank's experts by the linear expert map), plus buffers vLLM has that no
-    layout tensor is (a quantization scale)."""
+    rank's experts by the linear or round-robin expert map, ascending),
+    plus buffers vLLM has that no layout tensor is (a quantization
+    scale)."""
     i = parse_infer(infer)
     tp, h = i.tp, m.hidden
     p = Params()
@@ -247,20 +248,23 @@ def vllm_params(m, infer, r, layers):
             same("mlp.shared_experts.gate_up_proj.weight", [2 * fs // stp, h])
             same("mlp.shared_experts.down_proj.weight", [h, fs // stp])
         if i.ep:    # EP rank: the rank within its engine
-            base, rem = divmod(m.experts, i.engine_size)
-            e = r % i.engine_size
-            start, n, mtp = e * base + min(e, rem), base + (e < rem), 1
+            size, e = i.engine_size, r % i.engine_size
+            base, rem = divmod(m.experts, size)
+            n, mtp = base + (e < rem), 1
+            start = e * base + min(e, rem)
+            mine = (range(e, m.experts, size) if i.placement == "round_robin"
+                    else range(start, start + n))
         else:       # FusedMoE's TP group: the engine's dp*tp ranks
-            start, n, mtp = 0, m.experts, i.engine_size
+            mine, n, mtp = range(m.experts), m.experts, i.engine_size
         f = m.moe_intermediate
         up, down = m.expert_names
         w13 = p.add(hf + f"{moe}.experts.w13_weight", [n, 2 * f // mtp, h],
                     None)
         w2 = p.add(hf + f"{moe}.experts.w2_weight", [n, h, f // mtp], None)
-        for j in range(n):
-            p.stores[f"{hf}{moe}.experts.{start + j}.{up}.weight"] = [(w13, j)]
-            p.stores[f"{hf}{moe}.experts.{start + j}.{down}.weight"] = \
-                [(w2, j)]
+        assert len(mine) == n
+        for j, x in enumerate(mine):
+            p.stores[f"{hf}{moe}.experts.{x}.{up}.weight"] = [(w13, j)]
+            p.stores[f"{hf}{moe}.experts.{x}.{down}.weight"] = [(w2, j)]
         p.add(hf + f"{moe}.experts.w13_weight_scale", [n], None,
               dtype=torch.float32)
     p.add("model.norm.weight", [h], "model.norm.weight")
@@ -459,6 +463,26 @@ def dsv3():
 def test_deepseek_v3_mla(dsv3):
     lay, m, train, infer = dsv3
     check_all(lay, m, train, infer, 4)
+
+
+def test_round_robin_experts_are_views_in_ep_local_order():
+    # vLLM's --expert-placement-strategy round_robin (DeepSeek-V3 has 8
+    # expert groups): EP rank r of 4 holds experts r, r + 4, ...; its
+    # w13_weight[j] is expert r + 4j.
+    train, infer = "tp=2,pp=2,ep=4,dp=2", "tp=2,dp=2,ep=1,placement=round_robin"
+    lay = build_layout("deepseek-v3", train, infer, layers=4, scale_down=64)
+    m = model_of("deepseek-v3", 64, train, infer)
+    check_all(lay, m, train, infer, 4)
+    first = lay.info["infer"]["ranks"][0]
+    fake = vllm_params(m, infer, 3, 4)
+    got = reshard.vllm_tensors(lay, fake.params, first + 3)
+    w2 = fake.by_name()["model.layers.3.mlp.experts.w2_weight"]
+    for j in (0, 1, 63):
+        view = got[f"model.layers.3.mlp.experts.{3 + 4 * j}.down_proj.weight"]
+        assert view.data_ptr() == w2[j].data_ptr()
+    assert sorted(int(n.split(".")[5]) for n in got
+                  if n.startswith("model.layers.3.mlp.experts.")
+                  and n.endswith("down_proj.weight")) == list(range(3, 256, 4))
 
 
 def test_mla_down_projections_view_or_copy(dsv3):

@@ -197,6 +197,72 @@ def test_vllm_linear_expert_map_uneven():
         [0, 0, 0, 1, 1, 1, 2, 2, 3, 3]
 
 
+def test_vllm_round_robin_expert_map():
+    # determine_expert_map, "round_robin": rank r holds r, r + 4, ...
+    assert [ep_rank_of(e, 10, 4, "round_robin") for e in range(10)] == \
+        [0, 1, 2, 3, 0, 1, 2, 3, 0, 1]
+
+
+# DeepSeek-V3's architecture, tiny: 2 expert groups of 8 routed experts,
+# layer 0 dense, layer 1 MoE.
+TINY_DSV3 = dict(model_type="deepseek_v3", num_hidden_layers=2,
+                 hidden_size=64, num_attention_heads=4,
+                 num_key_value_heads=4, intermediate_size=128,
+                 moe_intermediate_size=16, n_routed_experts=8,
+                 n_shared_experts=1, n_group=2, topk_group=1,
+                 topk_method="noaux_tc", first_k_dense_replace=1,
+                 q_lora_rank=32, kv_lora_rank=16, qk_nope_head_dim=8,
+                 qk_rope_head_dim=8, v_head_dim=8, vocab_size=256,
+                 torch_dtype="bfloat16")
+
+
+@pytest.mark.parametrize("infer", ["tp=2,dp=2,ep=1,placement=round_robin",
+                                   "tp=2,ep=1,engines=2,"
+                                   "placement=round_robin",
+                                   "tp=2,dp=2,ep=1"])
+def test_vllm_expert_placement(round_trip, tmp_path, infer):
+    """--expert-placement-strategy: each routed expert lives whole on the
+    EP rank vLLM's determine_expert_map gives it, in every engine, and
+    reshard-run checks the refit element by element."""
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(TINY_DSV3))
+    lay = build_layout(str(cfg), "tp=2,ep=2", infer)
+    i, first = parse_infer(infer), lay.info["infer"]["ranks"][0]
+    ts = tensors(lay)
+    for e in range(8):
+        r = e % i.engine_size if i.placement == "round_robin" else e // 2
+        want = [first + k * i.engine_size + r for k in range(i.engines)]
+        for name in ("gate_up_proj", "down_proj"):
+            t = ts[f"model.layers.1.mlp.experts.{e}.{name}.weight"]
+            assert sorted(t.dst.mesh.ranks if i.engines > 1 else
+                          [t.dst.mesh.ranks[0]]) == want, (e, name)
+            assert local(t, "dst", want[0]) == t.shape
+    assert lay.info["infer"].get("expert_placement", "linear") == \
+        i.placement
+    assert "all correct" in tools.check(round_trip(lay))
+
+
+@pytest.mark.parametrize("model,infer,msg", [
+    ("tiny", "tp=2,placement=round_robin", "under expert parallel only: "
+                                           "give ep=1"),
+    ("kimi-k2", "tp=2,ep=1,placement=round_robin",
+     r"expert groups \(n_group > 1; this one has 1\): vLLM falls back to "
+     r"linear, give placement=linear"),
+    ("qwen3-235b-a22b", "tp=2,ep=1,placement=round_robin",
+     "this one has 0"),
+])
+def test_round_robin_only_where_vllm_keeps_it(tmp_path, model, infer, msg):
+    if model == "tiny":
+        model = str(tmp_path / "config.json")
+        with open(model, "w") as f:
+            json.dump(TINY_DSV3, f)
+    with pytest.raises(ReshardError, match=msg):
+        build_layout(model, "tp=2", infer, layers=2)
+    with pytest.raises(ReshardError, match="placement='rr': give linear or "
+                                           "round_robin"):
+        parse_infer("tp=2,ep=1,placement=rr")
+
+
 def test_specs_take_the_cli_prefix():
     # The CLI's "megatron:" / "vllm:" prefix is optional in Python; stages
     # keep their colons.
