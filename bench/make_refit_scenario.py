@@ -61,7 +61,7 @@ def parse_args(argv):
     p.add_argument("--train", help='Megatron layout, e.g. "tp=8,pp=2,dp=4" '
                    '(keys tp pp dp cp ep etp first last stages)')
     p.add_argument("--infer", help='vLLM layout, e.g. "tp=8,dp=4" or '
-                   '"tp=8,dp=8,ep=1" (keys tp dp engines ep spmoe w13 fp8 '
+                   '"tp=8,dp=8,ep=1" (keys tp dp pcp engines ep spmoe w13 fp8 '
                    'placement)')
     p.add_argument("--topology", choices=sorted(TOPOLOGIES))
     p.add_argument("--layers", type=int,

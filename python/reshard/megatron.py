@@ -66,6 +66,20 @@ def parse_spec(text: str, allowed: Tuple[str, ...], what: str,
     return out
 
 
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def check_sizes(spec, keys: Tuple[str, ...], who: str) -> None:
+    """Parallel sizes of a Train or Infer built in Python are positive
+    integers, as the spec strings' are."""
+    for key in keys:
+        v = getattr(spec, key)
+        if not _is_int(v) or v < 1:
+            raise ReshardError(f"{who}: {key}={v!r} must be a positive "
+                               f"integer")
+
+
 @dataclass(frozen=True)
 class Train:
     tp: int = 1
@@ -77,6 +91,19 @@ class Train:
     first: Optional[int] = None   # layers on the first stage (with last)
     last: Optional[int] = None
     stages: Optional[Tuple[int, ...]] = None  # layers of every stage
+
+    def __post_init__(self) -> None:
+        check_sizes(self, ("tp", "dp", "pp", "cp", "ep", "etp"), "Megatron")
+        for key in ("first", "last"):
+            v = getattr(self, key)
+            if v is not None and (not _is_int(v) or v < 0):
+                raise ReshardError(f"Megatron: {key}={v!r} must be an "
+                                   f"integer >= 0 or None")
+        if self.stages is not None and (
+                isinstance(self.stages, (str, bytes))
+                or not all(_is_int(v) and v >= 0 for v in self.stages)):
+            raise ReshardError(f"Megatron: stages={self.stages!r} must be "
+                               f"layer counts >= 0, one per stage")
 
     @property
     def stage_size(self):

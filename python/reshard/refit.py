@@ -280,6 +280,8 @@ def build_layout(model: Union[Model, str, os.PathLike],
         out.info["infer"]["engines"] = i.engines
     if i.w13 != "gate_up":      # only then, so older layouts stay the same
         out.info["infer"]["w13"] = i.w13
+    if i.pcp != 1:
+        out.info["infer"]["pcp"] = i.pcp
     if i.placement != "linear":
         out.info["infer"]["expert_placement"] = i.placement
     if i.fp8:

@@ -10,13 +10,16 @@ from typing import Optional
 
 from .errors import ReshardError
 from .layout import DeviceMesh, init_device_mesh
-from .megatron import parse_spec, strip_framework, tp_dims
+from .megatron import check_sizes, parse_spec, strip_framework, tp_dims
 
 
 @dataclass(frozen=True)
 class Infer:
     tp: int = 1
     dp: int = 1              # --data-parallel-size of each engine
+    # --prefill-context-parallel-size: pcp ranks of tp each per DP rank,
+    # holding the same weights (vLLM's rank order: DP x PP x PCP x TP).
+    pcp: int = 1
     ep: bool = False         # --enable-expert-parallel
     spmoe: Optional[bool] = None  # None: vLLM's rule (ep, tp > 1, dp > 1)
     # Routed experts' w13 per rank: "gate_up" (FusedMoE's [gate_r; up_r])
@@ -31,6 +34,13 @@ class Infer:
     placement: str = "linear"
 
     def __post_init__(self) -> None:
+        check_sizes(self, ("tp", "dp", "pcp", "engines"), "vLLM")
+        if self.ep not in (False, True):
+            raise ReshardError(f"vLLM: ep={self.ep!r}: give True or False "
+                               f"(--enable-expert-parallel)")
+        if self.spmoe not in (None, False, True):
+            raise ReshardError(f"vLLM: spmoe={self.spmoe!r}: give None "
+                               f"(vLLM's rule), True or False")
         if self.w13 not in W13_ORDERS:
             raise ReshardError(f"vLLM: w13={self.w13!r}: give "
                                f"{' or '.join(W13_ORDERS)}")
@@ -51,19 +61,20 @@ class Infer:
 
     @property
     def world(self):
-        return self.engines * self.dp * self.tp
+        return self.engines * self.engine_size
 
     @property
     def engine_size(self):
-        """Ranks of one engine: its DP ranks' TP groups; vLLM's expert
-        parallel group, or its MoE TP group without EP."""
-        return self.dp * self.tp
+        """Ranks of one engine: the TP groups of its DP and PCP ranks;
+        vLLM's expert parallel group, or its MoE TP group without EP
+        (flatten_tp_across_dp_and_pcp)."""
+        return self.dp * self.pcp * self.tp
 
     @property
     def replicas(self):
-        """Copies of a tensor-parallel group: every DP rank of every
-        engine."""
-        return self.engines * self.dp
+        """Copies of a tensor-parallel group: every PCP rank of every DP
+        rank of every engine."""
+        return self.engines * self.dp * self.pcp
 
     @property
     def seq_parallel_moe(self):
@@ -72,7 +83,7 @@ class Infer:
         return self.spmoe
 
 
-INFER_KEYS = ("tp", "dp", "engines", "ep", "spmoe", "w13", "fp8",
+INFER_KEYS = ("tp", "dp", "pcp", "engines", "ep", "spmoe", "w13", "fp8",
               "placement")
 W13_ORDERS = ("gate_up", "up_gate")
 PLACEMENTS = ("linear", "round_robin")
@@ -80,19 +91,21 @@ FP8_FORMATS = ("block", "mx")
 
 
 def parse_infer(text: str, what: str = "infer") -> Infer:
-    """'[vllm:]tp=8[,dp=4][,engines=2][,ep=0|1|tp*dp][,spmoe=auto|0|1]
+    """'[vllm:]tp=8[,dp=4][,pcp=2][,engines=2][,ep=0|1|tp*dp*pcp]
+    [,spmoe=auto|0|1]
     [,w13=gate_up|up_gate][,fp8=block|mx][,placement=linear|round_robin]'
     -> Infer: `engines`
     independent engines, each of vLLM's --data-parallel-size dp and
     --tensor-parallel-size tp."""
     text = strip_framework(text, "vllm", what)
     d = parse_spec(text, INFER_KEYS, what, words=("w13", "fp8", "placement"))
-    tp, dp = d.get("tp", 1), d.get("dp", 1)  # sizes default to 1
+    # Sizes default to 1.
+    tp, dp, pcp = d.get("tp", 1), d.get("dp", 1), d.get("pcp", 1)
     ep = d.get("ep", 0)
-    if ep not in (0, 1) and ep != tp * dp:
+    if ep not in (0, 1) and ep != tp * dp * pcp:
         raise ReshardError(f"{what}: ep={ep}: vLLM's expert parallel group "
-                           f"is an engine's tp*dp = {tp * dp} ranks; give "
-                           f"ep=1 (enable) or ep=0")
+                           f"is an engine's tp*dp*pcp = {tp * dp * pcp} "
+                           f"ranks; give ep=1 (enable) or ep=0")
     spmoe = d.get("spmoe")
     if spmoe not in (None, 0, 1):
         raise ReshardError(f"{what}: spmoe must be auto, 0 or 1")
@@ -108,7 +121,8 @@ def parse_infer(text: str, what: str = "infer") -> Infer:
     if placement not in PLACEMENTS:
         raise ReshardError(f"{what}: placement={placement!r}: give "
                            f"{' or '.join(PLACEMENTS)}")
-    return Infer(tp=tp, dp=dp, engines=d.get("engines", 1), ep=bool(ep),
+    return Infer(tp=tp, dp=dp, pcp=pcp, engines=d.get("engines", 1),
+                 ep=bool(ep),
                  spmoe=None if spmoe is None else bool(spmoe), w13=w13,
                  fp8=fp8, placement=placement)
 
@@ -214,15 +228,17 @@ class VllmSide:
         return self.meshes[name]
 
     def engine_mesh(self):
-        # Engine e, DP rank d, TP rank t is global rank
-        # first + (e*dp + d)*tp + t: replica e*dp + d of TP rank t.
+        # Engine e, DP rank d, PCP rank c, TP rank t is global rank
+        # first + ((e*dp + d)*pcp + c)*tp + t: replica (e*dp + d)*pcp + c
+        # of TP rank t.
         return self._mesh("infer", lambda name: init_device_mesh(
             (self.i.replicas, self.i.tp), ("dp", "tp"), self.first_rank,
             name=name))
 
     def moe_mesh(self):
-        # Without EP, FusedMoE's TP group is an engine's dp*tp ranks
-        # (vLLM flattens DP into it: rank d*tp + t), one copy per engine.
+        # Without EP, FusedMoE's TP group is an engine's dp*pcp*tp ranks
+        # (vLLM flattens DP and PCP into it: rank (d*pcp + c)*tp + t), one
+        # copy per engine.
         return self._mesh("infer_moe", lambda name: init_device_mesh(
             (self.i.engines, self.i.engine_size), ("engines", "moe_tp"),
             self.first_rank, name=name))
@@ -275,7 +291,7 @@ class VllmSide:
             r = ep_rank_of(p.expert, m.experts, self.i.engine_size,
                            self.i.placement)
             return self.ep_mesh(r), [[] for _ in range(n)]
-        if p.expert is not None and self.i.dp > 1:
+        if p.expert is not None and self.i.engine_size > self.i.tp:
             return self.moe_mesh(), tp_dims(n, p.role, ["moe_tp"])
         role = p.role
         if role in ("scol", "srow") and self.i.seq_parallel_moe:

@@ -393,6 +393,17 @@ def test_qwen3_moe_expert_parallel(grouped):
     check_all(lay, m, train, infer, 2, grouped=grouped)
 
 
+@pytest.mark.parametrize("infer", ["tp=2,dp=2,pcp=2,ep=1", "tp=2,pcp=2"])
+def test_qwen3_moe_prefill_context_parallel(infer):
+    # vLLM ranks DP x PCP x TP: the EP rank, or the flattened MoE TP rank,
+    # of engine rank r is r itself.
+    train = "tp=2,pp=2,ep=2,dp=2"
+    lay = build_layout("qwen3-235b-a22b", train, infer, layers=2,
+                       scale_down=64)
+    m = model_of("qwen3-235b-a22b", 64, train, infer)
+    check_all(lay, m, train, infer, 2)
+
+
 def test_expert_views_are_ep_local():
     train, infer = "tp=2,pp=2,ep=2,dp=2", "tp=4,dp=2,ep=1"
     lay = build_layout("qwen3-235b-a22b", train, infer, layers=2,

@@ -242,6 +242,53 @@ def test_vllm_expert_placement(round_trip, tmp_path, infer):
     assert "all correct" in tools.check(round_trip(lay))
 
 
+@pytest.mark.parametrize("infer", ["tp=2,dp=2,pcp=2", "tp=2,pcp=2,ep=1",
+                                   "tp=2,pcp=2,engines=2"])
+def test_vllm_prefill_context_parallel(round_trip, tmp_path, infer):
+    """--prefill-context-parallel-size: an engine's ranks are DP x PCP x TP;
+    PCP ranks hold the same TP shards, and the MoE group (EP, or the
+    flattened MoE TP group) numbers the engine's ranks in that order."""
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(TINY_DSV3))
+    lay = build_layout(str(cfg), "tp=2,ep=2", infer)
+    i, first = parse_infer(infer), lay.info["infer"]["ranks"][0]
+    assert lay.info["infer"]["pcp"] == 2
+    assert lay.info["infer"]["ranks"][1] - first + 1 == i.world
+    ts = tensors(lay)
+    o = ts["model.layers.0.self_attn.o_proj.weight"]        # row-parallel
+    e0 = ts["model.layers.1.mlp.experts.0.down_proj.weight"]
+    for rank in range(first, first + i.world):
+        g = rank - first                  # ((e*dp + d)*pcp + c)*tp + t
+        assert local(o, "dst", rank) == [64, 32 // i.tp]
+        moe = g % i.engine_size           # (d*pcp + c)*tp + t
+        if i.ep:
+            assert (local(e0, "dst", rank) is not None) == (moe == 0)
+        else:
+            # [64, 16] split on dim 1 over the engine's moe_tp ranks.
+            assert local(e0, "dst", rank) == [64, 16 // i.engine_size]
+    assert "all correct" in tools.check(round_trip(lay))
+
+
+def test_python_specs_refuse_bad_sizes():
+    from reshard.vllm import Infer
+    for bad, msg in [(dict(tp=0), "tp=0 must be a positive integer"),
+                     (dict(pcp=2.0), "pcp=2.0 must be a positive integer"),
+                     (dict(dp=True), "dp=True must be a positive integer"),
+                     (dict(ep=2), "ep=2: give True or False")]:
+        with pytest.raises(ReshardError, match=msg):
+            Infer(**bad)
+    for bad, msg in [(dict(cp=0), "cp=0 must be a positive integer"),
+                     (dict(tp="2"), "tp='2' must be a positive integer"),
+                     (dict(first=-1), "first=-1 must be an integer >= 0"),
+                     (dict(stages="4"), "stages='4' must be layer counts")]:
+        with pytest.raises(ReshardError, match=msg):
+            Train(**bad)
+    with pytest.raises(ReshardError, match=r"tp\*dp\*pcp = 8 ranks"):
+        parse_infer("tp=2,dp=2,pcp=2,ep=4")
+    with pytest.raises(ReshardError, match="pcp must be positive"):
+        parse_infer("tp=2,pcp=0")
+
+
 @pytest.mark.parametrize("model,infer,msg", [
     ("tiny", "tp=2,placement=round_robin", "under expert parallel only: "
                                            "give ep=1"),
