@@ -59,7 +59,7 @@ def parse_args(argv):
                         "--topology override its parts")
     p.add_argument("--model", choices=sorted(MODELS))
     p.add_argument("--train", help='Megatron layout, e.g. "tp=8,pp=2,dp=4" '
-                   '(keys tp pp dp cp ep etp first last stages)')
+                   '(keys tp pp dp cp ep etp vpp first last stages)')
     p.add_argument("--infer", help='vLLM layout, e.g. "tp=8,dp=4" or '
                    '"tp=8,dp=8,ep=1" (keys tp dp pcp engines ep spmoe w13 fp8 '
                    'placement)')

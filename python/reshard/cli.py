@@ -203,7 +203,7 @@ def parser():
     q.add_argument("--model", required=True,
                    help=f"config.json path or bundled name ({models})")
     q.add_argument("--source", required=True,
-                   help='"megatron:tp=8,pp=2,dp=4[,cp=,ep=,etp=,first=,'
+                   help='"megatron:tp=8,pp=2,dp=4[,cp=,ep=,etp=,vpp=,first=,'
                         'last=|stages=a:b:..]"')
     q.add_argument("--dest", required=True,
                    help='"vllm:tp=8[,dp=2][,pcp=2][,engines=4][,ep=1]'

@@ -91,9 +91,13 @@ class Train:
     first: Optional[int] = None   # layers on the first stage (with last)
     last: Optional[int] = None
     stages: Optional[Tuple[int, ...]] = None  # layers of every stage
+    # --virtual-pipeline-model-parallel-size: model chunks per stage,
+    # interleaved (an even split only).
+    vpp: int = 1
 
     def __post_init__(self) -> None:
-        check_sizes(self, ("tp", "dp", "pp", "cp", "ep", "etp"), "Megatron")
+        check_sizes(self, ("tp", "dp", "pp", "cp", "ep", "etp", "vpp"),
+                    "Megatron")
         for key in ("first", "last"):
             v = getattr(self, key)
             if v is not None and (not _is_int(v) or v < 0):
@@ -118,12 +122,12 @@ class Train:
         return self.stage_size // (self.ep * self.etp)
 
 
-TRAIN_KEYS = ("tp", "pp", "dp", "cp", "ep", "etp", "first", "last",
+TRAIN_KEYS = ("tp", "pp", "dp", "cp", "ep", "etp", "vpp", "first", "last",
               "stages")
 
 
 def parse_train(text: str, what: str = "train") -> Train:
-    """'[megatron:]tp=8,pp=2,dp=4[,cp=][,ep=][,etp=][,first=,last=|,
+    """'[megatron:]tp=8,pp=2,dp=4[,cp=][,ep=][,etp=][,vpp=][,first=,last=|,
     stages=a:b:..]' -> Train."""
     text = strip_framework(text, "megatron", what)
     d = parse_spec(text, TRAIN_KEYS, what)  # every size defaults to 1
@@ -138,8 +142,45 @@ def parse_train(text: str, what: str = "train") -> Train:
     return Train(**d)
 
 
+def layer_stages(layers, t):
+    """The pipeline stage of each layer. With vpp model chunks a stage,
+    stage p's chunks hold c_p = (its layers) / vpp layers each and chunk v
+    of stage p starts at layer v*(layers/vpp) + c_0 + ... + c_(p-1)
+    (Megatron-Core's get_transformer_layer_offset, even and first/last
+    splits alike)."""
+    counts = pipeline_split(layers, t)
+    if t.vpp == 1:
+        return [s for s, n in enumerate(counts) for _ in range(n)]
+    return [s for _ in range(t.vpp) for s, n in enumerate(counts)
+            for _ in range(n // t.vpp)]
+
+
+def _check_vpp(layers, t, counts):
+    if t.stages is not None:
+        raise ReshardError("vpp= with stages= is not supported (Megatron "
+                           "then takes a per-virtual-stage "
+                           "--pipeline-model-parallel-layout)")
+    if t.pp < 2:
+        raise ReshardError(f"vpp={t.vpp} needs pp >= 2 (virtual pipeline "
+                           f"stages interleave over stages)")
+    if t.first is None and layers % (t.pp * t.vpp):
+        raise ReshardError(f"{layers} layers do not split evenly into "
+                           f"pp*vpp = {t.pp * t.vpp} model chunks")
+    bad = [s for s, n in enumerate(counts) if n % t.vpp]
+    if bad:
+        raise ReshardError(f"stage {bad[0]}'s {counts[bad[0]]} layers do not "
+                           f"split into vpp={t.vpp} model chunks")
+
+
 def pipeline_split(layers, t):
     """Layer count of each of the t.pp stages (docs/Python.md)."""
+    counts = _pipeline_split(layers, t)
+    if t.vpp > 1:
+        _check_vpp(layers, t, counts)
+    return counts
+
+
+def _pipeline_split(layers, t):
     pp = t.pp
     if t.stages is not None:
         if sum(t.stages) != layers:
@@ -249,12 +290,10 @@ def tp_dims(ndim, role, axes):
 class MegatronSide:
     """Places each parameter on its pipeline stage's (expert) mesh."""
 
-    def __init__(self, t, stage_counts, first_rank=0):
+    def __init__(self, t, layers, first_rank=0):
         self.t = t
         self.first_rank = first_rank
-        self.stage_of = []
-        for s, n in enumerate(stage_counts):
-            self.stage_of += [s] * n
+        self.stage_of = layer_stages(layers, t)
         self.meshes = {}
 
     def stage(self, layer):

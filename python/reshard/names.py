@@ -246,13 +246,15 @@ class _Miss(Exception):
 
 
 class _Ctx:
-    """What a rank's views need beyond one tensor: its stage's first layer
-    (Megatron numbers a stage's layers from 0), the experts it holds in each
-    layer (EP-local numbering) and the rows of each fused buffer it holds
-    in pieces."""
+    """What a rank's views need beyond one tensor: the parameter table of
+    each model chunk and where each chunk's layer 0 is (Megatron numbers a
+    chunk's layers from 0; a stage has one chunk, or vpp interleaved ones),
+    the experts it holds in each layer (EP-local numbering) and the rows of
+    each fused buffer it holds in pieces."""
 
     def __init__(self, held: List[Tuple[_Entry, List[int]]], side: str,
-                 layer_offset: Optional[int]):
+                 layer_offset: Optional[int], tables: List["_Table"],
+                 chunked: bool):
         layers = []
         self.experts: Dict[Tuple[int, str], List[int]] = {}
         self.fused_rows: Dict[str, int] = {}
@@ -275,6 +277,46 @@ class _Ctx:
             self._index[key] = {e: j for j, e in enumerate(v)}
         self.layer_offset = layer_offset if layer_offset is not None else \
             (min(layers) if layers else 0)
+        self.tables = tables
+        self.runs: List[List[int]] = []     # [first, last] of each run
+        for layer in sorted(set(layers)):
+            if self.runs and self.runs[-1][1] == layer - 1:
+                self.runs[-1][1] = layer
+            else:
+                self.runs.append([layer, layer])
+        self._check_chunks(chunked, layer_offset)
+
+    def _check_chunks(self, chunked: bool, layer_offset: Optional[int]):
+        runs = ", ".join(f"{a}-{b}" if a != b else f"{a}"
+                         for a, b in self.runs)
+        if len(self.tables) > 1:
+            if layer_offset is not None:
+                raise ReshardError("layer_offset= applies to one model "
+                                   "chunk, not a list of them")
+            if len(self.runs) != len(self.tables):
+                raise ReshardError(
+                    f"{len(self.tables)} model chunks given, but the layout "
+                    f"gives this rank {len(self.runs)} runs of layers "
+                    f"({runs}): give one chunk per run, in order")
+        elif chunked and len(self.runs) > 1 and layer_offset is None:
+            raise ReshardError(
+                f"the layout gives this rank {len(self.runs)} runs of layers "
+                f"({runs}), Megatron's virtual pipeline model chunks: pass "
+                f"the list of model chunks")
+
+    def layer(self, layer: int) -> Tuple["_Table", int, str]:
+        """(table, local index, how for messages) of a global layer."""
+        if len(self.tables) == 1:
+            local = layer - self.layer_offset
+            where = (f" (layer {layer} is layer {local} of this rank's "
+                     f"pipeline stage)" if self.layer_offset else "")
+            return self.tables[0], local, where
+        for v, (a, b) in enumerate(self.runs):
+            if a <= layer <= b:
+                return (self.tables[v], layer - a,
+                        f" (layer {layer} is layer {layer - a} of model "
+                        f"chunk {v})")
+        raise _Miss(f"layer {layer} is in none of this rank's model chunks")
 
     def expert(self, layer: int, moe: str, e: int) -> Tuple[int, int]:
         """(local index, local count) of expert e of a layer."""
@@ -302,14 +344,15 @@ def _check(pname: str, t: Any, want: Sequence[int], what: str) -> None:
 def _map(layout: LayoutLike, params: ParamsLike, rank: int, side: str,
          who: str, normalize: Callable[[str], str], buffers: bool,
          resolve: Callable, layer_offset: Optional[int],
-         unused: Optional[List[str]]) -> Dict[str, Any]:
+         unused: Optional[List[str]], chunked: bool) -> Dict[str, Any]:
     if side not in ("src", "dst"):
         raise ReshardError(f"{who}: side must be 'src' or 'dst', not "
                            f"{side!r}")
     if not isinstance(rank, int) or isinstance(rank, bool) or rank < 0:
         raise ReshardError(f"{who}: rank {rank!r} is not a global rank")
-    pairs, bufs = _pairs(params, buffers)
-    table = _Table(pairs, bufs, normalize)
+    chunks = _chunks(params) if chunked else None
+    tables = [_Table(*_pairs(c, buffers), normalize)
+              for c in (chunks or [params])]
     held = []
     for e in _entries(layout):
         if getattr(e, side) is None:
@@ -317,7 +360,8 @@ def _map(layout: LayoutLike, params: ParamsLike, rank: int, side: str,
         shape = getattr(e, side).local_shape(e.shape, rank)
         if shape is not None:
             held.append((e, shape))
-    ctx = _Ctx(held, side, layer_offset)
+    ctx = _Ctx(held, side, layer_offset, tables, chunked)
+    table = tables[0]
     out: Dict[str, Any] = {}
     problems: List[str] = []
     for e, shape in held:
@@ -332,8 +376,25 @@ def _map(layout: LayoutLike, params: ParamsLike, rank: int, side: str,
         raise ReshardError(f"{who} (rank {rank}): " + "; ".join(problems[:8])
                            + more)
     if unused is not None:
-        unused.extend(table.unused())
+        for v, t in enumerate(tables):
+            prefix = f"model[{v}]: " if chunks else ""
+            unused.extend(prefix + n for n in t.unused())
     return out
+
+
+def _chunks(params: ParamsLike) -> Optional[List[Any]]:
+    """Megatron's list of model chunks (virtual pipeline stages): a list or
+    tuple of modules or of name -> tensor dicts; None for one model."""
+    if not isinstance(params, (list, tuple)) or not params:
+        return None
+    kinds = [hasattr(c, "named_parameters") or isinstance(c, Mapping)
+             for c in params]
+    if not any(kinds):
+        return None             # (name, tensor) pairs
+    if not all(kinds):
+        raise ReshardError("params: a list mixing model chunks (modules or "
+                           "dicts) with other items")
+    return list(params)
 
 
 def _tried(names: Sequence[str]) -> str:
@@ -342,26 +403,27 @@ def _tried(names: Sequence[str]) -> str:
 
 # --- Megatron-Core ----------------------------------------------------------
 
-def _megatron_names(name: str, ctx: _Ctx) -> Tuple[Sequence[str], str]:
+def _megatron_names(name: str, ctx: _Ctx
+                    ) -> Tuple[Sequence[str], str, _Table]:
     """Candidate Megatron names of a (non-expert, non-piece) layout tensor,
-    and where they come from (for messages)."""
+    where they come from (for messages) and the table of the model chunk
+    that holds them: the first for the embedding, the last for the final
+    norm and the output layer."""
     if name in _MEGATRON_TOP:
-        return _MEGATRON_TOP[name], ""
+        first = name == "model.embed_tokens.weight"
+        return _MEGATRON_TOP[name], "", ctx.tables[0 if first else -1]
     m = _LAYER.match(name)
     rest = m and _MEGATRON_LAYER.get(m.group(2))
     if not rest:
         raise _Miss("no Megatron-Core parameter is known for it")
-    layer = int(m.group(1))
-    local = layer - ctx.layer_offset
-    where = (f" (layer {layer} is layer {local} of this rank's pipeline "
-             f"stage)" if ctx.layer_offset else "")
-    return [f"decoder.layers.{local}.{r}" for r in rest], where
+    table, local, where = ctx.layer(int(m.group(1)))
+    return [f"decoder.layers.{local}.{r}" for r in rest], where, table
 
 
 def _megatron_resolve(side: str):
     def resolve(e: _Entry, shape: List[int], ctx: _Ctx, table: _Table,
                 rank: int) -> Any:
-        return _megatron_view(e, shape, ctx, table, rank, side)
+        return _megatron_view(e, shape, ctx, rank, side)
     return resolve
 
 
@@ -380,12 +442,12 @@ def _piece_view(e: _Entry, shape: List[int], ctx: _Ctx, table: _Table,
     return _plain(t)[off:off + shape[0]]
 
 
-def _megatron_view(e: _Entry, shape: List[int], ctx: _Ctx, table: _Table,
-                   rank: int, side: str) -> Any:
+def _megatron_view(e: _Entry, shape: List[int], ctx: _Ctx, rank: int,
+                   side: str) -> Any:
     what = f"rank {rank}'s shard"
     into = e.extra.get("fused_into")
     if into is not None:                    # a KV-replicated qkv piece
-        names, where = _megatron_names(into, ctx)
+        names, where, table = _megatron_names(into, ctx)
         return _piece_view(e, shape, ctx, table, rank, side, names,
                            f"{_tried(names)}{where}")
     m = _LAYER.match(e.name)
@@ -394,7 +456,7 @@ def _megatron_view(e: _Entry, shape: List[int], ctx: _Ctx, table: _Table,
         layer, moe, ex = int(m.group(1)), x.group(1), int(x.group(2))
         j, n = ctx.expert(layer, moe, ex)
         fc = 1 if x.group(3) in _FC1 else 2
-        local = layer - ctx.layer_offset
+        table, local, _ = ctx.layer(layer)
         base = f"decoder.layers.{local}.mlp.experts"
         # TEGroupedMLP, then SequentialMLP (moe/experts.py).
         names = [f"{base}.linear_fc{fc}.weight{j}",
@@ -413,9 +475,9 @@ def _megatron_view(e: _Entry, shape: List[int], ctx: _Ctx, table: _Table,
         _check(pname, t, shape, what)
         return _plain(t)
     if m and m.group(2) == "self_attn.fused_qkv_a_proj.weight":
-        return _mla_a(e, shape, ctx, table, rank, int(m.group(1)),
+        return _mla_a(e, shape, ctx, rank, int(m.group(1)),
                       getattr(e, side))
-    names, where = _megatron_names(e.name, ctx)
+    names, where, table = _megatron_names(e.name, ctx)
     got = table.get(names)
     if got is None:
         hint = ""
@@ -428,11 +490,11 @@ def _megatron_view(e: _Entry, shape: List[int], ctx: _Ctx, table: _Table,
     return _plain(t)
 
 
-def _mla_a(e, shape, ctx, table, rank, layer, sharding):
+def _mla_a(e, shape, ctx, rank, layer, sharding):
     """fused_qkv_a_proj = [linear_q_down_proj; linear_kv_down_proj], two
     replicated Megatron parameters: a view where they are adjacent in one
     storage, else a copy (a source is only read)."""
-    local = layer - ctx.layer_offset
+    table, local, _ = ctx.layer(layer)
     names = [f"decoder.layers.{local}.{n}" for n in _MLA_A]
     got = [table.get([n]) for n in names]
     missing = [n for n, g in zip(names, got) if g is None]
@@ -479,22 +541,25 @@ def megatron_tensors(layout: LayoutLike, params: ParamsLike, rank: int, *,
 
     layout: a reshard.Layout, its JSON dict or a .json path. params:
     model.named_parameters(), a dict name -> tensor, or the model (then
-    its buffers too: the router's expert_bias is one). rank: the global
+    its buffers too: the router's expert_bias is one); with virtual
+    pipeline stages (vpp=), Megatron's list of model chunks (modules or
+    dicts), chunk v holding the rank's v-th run of layers. rank: the global
     rank in the plan's communicator. Names may carry DDP's and
     Float16Module's "module." prefixes; `prefix` strips one more (e.g.
-    "language_model."). Layers are numbered from 0 on each pipeline stage;
-    layer_offset (default: the first layer the layout gives this rank) is
-    the global index of the stage's layer 0. Each value is a view sharing
+    "language_model."). Layers are numbered from 0 in each model chunk;
+    layer_offset (default: the first layer the layout gives this rank; one
+    chunk only) is the global index of the chunk's layer 0. Each value is a view sharing
     the parameter's storage (one expert's parameter, or a KV-replicated
     qkv piece's rows of linear_qkv), except MLA's fused_qkv_a_proj, two
     Megatron parameters: a view if they are adjacent in memory, else a
     copy. Raises ReshardError naming every layout tensor without a
     parameter or with a parameter of another shape than the shard;
-    parameters no layout tensor uses are appended to `unused` if given.
+    parameters no layout tensor uses are appended to `unused` if given
+    ("model[v]: name" for chunk v of a list).
     """
     return _map(layout, params, rank, side, "megatron_tensors",
                 _megatron_normalize(prefix), True, _megatron_resolve(side),
-                layer_offset, unused)
+                layer_offset, unused, True)
 
 
 # --- vLLM -------------------------------------------------------------------
@@ -565,4 +630,4 @@ def vllm_tensors(layout: LayoutLike, params: ParamsLike, rank: int, *,
         return name[len(prefix):] if prefix and name.startswith(prefix) \
             else name
     return _map(layout, params, rank, side, "vllm_tensors", norm, False,
-                _vllm_resolve(side), None, unused)
+                _vllm_resolve(side), None, unused, False)

@@ -214,7 +214,7 @@ def build_layout(model: Union[Model, str, os.PathLike],
 
     if infer_first_rank is None:
         infer_first_rank = 0 if colocated else t.world
-    src = MegatronSide(t, counts)
+    src = MegatronSide(t, n_layers)
     dst = VllmSide(i, infer_first_rank)
     split = kv_split(sm, i)
 
@@ -280,6 +280,10 @@ def build_layout(model: Union[Model, str, os.PathLike],
         out.info["infer"]["engines"] = i.engines
     if i.w13 != "gate_up":      # only then, so older layouts stay the same
         out.info["infer"]["w13"] = i.w13
+    if t.vpp != 1:
+        out.info["train"]["vpp"] = t.vpp
+        out.info["train"]["layers_per_chunk"] = [n // t.vpp
+                                                 for n in counts]
     if i.pcp != 1:
         out.info["infer"]["pcp"] = i.pcp
     if i.placement != "linear":

@@ -64,6 +64,23 @@ class Params:
         return dict(self.params + self.buffers)
 
 
+class Chunks:
+    """A rank's model chunks (virtual pipeline stages): Megatron's list of
+    modules, each numbering its layers from 0."""
+
+    def __init__(self, chunks):
+        self.chunks = chunks
+        self.stores = {}
+        for c in chunks:
+            self.stores.update(c.stores)
+
+    def module(self):
+        return [c.module() for c in self.chunks]
+
+    def by_name(self):
+        return [c.by_name() for c in self.chunks]
+
+
 # --- Megatron-Core GPTModel, one pipeline stage (TE spec) ------------------
 
 def megatron_params(m, train, rank, layers, grouped=True, prefix="",
@@ -78,110 +95,123 @@ def megatron_params(m, train, rank, layers, grouped=True, prefix="",
     counts = pipeline_split(layers, t)
     stage, local = divmod(rank, t.stage_size)
     ep_i = (local // t.etp) % t.ep          # rank = etp + etp*(ep + ep*edp)
-    first = sum(counts[:stage])
     tp, etp, h = t.tp, t.etp, m.hidden
-    p = Params(prefix)
-    if stage == 0:
-        p.add("embedding.word_embeddings.weight", [m.vocab // tp, h],
-              "model.embed_tokens.weight")
-    for l in range(counts[stage]):
-        g = first + l
-        pre, hf = f"decoder.layers.{l}.", f"model.layers.{g}."
-        if m.mla:
-            p.add(pre + "input_layernorm.weight", [h],
-                  hf + "input_layernorm.weight")
-            kv_a = m.kv_lora_rank + m.qk_rope_head_dim
-            q_head = m.qk_nope_head_dim + m.qk_rope_head_dim
-            if m.q_lora_rank:
-                rows = [m.q_lora_rank, kv_a]
-                if mla_adjacent:        # one allocation, as a param buffer
-                    buf = torch.empty([sum(rows), h], dtype=BF16)
-                    q, kv = buf[:rows[0]], buf[rows[0]:]
-                else:
-                    q = kv = None
-                fused = hf + "self_attn.fused_qkv_a_proj.weight"
-                p.add(pre + "self_attention.linear_q_down_proj.weight",
-                      [rows[0], h], fused, tensor=q)
-                p.add(pre + "self_attention.linear_kv_down_proj.weight",
-                      [rows[1], h], fused, tensor=kv)
-                p.add(pre + "self_attention.linear_q_up_proj."
-                      "layer_norm_weight", [m.q_lora_rank],
-                      hf + "self_attn.q_a_layernorm.weight")
-                p.add(pre + "self_attention.linear_q_up_proj.weight",
-                      [m.heads * q_head // tp, m.q_lora_rank],
-                      hf + "self_attn.q_b_proj.weight")
-            p.add(pre + "self_attention.linear_kv_up_proj.layer_norm_weight",
-                  [m.kv_lora_rank], hf + "self_attn.kv_a_layernorm.weight")
-            p.add(pre + "self_attention.linear_kv_up_proj.weight",
-                  [m.heads * (m.qk_nope_head_dim + m.v_head_dim) // tp,
-                   m.kv_lora_rank], hf + "self_attn.kv_b_proj.weight")
-            p.add(pre + "self_attention.linear_proj.weight",
-                  [h, m.heads * m.v_head_dim // tp],
-                  hf + "self_attn.o_proj.weight")
-        else:
-            p.add(pre + "self_attention.linear_qkv.layer_norm_weight", [h],
-                  hf + "input_layernorm.weight")
-            rows = (m.heads * (1 + m.attn_output_gate) + 2 * m.kv_heads) \
-                * m.head_dim
-            p.add(pre + "self_attention.linear_qkv.weight", [rows // tp, h],
-                  hf + "self_attn.qkv_proj.weight")
-            if m.qkv_bias:
-                p.add(pre + "self_attention.linear_qkv.bias", [rows // tp],
-                      hf + "self_attn.qkv_proj.bias")
-            if m.qk_norm:
-                p.add(pre + "self_attention.q_layernorm.weight",
-                      [m.head_dim], hf + "self_attn.q_norm.weight")
-                p.add(pre + "self_attention.k_layernorm.weight",
-                      [m.head_dim], hf + "self_attn.k_norm.weight")
-            p.add(pre + "self_attention.linear_proj.weight",
-                  [h, m.heads * m.head_dim // tp],
-                  hf + "self_attn.o_proj.weight")
-            if m.o_bias:                # row-parallel: whole on each
-                p.add(pre + "self_attention.linear_proj.bias", [h],
-                      hf + "self_attn.o_proj.bias")
-        if not m.is_moe(g):
-            f = m.intermediate
-            p.add(pre + "mlp.linear_fc1.layer_norm_weight", [h],
+    if t.vpp == 1:
+        chunks = [(sum(counts[:stage]), counts[stage])]
+    else:       # chunk v: c_s layers from v*L/vpp + c_0 + ... + c_(s-1)
+        c = [n // t.vpp for n in counts]
+        chunks = [(v * layers // t.vpp + sum(c[:stage]), c[stage])
+                  for v in range(t.vpp)]
+    ps = []
+    for v, (first, n) in enumerate(chunks):
+        p = Params(prefix)
+        ps.append(p)
+        if stage == 0 and v == 0:
+            p.add("embedding.word_embeddings.weight", [m.vocab // tp, h],
+                  "model.embed_tokens.weight")
+        for l in range(n):
+            g = first + l
+            pre, hf = f"decoder.layers.{l}.", f"model.layers.{g}."
+            if m.mla:
+                p.add(pre + "input_layernorm.weight", [h],
+                      hf + "input_layernorm.weight")
+                kv_a = m.kv_lora_rank + m.qk_rope_head_dim
+                q_head = m.qk_nope_head_dim + m.qk_rope_head_dim
+                if m.q_lora_rank:
+                    rows = [m.q_lora_rank, kv_a]
+                    if mla_adjacent:        # one allocation, as a param buffer
+                        buf = torch.empty([sum(rows), h], dtype=BF16)
+                        q, kv = buf[:rows[0]], buf[rows[0]:]
+                    else:
+                        q = kv = None
+                    fused = hf + "self_attn.fused_qkv_a_proj.weight"
+                    p.add(pre + "self_attention.linear_q_down_proj.weight",
+                          [rows[0], h], fused, tensor=q)
+                    p.add(pre + "self_attention.linear_kv_down_proj.weight",
+                          [rows[1], h], fused, tensor=kv)
+                    p.add(pre + "self_attention.linear_q_up_proj."
+                          "layer_norm_weight", [m.q_lora_rank],
+                          hf + "self_attn.q_a_layernorm.weight")
+                    p.add(pre + "self_attention.linear_q_up_proj.weight",
+                          [m.heads * q_head // tp, m.q_lora_rank],
+                          hf + "self_attn.q_b_proj.weight")
+                p.add(pre + "self_attention.linear_kv_up_proj."
+                      "layer_norm_weight",
+                      [m.kv_lora_rank], hf + "self_attn.kv_a_layernorm.weight")
+                p.add(pre + "self_attention.linear_kv_up_proj.weight",
+                      [m.heads * (m.qk_nope_head_dim + m.v_head_dim) // tp,
+                       m.kv_lora_rank], hf + "self_attn.kv_b_proj.weight")
+                p.add(pre + "self_attention.linear_proj.weight",
+                      [h, m.heads * m.v_head_dim // tp],
+                      hf + "self_attn.o_proj.weight")
+            else:
+                p.add(pre + "self_attention.linear_qkv.layer_norm_weight", [h],
+                      hf + "input_layernorm.weight")
+                rows = (m.heads * (1 + m.attn_output_gate) + 2 * m.kv_heads) \
+                    * m.head_dim
+                p.add(pre + "self_attention.linear_qkv.weight",
+                      [rows // tp, h],
+                      hf + "self_attn.qkv_proj.weight")
+                if m.qkv_bias:
+                    p.add(pre + "self_attention.linear_qkv.bias", [rows // tp],
+                          hf + "self_attn.qkv_proj.bias")
+                if m.qk_norm:
+                    p.add(pre + "self_attention.q_layernorm.weight",
+                          [m.head_dim], hf + "self_attn.q_norm.weight")
+                    p.add(pre + "self_attention.k_layernorm.weight",
+                          [m.head_dim], hf + "self_attn.k_norm.weight")
+                p.add(pre + "self_attention.linear_proj.weight",
+                      [h, m.heads * m.head_dim // tp],
+                      hf + "self_attn.o_proj.weight")
+                if m.o_bias:                # row-parallel: whole on each
+                    p.add(pre + "self_attention.linear_proj.bias", [h],
+                          hf + "self_attn.o_proj.bias")
+            if not m.is_moe(g):
+                f = m.intermediate
+                p.add(pre + "mlp.linear_fc1.layer_norm_weight", [h],
+                      hf + "post_attention_layernorm.weight")
+                p.add(pre + "mlp.linear_fc1.weight", [2 * f // tp, h],
+                      hf + "mlp.gate_up_proj.weight")
+                p.add(pre + "mlp.linear_fc2.weight", [h, f // tp],
+                      hf + "mlp.down_proj.weight")
+                continue
+            moe = m.moe_prefix
+            p.add(pre + "pre_mlp_layernorm.weight", [h],
                   hf + "post_attention_layernorm.weight")
-            p.add(pre + "mlp.linear_fc1.weight", [2 * f // tp, h],
-                  hf + "mlp.gate_up_proj.weight")
-            p.add(pre + "mlp.linear_fc2.weight", [h, f // tp],
-                  hf + "mlp.down_proj.weight")
-            continue
-        moe = m.moe_prefix
-        p.add(pre + "pre_mlp_layernorm.weight", [h],
-              hf + "post_attention_layernorm.weight")
-        p.add(pre + "mlp.router.weight", [m.experts, h], hf + f"{moe}.gate."
-              "weight")
-        if m.score_bias:
-            p.add(pre + "mlp.router.expert_bias", [m.experts],
-                  hf + "mlp.gate.e_score_correction_bias", dtype=torch.float32,
-                  buffer=True)
-        if m.shared_experts:
-            fs = m.moe_intermediate * m.shared_experts
-            p.add(pre + "mlp.shared_experts.linear_fc1.weight",
-                  [2 * fs // tp, h], hf + "mlp.shared_experts.gate_up_proj."
-                  "weight")
-            p.add(pre + "mlp.shared_experts.linear_fc2.weight",
-                  [h, fs // tp], hf + "mlp.shared_experts.down_proj.weight")
-        n, f = m.experts // t.ep, m.moe_intermediate
-        up, down = m.expert_names
-        for j in range(n):
-            e = ep_i * n + j                # MoELayer local_expert_indices
-            fc1, fc2 = ((f"mlp.experts.linear_fc1.weight{j}",
-                         f"mlp.experts.linear_fc2.weight{j}") if grouped else
-                        (f"mlp.experts.local_experts.{j}.linear_fc1.weight",
-                         f"mlp.experts.local_experts.{j}.linear_fc2.weight"))
-            p.add(pre + fc1, [2 * f // etp, h],
-                  hf + f"{moe}.experts.{e}.{up}.weight")
-            p.add(pre + fc2, [h, f // etp],
-                  hf + f"{moe}.experts.{e}.{down}.weight")
-    if stage == t.pp - 1:
-        p.add("decoder.final_layernorm.weight", [h], "model.norm.weight")
-        if not m.tie_embeddings:
-            p.add("output_layer.weight", [m.vocab // tp, h],
-                  "lm_head.weight")
-    return p
+            p.add(pre + "mlp.router.weight", [m.experts, h],
+                  hf + f"{moe}.gate.weight")
+            if m.score_bias:
+                p.add(pre + "mlp.router.expert_bias", [m.experts],
+                      hf + "mlp.gate.e_score_correction_bias",
+                      dtype=torch.float32,
+                      buffer=True)
+            if m.shared_experts:
+                fs = m.moe_intermediate * m.shared_experts
+                p.add(pre + "mlp.shared_experts.linear_fc1.weight",
+                      [2 * fs // tp, h],
+                      hf + "mlp.shared_experts.gate_up_proj.weight")
+                p.add(pre + "mlp.shared_experts.linear_fc2.weight",
+                      [h, fs // tp],
+                      hf + "mlp.shared_experts.down_proj.weight")
+            n, f = m.experts // t.ep, m.moe_intermediate
+            up, down = m.expert_names
+            for j in range(n):
+                e = ep_i * n + j                # MoELayer local_expert_indices
+                fc1, fc2 = (
+                    (f"mlp.experts.linear_fc1.weight{j}",
+                     f"mlp.experts.linear_fc2.weight{j}") if grouped else
+                    (f"mlp.experts.local_experts.{j}.linear_fc1.weight",
+                     f"mlp.experts.local_experts.{j}.linear_fc2.weight"))
+                p.add(pre + fc1, [2 * f // etp, h],
+                      hf + f"{moe}.experts.{e}.{up}.weight")
+                p.add(pre + fc2, [h, f // etp],
+                      hf + f"{moe}.experts.{e}.{down}.weight")
+        if stage == t.pp - 1 and v == len(chunks) - 1:
+            p.add("decoder.final_layernorm.weight", [h], "model.norm.weight")
+            if not m.tie_embeddings:
+                p.add("output_layer.weight", [m.vocab // tp, h],
+                      "lm_head.weight")
+    return ps[0] if len(ps) == 1 else Chunks(ps)
 
 
 # --- vLLM -------------------------------------------------------------------
@@ -363,6 +393,73 @@ def test_dense_model_every_rank(train):
     check_all(lay, m, train, infer, 4)
 
 
+@pytest.mark.parametrize("case", ["dense", "first-last", "deepseek-v3"])
+def test_virtual_pipeline_model_chunks(case):
+    # vpp=2: each stage holds two model chunks, each numbering its layers
+    # from 0; megatron_tensors takes Megatron's list of chunks.
+    if case == "first-last":    # chunks of 1, 2, 1 layers: 0|1-2|3|4|5-6|7
+        m = small(8, 4, 4, num_hidden_layers=8)
+        train, infer = "tp=1,pp=3,vpp=2,first=2,last=2", "tp=2"
+        lay = build_layout(m, train, infer)
+        check_all(lay, m, train, infer, 8)
+        got = reshard.megatron_tensors(lay, megatron_params(
+            m, train, 1, 8).module(), 1)
+        assert sorted({int(n.split(".")[2]) for n in got
+                       if n.startswith("model.layers.")}) == [1, 2, 5, 6]
+        return
+    if case == "dense":
+        m = small(8, 4, 4, num_hidden_layers=8)
+        train, infer, layers = "tp=2,pp=2,vpp=2,dp=1", "tp=2", 8
+        lay = build_layout(m, train, infer)
+    else:       # dense layers 0-2, MoE 3-7; experts in both chunks
+        train, infer, layers = "tp=2,pp=2,vpp=2,ep=2,dp=1", "tp=2,ep=1", 8
+        lay = build_layout("deepseek-v3", train, infer, layers=8,
+                           scale_down=64)
+        m = model_of("deepseek-v3", 64, train, infer)
+    check_all(lay, m, train, infer, layers)
+    # Stage 1 holds layers 2-3 (chunk 0) and 6-7 (chunk 1).
+    fake = megatron_params(m, train, 2, layers)
+    got = reshard.megatron_tensors(lay, fake.module(), 2)
+    p0, p1 = fake.by_name()
+    name = "self_attn.o_proj.weight"
+    assert got[f"model.layers.3.{name}"].data_ptr() == \
+        p0["decoder.layers.1.self_attention.linear_proj.weight"].data_ptr()
+    assert got[f"model.layers.6.{name}"].data_ptr() == \
+        p1["decoder.layers.0.self_attention.linear_proj.weight"].data_ptr()
+    assert got["lm_head.weight"].data_ptr() == \
+        p1["output_layer.weight"].data_ptr()
+
+
+def test_virtual_pipeline_needs_the_chunks():
+    m = small(8, 4, 4, num_hidden_layers=8)
+    train = "tp=1,pp=2,vpp=2"
+    lay = build_layout(m, train, "tp=1")
+    fake = megatron_params(m, train, 0, 8)
+    c0, c1 = fake.by_name()
+    with pytest.raises(ReshardError, match=r"gives this rank 2 runs of "
+                       r"layers \(0-1, 4-5\), Megatron's virtual pipeline "
+                       r"model chunks: pass the list of model chunks"):
+        reshard.megatron_tensors(lay, {**c0}, 0)
+    with pytest.raises(ReshardError, match=r"3 model chunks given, but the "
+                       r"layout gives this rank 2 runs of layers "
+                       r"\(0-1, 4-5\): give one chunk per run"):
+        reshard.megatron_tensors(lay, [c0, c1, {}], 0)
+    with pytest.raises(ReshardError, match="layer_offset= applies to one"):
+        reshard.megatron_tensors(lay, [c0, c1], 0, layer_offset=0)
+    with pytest.raises(ReshardError, match="mixing model chunks"):
+        reshard.megatron_tensors(lay, [c0, ("x", c1)], 0)
+    # A parameter of chunk 1 no layout tensor uses is named by its chunk.
+    c1["decoder.layers.0.extra.weight"] = torch.empty(2)
+    unused = []
+    reshard.megatron_tensors(lay, [c0, c1], 0, unused=unused)
+    assert unused == ["model[1]: decoder.layers.0.extra.weight"]
+    # The message names the chunk of a missing parameter.
+    del c1["decoder.layers.1.self_attention.linear_proj.weight"]
+    with pytest.raises(ReshardError, match=r"layer 5 is layer 1 of model "
+                                           r"chunk 1"):
+        reshard.megatron_tensors(lay, [c0, c1], 0)
+
+
 def test_pipeline_stage_numbers_its_layers_from_zero():
     m = small(8, 4, 4, num_hidden_layers=4)
     lay = build_layout(m, "tp=1,pp=3,stages=1:2:1", "tp=1")
@@ -480,7 +577,8 @@ def test_round_robin_experts_are_views_in_ep_local_order():
     # vLLM's --expert-placement-strategy round_robin (DeepSeek-V3 has 8
     # expert groups): EP rank r of 4 holds experts r, r + 4, ...; its
     # w13_weight[j] is expert r + 4j.
-    train, infer = "tp=2,pp=2,ep=4,dp=2", "tp=2,dp=2,ep=1,placement=round_robin"
+    train = "tp=2,pp=2,ep=4,dp=2"
+    infer = "tp=2,dp=2,ep=1,placement=round_robin"
     lay = build_layout("deepseek-v3", train, infer, layers=4, scale_down=64)
     m = model_of("deepseek-v3", 64, train, infer)
     check_all(lay, m, train, infer, 4)

@@ -191,6 +191,85 @@ def test_pipeline_split():
     assert ts["lm_head.weight"].src.mesh.ranks == [2]    # head: last stage
 
 
+def test_megatron_virtual_pipeline_stages(round_trip):
+    # vpp=2 over pp=2, 8 layers: chunks of 2, virtual stage k on stage
+    # k % 2: layers 0-1 and 4-5 on stage 0, 2-3 and 6-7 on stage 1.
+    lay = build_layout("llama-3.1-70b", "tp=2,pp=2,vpp=2", "tp=2", layers=8,
+                       scale_down=64)
+    ts = tensors(lay)
+    for layer, stage in enumerate([0, 0, 1, 1, 0, 0, 1, 1]):
+        t = ts[f"model.layers.{layer}.mlp.down_proj.weight"]
+        assert t.src.mesh.name == f"train_pp{stage}", layer
+    assert ts["model.embed_tokens.weight"].src.mesh.name == "train_pp0"
+    assert ts["lm_head.weight"].src.mesh.name == "train_pp1"
+    assert lay.info["train"]["vpp"] == 2
+    assert lay.info["train"]["layers_per_chunk"] == [2, 2]
+    assert lay.info["train"]["layers_per_stage"] == [4, 4]
+    assert "all correct" in tools.check(round_trip(lay))
+
+
+def test_layer_stages_match_megatron_core():
+    """Each stage's model chunks start where megatron-core's own
+    get_transformer_layer_offset puts them: even splits, first/last, with
+    and without virtual pipeline stages."""
+    import random
+    import warnings
+    from types import SimpleNamespace
+    from reshard.megatron import layer_stages
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from megatron.core.transformer.transformer_layer import \
+                get_transformer_layer_offset
+    except Exception as e:
+        pytest.skip(f"megatron-core not importable ({e}); "
+                    f"bench/setup-bench.sh installs it")
+    rng = random.Random(3)
+    cases = [(8, "pp=2,vpp=2"), (12, "pp=4,vpp=2,first=2,last=2"),
+             (18, "pp=4,vpp=2,first=4,last=2"), (61, "pp=4,first=13,last=16"),
+             (24, "pp=4,vpp=3")]
+    while len(cases) < 60:
+        pp, vpp = rng.randint(2, 6), rng.randint(1, 4)
+        if rng.random() < 0.5:
+            c = rng.randint(1, 3)
+            cases.append((pp * vpp * c, f"pp={pp},vpp={vpp}"))
+        elif pp > 2:
+            f, l, mid = (vpp * rng.randint(1, 3) for _ in range(3))
+            cases.append((f + l + mid * (pp - 2),
+                          f"pp={pp},vpp={vpp},first={f},last={l}"))
+    for layers, spec in cases:
+        t = parse_train(spec)
+        cfg = SimpleNamespace(
+            num_layers=layers, pipeline_model_parallel_size=t.pp,
+            pipeline_model_parallel_layout=None,
+            num_layers_in_first_pipeline_stage=t.first,
+            num_layers_in_last_pipeline_stage=t.last,
+            virtual_pipeline_model_parallel_size=t.vpp if t.vpp > 1 else None,
+            account_for_embedding_in_pipeline_split=False,
+            account_for_loss_in_pipeline_split=False)
+        stages = layer_stages(layers, t)
+        for p in range(t.pp):
+            mine = [l for l in range(layers) if stages[l] == p]
+            starts = [l for l in mine if l - 1 not in mine]
+            theirs = [get_transformer_layer_offset(
+                cfg, v if t.vpp > 1 else None, p) for v in range(t.vpp)]
+            assert starts == theirs, (layers, spec, p)
+            assert len(mine) == t.vpp * (len(mine) // t.vpp)
+
+
+@pytest.mark.parametrize("train,msg", [
+    ("tp=1,pp=2,vpp=2,first=3,last=5", "stage 0's 3 layers do not split "
+                                       "into vpp=2"),
+    ("tp=1,pp=2,vpp=2,stages=4:4", "vpp= with stages= is not supported"),
+    ("tp=1,pp=1,vpp=2", "vpp=2 needs pp >= 2"),
+    ("tp=1,pp=2,vpp=3", "8 layers do not split evenly into pp\\*vpp = 6"),
+    ("tp=1,pp=2,vpp=0", "vpp must be positive"),
+])
+def test_virtual_pipeline_errors(train, msg):
+    with pytest.raises(ReshardError, match=msg):
+        build_layout("llama-3.1-70b", train, "tp=1", layers=8)
+
+
 def test_vllm_linear_expert_map_uneven():
     # 10 experts over 4 ranks: 3, 3, 2, 2.
     assert [ep_rank_of(e, 10, 4) for e in range(10)] == \
