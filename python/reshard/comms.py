@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import array
 import ctypes
+import math
 import os
 import pickle
 import time
@@ -91,20 +92,32 @@ class _Mpi:
 
 
 def timeout_seconds() -> float:
-    """RESHARD_TIMEOUT_SECONDS as the C runtime reads it: libc's atof ('30s'
-    is 30, '0x10' 16, 0 when it starts with no number); no deadline unless
-    it is above 0."""
-    text = os.environ.get("RESHARD_TIMEOUT_SECONDS", "")
-    return _atof(os.fsencode(text))
+    """RESHARD_TIMEOUT_SECONDS as the C runtime reads it (Engine.h
+    parse_timeout): unset, empty or blank is 0, no deadline; otherwise
+    libc's strtod of the whole text but blanks ('0x10' is 16), finite and
+    above 0. The run refuses any other value (RESHARD_ERR_ARGS); this gives
+    0 for it."""
+    text = os.fsencode(os.environ.get("RESHARD_TIMEOUT_SECONDS", ""))
+    text = text.strip(b" \t")
+    if not text or b"\0" in text:
+        return 0.0
+    end = ctypes.c_char_p()
+    buf = ctypes.create_string_buffer(text)
+    v = _strtod(buf, ctypes.byref(end))
+    used = ctypes.cast(end, ctypes.c_void_p).value - ctypes.addressof(buf)
+    if used != len(text) or not math.isfinite(v) or not v > 0:
+        return 0.0
+    return v
 
 
-def _libc_atof():
-    atof = ctypes.CDLL(None).atof
-    atof.restype, atof.argtypes = ctypes.c_double, [ctypes.c_char_p]
-    return atof
+def _libc_strtod():
+    strtod = ctypes.CDLL(None).strtod
+    strtod.restype = ctypes.c_double
+    strtod.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p)]
+    return strtod
 
 
-_atof = _libc_atof()
+_strtod = _libc_strtod()
 
 
 # Requests given up on at their deadline, and their buffers.

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 
 #include <random>
+#include <string>
 
 using namespace reshard;
 using namespace reshard::engine;
@@ -241,3 +242,116 @@ TEST(Engine, StreamAtJoinsRowAndBody) {
   EXPECT_EQ(r.quota, 16);
   EXPECT_EQ(r.bytes, 20);
 }
+
+namespace {
+
+TEST(Engine, TimeoutIsAPositiveNumberOrUnset) {
+  /* The cases of python/tests/test_runtime.py
+   * test_the_deadline_is_read_as_the_c_runtime_reads_it: 0 means refused
+   * (or, for the blank ones, unset). */
+  const struct {
+    const char *text;
+    double seconds;
+  } cases[] = {{"30", 30},
+               {"30s", 0},
+               {" 2.5 ", 2.5},
+               {"-1", 0},
+               {"1e", 0},
+               {"0x10", 16},
+               {"0x1p4", 16},
+               {"1_0", 0},
+               {".5", .5},
+               {"5.", 5},
+               {"abc", 0},
+               {"", 0},
+               {" ", 0},
+               {"inf", 0},
+               {"nan", 0},
+               {"+7", 7},
+               {"0", 0},
+               {"-0", 0},
+               {"1e-3", 1e-3},
+               {"0x.8", .5},
+               {"12 34", 0},
+               {"\t 3", 3},
+               {"+.5", .5},
+               {"1e+", 0},
+               {"0x", 0},
+               {"-0x1p-2", 0},
+               {"INFINITY", 0},
+               {"\xc2\xa0"
+                "5",
+                0},
+               {"\xd9\xa3"
+                "0",
+                0},
+               {"1e999", 0},
+               {"0x1p1024", 0},
+               {"1e-9", 1e-9}};
+  for (const auto &c : cases) {
+    double s = -1;
+    bool blank = c.text[0] == '\0' || std::string(c.text) == " ";
+    EXPECT_EQ(parse_timeout(c.text, &s), c.seconds > 0 || blank) << c.text;
+    EXPECT_EQ(s, c.seconds) << c.text;
+  }
+  double s = -1;
+  EXPECT_TRUE(parse_timeout(nullptr, &s));
+  EXPECT_EQ(s, 0);
+}
+
+/* check_overlaps against every pair, on random spans of one buffer: an
+ * overlap is refused exactly when a destination or the workspace is in
+ * it, never between two sources. */
+TEST(Engine, OverlapsAreFoundExactlyWhereAWrittenBufferIsInThem) {
+  std::mt19937_64 rng(5);
+  std::vector<uint8_t> memory(256);
+  const int tensors = 5;
+  const char *names[tensors] = {"a", "b", "c", "d", "e"};
+  Plan plan{};
+  plan.name = "p";
+  plan.num_tensors = tensors;
+  plan.tensor_names = names;
+  int refused = 0;
+  for (int round = 0; round < 20000; ++round) {
+    void *src[tensors], *dst[tensors];
+    int64_t sb[tensors], db[tensors];
+    struct Span {
+      int64_t lo, hi;
+      bool written;
+    };
+    std::vector<Span> spans;
+    auto draw = [&](void **p, int64_t *bytes, bool written) {
+      int64_t lo = rng() % 200, n = rng() % 4 ? rng() % 40 : 0;
+      bool null = rng() % 8 == 0;
+      *p = null ? nullptr : memory.data() + lo;
+      *bytes = n;
+      if (!null && n > 0)
+        spans.push_back({lo, lo + n, written});
+    };
+    for (int t = 0; t < tensors; ++t) {
+      draw(&src[t], &sb[t], false);
+      draw(&dst[t], &db[t], true);
+    }
+    void *ws = nullptr;
+    int64_t wsb = 0;
+    draw(&ws, &wsb, true);
+    bool want = false;
+    for (size_t i = 0; i < spans.size(); ++i)
+      for (size_t j = i + 1; j < spans.size(); ++j)
+        if ((spans[i].written || spans[j].written) &&
+            spans[i].lo < spans[j].hi && spans[j].lo < spans[i].hi)
+          want = true;
+    char err[512] = "";
+    int rc =
+        check_overlaps(plan, 0, src, dst, ws, wsb, sb, db, err, sizeof(err));
+    ASSERT_EQ(rc, want ? RESHARD_ERR_ARGS : RESHARD_OK) << round;
+    if (want) {
+      EXPECT_NE(std::strstr(err, "share memory"), nullptr) << err;
+    }
+    refused += want;
+  }
+  EXPECT_GT(refused, 1000);
+  EXPECT_LT(refused, 19000);
+}
+
+} // namespace

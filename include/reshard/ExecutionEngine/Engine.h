@@ -22,10 +22,12 @@
 #define RESHARD_EXECUTIONENGINE_ENGINE_H
 
 #include <algorithm>
+#include <cmath>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <utility>
@@ -402,6 +404,106 @@ inline size_t workspace_bytes(const Plan &plan, int rank) {
   return p ? static_cast<size_t>(p->workspace) : 0;
 }
 
+/* RESHARD_TIMEOUT_SECONDS: unset or empty gives 0 (no deadline); else it
+ * must be a finite number of seconds above 0, with nothing after it but
+ * blanks. Returns false on anything else ("abc", "0", "-1", "nan", "inf",
+ * "2x"), which check_call refuses rather than wait forever. */
+inline bool parse_timeout(const char *s, double *seconds) {
+  *seconds = 0;
+  while (s && (*s == ' ' || *s == '\t'))
+    ++s;
+  if (!s || !*s)
+    return true;
+  char *end = 0;
+  double v = std::strtod(s, &end);
+  while (end && (*end == ' ' || *end == '\t'))
+    ++end;
+  if (end == s || !end || *end || !std::isfinite(v) || !(v > 0))
+    return false;
+  *seconds = v;
+  return true;
+}
+
+/* The deadline of every wait, in seconds (0: none). */
+inline double timeout_seconds() {
+  double seconds = 0;
+  return parse_timeout(std::getenv("RESHARD_TIMEOUT_SECONDS"), &seconds)
+             ? seconds
+             : 0;
+}
+
+inline bool timeout_is_valid() {
+  double seconds = 0;
+  return parse_timeout(std::getenv("RESHARD_TIMEOUT_SECONDS"), &seconds);
+}
+
+/* A destination or the workspace that shares bytes with another buffer of
+ * the call: the run would read what it wrote, or write one over another.
+ * Sources may share memory with each other (tied weights). */
+inline int check_overlaps(const Plan &plan, int rank, void *const *src,
+                          void *const *dst, const void *workspace,
+                          int64_t workspace_used, const int64_t *src_bytes,
+                          const int64_t *dst_bytes, char *err, size_t errlen) {
+  struct Span {
+    uintptr_t lo, hi;
+    int kind; /* 0 source, 1 destination, 2 workspace */
+    int tensor;
+  };
+  std::vector<Span> spans;
+  for (int t = 0; t < plan.num_tensors; ++t) {
+    if (src && src[t] && src_bytes[t] > 0)
+      spans.push_back({reinterpret_cast<uintptr_t>(src[t]),
+                       reinterpret_cast<uintptr_t>(src[t]) +
+                           static_cast<uintptr_t>(src_bytes[t]),
+                       0, t});
+    if (dst && dst[t] && dst_bytes[t] > 0)
+      spans.push_back({reinterpret_cast<uintptr_t>(dst[t]),
+                       reinterpret_cast<uintptr_t>(dst[t]) +
+                           static_cast<uintptr_t>(dst_bytes[t]),
+                       1, t});
+  }
+  if (workspace && workspace_used > 0)
+    spans.push_back({reinterpret_cast<uintptr_t>(workspace),
+                     reinterpret_cast<uintptr_t>(workspace) +
+                         static_cast<uintptr_t>(workspace_used),
+                     2, -1});
+  std::sort(spans.begin(), spans.end(),
+            [](const Span &a, const Span &b) { return a.lo < b.lo; });
+  /* Sweep in address order: the span reaching furthest so far, and the
+   * written one reaching furthest; a pair overlaps with one of them. */
+  const Span *far = 0, *far_written = 0;
+  for (const Span &s : spans) {
+    const Span *other = 0;
+    if (far_written && s.lo < far_written->hi)
+      other = far_written;
+    else if (s.kind != 0 && far && s.lo < far->hi)
+      other = far;
+    if (other) {
+      static const char *const kinds[] = {"source", "destination", "workspace"};
+      char a[256], b[256];
+      const Span *spansOf[] = {other, &s};
+      char *names[] = {a, b};
+      for (int i = 0; i < 2; ++i)
+        if (spansOf[i]->kind == 2)
+          std::snprintf(names[i], 256, "the workspace");
+        else
+          std::snprintf(names[i], 256, "the %s shard of tensor %d ('%s')",
+                        kinds[spansOf[i]->kind], spansOf[i]->tensor,
+                        plan.tensor_names[spansOf[i]->tensor]);
+      return fail(err, errlen, RESHARD_ERR_ARGS,
+                  "%s: rank %d: %s and %s share memory; a destination shard "
+                  "or the workspace may share no byte with another buffer "
+                  "of the call",
+                  plan.name, rank, a, b);
+    }
+    if (!far || s.hi > far->hi)
+      far = &s;
+    if (s.kind != 0 && (!far_written || s.hi > far_written->hi))
+      far_written = &s;
+  }
+  return RESHARD_OK;
+}
+
 /* The alignment the quantizers need of a rank's shards and workspace
  * (defined with the quantized areas below). */
 inline int check_quant_alignment(const Plan &plan, int rank, void *const *src,
@@ -419,29 +521,36 @@ inline int check_arguments(const Plan &plan, int rank, void *const *src,
   const RankProgram *p = program(plan, rank);
   if (!p)
     return RESHARD_OK;
-  std::vector<int64_t> bytes(plan.num_tensors);
+  std::vector<int64_t> bytes[2] = {std::vector<int64_t>(plan.num_tensors),
+                                   std::vector<int64_t>(plan.num_tensors)};
   for (int side = 0; side < 2; ++side) {
     bool is_src = side == 0;
     void *const *ptrs = is_src ? src : dst;
-    shard_table(plan, rank, is_src, bytes.data());
+    shard_table(plan, rank, is_src, bytes[side].data());
     for (int t = 0; t < plan.num_tensors; ++t)
-      if (bytes[t] > 0 && (!ptrs || !ptrs[t]))
+      if (bytes[side][t] > 0 && (!ptrs || !ptrs[t]))
         return fail(err, errlen, RESHARD_ERR_NULL,
                     "%s: rank %d needs the %s shard of tensor %d ('%s', "
                     "%lld bytes) but its pointer is null",
                     plan.name, rank, is_src ? "source" : "destination", t,
-                    plan.tensor_names[t], static_cast<long long>(bytes[t]));
+                    plan.tensor_names[t],
+                    static_cast<long long>(bytes[side][t]));
   }
   if (int rc =
           check_quant_alignment(plan, rank, src, dst, workspace, err, errlen))
     return rc;
-  if (p->workspace > 0 &&
-      (!workspace || workspace_size < static_cast<size_t>(p->workspace)))
+  if (p->workspace > 0 && !workspace)
     return fail(err, errlen, RESHARD_ERR_WORKSPACE,
-                "%s: rank %d needs a workspace of %lld bytes, got %zu%s",
+                "%s: rank %d needs a workspace of %lld bytes, got a null "
+                "pointer",
+                plan.name, rank, static_cast<long long>(p->workspace));
+  if (p->workspace > 0 && workspace_size < static_cast<size_t>(p->workspace))
+    return fail(err, errlen, RESHARD_ERR_WORKSPACE,
+                "%s: rank %d needs a workspace of %lld bytes, got %zu",
                 plan.name, rank, static_cast<long long>(p->workspace),
-                workspace_size, workspace ? "" : " (null)");
-  return RESHARD_OK;
+                workspace_size);
+  return check_overlaps(plan, rank, src, dst, workspace, p->workspace,
+                        bytes[0].data(), bytes[1].data(), err, errlen);
 }
 
 /* Checks a call before the agreement. A communicator smaller than the plan
@@ -465,6 +574,11 @@ inline int check_call(const Plan &plan, int rank, int me, int comm_size,
     *verdict =
         fail(err, errlen, RESHARD_ERR_ARGS,
              "%s: rank %d: unknown run flags 0x%x", plan.name, me, unknown);
+  else if (!timeout_is_valid())
+    *verdict = fail(err, errlen, RESHARD_ERR_ARGS,
+                    "%s: rank %d: RESHARD_TIMEOUT_SECONDS='%.64s' is not a "
+                    "number of seconds above 0 (unset it to wait forever)",
+                    plan.name, me, std::getenv("RESHARD_TIMEOUT_SECONDS"));
   else if (me != rank)
     *verdict = fail(err, errlen, RESHARD_ERR_RANK,
                     "%s: called as rank %d on communicator rank %d", plan.name,
@@ -478,10 +592,20 @@ inline int check_call(const Plan &plan, int rank, int me, int comm_size,
 }
 
 /* The agreement before any byte moves: every rank contributes
- * (fingerprint, ~fingerprint, "my arguments are bad", flags, ~flags) to a
- * MAX reduction. Given the reduced words, says what this rank returns: the
- * plans (or the flags) differ unless both maxima are this rank's own. */
-enum { kAgreementWords = 5 };
+ * (fingerprint, ~fingerprint, "my arguments are bad", flags, ~flags,
+ * deadline, ~deadline) to a MAX reduction. Given the reduced words, says
+ * what this rank returns: the plans (or the flags, or the deadlines)
+ * differ unless both maxima are this rank's own. The deadline is agreed
+ * on because a rank without one would wait forever for a peer that gave
+ * up on it. */
+enum { kAgreementWords = 7 };
+
+inline unsigned long long deadline_bits() {
+  double seconds = timeout_seconds();
+  unsigned long long bits = 0;
+  std::memcpy(&bits, &seconds, sizeof(bits));
+  return bits;
+}
 
 inline void agreement_words(const Plan &plan, int status, unsigned flags,
                             unsigned long long words[kAgreementWords]) {
@@ -490,6 +614,8 @@ inline void agreement_words(const Plan &plan, int status, unsigned flags,
   words[2] = status ? 1ull : 0ull;
   words[3] = flags;
   words[4] = ~static_cast<unsigned long long>(flags);
+  words[5] = deadline_bits();
+  words[6] = ~words[5];
 }
 
 inline int agreement_verdict(const Plan &plan, int rank, int status,
@@ -515,6 +641,12 @@ inline int agreement_verdict(const Plan &plan, int rank, int status,
                 "%s: rank %d: the ranks disagree on verify (%s here; every "
                 "rank must ask for it, or none); nothing was moved",
                 plan.name, rank, flags & RESHARD_RUN_VERIFY ? "on" : "off");
+  if (reduced[5] != deadline_bits() || reduced[6] != ~deadline_bits())
+    return fail(err, errlen, RESHARD_ERR_MISMATCH,
+                "%s: rank %d: the ranks disagree on RESHARD_TIMEOUT_SECONDS "
+                "(%g s here, 0: unset; every rank must set it alike); "
+                "nothing was moved",
+                plan.name, rank, timeout_seconds());
   return RESHARD_OK;
 }
 

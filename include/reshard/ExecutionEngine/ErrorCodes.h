@@ -19,9 +19,9 @@ enum {
   RESHARD_ERR_NULL = 2,
   /* Workspace null or smaller than <plan>_workspace_bytes(rank). */
   RESHARD_ERR_WORKSPACE = 3,
-  /* Ranks run different plans (fingerprints differ) or pass different
-   * flags, or another rank rejected its arguments; detected before any
-   * byte moves. */
+  /* Ranks run different plans (fingerprints differ), pass different
+   * flags or set RESHARD_TIMEOUT_SECONDS differently, or another rank
+   * rejected its arguments; detected before any byte moves. */
   RESHARD_ERR_MISMATCH = 4,
   /* The MPI or NCCL library reported an error. */
   RESHARD_ERR_COMM = 5,
@@ -29,9 +29,12 @@ enum {
   RESHARD_ERR_TIMEOUT = 6,
   /* A CUDA call failed. */
   RESHARD_ERR_CUDA = 7,
-  /* The caller rejected its own arguments (<plan>_reject), or passed a
-   * flag <plan>_run_flags does not know: this rank returns it, every other
-   * rank RESHARD_ERR_MISMATCH, and nothing moves. */
+  /* This rank's arguments are refused: the caller rejected them
+   * (<plan>_reject), or passed a flag <plan>_run_flags does not know, a
+   * quantized shard off its alignment, buffers that share memory with a
+   * destination or the workspace, or RESHARD_TIMEOUT_SECONDS that is not
+   * a number of seconds above 0. This rank returns it, every other rank
+   * RESHARD_ERR_MISMATCH, and nothing moves. */
   RESHARD_ERR_ARGS = 8
 };
 

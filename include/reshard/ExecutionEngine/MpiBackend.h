@@ -36,11 +36,6 @@ namespace mpi {
  * are ints); MPI keeps their order between one pair of ranks and one tag. */
 const int64_t kMaxChunk = int64_t(1) << 30;
 
-inline double timeout_seconds() {
-  const char *s = std::getenv("RESHARD_TIMEOUT_SECONDS");
-  return s ? std::atof(s) : 0.0;
-}
-
 /* Cancels and completes receives still pending, so nothing lands in the
  * workspace later. */
 inline void cancel_receives(std::vector<MPI_Request> &reqs) {
@@ -135,6 +130,15 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
   if (err && errlen)
     err[0] = '\0';
   int size = 0, me = -1;
+  /* MPI calls before MPI_Init or after MPI_Finalize abort the process;
+   * these two may be called at any time. */
+  int initialized = 0, finalized = 0;
+  if (MPI_Initialized(&initialized) != MPI_SUCCESS ||
+      MPI_Finalized(&finalized) != MPI_SUCCESS || !initialized || finalized)
+    return fail(err, errlen, RESHARD_ERR_COMM, "%s: MPI is %s", plan.name,
+                finalized ? "finalized already"
+                          : "not initialized (call "
+                            "MPI_Init first)");
   if (comm == MPI_COMM_NULL) /* querying it aborts the job */
     return fail(err, errlen, RESHARD_ERR_COMM,
                 "%s: the communicator is MPI_COMM_NULL", plan.name);

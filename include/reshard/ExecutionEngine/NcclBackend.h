@@ -62,11 +62,6 @@ inline int nccl_failed(const Plan &plan, int rank, ncclResult_t r,
               rank, what, ncclGetErrorString(r));
 }
 
-inline double timeout_seconds() {
-  const char *s = std::getenv("RESHARD_TIMEOUT_SECONDS");
-  return s ? std::atof(s) : 0.0;
-}
-
 /* Waits for `stream` while watching the communicator: an asynchronous NCCL
  * error, or (with RESHARD_TIMEOUT_SECONDS) a deadline, aborts the
  * communicator (ncclCommAbort) and returns an error instead of hanging. */

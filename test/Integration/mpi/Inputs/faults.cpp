@@ -9,6 +9,12 @@
 //   verify-one       rank 1 alone passes RESHARD_RUN_VERIFY (_run_flags)
 //   verify-all       every rank passes RESHARD_RUN_VERIFY
 //   bad-flags        rank 1 passes a flag no plan knows
+//   alias-src-dst    rank 1 passes its source shard as its destination
+//   alias-ws-dst     rank 1 passes its destination shard as its workspace
+//   bad-timeout      rank 1 sets RESHARD_TIMEOUT_SECONDS=2x
+//   timeout-one      rank 1 alone sets RESHARD_TIMEOUT_SECONDS=30
+//   before-init      every rank calls the plan before MPI_Init
+//   after-finalize   every rank calls the plan after MPI_Finalize
 //   ok               everyone calls it correctly
 // Every rank prints its return code and message; no rank may crash or hang.
 #include "plan.h"
@@ -16,15 +22,27 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <vector>
 
+/* A call outside MPI_Init .. MPI_Finalize: an error, not an abort. */
+static void call_outside_mpi(const char *when) {
+  char err[512] = "";
+  int rc = reshard_plan_run(0, nullptr, nullptr, MPI_COMM_WORLD, nullptr,
+                            nullptr, 0, err, sizeof(err));
+  std::printf("%s: rc %d: %s\n", when, rc, err);
+  std::fflush(stdout);
+}
+
 int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "ok";
+  if (!std::strcmp(mode, "before-init"))
+    call_outside_mpi("before MPI_Init");
   MPI_Init(&argc, &argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const char *mode = argc > 1 ? argv[1] : "ok";
   int tensors = reshard_plan_num_tensors();
   std::vector<std::vector<char>> src(tensors), dst(tensors);
   std::vector<void *> srcp(tensors), dstp(tensors);
@@ -56,8 +74,24 @@ int main(int argc, char **argv) {
       }
   if (faulty && !std::strcmp(mode, "short-workspace"))
     ws = ws ? ws - 1 : 0;
+  if (faulty && !std::strcmp(mode, "alias-src-dst"))
+    for (int t = 0; t < tensors; ++t)
+      if (!src[t].empty() && !dst[t].empty()) {
+        dstp[t] = srcp[t];
+        break;
+      }
+  if (faulty && !std::strcmp(mode, "bad-timeout"))
+    setenv("RESHARD_TIMEOUT_SECONDS", "2x", 1);
+  if (faulty && !std::strcmp(mode, "timeout-one"))
+    setenv("RESHARD_TIMEOUT_SECONDS", "30", 1);
   std::vector<char> shifted(ws + 32);
   char *wsp = workspace.data();
+  if (faulty && !std::strcmp(mode, "alias-ws-dst"))
+    for (int t = 0; t < tensors; ++t)
+      if (!dst[t].empty()) {
+        wsp = dst[t].data() + dst[t].size() / 2;
+        break;
+      }
   if (faulty && !std::strcmp(mode, "odd-workspace"))
     wsp = shifted.data() + 1 +
           (16 - reinterpret_cast<uintptr_t>(shifted.data()) % 16) % 16;
@@ -84,5 +118,7 @@ int main(int argc, char **argv) {
   if (!std::strcmp(mode, "stall")) // the plan's requests may be pending
     MPI_Abort(MPI_COMM_WORLD, 0);
   MPI_Finalize();
+  if (!std::strcmp(mode, "after-finalize"))
+    call_outside_mpi("after MPI_Finalize");
   return 0;
 }
