@@ -98,7 +98,7 @@ def timeout_seconds() -> float:
     above 0. The run refuses any other value (RESHARD_ERR_ARGS); this gives
     0 for it."""
     text = os.fsencode(os.environ.get("RESHARD_TIMEOUT_SECONDS", ""))
-    text = text.strip(b" \t")
+    text = text.strip(b" \t\n\v\f\r")
     if not text or b"\0" in text:
         return 0.0
     end = ctypes.c_char_p()

@@ -5,6 +5,7 @@ The conventions and the Megatron code they mirror are in docs/Python.md
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
@@ -67,17 +68,19 @@ def parse_spec(text: str, allowed: Tuple[str, ...], what: str,
 
 
 def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+    """An integer (numpy's too), not a bool."""
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
 def check_sizes(spec, keys: Tuple[str, ...], who: str) -> None:
     """Parallel sizes of a Train or Infer built in Python are positive
-    integers, as the spec strings' are."""
+    integers, as the spec strings' are (kept as Python ints)."""
     for key in keys:
         v = getattr(spec, key)
         if not _is_int(v) or v < 1:
             raise ReshardError(f"{who}: {key}={v!r} must be a positive "
                                f"integer")
+        object.__setattr__(spec, key, int(v))
 
 
 @dataclass(frozen=True)
@@ -92,7 +95,7 @@ class Train:
     last: Optional[int] = None
     stages: Optional[Tuple[int, ...]] = None  # layers of every stage
     # --virtual-pipeline-model-parallel-size: model chunks per stage,
-    # interleaved (an even split only).
+    # interleaved (pipeline_split / layer_stages).
     vpp: int = 1
 
     def __post_init__(self) -> None:
@@ -103,11 +106,23 @@ class Train:
             if v is not None and (not _is_int(v) or v < 0):
                 raise ReshardError(f"Megatron: {key}={v!r} must be an "
                                    f"integer >= 0 or None")
-        if self.stages is not None and (
-                isinstance(self.stages, (str, bytes))
-                or not all(_is_int(v) and v >= 0 for v in self.stages)):
-            raise ReshardError(f"Megatron: stages={self.stages!r} must be "
-                               f"layer counts >= 0, one per stage")
+            if v is not None:
+                object.__setattr__(self, key, int(v))
+        if (self.first is None) != (self.last is None):
+            raise ReshardError("Megatron: give first= and last= together")
+        if self.stages is not None:
+            if isinstance(self.stages, (str, bytes)) or not all(
+                    _is_int(v) and v >= 0 for v in self.stages):
+                raise ReshardError(f"Megatron: stages={self.stages!r} must "
+                                   f"be layer counts >= 0, one per stage")
+            object.__setattr__(self, "stages",
+                               tuple(int(v) for v in self.stages))
+            if self.first is not None:
+                raise ReshardError("Megatron: give stages= or first=/last=")
+            if len(self.stages) != self.pp:
+                raise ReshardError(f"Megatron: stages= lists "
+                                   f"{len(self.stages)} stages for "
+                                   f"pp={self.pp}")
 
     @property
     def stage_size(self):
@@ -131,15 +146,11 @@ def parse_train(text: str, what: str = "train") -> Train:
     stages=a:b:..]' -> Train."""
     text = strip_framework(text, "megatron", what)
     d = parse_spec(text, TRAIN_KEYS, what)  # every size defaults to 1
-    if ("first" in d) != ("last" in d):
-        raise ReshardError(f"{what}: give first= and last= together")
-    if "stages" in d:
-        if "first" in d:
-            raise ReshardError(f"{what}: give stages= or first=/last=")
-        if len(d["stages"]) != d.get("pp", 1):
-            raise ReshardError(f"{what}: stages= lists {len(d['stages'])} "
-                               f"stages for pp={d.get('pp', 1)}")
-    return Train(**d)
+    try:
+        return Train(**d)
+    except ReshardError as e:       # Train's own checks, named as the spec
+        raise ReshardError(str(e).replace("Megatron:", f"{what}:", 1)) \
+            from None
 
 
 def layer_stages(layers, t):
@@ -170,6 +181,11 @@ def _check_vpp(layers, t, counts):
     if bad:
         raise ReshardError(f"stage {bad[0]}'s {counts[bad[0]]} layers do not "
                            f"split into vpp={t.vpp} model chunks")
+    empty = [s for s, n in enumerate(counts) if n == 0]
+    if empty:
+        # Megatron-Core refuses empty stages with virtual pipelining.
+        raise ReshardError(f"stage {empty[0]} holds no layers: with vpp every "
+                           f"model chunk needs at least one")
 
 
 def pipeline_split(layers, t):

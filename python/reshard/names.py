@@ -254,7 +254,7 @@ class _Ctx:
 
     def __init__(self, held: List[Tuple[_Entry, List[int]]], side: str,
                  layer_offset: Optional[int], tables: List["_Table"],
-                 chunked: bool):
+                 chunked: bool, listed: bool):
         layers = []
         self.experts: Dict[Tuple[int, str], List[int]] = {}
         self.fused_rows: Dict[str, int] = {}
@@ -284,21 +284,21 @@ class _Ctx:
                 self.runs[-1][1] = layer
             else:
                 self.runs.append([layer, layer])
-        self._check_chunks(chunked, layer_offset)
+        self._check_chunks(chunked, listed, layer_offset)
 
-    def _check_chunks(self, chunked: bool, layer_offset: Optional[int]):
+    def _check_chunks(self, chunked: bool, listed: bool,
+                      layer_offset: Optional[int]):
         runs = ", ".join(f"{a}-{b}" if a != b else f"{a}"
                          for a, b in self.runs)
-        if len(self.tables) > 1:
-            if layer_offset is not None:
-                raise ReshardError("layer_offset= applies to one model "
-                                   "chunk, not a list of them")
-            if len(self.runs) != len(self.tables):
-                raise ReshardError(
-                    f"{len(self.tables)} model chunks given, but the layout "
-                    f"gives this rank {len(self.runs)} runs of layers "
-                    f"({runs}): give one chunk per run, in order")
-        elif chunked and len(self.runs) > 1 and layer_offset is None:
+        if listed and layer_offset is not None:
+            raise ReshardError("layer_offset= applies to one model, not a "
+                               "list of model chunks")
+        if listed and self.runs and len(self.runs) != len(self.tables):
+            raise ReshardError(
+                f"{len(self.tables)} model chunks given, but the layout "
+                f"gives this rank {len(self.runs)} runs of layers "
+                f"({runs}): give one chunk per run, in order")
+        if chunked and not listed and len(self.runs) > 1:
             raise ReshardError(
                 f"the layout gives this rank {len(self.runs)} runs of layers "
                 f"({runs}), Megatron's virtual pipeline model chunks: pass "
@@ -360,7 +360,7 @@ def _map(layout: LayoutLike, params: ParamsLike, rank: int, side: str,
         shape = getattr(e, side).local_shape(e.shape, rank)
         if shape is not None:
             held.append((e, shape))
-    ctx = _Ctx(held, side, layer_offset, tables, chunked)
+    ctx = _Ctx(held, side, layer_offset, tables, chunked, chunks is not None)
     table = tables[0]
     out: Dict[str, Any] = {}
     problems: List[str] = []

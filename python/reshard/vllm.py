@@ -17,9 +17,6 @@ from .megatron import check_sizes, parse_spec, strip_framework, tp_dims
 class Infer:
     tp: int = 1
     dp: int = 1              # --data-parallel-size of each engine
-    # --prefill-context-parallel-size: pcp ranks of tp each per DP rank,
-    # holding the same weights (vLLM's rank order: DP x PP x PCP x TP).
-    pcp: int = 1
     ep: bool = False         # --enable-expert-parallel
     spmoe: Optional[bool] = None  # None: vLLM's rule (ep, tp > 1, dp > 1)
     # Routed experts' w13 per rank: "gate_up" (FusedMoE's [gate_r; up_r])
@@ -29,9 +26,13 @@ class Infer:
     # destinations"): "block" ([128, 128] fp32 scales, vLLM's block-FP8
     # weight_scale_inv) or "mx" (MXFP8); None: as the source.
     fp8: Optional[str] = None
-    engines: int = 1         # independent engines (replicas of dp*tp ranks)
+    engines: int = 1     # independent engines (copies of dp*pcp*tp ranks)
     # --expert-placement-strategy: which EP rank holds which routed expert.
     placement: str = "linear"
+    # --prefill-context-parallel-size: pcp ranks of tp each per DP rank,
+    # holding the same weights (vLLM's rank order: DP x PP x PCP x TP).
+    # (Fields after the older ones keep positional construction as it was.)
+    pcp: int = 1
 
     def __post_init__(self) -> None:
         check_sizes(self, ("tp", "dp", "pcp", "engines"), "vLLM")
@@ -95,8 +96,8 @@ def parse_infer(text: str, what: str = "infer") -> Infer:
     [,spmoe=auto|0|1]
     [,w13=gate_up|up_gate][,fp8=block|mx][,placement=linear|round_robin]'
     -> Infer: `engines`
-    independent engines, each of vLLM's --data-parallel-size dp and
-    --tensor-parallel-size tp."""
+    independent engines, each of vLLM's --data-parallel-size dp,
+    --prefill-context-parallel-size pcp and --tensor-parallel-size tp."""
     text = strip_framework(text, "vllm", what)
     d = parse_spec(text, INFER_KEYS, what, words=("w13", "fp8", "placement"))
     # Sizes default to 1.
@@ -178,6 +179,9 @@ def validate(m, i):
     if m.vocab % 64 or m.vocab % i.tp:
         err.append(f"vLLM: vocab {m.vocab} must be a multiple of 64 and of tp "
                    f"(VocabParallelEmbedding padding)")
+    if i.placement == "round_robin" and not m.experts:
+        err.append(f"vLLM: placement=round_robin: {m.name} has no routed "
+                   f"experts")
     if m.experts:
         if not i.ep and m.moe_intermediate % i.engine_size:
             err.append(f"vLLM: moe_intermediate_size % tp*dp "

@@ -444,8 +444,13 @@ def test_virtual_pipeline_needs_the_chunks():
                        r"layout gives this rank 2 runs of layers "
                        r"\(0-1, 4-5\): give one chunk per run"):
         reshard.megatron_tensors(lay, [c0, c1, {}], 0)
+    with pytest.raises(ReshardError, match=r"1 model chunks given, but the "
+                       r"layout gives this rank 2 runs"):
+        reshard.megatron_tensors(lay, [c0], 0)
     with pytest.raises(ReshardError, match="layer_offset= applies to one"):
         reshard.megatron_tensors(lay, [c0, c1], 0, layer_offset=0)
+    with pytest.raises(ReshardError, match="pass the list of model chunks"):
+        reshard.megatron_tensors(lay, {**c0}, 0, layer_offset=0)
     with pytest.raises(ReshardError, match="mixing model chunks"):
         reshard.megatron_tensors(lay, [c0, ("x", c1)], 0)
     # A parameter of chunk 1 no layout tensor uses is named by its chunk.

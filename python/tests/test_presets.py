@@ -261,6 +261,8 @@ def test_layer_stages_match_megatron_core():
     ("tp=1,pp=2,vpp=2,first=3,last=5", "stage 0's 3 layers do not split "
                                        "into vpp=2"),
     ("tp=1,pp=2,vpp=2,stages=4:4", "vpp= with stages= is not supported"),
+    ("tp=1,pp=2,vpp=2,first=0,last=8", "stage 0 holds no layers"),
+    ("tp=1,pp=4,vpp=2,first=4,last=4", "stage 1 holds no layers"),
     ("tp=1,pp=1,vpp=2", "vpp=2 needs pp >= 2"),
     ("tp=1,pp=2,vpp=3", "8 layers do not split evenly into pp\\*vpp = 6"),
     ("tp=1,pp=2,vpp=0", "vpp must be positive"),
@@ -268,6 +270,8 @@ def test_layer_stages_match_megatron_core():
 def test_virtual_pipeline_errors(train, msg):
     with pytest.raises(ReshardError, match=msg):
         build_layout("llama-3.1-70b", train, "tp=1", layers=8)
+    with pytest.raises(ReshardError, match="stage 0 holds no layers"):
+        build_layout("llama-3.1-70b", "tp=1,pp=2,vpp=2", "tp=1", layers=0)
 
 
 def test_vllm_linear_expert_map_uneven():
@@ -359,9 +363,21 @@ def test_python_specs_refuse_bad_sizes():
     for bad, msg in [(dict(cp=0), "cp=0 must be a positive integer"),
                      (dict(tp="2"), "tp='2' must be a positive integer"),
                      (dict(first=-1), "first=-1 must be an integer >= 0"),
-                     (dict(stages="4"), "stages='4' must be layer counts")]:
+                     (dict(stages="4"), "stages='4' must be layer counts"),
+                     (dict(pp=2, stages=(1, 1, 2)),
+                      "stages= lists 3 stages for pp=2"),
+                     (dict(pp=2, first=2), "first= and last= together"),
+                     (dict(pp=2, first=2, last=2, stages=(2, 2)),
+                      "give stages= or first=/last=")]:
         with pytest.raises(ReshardError, match=msg):
             Train(**bad)
+    # Fields added later keep positional construction as it was.
+    assert Infer(8, 2, True).ep is True
+    np = pytest.importorskip("numpy")
+    t = Train(tp=np.int64(2), pp=np.int32(2), stages=(np.int64(1), 3))
+    assert (type(t.tp), type(t.pp), t.stages) == (int, int, (1, 3))
+    assert json_of(build_layout("llama-3.1-70b", t, Infer(tp=np.int64(2)),
+                                layers=4, scale_down=64))
     with pytest.raises(ReshardError, match=r"tp\*dp\*pcp = 8 ranks"):
         parse_infer("tp=2,dp=2,pcp=2,ep=4")
     with pytest.raises(ReshardError, match="pcp must be positive"):
@@ -376,6 +392,8 @@ def test_python_specs_refuse_bad_sizes():
      r"linear, give placement=linear"),
     ("qwen3-235b-a22b", "tp=2,ep=1,placement=round_robin",
      "this one has 0"),
+    ("llama-3.1-70b", "tp=2,placement=round_robin",
+     "llama-3.1-70b has no routed experts"),
 ])
 def test_round_robin_only_where_vllm_keeps_it(tmp_path, model, infer, msg):
     if model == "tiny":

@@ -249,7 +249,8 @@ def test_the_deadline_is_read_as_the_c_runtime_reads_it(monkeypatch):
                        ("12 34", 0), ("\t 3", 3), ("+.5", .5), ("1e+", 0),
                        ("0x", 0), ("-0x1p-2", 0), ("INFINITY", 0),
                        ("\xa05", 0), ("\u06630", 0), ("1e999", 0),
-                       ("0x1p1024", 0), ("1e-9", 1e-9)):
+                       ("0x1p1024", 0), ("1e-9", 1e-9), ("\n", 0),
+                       ("3\n", 3)):
         monkeypatch.setenv("RESHARD_TIMEOUT_SECONDS", text)
         assert comms.timeout_seconds() == want, repr(text)
     monkeypatch.delenv("RESHARD_TIMEOUT_SECONDS")

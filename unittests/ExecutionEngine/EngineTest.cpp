@@ -287,10 +287,13 @@ TEST(Engine, TimeoutIsAPositiveNumberOrUnset) {
                 0},
                {"1e999", 0},
                {"0x1p1024", 0},
-               {"1e-9", 1e-9}};
+               {"1e-9", 1e-9},
+               {"\n", 0},
+               {"3\n", 3}};
   for (const auto &c : cases) {
     double s = -1;
-    bool blank = c.text[0] == '\0' || std::string(c.text) == " ";
+    bool blank =
+        std::string(c.text).find_first_not_of(" \t\n") == std::string::npos;
     EXPECT_EQ(parse_timeout(c.text, &s), c.seconds > 0 || blank) << c.text;
     EXPECT_EQ(s, c.seconds) << c.text;
   }

@@ -404,19 +404,21 @@ inline size_t workspace_bytes(const Plan &plan, int rank) {
   return p ? static_cast<size_t>(p->workspace) : 0;
 }
 
-/* RESHARD_TIMEOUT_SECONDS: unset or empty gives 0 (no deadline); else it
- * must be a finite number of seconds above 0, with nothing after it but
- * blanks. Returns false on anything else ("abc", "0", "-1", "nan", "inf",
- * "2x"), which check_call refuses rather than wait forever. */
+/* RESHARD_TIMEOUT_SECONDS: unset or blank gives 0 (no deadline); else it
+ * must be a finite number of seconds above 0 (strtod, so the C locale's
+ * decimal point), with nothing after it but blanks. Returns false on
+ * anything else ("abc", "0", "-1", "nan", "inf", "2x"), which check_call
+ * refuses rather than wait forever. */
 inline bool parse_timeout(const char *s, double *seconds) {
+  auto blank = [](char c) { return c && std::strchr(" \t\n\v\f\r", c); };
   *seconds = 0;
-  while (s && (*s == ' ' || *s == '\t'))
+  while (s && blank(*s))
     ++s;
   if (!s || !*s)
     return true;
   char *end = 0;
   double v = std::strtod(s, &end);
-  while (end && (*end == ' ' || *end == '\t'))
+  while (end && blank(*end))
     ++end;
   if (end == s || !end || *end || !std::isfinite(v) || !(v > 0))
     return false;

@@ -99,7 +99,7 @@ inline int wait_all(const Plan &plan, int rank, std::vector<MPI_Request> &reqs,
 inline int agree(const Plan &plan, int rank, int status, unsigned flags,
                  MPI_Comm comm, char *err, size_t errlen) {
   /* On the heap: a collective cannot be cancelled, so after a timeout MPI
-   * may still write the result when the late rank arrives. Those 80 bytes
+   * may still write the result when the late rank arrives. Those 112 bytes
    * are then left allocated on purpose. */
   unsigned long long *words = new unsigned long long[2 * kAgreementWords];
   unsigned long long *in = words, *out = words + kAgreementWords;
