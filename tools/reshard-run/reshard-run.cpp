@@ -44,13 +44,16 @@ using namespace mlir;
 using namespace reshard;
 namespace cl = llvm::cl;
 
+static cl::OptionCategory runCategory("reshard-run options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
-                                      cl::desc("<plan .mlir or layout .json>"));
+                                      cl::desc("<plan .mlir or layout .json>"),
+                                      cl::cat(runCategory));
 static cl::opt<bool>
     checkMode("check",
               cl::desc("Fill sources with the global index of each element, "
                        "run, and check every destination element (then again "
-                       "with --pattern=hash, unless --pattern is given)"));
+                       "with --pattern=hash, unless --pattern is given)"),
+              cl::cat(runCategory));
 static cl::opt<CheckPattern> patternOption(
     "pattern",
     cl::desc("What --check, --make-sources and --verify put in each element, "
@@ -61,41 +64,42 @@ static cl::opt<CheckPattern> patternOption(
                clEnumValN(CheckPattern::Hash, "hash",
                           "a hash of the index (splitmix64), truncated: an "
                           "element moved by 2^8 or 2^16 places shows too")),
-    cl::init(CheckPattern::Index));
+    cl::init(CheckPattern::Index), cl::cat(runCategory));
 static cl::opt<std::string>
     srcDir("src", cl::desc("Read source shards from DIR/rank<R>.<tensor>.bin"),
-           cl::value_desc("DIR"));
+           cl::value_desc("DIR"), cl::cat(runCategory));
 static cl::opt<std::string>
     dstDir("dst",
            cl::desc("Write destination shards to DIR/rank<R>.<tensor>.bin "
                     "(a quantized tensor's scales to "
                     "DIR/rank<R>.<tensor>.scale.bin; the engine runs them)"),
-           cl::value_desc("DIR"));
+           cl::value_desc("DIR"), cl::cat(runCategory));
 static cl::opt<std::string> makeSourcesDir(
     "make-sources",
     cl::desc("Write every source rank's shard, filled with the --check "
              "pattern, to DIR/rank<R>.<tensor>.bin; run nothing"),
-    cl::value_desc("DIR"));
+    cl::value_desc("DIR"), cl::cat(runCategory));
 static cl::opt<std::string> verifyDir(
     "verify",
     cl::desc("Check every destination shard in DIR/rank<R>.<tensor>.bin "
              "against the --check pattern (e.g. after an MPI run of sources "
              "made by --make-sources); run nothing"),
-    cl::value_desc("DIR"));
+    cl::value_desc("DIR"), cl::cat(runCategory));
 static cl::opt<uint64_t> maxHostBytes(
     "max-host-bytes",
     cl::desc("Refuse a tensor whose shards (all ranks, both sides) need more "
              "host memory than this (default 16 GiB)"),
-    cl::init(uint64_t(16) << 30));
+    cl::init(uint64_t(16) << 30), cl::cat(runCategory));
 static cl::opt<bool> engineMode(
     "engine",
     cl::desc("Lower the plan and run every rank's reshard_rt program with the "
              "execution engine (the MPI backend's code) instead of the "
-             "reference piece interpreter"));
+             "reference piece interpreter"),
+    cl::cat(runCategory));
 static cl::opt<unsigned>
     maxMismatches("max-mismatches",
                   cl::desc("Mismatches printed per tensor (default 10)"),
-                  cl::init(10));
+                  cl::init(10), cl::cat(runCategory));
 
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "reshard-run: error: " << msg << "\n";
@@ -409,6 +413,7 @@ load(MLIRContext &ctx, std::shared_ptr<llvm::SourceMgr> &sourceMgr,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(runCategory); // not LLVM's codegen options
   cl::ParseCommandLineOptions(
       argc, argv,
       "reshard-run: execute a redistribution plan for every rank in one "

@@ -163,8 +163,8 @@ void ConvertReshardToRuntimePass::runOnOperation() {
     emitError(module.getLoc())
         << "plan name '" << name
         << "' is not a C identifier; give the module a name "
-           "that is, or set convert-reshard-to-runtime{"
-           "plan-name=...} (reshard-opt)";
+           "that is, or set the plan name (reshard-compile --plan-name, "
+           "reshard-opt convert-reshard-to-runtime{plan-name=...})";
     return signalPassFailure();
   }
   FailureOr<PlanModule> plan = PlanModule::load(module, getArgument());

@@ -36,7 +36,7 @@ reshard.redistribute @unplanned from @m <[[tp]]> to @m <[[]]>
     : tensor<4xf32> -> tensor<4xf32>
 
 //--- digit.mlir
-// expected-error @+1 {{plan name '2refit' is not a C identifier; give the module a name that is, or set convert-reshard-to-runtime{plan-name=...} (reshard-opt)}}
+// expected-error @+1 {{plan name '2refit' is not a C identifier; give the module a name that is, or set the plan name (reshard-compile --plan-name, reshard-opt convert-reshard-to-runtime{plan-name=...})}}
 module {
   reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
   reshard.redistribute @w from @m <[[tp]]> to @m <[[]]>
@@ -44,7 +44,7 @@ module {
 }
 
 //--- dash.mlir
-// expected-error @+1 {{plan name 're-fit' is not a C identifier; give the module a name that is, or set convert-reshard-to-runtime{plan-name=...} (reshard-opt)}}
+// expected-error @+1 {{plan name 're-fit' is not a C identifier; give the module a name that is, or set the plan name (reshard-compile --plan-name, reshard-opt convert-reshard-to-runtime{plan-name=...})}}
 module {
   reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
   reshard.redistribute @w from @m <[[tp]]> to @m <[[]]>
@@ -52,7 +52,7 @@ module {
 }
 
 //--- dot.mlir
-// expected-error @+1 {{plan name 'refit.v2' is not a C identifier; give the module a name that is, or set convert-reshard-to-runtime{plan-name=...} (reshard-opt)}}
+// expected-error @+1 {{plan name 'refit.v2' is not a C identifier; give the module a name that is, or set the plan name (reshard-compile --plan-name, reshard-opt convert-reshard-to-runtime{plan-name=...})}}
 module {
   reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
   reshard.redistribute @w from @m <[[tp]]> to @m <[[]]>
@@ -61,7 +61,7 @@ module {
 
 //--- module-name.mlir
 // No plan-name: the module's name is taken, and it is not a C identifier.
-// expected-error @+1 {{plan name 'refit-v2' is not a C identifier; give the module a name that is, or set convert-reshard-to-runtime{plan-name=...} (reshard-opt)}}
+// expected-error @+1 {{plan name 'refit-v2' is not a C identifier; give the module a name that is, or set the plan name (reshard-compile --plan-name, reshard-opt convert-reshard-to-runtime{plan-name=...})}}
 module @"refit-v2" {
   reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
   reshard.redistribute @w from @m <[[tp]]> to @m <[[]]>

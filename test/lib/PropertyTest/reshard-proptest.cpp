@@ -46,15 +46,18 @@ using namespace mlir;
 using namespace reshard;
 namespace cl = llvm::cl;
 
-static cl::opt<uint64_t> firstSeed("seed", cl::desc("First seed"), cl::init(1));
+static cl::OptionCategory proptestCategory("reshard-proptest options");
+static cl::opt<uint64_t> firstSeed("seed", cl::desc("First seed"), cl::init(1),
+                                   cl::cat(proptestCategory));
 static cl::opt<uint64_t> numCases("cases", cl::desc("Number of cases"),
-                                  cl::init(1000));
-static cl::opt<bool> dump("dump", cl::desc("Print each case's IR"));
+                                  cl::init(1000), cl::cat(proptestCategory));
+static cl::opt<bool> dump("dump", cl::desc("Print each case's IR"),
+                          cl::cat(proptestCategory));
 static cl::opt<int64_t> maxRanks(
     "max-ranks",
     cl::desc("Use at most N distinct global ranks, numbered 0..N-1 (for "
              "cases run under mpirun; default: no limit)"),
-    cl::init(0));
+    cl::init(0), cl::cat(proptestCategory));
 static cl::opt<std::string>
     inject("inject",
            cl::desc("Corrupt each plan before checking it, to show the checks "
@@ -63,7 +66,7 @@ static cl::opt<std::string>
                     "wrong-descriptor (the lowered plan, caught by its "
                     "verifier); flip-byte (a destination byte after the "
                     "engine ran)"),
-           cl::init(""));
+           cl::init(""), cl::cat(proptestCategory));
 
 namespace {
 
@@ -684,8 +687,17 @@ flipped:
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(proptestCategory); // not LLVM's codegen options
   cl::ParseCommandLineOptions(argc, argv,
                               "reshard property tests: random layouts\n");
+  static const char *const faults[] = {
+      "",          "drop-piece",   "shift-source",     "remote-copy",
+      "drop-item", "shift-member", "wrong-descriptor", "flip-byte"};
+  if (llvm::find(faults, inject) == std::end(faults)) {
+    llvm::errs() << "reshard-proptest: unknown --inject=" << inject
+                 << " (see --help)\n";
+    return 2;
+  }
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllPasses();
