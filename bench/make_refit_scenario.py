@@ -61,8 +61,8 @@ def parse_args(argv):
     p.add_argument("--train", help='Megatron layout, e.g. "tp=8,pp=2,dp=4" '
                    '(keys tp pp dp cp ep etp vpp first last stages)')
     p.add_argument("--infer", help='vLLM layout, e.g. "tp=8,dp=4" or '
-                   '"tp=8,dp=8,ep=1" (keys tp dp pcp engines ep spmoe w13 fp8 '
-                   'placement)')
+                   '"tp=8,dp=8,ep=1" (keys tp dp pp stages pcp engines ep spmoe w13 '
+                   'fp8 placement)')
     p.add_argument("--topology", choices=sorted(TOPOLOGIES))
     p.add_argument("--layers", type=int,
                    help="keep only the first N transformer layers (with "

@@ -16,7 +16,7 @@ from .megatron import validate as validate_train
 from .models import (Model, count_params, get_model, model_params,
                      scale_model)
 from .topology import get_topology
-from .vllm import (Infer, VllmSide, kv_split, parse_infer,
+from .vllm import (Infer, VllmSide, kv_split, parse_infer, pp_split,
                    qkv_rank_rows)
 from .vllm import validate as validate_infer
 
@@ -163,7 +163,8 @@ def _qkv_pieces(p, src, dst, m, cache):
         rows = sum(n for _, n in c["rows"])
         yield (f"{p.name}.part{k}", [rows] + p.shape[1:],
                Sharding(src.tp_rank_mesh(stage, c["tp"]), [[]] + rest),
-               Sharding(dst.tp_mesh(c["ts"], m.kv_heads), [[]] + rest),
+               Sharding(dst.tp_mesh(c["ts"], m.kv_heads, dst.stage(p.layer)),
+                        [[]] + rest),
                dict(fused_into=p.name, fused_rows=c["rows"],
                     fused_offset={"src": c["src"], "dst": c["dst"]}))
 
@@ -215,7 +216,7 @@ def build_layout(model: Union[Model, str, os.PathLike],
     if infer_first_rank is None:
         infer_first_rank = 0 if colocated else t.world
     src = MegatronSide(t, n_layers)
-    dst = VllmSide(i, infer_first_rank)
+    dst = VllmSide(i, infer_first_rank, n_layers)
     split = kv_split(sm, i)
 
     params = model_params(sm, n_layers)
@@ -286,6 +287,9 @@ def build_layout(model: Union[Model, str, os.PathLike],
                                                  for n in counts]
     if i.pcp != 1:
         out.info["infer"]["pcp"] = i.pcp
+    if i.pp != 1:
+        out.info["infer"]["pp"] = i.pp
+        out.info["infer"]["layers_per_stage"] = pp_split(n_layers, i)
     if i.placement != "linear":
         out.info["infer"]["expert_placement"] = i.placement
     if i.fp8:

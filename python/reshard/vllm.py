@@ -5,11 +5,12 @@ The conventions and the vLLM code they mirror are in docs/Python.md
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Tuple
 
 from .errors import ReshardError
-from .layout import DeviceMesh, init_device_mesh
+from .layout import DeviceMesh
 from .megatron import check_sizes, parse_spec, strip_framework, tp_dims
 
 
@@ -33,9 +34,25 @@ class Infer:
     # holding the same weights (vLLM's rank order: DP x PP x PCP x TP).
     # (Fields after the older ones keep positional construction as it was.)
     pcp: int = 1
+    # --pipeline-parallel-size: pp stages of each engine (DP x PP x PCP x
+    # TP); stages: layers of each (VLLM_PP_LAYER_PARTITION), None for
+    # get_pp_indices' split.
+    pp: int = 1
+    stages: Optional[Tuple[int, ...]] = None
 
     def __post_init__(self) -> None:
-        check_sizes(self, ("tp", "dp", "pcp", "engines"), "vLLM")
+        check_sizes(self, ("tp", "dp", "pcp", "pp", "engines"), "vLLM")
+        if self.stages is not None:
+            if isinstance(self.stages, (str, bytes)) or not all(
+                    isinstance(v, numbers.Integral) and not isinstance(
+                        v, bool) and v >= 0 for v in self.stages):
+                raise ReshardError(f"vLLM: stages={self.stages!r} must be "
+                                   f"layer counts >= 0, one per stage")
+            object.__setattr__(self, "stages",
+                               tuple(int(v) for v in self.stages))
+            if len(self.stages) != self.pp:
+                raise ReshardError(f"vLLM: stages= lists {len(self.stages)} "
+                                   f"stages for pp={self.pp}")
         if self.ep not in (False, True):
             raise ReshardError(f"vLLM: ep={self.ep!r}: give True or False "
                                f"(--enable-expert-parallel)")
@@ -62,13 +79,13 @@ class Infer:
 
     @property
     def world(self):
-        return self.engines * self.engine_size
+        return self.engines * self.engine_size * self.pp
 
     @property
     def engine_size(self):
-        """Ranks of one engine: the TP groups of its DP and PCP ranks;
-        vLLM's expert parallel group, or its MoE TP group without EP
-        (flatten_tp_across_dp_and_pcp)."""
+        """Ranks of one engine's pipeline stage: the TP groups of its DP
+        and PCP ranks; vLLM's expert parallel group, or its MoE TP group
+        without EP (flatten_tp_across_dp_and_pcp), of that stage."""
         return self.dp * self.pcp * self.tp
 
     @property
@@ -84,20 +101,21 @@ class Infer:
         return self.spmoe
 
 
-INFER_KEYS = ("tp", "dp", "pcp", "engines", "ep", "spmoe", "w13", "fp8",
-              "placement")
+INFER_KEYS = ("tp", "dp", "pcp", "pp", "stages", "engines", "ep", "spmoe",
+              "w13", "fp8", "placement")
 W13_ORDERS = ("gate_up", "up_gate")
 PLACEMENTS = ("linear", "round_robin")
 FP8_FORMATS = ("block", "mx")
 
 
 def parse_infer(text: str, what: str = "infer") -> Infer:
-    """'[vllm:]tp=8[,dp=4][,pcp=2][,engines=2][,ep=0|1|tp*dp*pcp]
-    [,spmoe=auto|0|1]
+    """'[vllm:]tp=8[,dp=4][,pcp=2][,pp=2[,stages=a:b]][,engines=2]
+    [,ep=0|1|tp*dp*pcp][,spmoe=auto|0|1]
     [,w13=gate_up|up_gate][,fp8=block|mx][,placement=linear|round_robin]'
     -> Infer: `engines`
     independent engines, each of vLLM's --data-parallel-size dp,
-    --prefill-context-parallel-size pcp and --tensor-parallel-size tp."""
+    --pipeline-parallel-size pp, --prefill-context-parallel-size pcp and
+    --tensor-parallel-size tp."""
     text = strip_framework(text, "vllm", what)
     d = parse_spec(text, INFER_KEYS, what, words=("w13", "fp8", "placement"))
     # Sizes default to 1.
@@ -122,7 +140,12 @@ def parse_infer(text: str, what: str = "infer") -> Infer:
     if placement not in PLACEMENTS:
         raise ReshardError(f"{what}: placement={placement!r}: give "
                            f"{' or '.join(PLACEMENTS)}")
-    return Infer(tp=tp, dp=dp, pcp=pcp, engines=d.get("engines", 1),
+    try:
+        Infer(pp=d.get("pp", 1), stages=d.get("stages"))
+    except ReshardError as e:
+        raise ReshardError(str(e).replace("vLLM:", f"{what}:", 1)) from None
+    return Infer(tp=tp, dp=dp, pcp=pcp, pp=d.get("pp", 1),
+                 stages=d.get("stages"), engines=d.get("engines", 1),
                  ep=bool(ep),
                  spmoe=None if spmoe is None else bool(spmoe), w13=w13,
                  fp8=fp8, placement=placement)
@@ -179,6 +202,9 @@ def validate(m, i):
     if m.vocab % 64 or m.vocab % i.tp:
         err.append(f"vLLM: vocab {m.vocab} must be a multiple of 64 and of tp "
                    f"(VocabParallelEmbedding padding)")
+    if i.pp > 1 and m.tie_embeddings:
+        err.append("vLLM: pp > 1 with tied embeddings (the last stage's "
+                   "lm_head is the first stage's embedding) is not modelled")
     if i.placement == "round_robin" and not m.experts:
         err.append(f"vLLM: placement=round_robin: {m.name} has no routed "
                    f"experts")
@@ -204,6 +230,23 @@ def validate(m, i):
     return err
 
 
+def pp_split(layers, i):
+    """Layer count of each of vLLM's pp stages: `stages` if given
+    (VLLM_PP_LAYER_PARTITION), else get_pp_indices (vllm/distributed/
+    utils.py): layers // pp each, the remainder one more each on the
+    stages before the last, from the second-to-last backwards."""
+    if i.stages is not None:
+        if sum(i.stages) != layers:
+            raise ReshardError(f"vLLM: stages={':'.join(map(str, i.stages))} "
+                               f"holds {sum(i.stages)} layers, not {layers}")
+        return list(i.stages)
+    base, rem = divmod(layers, i.pp)
+    counts = [base] * i.pp
+    for k in range(2, rem + 2):
+        counts[-k] += 1
+    return counts
+
+
 def ep_rank_of(e, n_experts, ep_size, placement="linear"):
     """determine_expert_map: "linear" gives contiguous experts, the first
     n_experts % ep_size ranks one more; "round_robin" gives rank r experts
@@ -216,55 +259,90 @@ def ep_rank_of(e, n_experts, ep_size, placement="linear"):
 
 
 class VllmSide:
-    """Places each parameter on the engines' meshes."""
+    """Places each parameter on the engines' meshes: engine e, DP rank d,
+    pipeline stage s, PCP rank c, TP rank t is global rank
+    first + (((e*dp + d)*pp + s)*pcp + c)*tp + t (vLLM's order, DP x PP x
+    PCP x TP). A stage's meshes carry `_pp{s}` in their names when pp > 1."""
 
-    def __init__(self, i, first_rank):
+    def __init__(self, i, first_rank, layers=0):
         self.i = i
         self.first_rank = first_rank
         self.meshes = {}
+        self.stage_of = [s for s, n in enumerate(pp_split(layers, i))
+                         for _ in range(n)]
 
     def ranks(self):
         return range(self.first_rank, self.first_rank + self.i.world)
+
+    def stage(self, layer):
+        if layer == "first":
+            return 0
+        if layer == "last":
+            return self.i.pp - 1
+        return self.stage_of[layer]
+
+    def rank(self, e, d, s, c, t):
+        i = self.i
+        return self.first_rank + (((e * i.dp + d) * i.pp + s) * i.pcp
+                                  + c) * i.tp + t
+
+    def replica(self, rep, s, t):
+        """TP rank t of replica rep = (e*dp + d)*pcp + c at stage s."""
+        i = self.i
+        c, ed = rep % i.pcp, rep // i.pcp
+        return self.rank(ed // i.dp, ed % i.dp, s, c, t)
+
+    def moe_rank(self, e, s, r):
+        """Rank r = (d*pcp + c)*tp + t of engine e's MoE group at stage s
+        (flatten_tp_across_dp_and_pcp; vLLM's EP group of the stage)."""
+        i = self.i
+        t, dc = r % i.tp, r // i.tp
+        return self.rank(e, dc // i.pcp, s, dc % i.pcp, t)
+
+    def _name(self, base, s):
+        return base if self.i.pp == 1 else f"{base}_pp{s}"
 
     def _mesh(self, name, make):
         if name not in self.meshes:
             self.meshes[name] = make(name)
         return self.meshes[name]
 
-    def engine_mesh(self):
-        # Engine e, DP rank d, PCP rank c, TP rank t is global rank
-        # first + ((e*dp + d)*pcp + c)*tp + t: replica (e*dp + d)*pcp + c
-        # of TP rank t.
-        return self._mesh("infer", lambda name: init_device_mesh(
-            (self.i.replicas, self.i.tp), ("dp", "tp"), self.first_rank,
-            name=name))
+    def engine_mesh(self, s=0):
+        # Replica (e*dp + d)*pcp + c of TP rank t; replication is `dp`.
+        i = self.i
+        return self._mesh(self._name("infer", s), lambda name: DeviceMesh(
+            [[self.replica(rep, s, t) for t in range(i.tp)]
+             for rep in range(i.replicas)], ("dp", "tp"), name=name))
 
-    def moe_mesh(self):
+    def moe_mesh(self, s=0):
         # Without EP, FusedMoE's TP group is an engine's dp*pcp*tp ranks
-        # (vLLM flattens DP and PCP into it: rank (d*pcp + c)*tp + t), one
-        # copy per engine.
-        return self._mesh("infer_moe", lambda name: init_device_mesh(
-            (self.i.engines, self.i.engine_size), ("engines", "moe_tp"),
-            self.first_rank, name=name))
+        # of the stage (vLLM flattens DP and PCP into it: rank
+        # (d*pcp + c)*tp + t), one copy per engine.
+        i = self.i
+        return self._mesh(self._name("infer_moe", s), lambda name: DeviceMesh(
+            [[self.moe_rank(e, s, r) for r in range(i.engine_size)]
+             for e in range(i.engines)], ("engines", "moe_tp"), name=name))
 
-    def tp_mesh(self, ts, kv_heads):
+    def tp_mesh(self, ts, kv_heads, s=0):
         """The engines' TP ranks ts: one (infer_tp{t}), or the replicas of
         a KV head (infer_kv{head})."""
-        i, first = self.i, self.first_rank
+        i = self.i
         if len(ts) == 1:
-            return self._mesh(f"infer_tp{ts[0]}", lambda name: DeviceMesh(
-                [first + d * i.tp + ts[0] for d in range(i.replicas)],
-                ("dp",),
-                name=name))
+            return self._mesh(self._name(f"infer_tp{ts[0]}", s),
+                              lambda name: DeviceMesh(
+                                  [self.replica(rep, s, ts[0])
+                                   for rep in range(i.replicas)],
+                                  ("dp",), name=name))
         rep = i.tp // kv_heads
         head = ts[0] // rep
         if list(ts) != list(range(head * rep, (head + 1) * rep)):
             raise ReshardError(f"vLLM: TP ranks {list(ts)} are not the "
                                f"replicas of one KV head")
-        return self._mesh(f"infer_kv{head}", lambda name: DeviceMesh(
-            [[first + d * i.tp + t for t in ts]
-             for d in range(i.replicas)],
-            ("dp", "tp_rep"), name=name))
+        return self._mesh(self._name(f"infer_kv{head}", s),
+                          lambda name: DeviceMesh(
+                              [[self.replica(r, s, t) for t in ts]
+                               for r in range(i.replicas)],
+                              ("dp", "tp_rep"), name=name))
 
     def fused(self, p, m):
         """(blocks, order) of a Param (not a KV-split qkv)."""
@@ -277,27 +355,31 @@ class VllmSide:
             return blocks, {0: [[f, f], [0, f]]}
         return blocks, None
 
-    def ep_mesh(self, r):
+    def ep_mesh(self, r, s=0):
         # Expert parallel rank r of each engine holds its experts whole: a
         # 0-D mesh for one engine, else the engines' copies.
-        i, first = self.i, self.first_rank
+        i = self.i
         if i.engines == 1:
-            return self._mesh(f"infer_ep{r}", lambda name: DeviceMesh(
-                first + r, (), name=name))
-        return self._mesh(f"infer_ep{r}", lambda name: DeviceMesh(
-            [first + e * i.engine_size + r for e in range(i.engines)],
-            ("engines",), name=name))
+            return self._mesh(self._name(f"infer_ep{r}", s),
+                              lambda name: DeviceMesh(
+                                  self.moe_rank(0, s, r), (), name=name))
+        return self._mesh(self._name(f"infer_ep{r}", s),
+                          lambda name: DeviceMesh(
+                              [self.moe_rank(e, s, r)
+                               for e in range(i.engines)],
+                              ("engines",), name=name))
 
     def place(self, p, m):
         """(mesh, dims) of a Param (not a KV-split qkv)."""
         n = len(p.shape)
+        s = self.stage(p.layer)
         if p.expert is not None and self.i.ep:
             r = ep_rank_of(p.expert, m.experts, self.i.engine_size,
                            self.i.placement)
-            return self.ep_mesh(r), [[] for _ in range(n)]
+            return self.ep_mesh(r, s), [[] for _ in range(n)]
         if p.expert is not None and self.i.engine_size > self.i.tp:
-            return self.moe_mesh(), tp_dims(n, p.role, ["moe_tp"])
+            return self.moe_mesh(s), tp_dims(n, p.role, ["moe_tp"])
         role = p.role
         if role in ("scol", "srow") and self.i.seq_parallel_moe:
             role = "rep"
-        return self.engine_mesh(), tp_dims(n, role, ["tp"])
+        return self.engine_mesh(s), tp_dims(n, role, ["tp"])

@@ -18,7 +18,7 @@ from reshard.errors import ReshardError  # noqa: E402
 from reshard.megatron import parse_train, pipeline_split  # noqa: E402
 from reshard.models import get_model, scale_model  # noqa: E402
 from reshard.refit import build_layout  # noqa: E402
-from reshard.vllm import parse_infer  # noqa: E402
+from reshard.vllm import parse_infer, pp_split  # noqa: E402
 
 from orders_ref import small  # noqa: E402
 
@@ -217,8 +217,11 @@ def megatron_params(m, train, rank, layers, grouped=True, prefix="",
 # --- vLLM -------------------------------------------------------------------
 
 def vllm_params(m, infer, r, layers):
-    """The parameters engine rank r (0-based, d*tp + t) of a vLLM model
-    holds (llama.py / qwen3_moe.py / deepseek_v2.py; QKVParallelLinear with
+    """The parameters inference rank r (0-based, (((e*dp + d)*pp + s)*pcp
+    + c)*tp + t) of a vLLM model holds: its pipeline stage's layers, named
+    globally (PPMissingLayer elsewhere), the embedding on the first stage,
+    the final norm and lm_head on the last (llama.py / qwen3_moe.py /
+    deepseek_v2.py; QKVParallelLinear with
     KV heads replicated when tp > num_kv_heads; FusedMoE's w13_weight
     [E_local, 2*I/tp, H] and w2_weight [E_local, H, I/tp], E_local the EP
     rank's experts by the linear or round-robin expert map, ascending),
@@ -226,10 +229,16 @@ def vllm_params(m, infer, r, layers):
     scale)."""
     i = parse_infer(infer)
     tp, h = i.tp, m.hidden
+    stage = r // (i.pcp * tp) % i.pp
+    moe_r = (r // (i.pp * i.pcp * tp) % i.dp * i.pcp
+             + r // tp % i.pcp) * tp + r % tp     # (d*pcp + c)*tp + t
+    counts = pp_split(layers, i)
+    first = sum(counts[:stage])
     p = Params()
-    p.add("model.embed_tokens.weight", [m.vocab // tp, h],
-          "model.embed_tokens.weight")
-    for g in range(layers):
+    if stage == 0:
+        p.add("model.embed_tokens.weight", [m.vocab // tp, h],
+              "model.embed_tokens.weight")
+    for g in range(first, first + counts[stage]):
         hf = f"model.layers.{g}."
 
         def same(name, shape, **kw):
@@ -278,7 +287,7 @@ def vllm_params(m, infer, r, layers):
             same("mlp.shared_experts.gate_up_proj.weight", [2 * fs // stp, h])
             same("mlp.shared_experts.down_proj.weight", [h, fs // stp])
         if i.ep:    # EP rank: the rank within its engine
-            size, e = i.engine_size, r % i.engine_size
+            size, e = i.engine_size, moe_r
             base, rem = divmod(m.experts, size)
             n, mtp = base + (e < rem), 1
             start = e * base + min(e, rem)
@@ -297,9 +306,10 @@ def vllm_params(m, infer, r, layers):
             p.stores[f"{hf}{moe}.experts.{x}.{down}.weight"] = [(w2, j)]
         p.add(hf + f"{moe}.experts.w13_weight_scale", [n], None,
               dtype=torch.float32)
-    p.add("model.norm.weight", [h], "model.norm.weight")
-    if not m.tie_embeddings:
-        p.add("lm_head.weight", [m.vocab // tp, h], "lm_head.weight")
+    if stage == i.pp - 1:
+        p.add("model.norm.weight", [h], "model.norm.weight")
+        if not m.tie_embeddings:
+            p.add("lm_head.weight", [m.vocab // tp, h], "lm_head.weight")
     return p
 
 
@@ -495,15 +505,19 @@ def test_qwen3_moe_expert_parallel(grouped):
     check_all(lay, m, train, infer, 2, grouped=grouped)
 
 
-@pytest.mark.parametrize("infer", ["tp=2,dp=2,pcp=2,ep=1", "tp=2,pcp=2"])
-def test_qwen3_moe_prefill_context_parallel(infer):
-    # vLLM ranks DP x PCP x TP: the EP rank, or the flattened MoE TP rank,
-    # of engine rank r is r itself.
+@pytest.mark.parametrize("infer,layers", [
+    ("tp=2,dp=2,pcp=2,ep=1", 2), ("tp=2,pcp=2", 2),
+    ("tp=8,pp=2", 3), ("tp=2,dp=2,pp=2,ep=1", 3)])
+def test_qwen3_moe_vllm_pcp_and_pp(infer, layers):
+    # vLLM ranks DP x PP x PCP x TP. PCP: the EP rank, or the flattened MoE
+    # TP rank, of engine rank r is r itself. PP: a stage's ranks hold its
+    # layers under their global names (KV-replicated qkv pieces at tp=8;
+    # with EP, the stage's EP group).
     train = "tp=2,pp=2,ep=2,dp=2"
-    lay = build_layout("qwen3-235b-a22b", train, infer, layers=2,
+    lay = build_layout("qwen3-235b-a22b", train, infer, layers=layers,
                        scale_down=64)
     m = model_of("qwen3-235b-a22b", 64, train, infer)
-    check_all(lay, m, train, infer, 2)
+    check_all(lay, m, train, infer, layers)
 
 
 def test_expert_views_are_ep_local():

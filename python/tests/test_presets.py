@@ -352,6 +352,65 @@ def test_vllm_prefill_context_parallel(round_trip, tmp_path, infer):
     assert "all correct" in tools.check(round_trip(lay))
 
 
+def test_vllm_pipeline_parallel(round_trip, tmp_path):
+    """--pipeline-parallel-size: an engine's ranks are DP x PP x PCP x TP;
+    a stage holds its layers (get_pp_indices' split), the embedding the
+    first stage, the final norm and lm_head the last; the MoE group is a
+    stage's dp*pcp*tp ranks."""
+    from reshard.vllm import pp_split
+    assert pp_split(61, parse_infer("pp=4")) == [15, 15, 16, 15]
+    assert pp_split(7, parse_infer("pp=4")) == [2, 2, 2, 1]
+    assert pp_split(8, parse_infer("pp=4")) == [2, 2, 2, 2]
+    assert pp_split(5, parse_infer("pp=2,stages=1:4")) == [1, 4]
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(TINY_DSV3))
+    infer = "tp=2,dp=2,pp=2,ep=1"
+    lay = build_layout(str(cfg), "tp=2,ep=2", infer)
+    i, first = parse_infer(infer), lay.info["infer"]["ranks"][0]
+    assert lay.info["infer"]["pp"] == 2
+    assert lay.info["infer"]["layers_per_stage"] == [1, 1]
+    assert lay.info["infer"]["ranks"][1] - first + 1 == i.world == 8
+    ts = tensors(lay)
+
+    def rank(d, s, t):                  # engine 0, pcp 0
+        return first + (d * 2 + s) * 2 + t
+    stage0 = sorted(rank(d, 0, t) for d in range(2) for t in range(2))
+    stage1 = sorted(rank(d, 1, t) for d in range(2) for t in range(2))
+    for name, want in (("model.embed_tokens.weight", stage0),
+                       ("model.layers.0.self_attn.o_proj.weight", stage0),
+                       ("model.layers.1.self_attn.o_proj.weight", stage1),
+                       ("model.norm.weight", stage1),
+                       ("lm_head.weight", stage1)):
+        assert sorted(ts[name].dst.mesh.ranks) == want, name
+    # Experts of layer 1 over stage 1's EP group, rank (d*pcp + c)*tp + t.
+    for e in range(8):
+        r = e // 2
+        t = ts[f"model.layers.1.mlp.experts.{e}.down_proj.weight"]
+        assert t.dst.mesh.ranks == [rank(r // 2, 1, r % 2)], e
+    assert "all correct" in tools.check(round_trip(lay))
+
+
+@pytest.mark.parametrize("infer,msg", [
+    ("tp=1,pp=2,stages=1:2:1", "stages= lists 3 stages for pp=2"),
+    ("tp=1,pp=2,stages=1:1", "stages=1:1 holds 2 layers, not 4"),
+    ("tp=1,stages=x", "stages='x': give layer counts"),
+])
+def test_vllm_pipeline_errors(infer, msg):
+    with pytest.raises(ReshardError, match=msg):
+        build_layout("llama-3.1-70b", "tp=1", infer, layers=4)
+    with pytest.raises(ReshardError, match="pp > 1 with tied embeddings"):
+        build_layout(small_tied(), "tp=1", "tp=1,pp=2")
+
+
+def small_tied():
+    from reshard.models import from_hf_config
+    return from_hf_config(dict(model_type="qwen2", num_hidden_layers=2,
+                               hidden_size=64, num_attention_heads=4,
+                               num_key_value_heads=2, intermediate_size=128,
+                               vocab_size=256, tie_word_embeddings=True,
+                               torch_dtype="bfloat16"), "tied")
+
+
 def test_python_specs_refuse_bad_sizes():
     from reshard.vllm import Infer
     for bad, msg in [(dict(tp=0), "tp=0 must be a positive integer"),

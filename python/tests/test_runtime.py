@@ -551,6 +551,7 @@ TINY_DSV3 = dict(model_type="deepseek_v3", num_hidden_layers=4,
     ("gated", "tp=4,ep=2,dp=1", "tp=4,dp=1"),
     ("gated", "tp=4,ep=2,dp=1", "tp=2,dp=2"),
     ("gated", "tp=4,ep=2,dp=1", "tp=2,engines=2,ep=1"),
+    ("gated", "tp=4,ep=2,dp=1", "tp=1,pp=2,dp=2,ep=1"),
     ("dsv3", "tp=1,pp=2,vpp=2,ep=2,dp=2",
      "tp=2,pcp=2,ep=1,placement=round_robin")])
 def test_refit_through_framework_parameters(mpi, tmp_path, config, train,
@@ -560,7 +561,8 @@ def test_refit_through_framework_parameters(mpi, tmp_path, config, train,
     a stage, passed as Megatron's list of model chunks) into vLLM's (qkv
     pieces of replicated KV heads, stacked w13_weight / w2_weight; with
     dp=2 experts split over the engine's 4 ranks, with engines=2 the EP
-    group in each engine; or PCP ranks with round-robin experts), mapped by
+    group in each engine, with pp=2 each stage's layers and EP group; or
+    PCP ranks with round-robin experts), mapped by
     megatron_tensors / vllm_tensors: every destination element through the
     views, verify=True."""
     path = tmp_path / f"{config}.json"
