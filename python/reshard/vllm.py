@@ -202,9 +202,6 @@ def validate(m, i):
     if m.vocab % 64 or m.vocab % i.tp:
         err.append(f"vLLM: vocab {m.vocab} must be a multiple of 64 and of tp "
                    f"(VocabParallelEmbedding padding)")
-    if i.pp > 1 and m.tie_embeddings:
-        err.append("vLLM: pp > 1 with tied embeddings (the last stage's "
-                   "lm_head is the first stage's embedding) is not modelled")
     if i.placement == "round_robin" and not m.experts:
         err.append(f"vLLM: placement=round_robin: {m.name} has no routed "
                    f"experts")
@@ -369,10 +366,21 @@ class VllmSide:
                                for e in range(i.engines)],
                               ("engines",), name=name))
 
+    def tied_embedding_mesh(self):
+        # With tied embeddings the last stage holds the embedding too
+        # (its lm_head's weight): the first and last stages' replicas.
+        i, last = self.i, self.i.pp - 1
+        return self._mesh("infer_embed", lambda name: DeviceMesh(
+            [[[self.replica(rep, s, t) for t in range(i.tp)]
+              for rep in range(i.replicas)] for s in (0, last)],
+            ("pp", "dp", "tp"), name=name))
+
     def place(self, p, m):
         """(mesh, dims) of a Param (not a KV-split qkv)."""
         n = len(p.shape)
         s = self.stage(p.layer)
+        if p.layer == "first" and m.tie_embeddings and self.i.pp > 1:
+            return self.tied_embedding_mesh(), tp_dims(n, p.role, ["tp"])
         if p.expert is not None and self.i.ep:
             r = ep_rank_of(p.expert, m.experts, self.i.engine_size,
                            self.i.placement)

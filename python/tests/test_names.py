@@ -235,7 +235,8 @@ def vllm_params(m, infer, r, layers):
     counts = pp_split(layers, i)
     first = sum(counts[:stage])
     p = Params()
-    if stage == 0:
+    if stage == 0 or (stage == i.pp - 1 and m.tie_embeddings):
+        # (the last stage's too when lm_head ties to it)
         p.add("model.embed_tokens.weight", [m.vocab // tp, h],
               "model.embed_tokens.weight")
     for g in range(first, first + counts[stage]):
@@ -503,6 +504,14 @@ def test_qwen3_moe_expert_parallel(grouped):
                        scale_down=64)
     m = model_of("qwen3-235b-a22b", 64, train, infer)
     check_all(lay, m, train, infer, 2, grouped=grouped)
+
+
+def test_vllm_pipeline_stages_with_tied_embeddings():
+    # The last stage holds the embedding too, as lm_head's weight.
+    m = small(8, 4, 4, num_hidden_layers=4, tie_word_embeddings=True)
+    train, infer = "tp=2,pp=2", "tp=2,pp=2,dp=2"
+    lay = build_layout(m, train, infer)
+    check_all(lay, m, train, infer, 4)
 
 
 @pytest.mark.parametrize("infer,layers", [

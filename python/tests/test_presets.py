@@ -398,17 +398,25 @@ def test_vllm_pipeline_parallel(round_trip, tmp_path):
 def test_vllm_pipeline_errors(infer, msg):
     with pytest.raises(ReshardError, match=msg):
         build_layout("llama-3.1-70b", "tp=1", infer, layers=4)
-    with pytest.raises(ReshardError, match="pp > 1 with tied embeddings"):
-        build_layout(small_tied(), "tp=1", "tp=1,pp=2")
 
 
-def small_tied():
+def test_vllm_pipeline_stages_with_tied_embeddings(round_trip):
+    """With tied embeddings vLLM's last stage holds the embedding too (its
+    lm_head's weight): one tensor on both stages' ranks, replicated."""
     from reshard.models import from_hf_config
-    return from_hf_config(dict(model_type="qwen2", num_hidden_layers=2,
-                               hidden_size=64, num_attention_heads=4,
-                               num_key_value_heads=2, intermediate_size=128,
-                               vocab_size=256, tie_word_embeddings=True,
-                               torch_dtype="bfloat16"), "tied")
+    m = from_hf_config(dict(model_type="qwen2", num_hidden_layers=2,
+                            hidden_size=64, num_attention_heads=4,
+                            num_key_value_heads=2, intermediate_size=128,
+                            vocab_size=256, tie_word_embeddings=True,
+                            torch_dtype="bfloat16"), "tied")
+    lay = build_layout(m, "tp=2", "tp=2,pp=2")
+    first = lay.info["infer"]["ranks"][0]
+    emb = tensors(lay)["model.embed_tokens.weight"]
+    assert sorted(emb.dst.mesh.ranks) == [first, first + 1, first + 2,
+                                          first + 3]
+    assert local(emb, "dst", first + 3) == [128, 64]
+    assert "lm_head.weight" not in tensors(lay)
+    assert "all correct" in tools.check(round_trip(lay))
 
 
 def test_python_specs_refuse_bad_sizes():
