@@ -206,7 +206,7 @@ def parser():
                    help='"megatron:tp=8,pp=2,dp=4[,cp=,ep=,etp=,vpp=,first=,'
                         'last=|stages=a:b:..]"')
     q.add_argument("--dest", required=True,
-                   help='"vllm:tp=8[,dp=2][,pp=2][,pcp=2][,engines=4][,ep=1]'
+                   help='"vllm:tp=8[,dp=2][,pp=2[,stages=a:b]][,pcp=2][,engines=4][,ep=1]'
                         '[,spmoe=auto|0|1][,w13=gate_up|up_gate]'
                         '[,fp8=block|mx][,placement=linear|round_robin]" '
                         '(engines= independent engines, '

@@ -111,12 +111,15 @@ class Train:
         if (self.first is None) != (self.last is None):
             raise ReshardError("Megatron: give first= and last= together")
         if self.stages is not None:
-            if isinstance(self.stages, (str, bytes)) or not all(
-                    _is_int(v) and v >= 0 for v in self.stages):
+            try:
+                vals = (None if isinstance(self.stages, (str, bytes))
+                        else tuple(self.stages))
+            except TypeError:
+                vals = None
+            if vals is None or not all(_is_int(v) and v >= 0 for v in vals):
                 raise ReshardError(f"Megatron: stages={self.stages!r} must "
                                    f"be layer counts >= 0, one per stage")
-            object.__setattr__(self, "stages",
-                               tuple(int(v) for v in self.stages))
+            object.__setattr__(self, "stages", tuple(int(v) for v in vals))
             if self.first is not None:
                 raise ReshardError("Megatron: give stages= or first=/last=")
             if len(self.stages) != self.pp:

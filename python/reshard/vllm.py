@@ -43,13 +43,17 @@ class Infer:
     def __post_init__(self) -> None:
         check_sizes(self, ("tp", "dp", "pcp", "pp", "engines"), "vLLM")
         if self.stages is not None:
-            if isinstance(self.stages, (str, bytes)) or not all(
+            try:
+                vals = (None if isinstance(self.stages, (str, bytes))
+                        else tuple(self.stages))
+            except TypeError:
+                vals = None
+            if vals is None or not all(
                     isinstance(v, numbers.Integral) and not isinstance(
-                        v, bool) and v >= 0 for v in self.stages):
+                        v, bool) and v >= 0 for v in vals):
                 raise ReshardError(f"vLLM: stages={self.stages!r} must be "
                                    f"layer counts >= 0, one per stage")
-            object.__setattr__(self, "stages",
-                               tuple(int(v) for v in self.stages))
+            object.__setattr__(self, "stages", tuple(int(v) for v in vals))
             if len(self.stages) != self.pp:
                 raise ReshardError(f"vLLM: stages= lists {len(self.stages)} "
                                    f"stages for pp={self.pp}")
@@ -261,7 +265,7 @@ class VllmSide:
     first + (((e*dp + d)*pp + s)*pcp + c)*tp + t (vLLM's order, DP x PP x
     PCP x TP). A stage's meshes carry `_pp{s}` in their names when pp > 1."""
 
-    def __init__(self, i, first_rank, layers=0):
+    def __init__(self, i, first_rank, layers):
         self.i = i
         self.first_rank = first_rank
         self.meshes = {}

@@ -424,13 +424,20 @@ def test_python_specs_refuse_bad_sizes():
     for bad, msg in [(dict(tp=0), "tp=0 must be a positive integer"),
                      (dict(pcp=2.0), "pcp=2.0 must be a positive integer"),
                      (dict(dp=True), "dp=True must be a positive integer"),
-                     (dict(ep=2), "ep=2: give True or False")]:
+                     (dict(ep=2), "ep=2: give True or False"),
+                     (dict(stages=4), "stages=4 must be layer counts"),
+                     (dict(pp=2, stages=(x for x in (2, 2))),
+                      None)]:
+        if msg is None:         # a generator is read once, and right
+            assert Infer(**bad).stages == (2, 2)
+            continue
         with pytest.raises(ReshardError, match=msg):
             Infer(**bad)
     for bad, msg in [(dict(cp=0), "cp=0 must be a positive integer"),
                      (dict(tp="2"), "tp='2' must be a positive integer"),
                      (dict(first=-1), "first=-1 must be an integer >= 0"),
                      (dict(stages="4"), "stages='4' must be layer counts"),
+                     (dict(stages=4), "stages=4 must be layer counts"),
                      (dict(pp=2, stages=(1, 1, 2)),
                       "stages= lists 3 stages for pp=2"),
                      (dict(pp=2, first=2), "first= and last= together"),
