@@ -116,11 +116,14 @@ def cmd_plan(a):
     say = print if not a.quiet else (lambda *x, **k: None)
     for note in s["notes"]:
         print(f"reshard: note: {note}", file=sys.stderr)
+    t, i = s["train"], s["infer"]
+    vpp = f" ({t['vpp']} chunks each)" if "vpp" in t else ""
+    pp = f", stages {i['layers_per_stage']}" if "pp" in i else ""
     say(f"{s['model']}: {len(layout.tensors)} tensors, {s['params']:,} "
         f"parameters, {s['bytes'] / 2**30:.2f} GiB; train ranks "
-        f"{s['train']['ranks'][0]}..{s['train']['ranks'][1]}, stages "
-        f"{s['train']['layers_per_stage']}; infer ranks "
-        f"{s['infer']['ranks'][0]}..{s['infer']['ranks'][1]}")
+        f"{t['ranks'][0]}..{t['ranks'][1]}, stages "
+        f"{t['layers_per_stage']}{vpp}; infer ranks "
+        f"{i['ranks'][0]}..{i['ranks'][1]}{pp}")
     if a.layout_only:
         say(f"wrote {js}, {ml}")
         return 0

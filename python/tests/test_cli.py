@@ -104,6 +104,17 @@ def test_plan_errors(cli_env, tmp_path, args, msg):
     assert "Traceback" not in r.stderr
 
 
+def test_plan_says_the_pipeline_stages(cli_env, tmp_path):
+    # Megatron's virtual chunks and vLLM's PP stages in the summary line.
+    r = cli(cli_env, "plan", "--model", "llama-3.1-70b", "--layout-only",
+            "--layers", "8", "--scale-down", "64", "--source",
+            "megatron:tp=2,pp=2,vpp=2", "--dest", "vllm:tp=2,pp=2",
+            "-o", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "train ranks 0..3, stages [4, 4] (2 chunks each); infer ranks " \
+        "4..7, stages [4, 4]" in r.stdout, r.stdout
+
+
 def test_plan_w13_up_gate(cli_env, tmp_path):
     # FlashInfer's [up; gate] w13 from the --dest spec, on routed experts.
     r = cli(cli_env, "plan", "--model", "qwen3-235b-a22b", "--layout-only",
