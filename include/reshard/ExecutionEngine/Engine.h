@@ -29,6 +29,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -451,57 +452,76 @@ inline int check_overlaps(const Plan &plan, int rank, void *const *src,
     int kind; /* 0 source, 1 destination, 2 workspace */
     int tensor;
   };
-  std::vector<Span> spans;
-  for (int t = 0; t < plan.num_tensors; ++t) {
-    if (src && src[t] && src_bytes[t] > 0)
-      spans.push_back({reinterpret_cast<uintptr_t>(src[t]),
-                       reinterpret_cast<uintptr_t>(src[t]) +
-                           static_cast<uintptr_t>(src_bytes[t]),
-                       0, t});
-    if (dst && dst[t] && dst_bytes[t] > 0)
-      spans.push_back({reinterpret_cast<uintptr_t>(dst[t]),
-                       reinterpret_cast<uintptr_t>(dst[t]) +
-                           static_cast<uintptr_t>(dst_bytes[t]),
-                       1, t});
+  auto overlap = [&](const Span &a, const Span &b) {
+    static const char *const kinds[] = {"source", "destination"};
+    char names[2][256];
+    const Span *both[] = {&a, &b};
+    for (int i = 0; i < 2; ++i)
+      if (both[i]->kind == 2)
+        std::snprintf(names[i], 256, "the workspace");
+      else
+        std::snprintf(names[i], 256, "the %s shard of tensor %d ('%s')",
+                      kinds[both[i]->kind], both[i]->tensor,
+                      plan.tensor_names[both[i]->tensor]);
+    return fail(err, errlen, RESHARD_ERR_ARGS,
+                "%s: rank %d: %s and %s share memory; a destination shard "
+                "or the workspace may share no byte with another buffer of "
+                "the call",
+                plan.name, rank, names[0], names[1]);
+  };
+  auto by_start = [](const Span &a, const Span &b) { return a.lo < b.lo; };
+  /* Kept per thread, so that a call allocates (and faults in) nothing. */
+  thread_local std::vector<Span> spans;
+  spans.clear();
+  /* The sources, then the destinations, each in address order: a
+   * framework's buffers usually come in tensor order or its reverse, so
+   * each side is checked, reversed or, only otherwise, sorted. Linear in
+   * the rank's shards in the usual case. */
+  size_t mid = 0;
+  for (int k = 0; k < 2; ++k) {
+    void *const *ptrs = k ? dst : src;
+    const int64_t *bytes = k ? dst_bytes : src_bytes;
+    size_t first = spans.size();
+    for (int t = 0; ptrs && t < plan.num_tensors; ++t)
+      if (ptrs[t] && bytes[t] > 0)
+        spans.push_back({reinterpret_cast<uintptr_t>(ptrs[t]),
+                         reinterpret_cast<uintptr_t>(ptrs[t]) +
+                             static_cast<uintptr_t>(bytes[t]),
+                         k, t});
+    auto b = spans.begin() + first, e = spans.end();
+    if (std::is_sorted(std::make_reverse_iterator(e),
+                       std::make_reverse_iterator(b), by_start))
+      std::reverse(b, e);
+    else if (!std::is_sorted(b, e, by_start))
+      std::sort(b, e, by_start);
+    if (k == 0)
+      mid = spans.size();
   }
-  if (workspace && workspace_used > 0)
-    spans.push_back({reinterpret_cast<uintptr_t>(workspace),
-                     reinterpret_cast<uintptr_t>(workspace) +
-                         static_cast<uintptr_t>(workspace_used),
-                     2, -1});
-  std::sort(spans.begin(), spans.end(),
-            [](const Span &a, const Span &b) { return a.lo < b.lo; });
-  /* Sweep in address order: the span reaching furthest so far, and the
-   * written one reaching furthest; a pair overlaps with one of them. */
+  /* Sweep both sides merged, in address order: the span reaching
+   * furthest so far, and the destination reaching furthest; a pair
+   * overlaps with one of them. */
   const Span *far = 0, *far_written = 0;
-  for (const Span &s : spans) {
-    const Span *other = 0;
+  for (size_t i = 0, j = mid; i < mid || j < spans.size();) {
+    const Span &s = j == spans.size() || (i < mid && spans[i].lo <= spans[j].lo)
+                        ? spans[i++]
+                        : spans[j++];
     if (far_written && s.lo < far_written->hi)
-      other = far_written;
-    else if (s.kind != 0 && far && s.lo < far->hi)
-      other = far;
-    if (other) {
-      static const char *const kinds[] = {"source", "destination", "workspace"};
-      char a[256], b[256];
-      const Span *spansOf[] = {other, &s};
-      char *names[] = {a, b};
-      for (int i = 0; i < 2; ++i)
-        if (spansOf[i]->kind == 2)
-          std::snprintf(names[i], 256, "the workspace");
-        else
-          std::snprintf(names[i], 256, "the %s shard of tensor %d ('%s')",
-                        kinds[spansOf[i]->kind], spansOf[i]->tensor,
-                        plan.tensor_names[spansOf[i]->tensor]);
-      return fail(err, errlen, RESHARD_ERR_ARGS,
-                  "%s: rank %d: %s and %s share memory; a destination shard "
-                  "or the workspace may share no byte with another buffer "
-                  "of the call",
-                  plan.name, rank, a, b);
-    }
+      return overlap(*far_written, s);
+    if (s.kind != 0 && far && s.lo < far->hi)
+      return overlap(*far, s);
     if (!far || s.hi > far->hi)
       far = &s;
     if (s.kind != 0 && (!far_written || s.hi > far_written->hi))
       far_written = &s;
+  }
+  if (workspace && workspace_used > 0) {
+    Span ws = {reinterpret_cast<uintptr_t>(workspace),
+               reinterpret_cast<uintptr_t>(workspace) +
+                   static_cast<uintptr_t>(workspace_used),
+               2, -1};
+    for (const Span &s : spans)
+      if (s.lo < ws.hi && ws.lo < s.hi)
+        return overlap(s, ws);
   }
   return RESHARD_OK;
 }
