@@ -452,7 +452,7 @@ inline int check_overlaps(const Plan &plan, int rank, void *const *src,
     int kind; /* 0 source, 1 destination, 2 workspace */
     int tensor;
   };
-  auto overlap = [&](const Span &a, const Span &b) {
+  auto overlap = [&](const Span &a, const Span &b) -> int {
     static const char *const kinds[] = {"source", "destination"};
     char names[2][256];
     const Span *both[] = {&a, &b};
@@ -489,8 +489,8 @@ inline int check_overlaps(const Plan &plan, int rank, void *const *src,
                              static_cast<uintptr_t>(bytes[t]),
                          k, t});
     auto b = spans.begin() + first, e = spans.end();
-    if (std::is_sorted(std::make_reverse_iterator(e),
-                       std::make_reverse_iterator(b), by_start))
+    typedef std::reverse_iterator<std::vector<Span>::iterator> Back;
+    if (std::is_sorted(Back(e), Back(b), by_start)) /* (C++11: no make_) */
       std::reverse(b, e);
     else if (!std::is_sorted(b, e, by_start))
       std::sort(b, e, by_start);
