@@ -83,6 +83,22 @@ def check_sizes(spec, keys: Tuple[str, ...], who: str) -> None:
         object.__setattr__(spec, key, int(v))
 
 
+def check_stages(spec, who: str) -> None:
+    """`stages` of a Train or Infer, if given: layer counts >= 0 from any
+    iterable, kept as a tuple of ints."""
+    if spec.stages is None:
+        return
+    try:
+        vals = (None if isinstance(spec.stages, (str, bytes))
+                else tuple(spec.stages))
+    except TypeError:
+        vals = None
+    if vals is None or not all(_is_int(v) and v >= 0 for v in vals):
+        raise ReshardError(f"{who}: stages={spec.stages!r} must be layer "
+                           f"counts >= 0, one per stage")
+    object.__setattr__(spec, "stages", tuple(int(v) for v in vals))
+
+
 @dataclass(frozen=True)
 class Train:
     tp: int = 1
@@ -110,16 +126,8 @@ class Train:
                 object.__setattr__(self, key, int(v))
         if (self.first is None) != (self.last is None):
             raise ReshardError("Megatron: give first= and last= together")
+        check_stages(self, "Megatron")
         if self.stages is not None:
-            try:
-                vals = (None if isinstance(self.stages, (str, bytes))
-                        else tuple(self.stages))
-            except TypeError:
-                vals = None
-            if vals is None or not all(_is_int(v) and v >= 0 for v in vals):
-                raise ReshardError(f"Megatron: stages={self.stages!r} must "
-                                   f"be layer counts >= 0, one per stage")
-            object.__setattr__(self, "stages", tuple(int(v) for v in vals))
             if self.first is not None:
                 raise ReshardError("Megatron: give stages= or first=/last=")
             if len(self.stages) != self.pp:

@@ -5,13 +5,13 @@ The conventions and the vLLM code they mirror are in docs/Python.md
 """
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from .errors import ReshardError
 from .layout import DeviceMesh
-from .megatron import check_sizes, parse_spec, strip_framework, tp_dims
+from .megatron import (check_sizes, check_stages, parse_spec,
+                       strip_framework, tp_dims)
 
 
 @dataclass(frozen=True)
@@ -42,21 +42,10 @@ class Infer:
 
     def __post_init__(self) -> None:
         check_sizes(self, ("tp", "dp", "pcp", "pp", "engines"), "vLLM")
-        if self.stages is not None:
-            try:
-                vals = (None if isinstance(self.stages, (str, bytes))
-                        else tuple(self.stages))
-            except TypeError:
-                vals = None
-            if vals is None or not all(
-                    isinstance(v, numbers.Integral) and not isinstance(
-                        v, bool) and v >= 0 for v in vals):
-                raise ReshardError(f"vLLM: stages={self.stages!r} must be "
-                                   f"layer counts >= 0, one per stage")
-            object.__setattr__(self, "stages", tuple(int(v) for v in vals))
-            if len(self.stages) != self.pp:
-                raise ReshardError(f"vLLM: stages= lists {len(self.stages)} "
-                                   f"stages for pp={self.pp}")
+        check_stages(self, "vLLM")
+        if self.stages is not None and len(self.stages) != self.pp:
+            raise ReshardError(f"vLLM: stages= lists {len(self.stages)} "
+                               f"stages for pp={self.pp}")
         if self.ep not in (False, True):
             raise ReshardError(f"vLLM: ep={self.ep!r}: give True or False "
                                f"(--enable-expert-parallel)")
@@ -144,15 +133,13 @@ def parse_infer(text: str, what: str = "infer") -> Infer:
     if placement not in PLACEMENTS:
         raise ReshardError(f"{what}: placement={placement!r}: give "
                            f"{' or '.join(PLACEMENTS)}")
-    try:
-        Infer(pp=d.get("pp", 1), stages=d.get("stages"))
+    try:        # Infer's own checks (stages=), named as the spec
+        return Infer(tp=tp, dp=dp, pcp=pcp, pp=d.get("pp", 1),
+                     stages=d.get("stages"), engines=d.get("engines", 1),
+                     ep=bool(ep), spmoe=None if spmoe is None else bool(spmoe),
+                     w13=w13, fp8=fp8, placement=placement)
     except ReshardError as e:
         raise ReshardError(str(e).replace("vLLM:", f"{what}:", 1)) from None
-    return Infer(tp=tp, dp=dp, pcp=pcp, pp=d.get("pp", 1),
-                 stages=d.get("stages"), engines=d.get("engines", 1),
-                 ep=bool(ep),
-                 spmoe=None if spmoe is None else bool(spmoe), w13=w13,
-                 fp8=fp8, placement=placement)
 
 
 def kv_split(m, i):

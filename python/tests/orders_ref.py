@@ -26,6 +26,19 @@ GATED = dict(model_type="qwen3_moe", num_hidden_layers=2, hidden_size=64,
              mlp_only_layers=[0], vocab_size=256, attn_output_gate=True,
              torch_dtype="bfloat16")    # Qwen3-Next's attention, small
 
+# DeepSeek-V3's architecture, tiny (MLA, a shared expert): 2 expert groups
+# of 8 routed experts, layer 0 dense, layer 1 MoE; test_presets.py and
+# test_runtime.py use it.
+TINY_DSV3 = dict(model_type="deepseek_v3", num_hidden_layers=2,
+                 hidden_size=64, num_attention_heads=4,
+                 num_key_value_heads=4, intermediate_size=128,
+                 moe_intermediate_size=16, n_routed_experts=8,
+                 n_shared_experts=1, n_group=2, topk_group=1,
+                 topk_method="noaux_tc", first_k_dense_replace=1,
+                 q_lora_rank=32, kv_lora_rank=16, qk_nope_head_dim=8,
+                 qk_rope_head_dim=8, v_head_dim=8, vocab_size=256,
+                 torch_dtype="bfloat16")
+
 
 def chunk(rows, parts):
     """torch.chunk of a list: chunks of ceil(n / parts)."""

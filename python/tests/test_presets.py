@@ -14,6 +14,8 @@ from reshard.models import count_params, get_model, model_params
 from reshard.refit import build_layout
 from reshard.vllm import ep_rank_of, parse_infer
 
+from orders_ref import TINY_DSV3
+
 
 def tensors(layout):
     return {t.name: t for t in layout.tensors}
@@ -284,19 +286,6 @@ def test_vllm_round_robin_expert_map():
     # determine_expert_map, "round_robin": rank r holds r, r + 4, ...
     assert [ep_rank_of(e, 10, 4, "round_robin") for e in range(10)] == \
         [0, 1, 2, 3, 0, 1, 2, 3, 0, 1]
-
-
-# DeepSeek-V3's architecture, tiny: 2 expert groups of 8 routed experts,
-# layer 0 dense, layer 1 MoE.
-TINY_DSV3 = dict(model_type="deepseek_v3", num_hidden_layers=2,
-                 hidden_size=64, num_attention_heads=4,
-                 num_key_value_heads=4, intermediate_size=128,
-                 moe_intermediate_size=16, n_routed_experts=8,
-                 n_shared_experts=1, n_group=2, topk_group=1,
-                 topk_method="noaux_tc", first_k_dense_replace=1,
-                 q_lora_rank=32, kv_lora_rank=16, qk_nope_head_dim=8,
-                 qk_rope_head_dim=8, v_head_dim=8, vocab_size=256,
-                 torch_dtype="bfloat16")
 
 
 @pytest.mark.parametrize("infer", ["tp=2,dp=2,ep=1,placement=round_robin",

@@ -18,7 +18,7 @@ import tempfile
 
 import pytest
 
-from orders_ref import GATED
+from orders_ref import GATED, TINY_DSV3
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = os.path.join(HERE, "runtime_worker.py")
@@ -534,19 +534,6 @@ def test_nccl_plan_compiles_and_loads(have_tools, tmp_path):
         plan.run({}, {}, MPI.COMM_SELF)
 
 
-# DeepSeek-V3's architecture, tiny: MLA, 2 expert groups of 8 routed
-# experts, a shared expert, layer 0 dense.
-TINY_DSV3 = dict(model_type="deepseek_v3", num_hidden_layers=4,
-                 hidden_size=64, num_attention_heads=4,
-                 num_key_value_heads=4, intermediate_size=128,
-                 moe_intermediate_size=16, n_routed_experts=8,
-                 n_shared_experts=1, n_group=2, topk_group=1,
-                 topk_method="noaux_tc", first_k_dense_replace=1,
-                 q_lora_rank=32, kv_lora_rank=16, qk_nope_head_dim=8,
-                 qk_rope_head_dim=8, v_head_dim=8, vocab_size=256,
-                 torch_dtype="bfloat16")
-
-
 @pytest.mark.parametrize("config,train,infer", [
     ("gated", "tp=4,ep=2,dp=1", "tp=4,dp=1"),
     ("gated", "tp=4,ep=2,dp=1", "tp=2,dp=2"),
@@ -566,7 +553,8 @@ def test_refit_through_framework_parameters(mpi, tmp_path, config, train,
     megatron_tensors / vllm_tensors: every destination element through the
     views, verify=True."""
     path = tmp_path / f"{config}.json"
-    path.write_text(json.dumps(GATED if config == "gated" else TINY_DSV3))
+    path.write_text(json.dumps(GATED if config == "gated" else
+                               dict(TINY_DSV3, num_hidden_layers=4)))
     lines = mpi(4, "refit", path, train, infer, 4 if config == "dsv3" else 2,
                 tmp_path)
     assert len(lines) == 4 and all(": ok " in l and " 0 wrong, 0 unmapped"

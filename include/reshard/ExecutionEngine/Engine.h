@@ -663,7 +663,8 @@ inline int agreement_verdict(const Plan &plan, int rank, int status,
                 "%s: rank %d: the ranks disagree on verify (%s here; every "
                 "rank must ask for it, or none); nothing was moved",
                 plan.name, rank, flags & RESHARD_RUN_VERIFY ? "on" : "off");
-  if (reduced[5] != deadline_bits() || reduced[6] != ~deadline_bits())
+  unsigned long long deadline = deadline_bits();
+  if (reduced[5] != deadline || reduced[6] != ~deadline)
     return fail(err, errlen, RESHARD_ERR_MISMATCH,
                 "%s: rank %d: the ranks disagree on RESHARD_TIMEOUT_SECONDS "
                 "(%g s here, 0: unset; every rank must set it alike); "
