@@ -119,11 +119,14 @@ def cmd_plan(a):
     t, i = s["train"], s["infer"]
     vpp = f" ({t['vpp']} chunks each)" if "vpp" in t else ""
     pp = f", stages {i['layers_per_stage']}" if "pp" in i else ""
+    pad = "".join(f"; {who} vocab padded to {side['padded_vocab']}"
+                  for who, side in (("train", t), ("infer", i))
+                  if "padded_vocab" in side)
     say(f"{s['model']}: {len(layout.tensors)} tensors, {s['params']:,} "
         f"parameters, {s['bytes'] / 2**30:.2f} GiB; train ranks "
         f"{t['ranks'][0]}..{t['ranks'][1]}, stages "
         f"{t['layers_per_stage']}{vpp}; infer ranks "
-        f"{i['ranks'][0]}..{i['ranks'][1]}{pp}")
+        f"{i['ranks'][0]}..{i['ranks'][1]}{pp}{pad}")
     if a.layout_only:
         say(f"wrote {js}, {ml}")
         return 0
@@ -207,7 +210,7 @@ def parser():
                    help=f"config.json path or bundled name ({models})")
     q.add_argument("--source", required=True,
                    help='"megatron:tp=8,pp=2,dp=4[,cp=,ep=,etp=,vpp=,first=,'
-                        'last=|stages=a:b:..]"')
+                        'last=|stages=a:b:..][,vocab_pad=128]"')
     q.add_argument("--dest", required=True,
                    help='"vllm:tp=8[,dp=2][,pp=2[,stages=a:b]][,pcp=2][,engines=4][,ep=1]'
                         '[,spmoe=auto|0|1][,w13=gate_up|up_gate]'

@@ -113,6 +113,11 @@ class Train:
     # --virtual-pipeline-model-parallel-size: model chunks per stage,
     # interleaved (pipeline_split / layer_stages).
     vpp: int = 1
+    # --make-vocab-size-divisible-by: the embedding and output layer hold
+    # the vocab padded to a multiple of vocab_pad*tp (Megatron-LM's
+    # default is 128; Megatron-Bridge pads only with should_pad_vocab).
+    # None: unpadded, as Megatron-Bridge builds HF models (vocab_rows).
+    vocab_pad: Optional[int] = None
 
     def __post_init__(self) -> None:
         check_sizes(self, ("tp", "dp", "pp", "cp", "ep", "etp", "vpp"),
@@ -127,6 +132,11 @@ class Train:
         if (self.first is None) != (self.last is None):
             raise ReshardError("Megatron: give first= and last= together")
         check_stages(self, "Megatron")
+        if self.vocab_pad is not None:
+            if not _is_int(self.vocab_pad) or self.vocab_pad < 1:
+                raise ReshardError(f"Megatron: vocab_pad={self.vocab_pad!r} "
+                                   f"must be a positive integer or None")
+            object.__setattr__(self, "vocab_pad", int(self.vocab_pad))
         if self.stages is not None:
             if self.first is not None:
                 raise ReshardError("Megatron: give stages= or first=/last=")
@@ -149,12 +159,12 @@ class Train:
 
 
 TRAIN_KEYS = ("tp", "pp", "dp", "cp", "ep", "etp", "vpp", "first", "last",
-              "stages")
+              "stages", "vocab_pad")
 
 
 def parse_train(text: str, what: str = "train") -> Train:
     """'[megatron:]tp=8,pp=2,dp=4[,cp=][,ep=][,etp=][,vpp=][,first=,last=|,
-    stages=a:b:..]' -> Train."""
+    stages=a:b:..][,vocab_pad=]' -> Train."""
     text = strip_framework(text, "megatron", what)
     d = parse_spec(text, TRAIN_KEYS, what)  # every size defaults to 1
     try:
@@ -264,8 +274,10 @@ def validate(m, t):
     if m.dense_layers or not m.experts:
         if m.intermediate % t.tp:
             err.append(f"Megatron: ffn_hidden_size {m.intermediate} % tp")
-    if m.vocab % t.tp:
-        err.append(f"Megatron: vocab {m.vocab} % tp {t.tp} (unpadded vocab)")
+    if t.vocab_pad is None and m.vocab % t.tp:
+        err.append(f"Megatron: vocab {m.vocab} % tp {t.tp} (unpadded vocab; "
+                   f"Megatron-LM pads it: give vocab_pad=, its "
+                   f"make_vocab_size_divisible_by)")
     if m.experts:
         if m.experts % t.ep:
             err.append(f"Megatron: num_moe_experts {m.experts} % ep {t.ep}")
@@ -279,6 +291,17 @@ def validate(m, t):
     elif t.ep != 1 or t.etp != 1:
         err.append(f"{m.name} has no experts: ep and etp must be 1")
     return err
+
+
+def vocab_rows(m, t):
+    """Rows of the embedding and the output layer on each TP rank: the
+    vocab padded to a multiple of vocab_pad*tp (_vocab_size_with_padding
+    in megatron/training/tokenizer, Bridge's calculate_padded_vocab_size),
+    rank r holding padded rows r*n to r*n + n - 1; unpadded, vocab / tp."""
+    if t.vocab_pad is None:
+        return m.vocab // t.tp
+    q = t.vocab_pad * t.tp
+    return -(-m.vocab // q) * q // t.tp
 
 
 def qkv_rows(m):

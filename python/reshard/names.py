@@ -269,7 +269,11 @@ class _Ctx:
                             int(x.group(2)))
             into = e.extra.get("fused_into")
             if into is not None:
-                end = _offset(e, side) + shape[0]
+                # The pieces tile the buffer, or leave its padding out and
+                # say its rows (fused_buffer_rows: a padded vocab).
+                end = _buffer_rows(e, side)
+                if end is None:
+                    end = _offset(e, side) + shape[0]
                 self.fused_rows[into] = max(self.fused_rows.get(into, 0), end)
         self._index = {}
         for key, v in self.experts.items():
@@ -333,6 +337,18 @@ def _offset(e: _Entry, side: str) -> int:
         raise ReshardError(f"{e.name}: a piece of {e.extra['fused_into']} "
                            f"without fused_offset.{side}")
     return off[side]
+
+
+def _buffer_rows(e: _Entry, side: str) -> Optional[int]:
+    rows = e.extra.get("fused_buffer_rows")
+    if rows is None:
+        return None
+    if not isinstance(rows, Mapping) or not isinstance(rows.get(side), int) \
+            or rows[side] < _offset(e, side) + e.shape[0]:
+        raise ReshardError(f"{e.name}: fused_buffer_rows.{side} must be an "
+                           f"integer that holds the piece (rows "
+                           f"{_offset(e, side)} + {e.shape[0]})")
+    return rows[side]
 
 
 def _check(pname: str, t: Any, want: Sequence[int], what: str) -> None:

@@ -13,11 +13,13 @@ from .errors import ReshardError
 from .layout import DTYPE_BYTES, Layout, Sharding
 from .megatron import MegatronSide, Train, parse_train, pipeline_split
 from .megatron import validate as validate_train
+from .megatron import vocab_rows as megatron_vocab_rows
 from .models import (Model, count_params, get_model, model_params,
                      scale_model)
 from .topology import get_topology
-from .vllm import (Infer, VllmSide, kv_split, parse_infer, pp_split,
-                   qkv_rank_rows)
+from .vllm import (Infer, VllmSide, kv_split, padded_vocab, parse_infer,
+                   pp_split, qkv_rank_rows)
+from .vllm import vocab_rows as vllm_vocab_rows
 from .vllm import validate as validate_infer
 
 _LLAMA = dict(
@@ -169,6 +171,44 @@ def _qkv_pieces(p, src, dst, m, cache):
                     fused_offset={"src": c["src"], "dst": c["dst"]}))
 
 
+VOCAB_TENSORS = ("model.embed_tokens.weight", "lm_head.weight")
+
+
+def _vocab_padded(p, src, dst, m) -> bool:
+    """An embedding or output layer that a side holds padded: rank r's
+    rows start at r*n for an n other than the vocab / tp of torch.chunk."""
+    return p.name in VOCAB_TENSORS and (
+        megatron_vocab_rows(m, src.t) * src.t.tp != p.shape[0] or
+        vllm_vocab_rows(m, dst.i) * dst.i.tp != p.shape[0])
+
+
+def _vocab_pieces(p, src, dst, m):
+    """A padded vocab (Megatron's vocab_pad=, vLLM's multiple of 64): TP
+    rank r of a side holds padded rows r*n to r*n + n - 1, its last ranks
+    padding, which torch.chunk of the vocab cannot say. As for qkv, the
+    tensor is cut into pieces: the rows one Megatron TP rank and one vLLM
+    TP rank both hold, each a run of both ranks' buffers, replicated over
+    their replicas; fused_buffer_rows gives each side's buffer rows (the
+    padding is in no piece, so nothing reads or writes it)."""
+    ns, nd = megatron_vocab_rows(m, src.t), vllm_vocab_rows(m, dst.i)
+    stage, v = src.stage(p.layer), p.shape[0]
+    rest = [[] for _ in p.shape[1:]]
+    k = 0
+    for r in range(src.t.tp):
+        a, end = r * ns, min((r + 1) * ns, v)
+        while a < end:
+            t = a // nd
+            b = min(end, (t + 1) * nd)
+            yield (f"{p.name}.part{k}", [b - a] + p.shape[1:],
+                   Sharding(src.tp_rank_mesh(stage, r), [[]] + rest),
+                   Sharding(dst.vocab_mesh(p, m, t), [[]] + rest),
+                   dict(fused_into=p.name, fused_rows=[[a, b - a]],
+                        fused_offset={"src": a - r * ns, "dst": a - t * nd},
+                        fused_buffer_rows={"src": ns, "dst": nd}))
+            k += 1
+            a = b
+
+
 def _fp8_eligible(p) -> bool:
     """A linear weight FP8 checkpoints quantize: 2-D, inside a layer, not a
     norm or the MoE router (embeddings and the output layer stay too)."""
@@ -242,6 +282,10 @@ def build_layout(model: Union[Model, str, os.PathLike],
                         fp8_done += 1
                 out.add(name, shape, p.dtype, s, d, **extra)
             continue
+        if _vocab_padded(p, src, dst, sm):
+            for name, shape, s, d, extra in _vocab_pieces(p, src, dst, sm):
+                out.add(name, shape, p.dtype, s, d, **extra)
+            continue
         smesh, sdims = src.place(p, sm)
         dmesh, ddims = dst.place(p, sm)
         s_side = Sharding(smesh, sdims, *src.fused(p, sm))
@@ -285,6 +329,11 @@ def build_layout(model: Union[Model, str, os.PathLike],
         out.info["train"]["vpp"] = t.vpp
         out.info["train"]["layers_per_chunk"] = [n // t.vpp
                                                  for n in counts]
+    if t.vocab_pad is not None:
+        out.info["train"]["vocab_pad"] = t.vocab_pad
+        out.info["train"]["padded_vocab"] = megatron_vocab_rows(sm, t) * t.tp
+    if padded_vocab(sm) != sm.vocab:
+        out.info["infer"]["padded_vocab"] = padded_vocab(sm)
     if i.pcp != 1:
         out.info["infer"]["pcp"] = i.pcp
     if i.pp != 1:

@@ -188,11 +188,11 @@ def validate(m, i):
                    f"divides the other")
     if (m.dense_layers or not m.experts) and m.intermediate % i.tp:
         err.append(f"vLLM: intermediate_size {m.intermediate} % tp {i.tp}")
-    # VocabParallelEmbedding pads to a multiple of 64 at every tp, 1 too:
-    # the padded rows are not in the logical tensor.
-    if m.vocab % 64 or m.vocab % i.tp:
-        err.append(f"vLLM: vocab {m.vocab} must be a multiple of 64 and of tp "
-                   f"(VocabParallelEmbedding padding)")
+    # VocabParallelEmbedding splits the vocab padded to a multiple of 64
+    # over tp (divide() asserts it divides).
+    if padded_vocab(m) % i.tp:
+        err.append(f"vLLM: vocab {m.vocab}, padded to {padded_vocab(m)} (a "
+                   f"multiple of 64: VocabParallelEmbedding), % tp {i.tp}")
     if i.placement == "round_robin" and not m.experts:
         err.append(f"vLLM: placement=round_robin: {m.name} has no routed "
                    f"experts")
@@ -216,6 +216,21 @@ def validate(m, i):
                 and (m.moe_intermediate * m.shared_experts) % i.tp):
             err.append("vLLM: shared expert intermediate % tp")
     return err
+
+
+VOCAB_PADDING = 64   # DEFAULT_VOCAB_PADDING_SIZE
+
+
+def padded_vocab(m):
+    """The vocab VocabParallelEmbedding and ParallelLMHead hold: padded to
+    a multiple of 64 (pad_vocab_size), at every tp."""
+    return -(-m.vocab // VOCAB_PADDING) * VOCAB_PADDING
+
+
+def vocab_rows(m, i):
+    """Rows of the embedding and lm_head on each TP rank: rank t holds the
+    padded rows t*n to t*n + n - 1 (vocab_range_from_global_vocab_size)."""
+    return padded_vocab(m) // i.tp
 
 
 def pp_split(layers, i):
@@ -365,6 +380,17 @@ class VllmSide:
             [[[self.replica(rep, s, t) for t in range(i.tp)]
               for rep in range(i.replicas)] for s in (0, last)],
             ("pp", "dp", "tp"), name=name))
+
+    def vocab_mesh(self, p, m, t):
+        """The ranks that hold TP rank t's rows of the embedding or lm_head
+        (a piece of it, refit._vocab_pieces): that rank of every replica,
+        of the first and last stages for a tied embedding with pp > 1."""
+        if p.layer == "first" and m.tie_embeddings and self.i.pp > 1:
+            i, last = self.i, self.i.pp - 1
+            return self._mesh(f"infer_embed_tp{t}", lambda name: DeviceMesh(
+                [[self.replica(rep, s, t) for rep in range(i.replicas)]
+                 for s in (0, last)], ("pp", "dp"), name=name))
+        return self.tp_mesh([t], m.kv_heads, self.stage(p.layer))
 
     def place(self, p, m):
         """(mesh, dims) of a Param (not a KV-split qkv)."""

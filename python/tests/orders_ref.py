@@ -5,6 +5,7 @@ rank, read from its JSON through the independent oracle
 test/Tools/reshard-run/Inputs/shards.py. Row ids are logical: [q; k; v],
 [q; gate; k; v] with an attention output gate."""
 import importlib.util
+import math
 import os
 
 from reshard.models import from_hf_config
@@ -120,6 +121,30 @@ def fused_rows(d, name, side):
     assert bufs, f"no tensor {name} and no pieces of it"
     return {rank: [buf[i] for i in range(len(buf))]
             for rank, buf in bufs.items()}
+
+
+def megatron_vocab_rows(m, t):
+    """Embedding / output layer rows a TP rank holds: the vocab padded to a
+    multiple of make_vocab_size_divisible_by * tp
+    (_vocab_size_with_padding in megatron/training/tokenizer), split
+    evenly (VocabUtility); unpadded without vocab_pad."""
+    if t.vocab_pad is None:
+        return m.vocab // t.tp
+    multiple = t.vocab_pad * t.tp
+    return math.ceil(m.vocab / multiple) * multiple // t.tp
+
+
+def vllm_vocab_rows(m, i):
+    """VocabParallelEmbedding / ParallelLMHead rows a TP rank holds:
+    pad_vocab_size(vocab, 64) split evenly."""
+    return math.ceil(m.vocab / 64) * 64 // i.tp
+
+
+def vocab_ref(vocab, per_rank, tp):
+    """{TP rank: rows} of a vocab split as both frameworks split it: rank
+    r holds padded rows r*per_rank on, the rows past the vocab padding."""
+    return {r: list(range(r * per_rank, min((r + 1) * per_rank, vocab)))
+            for r in range(tp)}
 
 
 def small(nq, nkv, hd, gated=False, bias=False, **kw):

@@ -214,17 +214,33 @@ def refit(comm, rank, cache, config, train, infer, layers, work):
     want_src, _, expect = shards_of(layout, rank)
     for name, view in src.items():
         view.copy_(want_src[name])
-    for view in dst.values():
-        view.view(torch.uint8).fill_(SENTINEL)
+    # Every byte of every vLLM parameter starts as the sentinel; the bytes
+    # no view covers (a padded vocab's padding rows) must keep it.
+    for _, param in fake_dst.params:
+        param.view(torch.uint8).fill_(SENTINEL)
+    before = {n: param.clone() for n, param in fake_dst.params}
     plan.run(src, dst, comm, verify=True)
     bad = compare(dst, expect)
     missing = sorted(set(expect) - set(dst))
+    outside = 0
+    for n, param in fake_dst.params:
+        mask = torch.ones(param.numel(), dtype=torch.bool)
+        base = param.untyped_storage().data_ptr()
+        for view in dst.values():
+            if view.untyped_storage().data_ptr() == base:
+                start = (view.data_ptr() - param.data_ptr()) // \
+                    param.element_size()
+                mask[start:start + view.numel()] = False
+        changed = param.view(torch.uint8).flatten() != \
+            before[n].view(torch.uint8).flatten()
+        outside += int(changed.view(-1, param.element_size()).any(1)[mask]
+                       .sum())
     n = sum(int(b.numel()) for b in expect.values())
-    ok = not bad and not missing
+    ok = not bad and not missing and not outside
     print(f"rank {rank}: {'ok' if ok else 'WRONG'} {n} destination "
           f"elements through {len(src)} Megatron and {len(dst)} vLLM "
-          f"parameter views, {bad} wrong, {len(missing)} unmapped",
-          flush=True)
+          f"parameter views, {bad} wrong, {len(missing)} unmapped, "
+          f"{outside} written outside them", flush=True)
 
 
 def inject(plan, args):

@@ -115,6 +115,24 @@ def test_plan_says_the_pipeline_stages(cli_env, tmp_path):
         "4..7, stages [4, 4]" in r.stdout, r.stdout
 
 
+def test_plan_pads_the_vocab(cli_env, tmp_path):
+    # Megatron-LM's padded vocab (vocab_pad=) from the --source spec:
+    # 129280 rows padded to a multiple of 128*8; vLLM's 64 pads nothing.
+    r = cli(cli_env, "plan", "--model", "deepseek-v3", "--layout-only",
+            "--layers", "1", "--source", "megatron:tp=8,ep=8,vocab_pad=128",
+            "--dest", "vllm:tp=8", "-o", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "; train vocab padded to 130048" in r.stdout, r.stdout
+    with open(tmp_path / "layout.json") as f:
+        d = json.load(f)
+    assert d["scenario"]["train"]["vocab_pad"] == 128
+    parts = [t for t in d["tensors"]
+             if t.get("fused_into") == "model.embed_tokens.weight"]
+    assert sum(t["shape"][0] for t in parts) == 129280
+    assert all(t["fused_buffer_rows"] == {"src": 16256, "dst": 16160}
+               for t in parts)
+
+
 def test_plan_w13_up_gate(cli_env, tmp_path):
     # FlashInfer's [up; gate] w13 from the --dest spec, on routed experts.
     r = cli(cli_env, "plan", "--model", "qwen3-235b-a22b", "--layout-only",

@@ -20,7 +20,8 @@ from reshard.models import get_model, scale_model  # noqa: E402
 from reshard.refit import build_layout  # noqa: E402
 from reshard.vllm import parse_infer, pp_split  # noqa: E402
 
-from orders_ref import small  # noqa: E402
+from orders_ref import (megatron_vocab_rows, small,  # noqa: E402
+                        vllm_vocab_rows)
 
 BF16 = torch.bfloat16
 
@@ -107,7 +108,8 @@ def megatron_params(m, train, rank, layers, grouped=True, prefix="",
         p = Params(prefix)
         ps.append(p)
         if stage == 0 and v == 0:
-            p.add("embedding.word_embeddings.weight", [m.vocab // tp, h],
+            p.add("embedding.word_embeddings.weight",
+                  [megatron_vocab_rows(m, t), h],
                   "model.embed_tokens.weight")
         for l in range(n):
             g = first + l
@@ -209,7 +211,7 @@ def megatron_params(m, train, rank, layers, grouped=True, prefix="",
         if stage == t.pp - 1 and v == len(chunks) - 1:
             p.add("decoder.final_layernorm.weight", [h], "model.norm.weight")
             if not m.tie_embeddings:
-                p.add("output_layer.weight", [m.vocab // tp, h],
+                p.add("output_layer.weight", [megatron_vocab_rows(m, t), h],
                       "lm_head.weight")
     return ps[0] if len(ps) == 1 else Chunks(ps)
 
@@ -237,7 +239,7 @@ def vllm_params(m, infer, r, layers):
     p = Params()
     if stage == 0 or (stage == i.pp - 1 and m.tie_embeddings):
         # (the last stage's too when lm_head ties to it)
-        p.add("model.embed_tokens.weight", [m.vocab // tp, h],
+        p.add("model.embed_tokens.weight", [vllm_vocab_rows(m, i), h],
               "model.embed_tokens.weight")
     for g in range(first, first + counts[stage]):
         hf = f"model.layers.{g}."
@@ -310,7 +312,8 @@ def vllm_params(m, infer, r, layers):
     if stage == i.pp - 1:
         p.add("model.norm.weight", [h], "model.norm.weight")
         if not m.tie_embeddings:
-            p.add("lm_head.weight", [m.vocab // tp, h], "lm_head.weight")
+            p.add("lm_head.weight", [vllm_vocab_rows(m, i), h],
+                  "lm_head.weight")
     return p
 
 
@@ -394,6 +397,38 @@ def model_of(model, scale, train, infer):
 
 
 # --- dense, PP ---------------------------------------------------------------
+
+@pytest.mark.parametrize("train,infer,tied", [
+    ("tp=4,pp=2,vocab_pad=16", "tp=2,dp=2", False),     # both pad
+    ("tp=2,pp=2,vocab_pad=32", "tp=2,pp=2", True),      # tied, vLLM pp
+    ("tp=2,vpp=2,pp=2,vocab_pad=64", "tp=4", False)])   # model chunks
+def test_padded_vocab_every_rank(train, infer, tied):
+    # Megatron's padded vocab (vocab_pad=) and vLLM's multiple of 64: the
+    # embedding and output layer are pieces, each a run of rows of the
+    # padded buffer the frameworks hold.
+    m = small(8, 4, 4, vocab_size=200, num_hidden_layers=4,
+              tie_word_embeddings=tied)
+    lay = build_layout(m, train, infer)
+    assert any("fused_buffer_rows" in t.extra for t in lay.tensors)
+    check_all(lay, m, train, infer, 4)
+
+
+def test_padding_only_ranks_leave_their_vocab_unused():
+    # 100 rows padded to 256 over tp=4: ranks 2 and 3 hold only padding.
+    m = small(8, 4, 4, vocab_size=100, num_hidden_layers=1)
+    train, infer = "tp=4,vocab_pad=64", "tp=2"
+    lay = build_layout(m, train, infer)
+    for rank in range(4):
+        unused = []
+        got = reshard.megatron_tensors(
+            lay, megatron_params(m, train, rank, 1).module(), rank,
+            unused=unused)
+        assert set(got) == set(held(lay, "src", rank))
+        pad = ["embedding.word_embeddings.weight", "output_layer.weight"]
+        assert sorted(unused) == (pad if rank >= 2 else [])
+        assert not any(n.startswith("model.embed") for n in got) or rank < 2
+
+
 
 @pytest.mark.parametrize("train", ["tp=2,pp=2,dp=2", "tp=1,pp=3,stages=1:2:1"])
 def test_dense_model_every_rank(train):

@@ -11,10 +11,13 @@ from reshard import tools
 from reshard.errors import ReshardError
 from reshard.models import from_hf_config, get_model, scale_model
 from reshard.refit import build_layout
+from reshard.megatron import Train as reshard_train
+from reshard.megatron import parse_train
 from reshard.vllm import parse_infer
 
-from orders_ref import (GATED, chunk, fused_rows, megatron_ref, small,
-                        vllm_ref)
+from orders_ref import (GATED, chunk, fused_rows, megatron_ref,
+                        megatron_vocab_rows, small, vllm_ref,
+                        vllm_vocab_rows, vocab_ref)
 
 QKV_CASES = [
     # (model, Megatron tp, vLLM tp): groups vs TP on each side.
@@ -114,6 +117,84 @@ def test_w13_spec_errors():
     assert parse_infer("tp=2").w13 == "gate_up"
 
 
+# --- padded vocab: Megatron's vocab_pad=, vLLM's multiple of 64 -------------
+
+VOCAB_CASES = [
+    # (model, train, infer): padded on one side, both, or neither.
+    (small(8, 4, 4, vocab_size=200, num_hidden_layers=2),
+     "tp=4,pp=2,vocab_pad=16", "tp=2,dp=2"),            # both pad
+    (small(8, 4, 4, vocab_size=256), "tp=4,vocab_pad=128", "tp=4"),
+    (small(8, 4, 4, vocab_size=100), "tp=4,dp=2,vocab_pad=64",
+     "tp=2,engines=2"),                                 # padding-only ranks
+    (small(8, 4, 4, vocab_size=200, num_hidden_layers=2,
+           tie_word_embeddings=True), "tp=2,pp=2,vocab_pad=32",
+     "tp=2,pp=2"),                                      # tied, vLLM pp
+    (small(8, 4, 4, vocab_size=256), "tp=2,vocab_pad=1", "tp=4"),  # none
+    ("deepseek-v3", "tp=8,pp=2,ep=8,vocab_pad=128", "tp=16"),
+]
+
+
+@pytest.mark.parametrize("model,train,infer", VOCAB_CASES,
+                         ids=lambda x: getattr(x, "name", str(x)))
+def test_vocab_rows_of_every_rank(model, train, infer):
+    lay = build_layout(model, train, infer, layers=0 if isinstance(
+        model, str) else None)
+    d = json.loads(json.dumps(lay.to_dict()))
+    m = get_model(model)
+    t, i = parse_train(train), parse_infer(infer)
+    ns, nd = megatron_vocab_rows(m, t), vllm_vocab_rows(m, i)
+    first = lay.info["infer"]["ranks"][0]
+    names = ["model.embed_tokens.weight"] + \
+        ([] if m.tie_embeddings else ["lm_head.weight"])
+    for name in names:
+        stage = 0 if name.startswith("model.embed") else t.pp - 1
+        want = vocab_ref(m.vocab, ns, t.tp)
+        src = fused_rows(d, name, "src")
+        held = [r for r in range(t.world) if r // t.stage_size == stage
+                and want[r % t.tp]]
+        assert sorted(src) == held, name
+        for rank, rows in src.items():
+            assert rows == want[rank % t.tp], (name, rank)
+        want = vocab_ref(m.vocab, nd, i.tp)
+        dst = fused_rows(d, name, "dst")
+        stages = {0, i.pp - 1} if m.tie_embeddings else \
+            {0 if name.startswith("model.embed") else i.pp - 1}
+        held = [r for r in range(first, first + i.world)
+                if (r - first) // (i.pcp * i.tp) % i.pp in stages
+                and want[(r - first) % i.tp]]
+        assert sorted(dst) == held, name
+        for rank, rows in dst.items():
+            assert rows == want[(rank - first) % i.tp], (name, rank)
+        # The buffers' rows, padding included, as the frameworks hold them.
+        for e in d["tensors"]:
+            if e.get("fused_into") == name:
+                assert e["fused_buffer_rows"] == {"src": ns, "dst": nd}
+    padded = ns * t.tp != m.vocab or nd * i.tp != m.vocab
+    assert any("fused_buffer_rows" in e for e in d["tensors"]) == padded
+    assert lay.info["train"].get("padded_vocab") == (
+        None if t.vocab_pad is None else ns * t.tp)
+
+
+def test_vocab_padding_specs():
+    assert parse_train("tp=2,vocab_pad=128").vocab_pad == 128
+    assert parse_train("tp=2").vocab_pad is None
+    with pytest.raises(ReshardError, match="vocab_pad must be positive"):
+        parse_train("tp=2,vocab_pad=0")
+    with pytest.raises(ReshardError, match="vocab_pad=1.5 must be a positive"):
+        reshard_train(tp=2, vocab_pad=1.5)
+    # Megatron refuses an unpadded vocab that tp does not divide ...
+    m = small(8, 4, 4, vocab_size=202)
+    with pytest.raises(ReshardError, match="vocab 202 % tp 8 .*vocab_pad="):
+        build_layout(m, "tp=8", "tp=1")
+    build_layout(m, "tp=8,vocab_pad=1", "tp=1")
+    # ... and vLLM a padded vocab that tp does not divide.
+    m = small(12, 3, 4, vocab_size=300, intermediate_size=48)
+    with pytest.raises(ReshardError, match=r"^vLLM: vocab 300, padded to 320 "
+                                           r".* % tp 3$"):
+        build_layout(m, "tp=1", "tp=3")
+    build_layout(m, "tp=1", "tp=1")
+
+
 # --- end to end: reshard-run --check on preset slices ----------------------
 
 
@@ -123,15 +204,18 @@ E2E = [
     ("qwen3-235b-a22b", "tp=8,ep=4,dp=1", "tp=4,dp=2,w13=up_gate", 64),
     ("gated", "tp=4,ep=2,dp=1", "tp=4,dp=1", 1),
     ("gated", "tp=4,ep=2,dp=1", "tp=2,dp=2,w13=up_gate", 1),
+    ("deepseek-v3", "tp=8,pp=2,ep=8,vocab_pad=128", "tp=4,dp=2", 64),
+    ("gated-v200", "tp=4,ep=2,vocab_pad=16", "tp=2,dp=2", 1),
 ]
 
 
 @pytest.mark.parametrize("model,train,infer,scale", E2E)
 def test_preset_slices_run_and_check(round_trip, tmp_path, model, train,
                                      infer, scale):
-    if model == "gated":
+    if model.startswith("gated"):
+        cfg = dict(GATED, vocab_size=200) if model == "gated-v200" else GATED
         model = str(tmp_path / "config.json")
         with open(model, "w") as f:
-            json.dump(GATED, f)
+            json.dump(cfg, f)
     lay = build_layout(model, train, infer, layers=2, scale_down=scale)
     assert "all correct" in tools.check(round_trip(lay))

@@ -494,16 +494,22 @@ def test_model_params_takes_names_and_paths():
 
 def test_vllm_vocab_padding_at_tp_1(tmp_path):
     # vLLM pads the vocab to a multiple of 64 at every tp (1 included):
-    # its embedding would have rows the logical tensor lacks.
+    # its embedding has 24 rows past the logical tensor's 1000, which the
+    # pieces leave out.
     cfg = json.load(open(os.path.join(os.path.dirname(tools.__file__),
                                       "..", "..", "examples", "models",
                                       "llama-3.1-70b", "config.json")))
     cfg["vocab_size"] = 1000
     path = tmp_path / "config.json"
     path.write_text(json.dumps(cfg))
-    with pytest.raises(ReshardError, match="vocab 1000 must be a multiple "
-                                           "of 64"):
-        build_layout(str(path), "tp=1", "tp=1", layers=1)
+    lay = build_layout(str(path), "tp=1", "tp=1", layers=1)
+    parts = {t.name: t.extra for t in lay.tensors if "fused_into" in t.extra}
+    assert sorted(parts) == ["lm_head.weight.part0",
+                             "model.embed_tokens.weight.part0"]
+    for extra in parts.values():
+        assert extra["fused_rows"] == [[0, 1000]]
+        assert extra["fused_buffer_rows"] == {"src": 1000, "dst": 1024}
+    assert lay.info["infer"]["padded_vocab"] == 1024
 
 
 def test_spec_defaults():

@@ -540,7 +540,8 @@ def test_nccl_plan_compiles_and_loads(have_tools, tmp_path):
     ("gated", "tp=4,ep=2,dp=1", "tp=2,engines=2,ep=1"),
     ("gated", "tp=4,ep=2,dp=1", "tp=1,pp=2,dp=2,ep=1"),
     ("dsv3", "tp=1,pp=2,vpp=2,ep=2,dp=2",
-     "tp=2,pcp=2,ep=1,placement=round_robin")])
+     "tp=2,pcp=2,ep=1,placement=round_robin"),
+    ("gated-v200", "tp=4,ep=2,dp=1,vocab_pad=16", "tp=2,dp=2")])
 def test_refit_through_framework_parameters(mpi, tmp_path, config, train,
                                             infer):
     """Megatron's parameters (stage-local layers, TEGroupedMLP experts,
@@ -549,16 +550,21 @@ def test_refit_through_framework_parameters(mpi, tmp_path, config, train,
     pieces of replicated KV heads, stacked w13_weight / w2_weight; with
     dp=2 experts split over the engine's 4 ranks, with engines=2 the EP
     group in each engine, with pp=2 each stage's layers and EP group; or
-    PCP ranks with round-robin experts), mapped by
+    PCP ranks with round-robin experts; or a vocab both pad, in pieces),
+    mapped by
     megatron_tensors / vllm_tensors: every destination element through the
-    views, verify=True."""
+    views, verify=True, and no byte of vLLM's parameters outside them (the
+    padding) written."""
     path = tmp_path / f"{config}.json"
-    path.write_text(json.dumps(GATED if config == "gated" else
-                               dict(TINY_DSV3, num_hidden_layers=4)))
+    path.write_text(json.dumps(
+        GATED if config == "gated" else
+        dict(GATED, vocab_size=200) if config == "gated-v200" else
+        dict(TINY_DSV3, num_hidden_layers=4)))
     lines = mpi(4, "refit", path, train, infer, 4 if config == "dsv3" else 2,
                 tmp_path)
-    assert len(lines) == 4 and all(": ok " in l and " 0 wrong, 0 unmapped"
-                                   in l for l in lines), "\n".join(lines)
+    assert len(lines) == 4 and all(
+        ": ok " in l and " 0 wrong, 0 unmapped, 0 written outside them" in l
+        for l in lines), "\n".join(lines)
 
 
 def test_quantized_destinations_match_torch(mpi, tmp_path):
