@@ -210,7 +210,7 @@ def parser():
                    help=f"config.json path or bundled name ({models})")
     q.add_argument("--source", required=True,
                    help='"megatron:tp=8,pp=2,dp=4[,cp=,ep=,etp=,vpp=,first=,'
-                        'last=|stages=a:b:..][,vocab_pad=128]"')
+                        'last=|stages=a:b:..][,vocab_pad=128|,padded_vocab=N]"')
     q.add_argument("--dest", required=True,
                    help='"vllm:tp=8[,dp=2][,pp=2[,stages=a:b]][,pcp=2][,engines=4][,ep=1]'
                         '[,spmoe=auto|0|1][,w13=gate_up|up_gate]'

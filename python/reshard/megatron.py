@@ -118,6 +118,10 @@ class Train:
     # default is 128; Megatron-Bridge pads only with should_pad_vocab).
     # None: unpadded, as Megatron-Bridge builds HF models (vocab_rows).
     vocab_pad: Optional[int] = None
+    # The embedding's rows outright (Megatron-LM's args.padded_vocab_size),
+    # where Megatron padded another size than config.json's vocab_size
+    # (the tokenizer's): at least the vocab, a multiple of tp.
+    padded_vocab: Optional[int] = None
 
     def __post_init__(self) -> None:
         check_sizes(self, ("tp", "dp", "pp", "cp", "ep", "etp", "vpp"),
@@ -137,6 +141,18 @@ class Train:
                 raise ReshardError(f"Megatron: vocab_pad={self.vocab_pad!r} "
                                    f"must be a positive integer or None")
             object.__setattr__(self, "vocab_pad", int(self.vocab_pad))
+        if self.padded_vocab is not None:
+            if not _is_int(self.padded_vocab) or self.padded_vocab < 1:
+                raise ReshardError(f"Megatron: padded_vocab="
+                                   f"{self.padded_vocab!r} must be a "
+                                   f"positive integer or None")
+            object.__setattr__(self, "padded_vocab", int(self.padded_vocab))
+            if self.vocab_pad is not None:
+                raise ReshardError("Megatron: give vocab_pad= or "
+                                   "padded_vocab=, not both")
+            if self.padded_vocab % self.tp:
+                raise ReshardError(f"Megatron: padded_vocab="
+                                   f"{self.padded_vocab} % tp {self.tp}")
         if self.stages is not None:
             if self.first is not None:
                 raise ReshardError("Megatron: give stages= or first=/last=")
@@ -159,12 +175,12 @@ class Train:
 
 
 TRAIN_KEYS = ("tp", "pp", "dp", "cp", "ep", "etp", "vpp", "first", "last",
-              "stages", "vocab_pad")
+              "stages", "vocab_pad", "padded_vocab")
 
 
 def parse_train(text: str, what: str = "train") -> Train:
     """'[megatron:]tp=8,pp=2,dp=4[,cp=][,ep=][,etp=][,vpp=][,first=,last=|,
-    stages=a:b:..][,vocab_pad=]' -> Train."""
+    stages=a:b:..][,vocab_pad=|,padded_vocab=]' -> Train."""
     text = strip_framework(text, "megatron", what)
     d = parse_spec(text, TRAIN_KEYS, what)  # every size defaults to 1
     try:
@@ -274,10 +290,14 @@ def validate(m, t):
     if m.dense_layers or not m.experts:
         if m.intermediate % t.tp:
             err.append(f"Megatron: ffn_hidden_size {m.intermediate} % tp")
-    if t.vocab_pad is None and m.vocab % t.tp:
+    if t.vocab_pad is None and t.padded_vocab is None and m.vocab % t.tp:
         err.append(f"Megatron: vocab {m.vocab} % tp {t.tp} (unpadded vocab; "
                    f"Megatron-LM pads it: give vocab_pad=, its "
                    f"make_vocab_size_divisible_by)")
+    if t.padded_vocab is not None and t.padded_vocab < m.vocab:
+        err.append(f"Megatron: padded_vocab={t.padded_vocab} holds fewer "
+                   f"rows than the vocab {m.vocab}: the rows past it would "
+                   f"have no source")
     if m.experts:
         if m.experts % t.ep:
             err.append(f"Megatron: num_moe_experts {m.experts} % ep {t.ep}")
@@ -297,7 +317,10 @@ def vocab_rows(m, t):
     """Rows of the embedding and the output layer on each TP rank: the
     vocab padded to a multiple of vocab_pad*tp (_vocab_size_with_padding
     in megatron/training/tokenizer, Bridge's calculate_padded_vocab_size),
-    rank r holding padded rows r*n to r*n + n - 1; unpadded, vocab / tp."""
+    rank r holding padded rows r*n to r*n + n - 1; padded_vocab / tp when
+    given; unpadded, vocab / tp."""
+    if t.padded_vocab is not None:
+        return t.padded_vocab // t.tp
     if t.vocab_pad is None:
         return m.vocab // t.tp
     q = t.vocab_pad * t.tp

@@ -9,7 +9,8 @@ where vLLM fuses checkpoint tensors (docs/Python.md "Tensor names and
 logical shapes"). These helpers find, for every layout tensor a rank holds,
 the framework's parameter and the contiguous view of it that is this rank's
 shard: the parameter itself, one expert of a stacked expert tensor, or the
-rows of a fused q/k/v buffer that a KV-replicated piece covers. The
+rows of a fused buffer that a piece covers (a KV-replicated q/k/v, or a
+padded vocab's embedding and output layer). The
 conventions, and the framework files they mirror, are in docs/Python.md
 "Mapping framework parameters".
 """
@@ -351,10 +352,19 @@ def _buffer_rows(e: _Entry, side: str) -> Optional[int]:
     return rows[side]
 
 
+_VOCAB_PARAMS = ("word_embeddings.weight", "output_layer.weight",
+                 "embed_tokens.weight", "lm_head.weight")
+
+
 def _check(pname: str, t: Any, want: Sequence[int], what: str) -> None:
-    if _shape(t) != tuple(want):
-        raise _Miss(f"parameter {pname!r} has shape {list(_shape(t))}, but "
-                    f"{what} is {list(want)}")
+    got = _shape(t)
+    if got != tuple(want):
+        hint = ""
+        if pname.endswith(_VOCAB_PARAMS) and got[1:] == tuple(want[1:]):
+            hint = (" (other vocab rows: a padded vocab the layout does not "
+                    "say? Megatron's vocab_pad= or padded_vocab=)")
+        raise _Miss(f"parameter {pname!r} has shape {list(got)}, but "
+                    f"{what} is {list(want)}{hint}")
 
 
 def _map(layout: LayoutLike, params: ParamsLike, rank: int, side: str,
@@ -445,7 +455,8 @@ def _megatron_resolve(side: str):
 
 def _piece_view(e: _Entry, shape: List[int], ctx: _Ctx, table: _Table,
                 rank: int, side: str, names: List[str], tried: str) -> Any:
-    """A qkv piece: its rows of the rank's fused buffer, at fused_offset."""
+    """A piece (KV-replicated q/k/v, padded vocab): its rows of the rank's
+    fused buffer, at fused_offset."""
     into = e.extra["fused_into"]
     got = table.get(names)
     if got is None:
@@ -462,7 +473,7 @@ def _megatron_view(e: _Entry, shape: List[int], ctx: _Ctx, rank: int,
                    side: str) -> Any:
     what = f"rank {rank}'s shard"
     into = e.extra.get("fused_into")
-    if into is not None:                    # a KV-replicated qkv piece
+    if into is not None:                    # a piece of a fused buffer
         names, where, table = _megatron_names(into, ctx)
         return _piece_view(e, shape, ctx, table, rank, side, names,
                            f"{_tried(names)}{where}")
@@ -565,8 +576,8 @@ def megatron_tensors(layout: LayoutLike, params: ParamsLike, rank: int, *,
     "language_model."). Layers are numbered from 0 in each model chunk;
     layer_offset (default: the first layer the layout gives this rank; one
     chunk only) is the global index of the chunk's layer 0. Each value is a view sharing
-    the parameter's storage (one expert's parameter, or a KV-replicated
-    qkv piece's rows of linear_qkv), except MLA's fused_qkv_a_proj, two
+    the parameter's storage (one expert's parameter, or a piece's rows of
+    linear_qkv or of a padded vocab's parameter), except MLA's fused_qkv_a_proj, two
     Megatron parameters: a view if they are adjacent in memory, else a
     copy. Raises ReshardError naming every layout tensor without a
     parameter or with a parameter of another shape than the shard;
@@ -592,7 +603,7 @@ def _vllm_resolve(side: str):
             suffix = "_scale_inv" if "block" in e.extra["quant"] else "_scale"
             name = of
         into = e.extra.get("fused_into")
-        if into is not None:    # a KV-replicated qkv piece, or its scales
+        if into is not None:    # a piece of a fused buffer, or its scales
             if of is not None:
                 into = into[:-len(".scale")] + suffix
             return _piece_view(e, shape, ctx, table, rank, side, [into],
@@ -635,8 +646,9 @@ def vllm_tensors(layout: LayoutLike, params: ParamsLike, rank: int, *,
     plan's communicator. `prefix` is stripped from names that start with
     it. Layout names are vLLM's parameter names, except routed experts
     (expert E of a layer is w13_weight[j] / w2_weight[j] of its FusedMoE,
-    j its index among the experts this rank holds) and KV-replicated qkv
-    pieces (rows of qkv_proj at the piece's fused_offset). Every value is a
+    j its index among the experts this rank holds) and pieces (rows of
+    qkv_proj, embed_tokens or lm_head at the piece's fused_offset). Every
+    value is a
     view sharing the parameter's storage. Raises ReshardError naming every
     layout tensor without a parameter or with a parameter of another
     shape; parameters no layout tensor uses (vLLM's scales, extra buffers)

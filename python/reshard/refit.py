@@ -242,6 +242,9 @@ def build_layout(model: Union[Model, str, os.PathLike],
     if scale_down < 1:
         raise ReshardError(f"scale_down (--scale-down) must be >= 1, not "
                            f"{scale_down}")
+    if scale_down != 1 and t.padded_vocab is not None:
+        raise ReshardError("padded_vocab= counts the full model's rows: "
+                           "with scale_down (--scale-down), give vocab_pad=")
     full = count_params(model_params(m))
     sm = scale_model(m, scale_down, (t.tp, i.tp))
     err = validate_train(sm, t) + validate_infer(sm, i)
@@ -331,6 +334,7 @@ def build_layout(model: Union[Model, str, os.PathLike],
                                                  for n in counts]
     if t.vocab_pad is not None:
         out.info["train"]["vocab_pad"] = t.vocab_pad
+    if megatron_vocab_rows(sm, t) * t.tp != sm.vocab:
         out.info["train"]["padded_vocab"] = megatron_vocab_rows(sm, t) * t.tp
     if padded_vocab(sm) != sm.vocab:
         out.info["infer"]["padded_vocab"] = padded_vocab(sm)

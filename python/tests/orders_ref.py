@@ -128,6 +128,8 @@ def megatron_vocab_rows(m, t):
     multiple of make_vocab_size_divisible_by * tp
     (_vocab_size_with_padding in megatron/training/tokenizer), split
     evenly (VocabUtility); unpadded without vocab_pad."""
+    if t.padded_vocab is not None:      # args.padded_vocab_size outright
+        return t.padded_vocab // t.tp
     if t.vocab_pad is None:
         return m.vocab // t.tp
     multiple = t.vocab_pad * t.tp

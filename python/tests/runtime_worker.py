@@ -190,11 +190,14 @@ def main():
         print(f"rank {rank}: error: {e}", flush=True)
 
 
-def refit(comm, rank, cache, config, train, infer, layers, work):
+def refit(comm, rank, cache, config, train, infer, layers, work,
+          source="fake"):
     """A refit through the frameworks' own parameters: test_names.py's
-    fake Megatron and vLLM parameters of this rank, mapped to the layout by
-    megatron_tensors / vllm_tensors, the source views filled with the
-    oracle's pattern, the plan run into the vLLM views (verify=True)."""
+    fake Megatron (or, with source "megatron-core", Megatron-Core's own
+    GPTModel of this rank: megatron_model.py) and fake vLLM parameters of
+    this rank, mapped to the layout by megatron_tensors / vllm_tensors, the
+    source views filled with the oracle's pattern, the plan run into the
+    vLLM views (verify=True)."""
     import test_names
     from reshard.refit import build_layout
     m = test_names.model_of(config, 1, train, infer)
@@ -207,9 +210,15 @@ def refit(comm, rank, cache, config, train, infer, layers, work):
     with open(path) as f:
         layout = json.load(f)
     plan = reshard.compile(path, backend="mpi", cache_dir=cache)
-    fake_src = test_names.megatron_params(m, train, rank, int(layers))
+    unused = []
+    if source == "megatron-core":
+        import megatron_model
+        model = megatron_model.build_rank(m, train, int(layers), comm)
+    else:
+        model = test_names.megatron_params(m, train, rank,
+                                           int(layers)).module()
+    src = reshard.megatron_tensors(lay, model, rank, unused=unused)
     fake_dst = test_names.vllm_params(m, infer, rank, int(layers))
-    src = reshard.megatron_tensors(lay, fake_src.module(), rank)
     dst = reshard.vllm_tensors(lay, fake_dst.params, rank)
     want_src, _, expect = shards_of(layout, rank)
     for name, view in src.items():
@@ -240,7 +249,8 @@ def refit(comm, rank, cache, config, train, infer, layers, work):
     print(f"rank {rank}: {'ok' if ok else 'WRONG'} {n} destination "
           f"elements through {len(src)} Megatron and {len(dst)} vLLM "
           f"parameter views, {bad} wrong, {len(missing)} unmapped, "
-          f"{outside} written outside them", flush=True)
+          f"{outside} written outside them; Megatron unused: "
+          f"{sorted(unused)}", flush=True)
 
 
 def inject(plan, args):

@@ -130,6 +130,7 @@ VOCAB_CASES = [
            tie_word_embeddings=True), "tp=2,pp=2,vocab_pad=32",
      "tp=2,pp=2"),                                      # tied, vLLM pp
     (small(8, 4, 4, vocab_size=256), "tp=2,vocab_pad=1", "tp=4"),  # none
+    (small(8, 4, 4, vocab_size=200), "tp=2,padded_vocab=320", "tp=1"),
     ("deepseek-v3", "tp=8,pp=2,ep=8,vocab_pad=128", "tp=16"),
 ]
 
@@ -172,7 +173,7 @@ def test_vocab_rows_of_every_rank(model, train, infer):
     padded = ns * t.tp != m.vocab or nd * i.tp != m.vocab
     assert any("fused_buffer_rows" in e for e in d["tensors"]) == padded
     assert lay.info["train"].get("padded_vocab") == (
-        None if t.vocab_pad is None else ns * t.tp)
+        None if ns * t.tp == m.vocab else ns * t.tp)
 
 
 def test_vocab_padding_specs():
@@ -193,6 +194,20 @@ def test_vocab_padding_specs():
                                            r".* % tp 3$"):
         build_layout(m, "tp=1", "tp=3")
     build_layout(m, "tp=1", "tp=1")
+    # padded_vocab=: Megatron-LM's args.padded_vocab_size outright.
+    assert parse_train("tp=2,padded_vocab=320").padded_vocab == 320
+    for spec, why in [("tp=2,padded_vocab=321", "padded_vocab=321 % tp 2"),
+                      ("tp=2,padded_vocab=320,vocab_pad=64",
+                       "vocab_pad= or padded_vocab=, not both")]:
+        with pytest.raises(ReshardError, match=why):
+            parse_train(spec)
+    with pytest.raises(ReshardError, match="padded_vocab=192 holds fewer "
+                                           "rows than the vocab 202"):
+        build_layout(small(8, 4, 4, vocab_size=202), "tp=2,padded_vocab=192",
+                     "tp=1")
+    with pytest.raises(ReshardError, match="with scale_down"):
+        build_layout("llama-3.1-70b", "tp=8,padded_vocab=129024", "tp=8",
+                     layers=1, scale_down=64)
 
 
 # --- end to end: reshard-run --check on preset slices ----------------------
@@ -204,7 +219,9 @@ E2E = [
     ("qwen3-235b-a22b", "tp=8,ep=4,dp=1", "tp=4,dp=2,w13=up_gate", 64),
     ("gated", "tp=4,ep=2,dp=1", "tp=4,dp=1", 1),
     ("gated", "tp=4,ep=2,dp=1", "tp=2,dp=2,w13=up_gate", 1),
-    ("deepseek-v3", "tp=8,pp=2,ep=8,vocab_pad=128", "tp=4,dp=2", 64),
+    # Scaled down, the vocab is 2048 (a multiple of lcm(64, tps)), which
+    # vocab_pad=192 (a multiple of 1536) pads to 3072.
+    ("deepseek-v3", "tp=8,pp=2,ep=8,vocab_pad=192", "tp=4,dp=2", 64),
     ("gated-v200", "tp=4,ep=2,vocab_pad=16", "tp=2,dp=2", 1),
 ]
 
@@ -218,4 +235,7 @@ def test_preset_slices_run_and_check(round_trip, tmp_path, model, train,
         with open(model, "w") as f:
             json.dump(cfg, f)
     lay = build_layout(model, train, infer, layers=2, scale_down=scale)
+    if "vocab_pad" in train:            # the vocab is pieces
+        assert lay.info["train"]["padded_vocab"] > get_model(model).vocab \
+            if scale == 1 else lay.info["train"]["padded_vocab"] == 3072
     assert "all correct" in tools.check(round_trip(lay))
