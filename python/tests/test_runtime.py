@@ -582,6 +582,7 @@ MEGATRON_CORE_CONFIGS = {
 
 @pytest.mark.parametrize("config,train,infer", [
     ("moe", "tp=4,ep=2", "tp=2,dp=2"),          # 2 query groups over tp 4
+    ("moe", "tp=2,dp=2,ep=2,etp=2", "tp=4,ep=1"),   # expert TP
     ("gated", "tp=2,pp=2,ep=2", "tp=4"),        # attention output gate
     ("moe-v200", "tp=2,pp=2,vpp=2,vocab_pad=16", "tp=4,ep=1"),
     # (Megatron ties across stages only on a GPU: the embedding group's
@@ -590,8 +591,9 @@ MEGATRON_CORE_CONFIGS = {
 def test_refit_through_megatron_core_model(mpi, tmp_path, config, train,
                                            infer):
     """As above, but from Megatron-Core's own GPTModel of each rank
-    (megatron_model.py: local specs, SequentialMLP experts, model chunks,
-    a padded vocab, tied embeddings), not a rendering of its conventions:
+    (megatron_model.py: local specs, SequentialMLP experts, expert TP,
+    model chunks, a padded vocab, tied embeddings), not a rendering of its
+    conventions:
     megatron_tensors must map every layout tensor onto the parameters
     Megatron built, and use all of them."""
     try:
