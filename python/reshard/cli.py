@@ -214,7 +214,8 @@ def parser():
     q.add_argument("--dest", required=True,
                    help='"vllm:tp=8[,dp=2][,pp=2[,stages=a:b]][,pcp=2][,engines=4][,ep=1]'
                         '[,spmoe=auto|0|1][,w13=gate_up|up_gate]'
-                        '[,fp8=block|mx][,placement=linear|round_robin]" '
+                        '[,fp8=block|mx][,placement=linear|round_robin]'
+                        '[,redundant=N]" '
                         '(engines= independent engines, '
                         'each of vLLM\'s --data-parallel-size dp; '
                         'w13=up_gate: routed experts\' '

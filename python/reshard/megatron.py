@@ -61,8 +61,8 @@ def parse_spec(text: str, allowed: Tuple[str, ...], what: str,
             out[key] = int(val)
         except ValueError:
             raise ReshardError(f"{what}: {key}={val!r} is not an integer")
-        if out[key] < 0 or (out[key] == 0 and key not in ("ep", "spmoe",
-                                                           "first", "last")):
+        if out[key] < 0 or (out[key] == 0 and key not in (
+                "ep", "spmoe", "first", "last", "redundant")):
             raise ReshardError(f"{what}: {key} must be positive")
     return out
 

@@ -155,6 +155,8 @@ def _with_scales(entries: List[_Entry]) -> List[_Entry]:
                   for d, sizes in e.dst.blocks.items()}
         dst = Sharding(e.dst.mesh, e.dst.dims, blocks)
         extra = {"scales_of": e.name, "quant": dict(q)}
+        if "expert_slots" in e.extra:   # stacked as the weight (EPLB)
+            extra["expert_slots"] = e.extra["expert_slots"]
         into = e.extra.get("fused_into")
         if into is not None:    # a piece's scales: rows of the buffer's
             extra["fused_into"] = into + ".scale"
@@ -338,6 +340,20 @@ def _offset(e: _Entry, side: str) -> int:
         raise ReshardError(f"{e.name}: a piece of {e.extra['fused_into']} "
                            f"without fused_offset.{side}")
     return off[side]
+
+
+def _slot(e: _Entry, side: str, rank: int) -> int:
+    """A routed expert's slot in the rank's stacked expert tensors under
+    EPLB (its `expert_slots`)."""
+    slots = e.extra["expert_slots"]
+    try:
+        found = [j for r, j in slots[side] if r == rank]
+    except (TypeError, ValueError, KeyError):
+        found = None
+    if not found or len(found) > 1 or not isinstance(found[0], int):
+        raise ReshardError(f"{e.name}: expert_slots.{side} must give rank "
+                           f"{rank} one slot, not {slots!r}")
+    return found[0]
 
 
 def _buffer_rows(e: _Entry, side: str) -> Optional[int]:
@@ -613,6 +629,8 @@ def _vllm_resolve(side: str):
         if x:                               # one expert of FusedMoE's stack
             layer, moe, ex = int(m.group(1)), x.group(1), int(x.group(2))
             j, n = ctx.expert(layer, moe, ex)
+            if "expert_slots" in e.extra:   # EPLB: the physical slot
+                j = _slot(e, side, rank)
             stack = ("w13_weight" if x.group(3) in _FC1 else "w2_weight") + \
                 suffix
             pname = f"model.layers.{layer}.{moe}.experts.{stack}"

@@ -302,7 +302,8 @@ def build_layout(model: Union[Model, str, os.PathLike],
             else:
                 d_side.quant = quant
                 fp8_done += 1
-        out.add(p.name, p.shape, p.dtype, s_side, d_side)
+        out.add(p.name, p.shape, p.dtype, s_side, d_side,
+                **dst.expert_extra(p, sm))
     out._meshes = list(src.meshes.values()) + list(dst.meshes.values())
 
     nbytes = sum(math.prod(p.shape) * DTYPE_BYTES[p.dtype] for p in params)
@@ -345,6 +346,11 @@ def build_layout(model: Union[Model, str, os.PathLike],
         out.info["infer"]["layers_per_stage"] = pp_split(n_layers, i)
     if i.placement != "linear":
         out.info["infer"]["expert_placement"] = i.placement
+    if i.eplb:
+        out.info["infer"]["eplb"] = {
+            "redundant": i.redundant,
+            "map": "initial" if i.expert_map is None else
+            f"{len(i.expert_map)} rows"}
     if i.fp8:
         # Weights left at the source's precision are named: vLLM would
         # refuse FP8 for them (a shard that splits a block).

@@ -10,7 +10,7 @@ from typing import Optional, Tuple
 
 from .errors import ReshardError
 from .layout import DeviceMesh
-from .megatron import (check_sizes, check_stages, parse_spec,
+from .megatron import (_is_int, check_sizes, check_stages, parse_spec,
                        strip_framework, tp_dims)
 
 
@@ -39,10 +39,26 @@ class Infer:
     # get_pp_indices' split.
     pp: int = 1
     stages: Optional[Tuple[int, ...]] = None
+    # EPLB (--enable-eplb, eplb_config.num_redundant_experts): routed
+    # experts have redundant physical copies, num_experts + redundant
+    # physical experts placed linearly over the EP ranks. Physical expert
+    # p holds logical expert expert_map[k][p] in the k-th MoE layer (one
+    # row: every layer), EplbState's physical_to_logical_map; without
+    # it, vLLM's initial map (build_initial_global_physical_to_logical_map:
+    # p, then p - num_experts for the redundant ones).
+    redundant: int = 0
+    expert_map: Optional[Tuple[Tuple[int, ...], ...]] = None
 
     def __post_init__(self) -> None:
         check_sizes(self, ("tp", "dp", "pcp", "pp", "engines"), "vLLM")
         check_stages(self, "vLLM")
+        if not _is_int(self.redundant) or self.redundant < 0:
+            raise ReshardError(f"vLLM: redundant={self.redundant!r} must be "
+                               f"an integer >= 0")
+        object.__setattr__(self, "redundant", int(self.redundant))
+        if self.expert_map is not None:
+            object.__setattr__(self, "expert_map",
+                               _expert_map_rows(self.expert_map))
         if self.stages is not None and len(self.stages) != self.pp:
             raise ReshardError(f"vLLM: stages= lists {len(self.stages)} "
                                f"stages for pp={self.pp}")
@@ -61,6 +77,17 @@ class Infer:
         if self.fp8 not in (None,) + FP8_FORMATS:
             raise ReshardError(f"vLLM: fp8={self.fp8!r}: give "
                                f"{' or '.join(FP8_FORMATS)}")
+        if self.eplb and not self.ep:
+            raise ReshardError("vLLM: redundant= / expert_map (EPLB) need "
+                               "expert parallel: give ep=1")
+        if self.eplb and self.placement != "linear":
+            raise ReshardError("vLLM: EPLB places physical experts "
+                               "linearly: placement=round_robin cannot go "
+                               "with redundant= / expert_map")
+
+    @property
+    def eplb(self):
+        return self.redundant > 0 or self.expert_map is not None
 
     def fp8_quant(self, rank):
         """The dst `quant` of a linear weight of `rank` dims, or None."""
@@ -95,7 +122,26 @@ class Infer:
 
 
 INFER_KEYS = ("tp", "dp", "pcp", "pp", "stages", "engines", "ep", "spmoe",
-              "w13", "fp8", "placement")
+              "w13", "fp8", "placement", "redundant")
+
+
+def _expert_map_rows(rows):
+    """expert_map as a tuple of rows of ints (from lists, tuples, numpy or
+    torch tensors alike)."""
+    try:
+        if hasattr(rows, "tolist"):
+            rows = rows.tolist()
+        out = tuple(tuple(r.tolist() if hasattr(r, "tolist") else r)
+                    for r in rows)
+    except TypeError:
+        out = None
+    if not out or not all(out) or \
+            not all(_is_int(x) for r in out for x in r):
+        raise ReshardError("vLLM: expert_map must be rows of logical expert "
+                           "indices, one per physical expert (EplbState's "
+                           "physical_to_logical_map: one row, or one per MoE "
+                           "layer)")
+    return tuple(tuple(int(x) for x in r) for r in out)
 W13_ORDERS = ("gate_up", "up_gate")
 PLACEMENTS = ("linear", "round_robin")
 FP8_FORMATS = ("block", "mx")
@@ -104,7 +150,8 @@ FP8_FORMATS = ("block", "mx")
 def parse_infer(text: str, what: str = "infer") -> Infer:
     """'[vllm:]tp=8[,dp=4][,pcp=2][,pp=2[,stages=a:b]][,engines=2]
     [,ep=0|1|tp*dp*pcp][,spmoe=auto|0|1]
-    [,w13=gate_up|up_gate][,fp8=block|mx][,placement=linear|round_robin]'
+    [,w13=gate_up|up_gate][,fp8=block|mx][,placement=linear|round_robin]
+    [,redundant=N]'
     -> Infer: `engines`
     independent engines, each of vLLM's --data-parallel-size dp,
     --pipeline-parallel-size pp, --prefill-context-parallel-size pcp and
@@ -137,7 +184,8 @@ def parse_infer(text: str, what: str = "infer") -> Infer:
         return Infer(tp=tp, dp=dp, pcp=pcp, pp=d.get("pp", 1),
                      stages=d.get("stages"), engines=d.get("engines", 1),
                      ep=bool(ep), spmoe=None if spmoe is None else bool(spmoe),
-                     w13=w13, fp8=fp8, placement=placement)
+                     w13=w13, fp8=fp8, placement=placement,
+                     redundant=d.get("redundant", 0))
     except ReshardError as e:
         raise ReshardError(str(e).replace("vLLM:", f"{what}:", 1)) from None
 
@@ -196,6 +244,8 @@ def validate(m, i):
     if i.placement == "round_robin" and not m.experts:
         err.append(f"vLLM: placement=round_robin: {m.name} has no routed "
                    f"experts")
+    if i.eplb:
+        err += _check_eplb(m, i)
     if m.experts:
         if not i.ep and m.moe_intermediate % i.engine_size:
             err.append(f"vLLM: moe_intermediate_size % tp*dp "
@@ -216,6 +266,60 @@ def validate(m, i):
                 and (m.moe_intermediate * m.shared_experts) % i.tp):
             err.append("vLLM: shared expert intermediate % tp")
     return err
+
+
+def _check_eplb(m, i):
+    if not m.experts:
+        return [f"vLLM: EPLB (redundant= / expert_map): {m.name} has no "
+                f"routed experts"]
+    n_phys = m.experts + i.redundant
+    if n_phys % i.engine_size:
+        return [f"vLLM: EPLB: {m.experts} experts + {i.redundant} redundant "
+                f"= {n_phys} physical experts % ep size {i.engine_size} "
+                f"(every EP rank holds as many)"]
+    if i.expert_map is None:
+        return []
+    moe_layers = sum(m.is_moe(g) for g in range(m.layers))
+    if len(i.expert_map) not in (1, moe_layers):
+        return [f"vLLM: expert_map has {len(i.expert_map)} rows: give one, "
+                f"or one per MoE layer ({moe_layers})"]
+    err = []
+    per_rank = n_phys // i.engine_size
+    for k, row in enumerate(i.expert_map):
+        if len(row) != n_phys:
+            err.append(f"vLLM: expert_map row {k} has {len(row)} physical "
+                       f"experts, not {m.experts} + redundant "
+                       f"{i.redundant} = {n_phys}")
+            continue
+        bad = [x for x in row if not 0 <= x < m.experts]
+        missing = sorted(set(range(m.experts)) - set(row))
+        if bad or missing:
+            err.append(f"vLLM: expert_map row {k}: "
+                       + (f"logical expert {bad[0]} is not in [0, "
+                          f"{m.experts})" if bad else
+                          f"logical expert {missing[0]} has no physical "
+                          f"copy"))
+            continue
+        for r in range(i.engine_size):
+            mine = row[r * per_rank:(r + 1) * per_rank]
+            if len(set(mine)) != len(mine):
+                dup = next(x for x in mine if mine.count(x) > 1)
+                err.append(f"vLLM: expert_map row {k}: EP rank {r} holds "
+                           f"logical expert {dup} twice (a rank holds one "
+                           f"shard of a tensor; not supported)")
+                break
+    return err
+
+
+def physical_experts(m, i, layer):
+    """The logical expert of each physical expert of a MoE layer under
+    EPLB: expert_map's row for it, or vLLM's initial map."""
+    if i.expert_map is None:
+        return list(range(m.experts)) + [k % m.experts
+                                         for k in range(i.redundant)]
+    if len(i.expert_map) == 1:
+        return list(i.expert_map[0])
+    return list(i.expert_map[sum(m.is_moe(g) for g in range(layer))])
 
 
 VOCAB_PADDING = 64   # DEFAULT_VOCAB_PADDING_SIZE
@@ -392,12 +496,47 @@ class VllmSide:
                  for s in (0, last)], ("pp", "dp"), name=name))
         return self.tp_mesh([t], m.kv_heads, self.stage(p.layer))
 
+    def expert_slots(self, p, m):
+        """Under EPLB, [(EP rank, slot)] of every physical copy of a routed
+        expert: the rank holds it as w13_weight[slot] / w2_weight[slot]
+        (physical experts placed linearly, as many a rank)."""
+        phys = physical_experts(m, self.i, p.layer)
+        per_rank = len(phys) // self.i.engine_size
+        return [divmod(k, per_rank) for k, x in enumerate(phys)
+                if x == p.expert]
+
+    def eplb_mesh(self, ranks, s=0):
+        """The EP ranks holding copies of one expert, in each engine."""
+        i = self.i
+        name = self._name("infer_ep" + "_".join(map(str, ranks)), s)
+        if i.engines == 1:
+            return self._mesh(name, lambda n: DeviceMesh(
+                [self.moe_rank(0, s, r) for r in ranks], ("copy",), name=n))
+        return self._mesh(name, lambda n: DeviceMesh(
+            [[self.moe_rank(e, s, r) for r in ranks]
+             for e in range(i.engines)], ("engines", "copy"), name=n))
+
+    def expert_extra(self, p, m):
+        """The JSON extras of a routed expert under EPLB: `expert_slots`,
+        {"dst": [[global rank, slot], ...]}, for vllm_tensors."""
+        if p.expert is None or not self.i.eplb:
+            return {}
+        s = self.stage(p.layer)
+        return {"expert_slots": {"dst": [
+            [self.moe_rank(e, s, r), j] for e in range(self.i.engines)
+            for r, j in self.expert_slots(p, m)]}}
+
     def place(self, p, m):
         """(mesh, dims) of a Param (not a KV-split qkv)."""
         n = len(p.shape)
         s = self.stage(p.layer)
         if p.layer == "first" and m.tie_embeddings and self.i.pp > 1:
             return self.tied_embedding_mesh(), tp_dims(n, p.role, ["tp"])
+        if p.expert is not None and self.i.eplb:
+            ranks = [r for r, _ in self.expert_slots(p, m)]
+            mesh = self.ep_mesh(ranks[0], s) if len(ranks) == 1 else \
+                self.eplb_mesh(ranks, s)
+            return mesh, [[] for _ in range(n)]
         if p.expert is not None and self.i.ep:
             r = ep_rank_of(p.expert, m.experts, self.i.engine_size,
                            self.i.placement)

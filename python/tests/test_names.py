@@ -229,7 +229,8 @@ def vllm_params(m, infer, r, layers):
     rank's experts by the linear or round-robin expert map, ascending),
     plus buffers vLLM has that no layout tensor is (a quantization
     scale)."""
-    i = parse_infer(infer)
+    i = infer if isinstance(infer, reshard.vllm.Infer) else \
+        parse_infer(infer)
     tp, h = i.tp, m.hidden
     stage = r // (i.pcp * tp) % i.pp
     moe_r = (r // (i.pp * i.pcp * tp) % i.dp * i.pcp
@@ -289,7 +290,18 @@ def vllm_params(m, infer, r, layers):
             stp = 1 if i.seq_parallel_moe else tp
             same("mlp.shared_experts.gate_up_proj.weight", [2 * fs // stp, h])
             same("mlp.shared_experts.down_proj.weight", [h, fs // stp])
-        if i.ep:    # EP rank: the rank within its engine
+        if i.ep and (i.redundant or i.expert_map):
+            # EPLB: physical experts placed linearly, as many a rank;
+            # physical p is logical map[p] (EplbState's initial
+            # physical_to_logical_map, or the given one of this MoE layer).
+            phys = list(range(m.experts)) + [k % m.experts
+                                             for k in range(i.redundant)]
+            if i.expert_map:
+                k = sum(m.is_moe(x) for x in range(g))
+                phys = list(i.expert_map[k if len(i.expert_map) > 1 else 0])
+            n, mtp = len(phys) // i.engine_size, 1
+            mine = phys[moe_r * n:(moe_r + 1) * n]
+        elif i.ep:    # EP rank: the rank within its engine
             size, e = i.engine_size, moe_r
             base, rem = divmod(m.experts, size)
             n, mtp = base + (e < rem), 1
@@ -411,6 +423,56 @@ def test_padded_vocab_every_rank(train, infer, tied):
     lay = build_layout(m, train, infer)
     assert any("fused_buffer_rows" in t.extra for t in lay.tensors)
     check_all(lay, m, train, infer, 4)
+
+
+@pytest.mark.parametrize("infer", [
+    "tp=1,dp=4,ep=1,redundant=4",           # vLLM's initial map
+    "tp=2,dp=2,ep=1,redundant=4,engines=2",
+    "map"])                                  # a rebalanced map per layer
+def test_eplb_redundant_experts_every_rank(infer):
+    m = small(8, 4, 4, num_hidden_layers=3, model_type="qwen3_moe",
+              num_experts=8, moe_intermediate_size=8, mlp_only_layers=[0])
+    if infer == "map":
+        # Layer 1: 8 experts + 4 redundant over 4 ranks, 3 a rank; layer 2
+        # permuted without a copy on rank 0's slot 0.
+        rows = [[5, 0, 1, 2, 3, 4, 6, 7, 5, 0, 7, 1],
+                [7, 6, 5, 4, 3, 2, 1, 0, 4, 5, 6, 7]]
+        infer = reshard.vllm.Infer(dp=4, ep=True, redundant=4,
+                                   expert_map=rows)
+    lay = build_layout(m, "tp=2,ep=2,dp=2", infer)
+    assert lay.info["infer"]["eplb"]["redundant"] == 4
+    check_all(lay, m, "tp=2,ep=2,dp=2", infer, 3)
+
+
+def test_eplb_errors():
+    m = small(8, 4, 4, num_hidden_layers=2, model_type="qwen3_moe",
+              num_experts=8, moe_intermediate_size=8, mlp_only_layers=[0])
+    cases = [
+        ("tp=1,dp=4,redundant=4", "need expert parallel: give ep=1"),
+        ("tp=1,dp=4,ep=1,redundant=2", "10 physical experts % ep size 4"),
+        ("tp=1,dp=4,ep=1,redundant=4,placement=round_robin",
+         "cannot go with redundant="),
+    ]
+    for spec, why in cases:
+        with pytest.raises(ReshardError, match=why):
+            build_layout(m, "tp=2,ep=2,dp=2", spec)
+    Infer = reshard.vllm.Infer
+    for rows, why in [
+            ([[0] * 12], "logical expert 1 has no physical copy"),
+            ([list(range(8)) + [0, 1, 2, 9]], "logical expert 9 is not in"),
+            ([list(range(8))], "row 0 has 8 physical experts, not 8 \\+ "
+                               "redundant 4 = 12"),
+            ([[0, 0, 1] + list(range(1, 8)) + [2, 3]],
+             "EP rank 0 holds logical expert 0 twice"),
+            ([list(range(8)) + [0, 1, 2, 3]] * 2, "has 2 rows: give one, or "
+                                                  "one per MoE layer \\(1\\)")]:
+        with pytest.raises(ReshardError, match=why):
+            build_layout(m, "tp=2,ep=2,dp=2",
+                         Infer(dp=4, ep=True, redundant=4, expert_map=rows))
+    with pytest.raises(ReshardError, match="expert_map must be rows"):
+        Infer(dp=4, ep=True, expert_map=[[0, 1.5]])
+    with pytest.raises(ReshardError, match="no routed experts"):
+        build_layout(small(8, 4, 4), "tp=2", "tp=1,dp=2,ep=1,redundant=2")
 
 
 def test_a_padded_vocab_the_layout_does_not_say_is_named():
@@ -795,7 +857,10 @@ def test_rank_holding_nothing_and_bad_arguments(dense):
 
 # --- FP8 destinations --------------------------------------------------------
 
-def test_fp8_scales_map_to_vllm_scale_parameters(have_tools, tmp_path):
+@pytest.mark.parametrize("infer", ["tp=2,dp=1,ep=1,fp8=mx",
+                                   "tp=1,dp=2,ep=1,fp8=mx,redundant=2"])
+def test_fp8_scales_map_to_vllm_scale_parameters(have_tools, tmp_path,
+                                                 infer):
     """fp8=mx: each quantized weight's `<name>.scale` is vLLM's
     `weight_scale` beside the weight (one E8M0 byte per 32 elements of a
     row), and for routed experts row j of the stacked `w13_weight_scale` /
@@ -808,7 +873,7 @@ def test_fp8_scales_map_to_vllm_scale_parameters(have_tools, tmp_path):
     from orders_ref import GATED
     cfg = tmp_path / "config.json"
     cfg.write_text(json.dumps(GATED))
-    train, infer = "tp=4,ep=2,dp=1", "tp=2,dp=1,ep=1,fp8=mx"
+    train = "tp=4,ep=2,dp=1"
     lay = build_layout(str(cfg), train, infer, layers=2, colocated=True)
     # The gated qkv keeps vLLM's storage order, so it stays bf16.
     assert lay.info["infer"]["fp8"]["quantized"] >= 8, lay.info["infer"]
@@ -832,6 +897,18 @@ def test_fp8_scales_map_to_vllm_scale_parameters(have_tools, tmp_path):
         got = reshard.vllm_tensors(lay, params, rank)
         scales = [n for n in got if n.endswith(".scale")]
         assert scales, rank
+        # A routed expert's scales are the row of the scale stack at the
+        # weight's own slot (EPLB's physical slot with redundant=).
+        for n in scales:
+            w, base = got[n[:-len(".scale")]], ".".join(n.split(".")[:5])
+            if ".experts." not in n:
+                continue
+            stack = "w13_weight" if "gate_up" in n else "w2_weight"
+            ws, ss = params[f"{base}.{stack}"], \
+                params[f"{base}.{stack}_scale"]
+            slot = (w.data_ptr() - ws.data_ptr()) // (
+                ws.stride(0) * ws.element_size())
+            assert got[n].data_ptr() == ss[slot].data_ptr(), (rank, n)
         for name in plan.tensors:
             want = plan.local_shape(name, rank, "dst")
             if want is None or not math.prod(want):

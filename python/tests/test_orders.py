@@ -223,6 +223,8 @@ E2E = [
     # vocab_pad=192 (a multiple of 1536) pads to 3072.
     ("deepseek-v3", "tp=8,pp=2,ep=8,vocab_pad=192", "tp=4,dp=2", 64),
     ("gated-v200", "tp=4,ep=2,vocab_pad=16", "tp=2,dp=2", 1),
+    # EPLB: 128 + 8 physical experts, 17 a rank, 8 experts on two ranks.
+    ("qwen3-235b-a22b", "tp=8,ep=8,dp=1", "tp=1,dp=8,ep=1,redundant=8", 64),
 ]
 
 

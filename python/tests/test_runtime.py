@@ -541,7 +541,8 @@ def test_nccl_plan_compiles_and_loads(have_tools, tmp_path):
     ("gated", "tp=4,ep=2,dp=1", "tp=1,pp=2,dp=2,ep=1"),
     ("dsv3", "tp=1,pp=2,vpp=2,ep=2,dp=2",
      "tp=2,pcp=2,ep=1,placement=round_robin"),
-    ("gated-v200", "tp=4,ep=2,dp=1,vocab_pad=16", "tp=2,dp=2")])
+    ("gated-v200", "tp=4,ep=2,dp=1,vocab_pad=16", "tp=2,dp=2"),
+    ("gated", "tp=4,ep=2,dp=1", "tp=1,dp=4,ep=1,redundant=4")])
 def test_refit_through_framework_parameters(mpi, tmp_path, config, train,
                                             infer):
     """Megatron's parameters (stage-local layers, TEGroupedMLP experts,
@@ -550,7 +551,8 @@ def test_refit_through_framework_parameters(mpi, tmp_path, config, train,
     pieces of replicated KV heads, stacked w13_weight / w2_weight; with
     dp=2 experts split over the engine's 4 ranks, with engines=2 the EP
     group in each engine, with pp=2 each stage's layers and EP group; or
-    PCP ranks with round-robin experts; or a vocab both pad, in pieces),
+    PCP ranks with round-robin experts; or a vocab both pad, in pieces;
+    or EPLB's redundant experts, copies in several ranks' stacks),
     mapped by
     megatron_tensors / vllm_tensors: every destination element through the
     views, verify=True, and no byte of vLLM's parameters outside them (the
