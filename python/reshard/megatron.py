@@ -61,9 +61,10 @@ def parse_spec(text: str, allowed: Tuple[str, ...], what: str,
             out[key] = int(val)
         except ValueError:
             raise ReshardError(f"{what}: {key}={val!r} is not an integer")
-        if out[key] < 0 or (out[key] == 0 and key not in (
-                "ep", "spmoe", "first", "last", "redundant")):
-            raise ReshardError(f"{what}: {key} must be positive")
+        zero_ok = key in ("ep", "spmoe", "first", "last", "redundant")
+        if out[key] < 0 or (out[key] == 0 and not zero_ok):
+            raise ReshardError(f"{what}: {key} must be "
+                               f"{'>= 0' if zero_ok else 'positive'}")
     return out
 
 

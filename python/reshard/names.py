@@ -155,8 +155,9 @@ def _with_scales(entries: List[_Entry]) -> List[_Entry]:
                   for d, sizes in e.dst.blocks.items()}
         dst = Sharding(e.dst.mesh, e.dst.dims, blocks)
         extra = {"scales_of": e.name, "quant": dict(q)}
-        if "expert_slots" in e.extra:   # stacked as the weight (EPLB)
-            extra["expert_slots"] = e.extra["expert_slots"]
+        for key in ("expert_slots", "expert_stack", "copy_of"):
+            if key in e.extra:          # stacked as the weight (EPLB)
+                extra[key] = e.extra[key]
         into = e.extra.get("fused_into")
         if into is not None:    # a piece's scales: rows of the buffer's
             extra["fused_into"] = into + ".scale"
@@ -342,18 +343,20 @@ def _offset(e: _Entry, side: str) -> int:
     return off[side]
 
 
-def _slot(e: _Entry, side: str, rank: int) -> int:
-    """A routed expert's slot in the rank's stacked expert tensors under
-    EPLB (its `expert_slots`)."""
-    slots = e.extra["expert_slots"]
+def _slot(e: _Entry, side: str, rank: int) -> Tuple[int, int]:
+    """(slot, slots) of a routed expert in the rank's stacked expert
+    tensors under EPLB (its `expert_slots` and `expert_stack`)."""
+    slots, stack = e.extra["expert_slots"], e.extra.get("expert_stack")
     try:
         found = [j for r, j in slots[side] if r == rank]
     except (TypeError, ValueError, KeyError):
         found = None
-    if not found or len(found) > 1 or not isinstance(found[0], int):
+    if not isinstance(stack, int) or not found or len(found) > 1 or \
+            not isinstance(found[0], int) or not 0 <= found[0] < stack:
         raise ReshardError(f"{e.name}: expert_slots.{side} must give rank "
-                           f"{rank} one slot, not {slots!r}")
-    return found[0]
+                           f"{rank} one slot in [0, expert_stack), not "
+                           f"{slots!r} (expert_stack {stack!r})")
+    return found[0], stack
 
 
 def _buffer_rows(e: _Entry, side: str) -> Optional[int]:
@@ -488,6 +491,9 @@ def _piece_view(e: _Entry, shape: List[int], ctx: _Ctx, table: _Table,
 def _megatron_view(e: _Entry, shape: List[int], ctx: _Ctx, rank: int,
                    side: str) -> Any:
     what = f"rank {rank}'s shard"
+    if "copy_of" in e.extra:    # an EPLB copy: the expert's own parameter
+        e = _Entry(e.extra["copy_of"], e.shape, e.src, e.dst,
+                   {k: v for k, v in e.extra.items() if k != "copy_of"})
     into = e.extra.get("fused_into")
     if into is not None:                    # a piece of a fused buffer
         names, where, table = _megatron_names(into, ctx)
@@ -618,6 +624,7 @@ def _vllm_resolve(side: str):
         if of is not None:
             suffix = "_scale_inv" if "block" in e.extra["quant"] else "_scale"
             name = of
+        name = e.extra.get("copy_of", name)     # an EPLB copy's expert
         into = e.extra.get("fused_into")
         if into is not None:    # a piece of a fused buffer, or its scales
             if of is not None:
@@ -630,7 +637,7 @@ def _vllm_resolve(side: str):
             layer, moe, ex = int(m.group(1)), x.group(1), int(x.group(2))
             j, n = ctx.expert(layer, moe, ex)
             if "expert_slots" in e.extra:   # EPLB: the physical slot
-                j = _slot(e, side, rank)
+                j, n = _slot(e, side, rank)
             stack = ("w13_weight" if x.group(3) in _FC1 else "w2_weight") + \
                 suffix
             pname = f"model.layers.{layer}.{moe}.experts.{stack}"

@@ -18,7 +18,7 @@ from .models import (Model, count_params, get_model, model_params,
                      scale_model)
 from .topology import get_topology
 from .vllm import (Infer, VllmSide, kv_split, padded_vocab, parse_infer,
-                   pp_split, qkv_rank_rows)
+                   per_stage_maps, pp_split, qkv_rank_rows)
 from .vllm import vocab_rows as vllm_vocab_rows
 from .vllm import validate as validate_infer
 
@@ -290,20 +290,27 @@ def build_layout(model: Union[Model, str, os.PathLike],
                 out.add(name, shape, p.dtype, s, d, **extra)
             continue
         smesh, sdims = src.place(p, sm)
-        dmesh, ddims = dst.place(p, sm)
         s_side = Sharding(smesh, sdims, *src.fused(p, sm))
-        d_side = Sharding(dmesh, ddims, *dst.fused(p, sm))
-        if quant is not None:
-            # Only where vLLM's shards hold whole blocks (it refuses a TP
-            # split that cuts one); a trainer shard that cuts one leaves
-            # the quantizing to the inference ranks (reshard-quantize).
-            if d_side.order or not d_side.holds_whole_blocks(p.shape, b):
-                fp8_left.append(p.name)
-            else:
-                d_side.quant = quant
-                fp8_done += 1
-        out.add(p.name, p.shape, p.dtype, s_side, d_side,
-                **dst.expert_extra(p, sm))
+        if p.expert is not None and i.eplb:     # a tensor per copy index
+            dsts = [(name, Sharding(mesh, [[] for _ in p.shape],
+                                    *dst.fused(p, sm)), extra)
+                    for name, mesh, extra in dst.expert_tensors(p, sm)]
+        else:
+            dmesh, ddims = dst.place(p, sm)
+            dsts = [(p.name, Sharding(dmesh, ddims, *dst.fused(p, sm)), {})]
+        for name, d_side, extra in dsts:
+            if quant is not None:
+                # Only where vLLM's shards hold whole blocks (it refuses a
+                # TP split that cuts one); a trainer shard that cuts one
+                # leaves the quantizing to the inference ranks
+                # (reshard-quantize).
+                if d_side.order or not d_side.holds_whole_blocks(p.shape,
+                                                                 b):
+                    fp8_left.append(name)
+                else:
+                    d_side.quant = quant
+                    fp8_done += 1
+            out.add(name, p.shape, p.dtype, s_side, d_side, **extra)
     out._meshes = list(src.meshes.values()) + list(dst.meshes.values())
 
     nbytes = sum(math.prod(p.shape) * DTYPE_BYTES[p.dtype] for p in params)
@@ -350,7 +357,8 @@ def build_layout(model: Union[Model, str, os.PathLike],
         out.info["infer"]["eplb"] = {
             "redundant": i.redundant,
             "map": "initial" if i.expert_map is None else
-            f"{len(i.expert_map)} rows"}
+            "per stage" if per_stage_maps(i) else
+            "one row" if len(i.expert_map) == 1 else "per MoE layer"}
     if i.fp8:
         # Weights left at the source's precision are named: vLLM would
         # refuse FP8 for them (a shard that splits a block).

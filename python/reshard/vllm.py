@@ -81,9 +81,9 @@ class Infer:
             raise ReshardError("vLLM: redundant= / expert_map (EPLB) need "
                                "expert parallel: give ep=1")
         if self.eplb and self.placement != "linear":
-            raise ReshardError("vLLM: EPLB places physical experts "
-                               "linearly: placement=round_robin cannot go "
-                               "with redundant= / expert_map")
+            raise ReshardError("vLLM: with EPLB (redundant= / expert_map) "
+                               "vLLM falls back to linear expert placement: "
+                               "drop placement=round_robin")
 
     @property
     def eplb(self):
@@ -125,23 +125,37 @@ INFER_KEYS = ("tp", "dp", "pcp", "pp", "stages", "engines", "ep", "spmoe",
               "w13", "fp8", "placement", "redundant")
 
 
+def _plain_list(x):
+    """Lists of ints from lists, tuples, numpy arrays or torch tensors."""
+    if hasattr(x, "tolist"):
+        x = x.tolist()
+    if isinstance(x, (str, bytes)):
+        raise TypeError
+    return [_plain_list(v) for v in x] if not _is_int(x) else int(x)
+
+
 def _expert_map_rows(rows):
-    """expert_map as a tuple of rows of ints (from lists, tuples, numpy or
-    torch tensors alike)."""
+    """expert_map as a tuple of rows of ints (one row from a flat list), or,
+    for per-stage maps (pp > 1), a tuple of such row tuples."""
+    why = ("vLLM: expert_map must be EplbState's physical_to_logical_map: "
+           "a row of logical expert indices per physical expert, rows "
+           "for the MoE layers, or one such map per pipeline stage")
     try:
-        if hasattr(rows, "tolist"):
-            rows = rows.tolist()
-        out = tuple(tuple(r.tolist() if hasattr(r, "tolist") else r)
-                    for r in rows)
+        out = _plain_list(rows)
     except TypeError:
-        out = None
-    if not out or not all(out) or \
-            not all(_is_int(x) for r in out for x in r):
-        raise ReshardError("vLLM: expert_map must be rows of logical expert "
-                           "indices, one per physical expert (EplbState's "
-                           "physical_to_logical_map: one row, or one per MoE "
-                           "layer)")
-    return tuple(tuple(int(x) for x in r) for r in out)
+        raise ReshardError(why) from None
+    if isinstance(out, int) or not out:
+        raise ReshardError(why)
+    if all(isinstance(x, int) for x in out):
+        out = [out]                                 # one row
+    if all(isinstance(r, list) and r and all(isinstance(x, int) for x in r)
+           for r in out):
+        return tuple(tuple(r) for r in out)
+    if all(isinstance(st, list) and st and all(
+            isinstance(r, list) and r and all(isinstance(x, int) for x in r)
+            for r in st) for st in out):
+        return tuple(tuple(tuple(r) for r in st) for st in out)
+    raise ReshardError(why)
 W13_ORDERS = ("gate_up", "up_gate")
 PLACEMENTS = ("linear", "round_robin")
 FP8_FORMATS = ("block", "mx")
@@ -268,58 +282,59 @@ def validate(m, i):
     return err
 
 
+def per_stage_maps(i):
+    """Whether expert_map holds one map per pipeline stage."""
+    return i.expert_map is not None and isinstance(i.expert_map[0][0], tuple)
+
+
 def _check_eplb(m, i):
     if not m.experts:
         return [f"vLLM: EPLB (redundant= / expert_map): {m.name} has no "
                 f"routed experts"]
+    if i.tp == 1 and i.dp == 1:
+        return ["vLLM: EPLB needs tp or dp above 1 (vLLM refuses it "
+                "otherwise)"]
     n_phys = m.experts + i.redundant
     if n_phys % i.engine_size:
         return [f"vLLM: EPLB: {m.experts} experts + {i.redundant} redundant "
                 f"= {n_phys} physical experts % ep size {i.engine_size} "
-                f"(every EP rank holds as many)"]
+                f"(vLLM's EPLB gives every EP rank as many)"]
     if i.expert_map is None:
+        return []
+    if per_stage_maps(i):
+        # Rows are checked as the layers use them: a stage's map may have
+        # rows past its MoE layers (DeepSeek's count the whole model's).
+        if len(i.expert_map) != i.pp:
+            return [f"vLLM: expert_map has {len(i.expert_map)} per-stage "
+                    f"maps for pp={i.pp}"]
         return []
     moe_layers = sum(m.is_moe(g) for g in range(m.layers))
     if len(i.expert_map) not in (1, moe_layers):
         return [f"vLLM: expert_map has {len(i.expert_map)} rows: give one, "
-                f"or one per MoE layer ({moe_layers})"]
-    err = []
-    per_rank = n_phys // i.engine_size
-    for k, row in enumerate(i.expert_map):
-        if len(row) != n_phys:
-            err.append(f"vLLM: expert_map row {k} has {len(row)} physical "
-                       f"experts, not {m.experts} + redundant "
-                       f"{i.redundant} = {n_phys}")
-            continue
-        bad = [x for x in row if not 0 <= x < m.experts]
-        missing = sorted(set(range(m.experts)) - set(row))
-        if bad or missing:
-            err.append(f"vLLM: expert_map row {k}: "
-                       + (f"logical expert {bad[0]} is not in [0, "
-                          f"{m.experts})" if bad else
-                          f"logical expert {missing[0]} has no physical "
-                          f"copy"))
-            continue
-        for r in range(i.engine_size):
-            mine = row[r * per_rank:(r + 1) * per_rank]
-            if len(set(mine)) != len(mine):
-                dup = next(x for x in mine if mine.count(x) > 1)
-                err.append(f"vLLM: expert_map row {k}: EP rank {r} holds "
-                           f"logical expert {dup} twice (a rank holds one "
-                           f"shard of a tensor; not supported)")
-                break
-    return err
+                f"or one per MoE layer ({moe_layers}) of the whole model "
+                f"(with pp > 1, or one map per stage)"]
+    return [e for k, r in enumerate(i.expert_map)
+            for e in [check_map_row(m, i, f"row {k}", r)] if e]
 
 
-def physical_experts(m, i, layer):
-    """The logical expert of each physical expert of a MoE layer under
-    EPLB: expert_map's row for it, or vLLM's initial map."""
-    if i.expert_map is None:
-        return list(range(m.experts)) + [k % m.experts
-                                         for k in range(i.redundant)]
-    if len(i.expert_map) == 1:
-        return list(i.expert_map[0])
-    return list(i.expert_map[sum(m.is_moe(g) for g in range(layer))])
+def check_map_row(m, i, where, row):
+    """What is wrong with one expert_map row, or None."""
+    n_phys = m.experts + i.redundant
+    if len(row) != n_phys:
+        hint = (f" (give redundant={len(row) - m.experts})"
+                if len(row) > m.experts else "")
+        return (f"vLLM: expert_map {where} has {len(row)} physical experts, "
+                f"not {m.experts} + redundant {i.redundant} = "
+                f"{n_phys}{hint}")
+    bad = [x for x in row if not 0 <= x < m.experts]
+    if bad:
+        return (f"vLLM: expert_map {where}: logical expert {bad[0]} is not "
+                f"in [0, {m.experts})")
+    missing = sorted(set(range(m.experts)) - set(row))
+    if missing:
+        return (f"vLLM: expert_map {where}: logical expert {missing[0]} has "
+                f"no physical copy")
+    return None
 
 
 VOCAB_PADDING = 64   # DEFAULT_VOCAB_PADDING_SIZE
@@ -496,18 +511,57 @@ class VllmSide:
                  for s in (0, last)], ("pp", "dp"), name=name))
         return self.tp_mesh([t], m.kv_heads, self.stage(p.layer))
 
-    def expert_slots(self, p, m):
-        """Under EPLB, [(EP rank, slot)] of every physical copy of a routed
-        expert: the rank holds it as w13_weight[slot] / w2_weight[slot]
-        (physical experts placed linearly, as many a rank)."""
-        phys = physical_experts(m, self.i, p.layer)
+    def physical_experts(self, layer, m):
+        """The logical expert of each physical expert of a MoE layer under
+        EPLB: vLLM's initial map, or expert_map's row for the layer (one
+        row for all; a row per MoE layer of the model; or, per stage, row
+        k of the stage's map for its k-th MoE layer, as each stage's
+        EplbState numbers them)."""
+        i = self.i
+        if i.expert_map is None:
+            return list(range(m.experts)) + [k % m.experts
+                                             for k in range(i.redundant)]
+        if not per_stage_maps(i):
+            rows = i.expert_map
+            return list(rows[0] if len(rows) == 1 else
+                        rows[sum(m.is_moe(g) for g in range(layer))])
+        s = self.stage(layer)
+        k = sum(m.is_moe(g) for g in range(layer) if self.stage_of[g] == s)
+        rows = i.expert_map[s]
+        if k >= len(rows):
+            raise ReshardError(
+                f"vLLM: expert_map of stage {s} has {len(rows)} rows, but "
+                f"layer {layer} is the stage's MoE layer {k}")
+        err = check_map_row(m, i, f"stage {s} row {k}", rows[k])
+        if err:
+            raise ReshardError(err)
+        return list(rows[k])
+
+    def expert_copies(self, p, m):
+        """Under EPLB, the copies of a routed expert: [[(EP rank, slot)]]
+        by copy index: copy 0 the first slot of every EP rank that holds
+        one, copy 1 the second of those that hold two, ... (vLLM's
+        rebalancing may give one rank several copies). A rank holds
+        physical experts r*L .. r*L + L - 1 in slots 0 .. L-1."""
+        phys = self.physical_experts(p.layer, m)
         per_rank = len(phys) // self.i.engine_size
-        return [divmod(k, per_rank) for k, x in enumerate(phys)
-                if x == p.expert]
+        copies = []
+        seen = {}
+        for k, x in enumerate(phys):
+            if x != p.expert:
+                continue
+            r, j = divmod(k, per_rank)
+            c = seen[r] = seen.get(r, -1) + 1
+            if c == len(copies):
+                copies.append([])
+            copies[c].append((r, j))
+        return copies, per_rank
 
     def eplb_mesh(self, ranks, s=0):
         """The EP ranks holding copies of one expert, in each engine."""
         i = self.i
+        if len(ranks) == 1:
+            return self.ep_mesh(ranks[0], s)
         name = self._name("infer_ep" + "_".join(map(str, ranks)), s)
         if i.engines == 1:
             return self._mesh(name, lambda n: DeviceMesh(
@@ -516,15 +570,26 @@ class VllmSide:
             [[self.moe_rank(e, s, r) for r in ranks]
              for e in range(i.engines)], ("engines", "copy"), name=n))
 
-    def expert_extra(self, p, m):
-        """The JSON extras of a routed expert under EPLB: `expert_slots`,
-        {"dst": [[global rank, slot], ...]}, for vllm_tensors."""
-        if p.expert is None or not self.i.eplb:
-            return {}
+    def expert_tensors(self, p, m):
+        """Under EPLB, the layout tensors of a routed expert: (name, mesh,
+        JSON extras) of each copy index, the first named as the expert,
+        the others `<name>.copy{c}` with `copy_of`; `expert_slots` gives
+        {"dst": [[global rank, slot], ...]} and `expert_stack` the slots a
+        rank has (w13_weight's rows), for vllm_tensors."""
         s = self.stage(p.layer)
-        return {"expert_slots": {"dst": [
-            [self.moe_rank(e, s, r), j] for e in range(self.i.engines)
-            for r, j in self.expert_slots(p, m)]}}
+        copies, per_rank = self.expert_copies(p, m)
+        out = []
+        for c, held in enumerate(copies):
+            extra = {"expert_slots": {"dst": [
+                [self.moe_rank(e, s, r), j] for e in range(self.i.engines)
+                for r, j in held]}, "expert_stack": per_rank}
+            name = p.name
+            if c:
+                name = f"{p.name}.copy{c}"
+                extra = dict(copy_of=p.name, **extra)
+            out.append((name, self.eplb_mesh([r for r, _ in held], s),
+                        extra))
+        return out
 
     def place(self, p, m):
         """(mesh, dims) of a Param (not a KV-split qkv)."""
@@ -533,10 +598,8 @@ class VllmSide:
         if p.layer == "first" and m.tie_embeddings and self.i.pp > 1:
             return self.tied_embedding_mesh(), tp_dims(n, p.role, ["tp"])
         if p.expert is not None and self.i.eplb:
-            ranks = [r for r, _ in self.expert_slots(p, m)]
-            mesh = self.ep_mesh(ranks[0], s) if len(ranks) == 1 else \
-                self.eplb_mesh(ranks, s)
-            return mesh, [[] for _ in range(n)]
+            raise ReshardError(f"{p.name}: under EPLB, expert_tensors "
+                               f"places routed experts")
         if p.expert is not None and self.i.ep:
             r = ep_rank_of(p.expert, m.experts, self.i.engine_size,
                            self.i.placement)

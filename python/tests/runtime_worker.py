@@ -200,6 +200,8 @@ def refit(comm, rank, cache, config, train, infer, layers, work,
     vLLM views (verify=True)."""
     import test_names
     from reshard.refit import build_layout
+    if infer.startswith("{"):       # Infer's fields as JSON (expert_map)
+        infer = reshard.vllm.Infer(**json.loads(infer))
     m = test_names.model_of(config, 1, train, infer)
     lay = build_layout(config, train, infer, layers=int(layers),
                        colocated=True)

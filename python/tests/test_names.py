@@ -296,7 +296,11 @@ def vllm_params(m, infer, r, layers):
             # physical_to_logical_map, or the given one of this MoE layer).
             phys = list(range(m.experts)) + [k % m.experts
                                              for k in range(i.redundant)]
-            if i.expert_map:
+            if i.expert_map and isinstance(i.expert_map[0][0], tuple):
+                # Per stage: row k of this stage's map, its k-th MoE layer.
+                k = sum(m.is_moe(x) for x in range(first, g))
+                phys = list(i.expert_map[stage][k])
+            elif i.expert_map:
                 k = sum(m.is_moe(x) for x in range(g))
                 phys = list(i.expert_map[k if len(i.expert_map) > 1 else 0])
             n, mtp = len(phys) // i.engine_size, 1
@@ -316,9 +320,14 @@ def vllm_params(m, infer, r, layers):
                     None)
         w2 = p.add(hf + f"{moe}.experts.w2_weight", [n, h, f // mtp], None)
         assert len(mine) == n
+        copies = {}
         for j, x in enumerate(mine):
-            p.stores[f"{hf}{moe}.experts.{x}.{up}.weight"] = [(w13, j)]
-            p.stores[f"{hf}{moe}.experts.{x}.{down}.weight"] = [(w2, j)]
+            # A second copy of an expert on this rank (EPLB) is the
+            # layout's `<name>.copy1`.
+            c = copies[x] = copies.get(x, -1) + 1
+            more = f".copy{c}" if c else ""
+            p.stores[f"{hf}{moe}.experts.{x}.{up}.weight{more}"] = [(w13, j)]
+            p.stores[f"{hf}{moe}.experts.{x}.{down}.weight{more}"] = [(w2, j)]
         p.add(hf + f"{moe}.experts.w13_weight_scale", [n], None,
               dtype=torch.float32)
     if stage == i.pp - 1:
@@ -370,7 +379,9 @@ def check_rank(layout, side, rank, got, fake, unused, unused_ok=()):
             rows = t.extra["fused_offset"][side]
             same_storage(view, param, rows * math.prod(shape[1:]))
             continue
-        stores = fake.stores[name]
+        # An EPLB copy's source is the expert's own Megatron parameter.
+        stores = fake.stores[t.extra.get("copy_of", name) if side == "src"
+                             else name]
         if len(stores) == 2:        # MLA's two down projections
             (q, _), (kv, _) = stores
             assert bits(view) == bits(torch.cat([q, kv]))
@@ -404,8 +415,9 @@ def check_all(layout, m, train, infer, layers, **kw):
 
 
 def model_of(model, scale, train, infer):
-    return scale_model(get_model(model), scale,
-                       (parse_train(train).tp, parse_infer(infer).tp))
+    i = infer if isinstance(infer, reshard.vllm.Infer) else \
+        parse_infer(infer)
+    return scale_model(get_model(model), scale, (parse_train(train).tp, i.tp))
 
 
 # --- dense, PP ---------------------------------------------------------------
@@ -428,17 +440,29 @@ def test_padded_vocab_every_rank(train, infer, tied):
 @pytest.mark.parametrize("infer", [
     "tp=1,dp=4,ep=1,redundant=4",           # vLLM's initial map
     "tp=2,dp=2,ep=1,redundant=4,engines=2",
-    "map"])                                  # a rebalanced map per layer
+    "map",                                   # a rebalanced map per layer
+    "stages"])                               # one map per vLLM stage
 def test_eplb_redundant_experts_every_rank(infer):
     m = small(8, 4, 4, num_hidden_layers=3, model_type="qwen3_moe",
               num_experts=8, moe_intermediate_size=8, mlp_only_layers=[0])
     if infer == "map":
-        # Layer 1: 8 experts + 4 redundant over 4 ranks, 3 a rank; layer 2
-        # permuted without a copy on rank 0's slot 0.
-        rows = [[5, 0, 1, 2, 3, 4, 6, 7, 5, 0, 7, 1],
+        # Layer 1: 8 experts + 4 redundant over 4 ranks, 3 a rank, rank 0
+        # holding expert 5 twice and rank 3 expert 7 twice (vLLM's
+        # rebalancing packs copies by load alone); layer 2 permuted.
+        rows = [[5, 5, 1, 2, 3, 4, 6, 7, 0, 7, 0, 7],
                 [7, 6, 5, 4, 3, 2, 1, 0, 4, 5, 6, 7]]
         infer = reshard.vllm.Infer(dp=4, ep=True, redundant=4,
                                    expert_map=rows)
+    elif infer == "stages":
+        # vLLM pp=2: each stage's EplbState numbers its own MoE layers
+        # (stage 0 holds layers 0-1, MoE layer 1; stage 1 layer 2); the
+        # maps' extra rows are unused (DeepSeek sizes them by the model).
+        import numpy as np
+        maps = [np.array([[1, 0, 3, 2, 5, 4, 7, 6, 1, 1, 2, 3],
+                          [0] * 12]),
+                [list(range(8)) + [0, 0, 0, 0]]]
+        infer = reshard.vllm.Infer(dp=4, pp=2, ep=True, redundant=4,
+                                   expert_map=maps)
     lay = build_layout(m, "tp=2,ep=2,dp=2", infer)
     assert lay.info["infer"]["eplb"]["redundant"] == 4
     check_all(lay, m, "tp=2,ep=2,dp=2", infer, 3)
@@ -451,7 +475,7 @@ def test_eplb_errors():
         ("tp=1,dp=4,redundant=4", "need expert parallel: give ep=1"),
         ("tp=1,dp=4,ep=1,redundant=2", "10 physical experts % ep size 4"),
         ("tp=1,dp=4,ep=1,redundant=4,placement=round_robin",
-         "cannot go with redundant="),
+         "vLLM falls back to linear expert placement: drop placement="),
     ]
     for spec, why in cases:
         with pytest.raises(ReshardError, match=why):
@@ -462,15 +486,34 @@ def test_eplb_errors():
             ([list(range(8)) + [0, 1, 2, 9]], "logical expert 9 is not in"),
             ([list(range(8))], "row 0 has 8 physical experts, not 8 \\+ "
                                "redundant 4 = 12"),
-            ([[0, 0, 1] + list(range(1, 8)) + [2, 3]],
-             "EP rank 0 holds logical expert 0 twice"),
             ([list(range(8)) + [0, 1, 2, 3]] * 2, "has 2 rows: give one, or "
                                                   "one per MoE layer \\(1\\)")]:
         with pytest.raises(ReshardError, match=why):
             build_layout(m, "tp=2,ep=2,dp=2",
                          Infer(dp=4, ep=True, redundant=4, expert_map=rows))
-    with pytest.raises(ReshardError, match="expert_map must be rows"):
+    with pytest.raises(ReshardError, match="expert_map must be EplbState"):
         Infer(dp=4, ep=True, expert_map=[[0, 1.5]])
+    with pytest.raises(ReshardError, match=r"row 0 has 12 physical .* "
+                                           r"= 8 \(give redundant=4\)"):
+        build_layout(m, "tp=2,ep=2,dp=2", Infer(
+            dp=4, ep=True, expert_map=[list(range(8)) + [0, 1, 2, 3]]))
+    with pytest.raises(ReshardError, match="2 per-stage maps for pp=1"):
+        build_layout(m, "tp=2,ep=2,dp=2", Infer(
+            dp=4, ep=True, redundant=4, expert_map=[[list(range(12))]] * 2))
+    # (Stage 0 holds the dense layer 0: its map is not read.)
+    with pytest.raises(ReshardError, match="stage 1 row 0: logical expert "
+                                           "9 is not in"):
+        build_layout(m, "tp=2,ep=2,dp=2", Infer(
+            dp=2, pp=2, ep=True, redundant=4,
+            expert_map=[[[0] * 12], [list(range(8)) + [9] * 4]]))
+    with pytest.raises(ReshardError, match="EPLB needs tp or dp above 1"):
+        build_layout(m, "tp=2,ep=2,dp=2", "tp=1,pcp=2,ep=1,redundant=2")
+    with pytest.raises(ReshardError, match="redundant must be >= 0"):
+        parse_infer("tp=2,ep=1,redundant=-1")
+    # A flat list is one row (build_initial_global_physical_to_logical_map
+    # returns one).
+    assert Infer(dp=4, ep=True, expert_map=list(range(8))).expert_map == \
+        (tuple(range(8)),)
     with pytest.raises(ReshardError, match="no routed experts"):
         build_layout(small(8, 4, 4), "tp=2", "tp=1,dp=2,ep=1,redundant=2")
 

@@ -241,3 +241,21 @@ def test_preset_slices_run_and_check(round_trip, tmp_path, model, train,
         assert lay.info["train"]["padded_vocab"] > get_model(model).vocab \
             if scale == 1 else lay.info["train"]["padded_vocab"] == 3072
     assert "all correct" in tools.check(round_trip(lay))
+
+
+def test_eplb_copies_run_and_check(round_trip, tmp_path):
+    # A rebalanced EPLB map with two copies of an expert on one rank: the
+    # second copy is a tensor of its own (`.copy1`), planned and checked
+    # element by element like every other.
+    from reshard.vllm import Infer
+    model = str(tmp_path / "config.json")
+    with open(model, "w") as f:
+        json.dump(GATED, f)
+    infer = Infer(dp=4, ep=True, redundant=4,
+                  expert_map=[5, 5, 1, 2, 3, 4, 6, 7, 0, 7, 0, 7])
+    lay = build_layout(model, "tp=4,ep=2,dp=1", infer, layers=2)
+    copies = [t.name for t in lay.tensors if "copy_of" in t.extra]
+    assert copies == [f"model.layers.1.mlp.experts.{e}.{w}.weight.copy1"
+                      for e in (5, 7) for w in ("gate_up_proj",
+                                                   "down_proj")]
+    assert "all correct" in tools.check(round_trip(lay))

@@ -542,7 +542,11 @@ def test_nccl_plan_compiles_and_loads(have_tools, tmp_path):
     ("dsv3", "tp=1,pp=2,vpp=2,ep=2,dp=2",
      "tp=2,pcp=2,ep=1,placement=round_robin"),
     ("gated-v200", "tp=4,ep=2,dp=1,vocab_pad=16", "tp=2,dp=2"),
-    ("gated", "tp=4,ep=2,dp=1", "tp=1,dp=4,ep=1,redundant=4")])
+    ("gated", "tp=4,ep=2,dp=1", "tp=1,dp=4,ep=1,redundant=4"),
+    # A rebalanced map: ranks 0 and 3 each hold an expert twice.
+    ("gated", "tp=4,ep=2,dp=1", json.dumps(dict(
+        dp=4, ep=True, redundant=4,
+        expert_map=[5, 5, 1, 2, 3, 4, 6, 7, 0, 7, 0, 7])))])
 def test_refit_through_framework_parameters(mpi, tmp_path, config, train,
                                             infer):
     """Megatron's parameters (stage-local layers, TEGroupedMLP experts,
