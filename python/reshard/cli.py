@@ -4,6 +4,7 @@ Bad input is reported as `reshard: error: ...` on stderr with exit status 2
 (no traceback); a failing tool gives its message and status 1.
 """
 import argparse
+import dataclasses
 import math
 import os
 import re
@@ -95,6 +96,15 @@ def _topology(text):
 def _layout(a):
     t = parse_train(split_spec(a.source, "megatron", "--source"), "--source")
     i = parse_infer(split_spec(a.dest, "vllm", "--dest"), "--dest")
+    if a.expert_map is not None:
+        # EPLB's physical_to_logical_map as JSON: one row, a row per MoE
+        # layer, or one map per vLLM stage.
+        rows = read_json(a.expert_map, f"--expert-map {a.expert_map}")
+        try:
+            i = dataclasses.replace(i, expert_map=rows)
+        except ReshardError as e:
+            raise UsageError(f"--expert-map {a.expert_map}: "
+                             f"{str(e).replace('vLLM: ', '', 1)}") from None
     return build_layout(a.model, t, i, _topology(a.topology),
                         layers=a.layers, scale_down=a.scale_down,
                         colocated=a.colocated, infer_first_rank=a.dest_first)
@@ -122,6 +132,9 @@ def cmd_plan(a):
     pad = "".join(f"; {who} vocab padded to {side['padded_vocab']}"
                   for who, side in (("train", t), ("infer", i))
                   if "padded_vocab" in side)
+    if "eplb" in i:
+        pad += (f"; EPLB {i['eplb']['redundant']} redundant experts "
+                f"({i['eplb']['map']} map)")
     say(f"{s['model']}: {len(layout.tensors)} tensors, {s['params']:,} "
         f"parameters, {s['bytes'] / 2**30:.2f} GiB; train ranks "
         f"{t['ranks'][0]}..{t['ranks'][1]}, stages "
@@ -223,6 +236,10 @@ def parser():
                         'weights as FP8 with [128, 128] fp32 scales or '
                         'MXFP8; placement: vLLM\'s '
                         '--expert-placement-strategy)')
+    q.add_argument("--expert-map", metavar="FILE.json",
+                   help="vLLM EPLB's physical_to_logical_map now (a JSON "
+                        "row, rows per MoE layer, or maps per stage); "
+                        "with redundant= in --dest")
     q.add_argument("--topology", default="dgx-h100",
                    help=f"{' or '.join(TOPOLOGIES)}, or a JSON file")
     q.add_argument("-o", "--out", required=True, help="output folder")

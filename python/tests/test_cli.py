@@ -133,6 +133,41 @@ def test_plan_pads_the_vocab(cli_env, tmp_path):
                for t in parts)
 
 
+def test_plan_eplb_expert_map(cli_env, tmp_path):
+    # EPLB's current map from a JSON file: copies where a rank holds an
+    # expert twice; bad maps are named with the file.
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(dict(
+        model_type="qwen3_moe", num_hidden_layers=2, hidden_size=16,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=4,
+        intermediate_size=32, moe_intermediate_size=8, num_experts=8,
+        mlp_only_layers=[0], vocab_size=256)))
+    good = tmp_path / "map.json"
+    good.write_text(json.dumps([5, 5, 1, 2, 3, 4, 6, 7, 0, 7, 0, 7]))
+    args = ["plan", "--model", str(cfg), "--layout-only", "--source",
+            "megatron:tp=2,ep=2", "--dest", "vllm:tp=1,dp=4,ep=1,redundant=4",
+            "-o", str(tmp_path / "out")]
+    r = cli(cli_env, *args, "--expert-map", str(good))
+    assert r.returncode == 0, r.stderr
+    assert "; EPLB 4 redundant experts (one row map)" in r.stdout, r.stdout
+    with open(tmp_path / "out" / "layout.json") as f:
+        names = [t["name"] for t in json.load(f)["tensors"]]
+    assert "model.layers.1.mlp.experts.5.gate_up_proj.weight.copy1" in names
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([0] * 12))
+    r = cli(cli_env, *args, "--expert-map", str(bad))
+    assert r.returncode != 0 and "logical expert 1 has no physical copy" \
+        in r.stderr, r.stderr
+    bad.write_text("[1, 2")
+    r = cli(cli_env, *args, "--expert-map", str(bad))
+    assert r.returncode != 0 and f"--expert-map {bad}: not JSON" \
+        in r.stderr, r.stderr
+    bad.write_text('"text"')
+    r = cli(cli_env, *args, "--expert-map", str(bad))
+    assert r.returncode != 0 and "expert_map must be EplbState's" \
+        in r.stderr, r.stderr
+
+
 def test_plan_w13_up_gate(cli_env, tmp_path):
     # FlashInfer's [up; gate] w13 from the --dest spec, on routed experts.
     r = cli(cli_env, "plan", "--model", "qwen3-235b-a22b", "--layout-only",
