@@ -127,27 +127,21 @@ class Train:
     def __post_init__(self) -> None:
         check_sizes(self, ("tp", "dp", "pp", "cp", "ep", "etp", "vpp"),
                     "Megatron")
-        for key in ("first", "last"):
+        for key, want in (("first", "an integer >= 0"),
+                          ("last", "an integer >= 0"),
+                          ("vocab_pad", "a positive integer"),
+                          ("padded_vocab", "a positive integer")):
             v = getattr(self, key)
-            if v is not None and (not _is_int(v) or v < 0):
-                raise ReshardError(f"Megatron: {key}={v!r} must be an "
-                                   f"integer >= 0 or None")
+            low = 0 if ">=" in want else 1
+            if v is not None and (not _is_int(v) or v < low):
+                raise ReshardError(f"Megatron: {key}={v!r} must be {want} "
+                                   f"or None")
             if v is not None:
                 object.__setattr__(self, key, int(v))
         if (self.first is None) != (self.last is None):
             raise ReshardError("Megatron: give first= and last= together")
         check_stages(self, "Megatron")
-        if self.vocab_pad is not None:
-            if not _is_int(self.vocab_pad) or self.vocab_pad < 1:
-                raise ReshardError(f"Megatron: vocab_pad={self.vocab_pad!r} "
-                                   f"must be a positive integer or None")
-            object.__setattr__(self, "vocab_pad", int(self.vocab_pad))
         if self.padded_vocab is not None:
-            if not _is_int(self.padded_vocab) or self.padded_vocab < 1:
-                raise ReshardError(f"Megatron: padded_vocab="
-                                   f"{self.padded_vocab!r} must be a "
-                                   f"positive integer or None")
-            object.__setattr__(self, "padded_vocab", int(self.padded_vocab))
             if self.vocab_pad is not None:
                 raise ReshardError("Megatron: give vocab_pad= or "
                                    "padded_vocab=, not both")
@@ -361,26 +355,36 @@ def tp_dims(ndim, role, axes):
     return dims
 
 
-class MegatronSide:
-    """Places each parameter on its pipeline stage's (expert) mesh."""
+class PresetSide:
+    """What a preset's side shares: the pipeline stage of each layer (the
+    embedding on the first, the final norm and head on the last) and its
+    meshes, each made once by name."""
 
-    def __init__(self, t, layers, first_rank=0):
-        self.t = t
-        self.first_rank = first_rank
-        self.stage_of = layer_stages(layers, t)
+    def __init__(self, pp, stage_of):
+        self.pp = pp
+        self.stage_of = stage_of
         self.meshes = {}
 
     def stage(self, layer):
         if layer == "first":
             return 0
         if layer == "last":
-            return self.t.pp - 1
+            return self.pp - 1
         return self.stage_of[layer]
 
     def _mesh(self, name, make):
         if name not in self.meshes:
             self.meshes[name] = make(name)
         return self.meshes[name]
+
+
+class MegatronSide(PresetSide):
+    """Places each parameter on its pipeline stage's (expert) mesh."""
+
+    def __init__(self, t, layers, first_rank=0):
+        super().__init__(t.pp, layer_stages(layers, t))
+        self.t = t
+        self.first_rank = first_rank
 
     def dense_mesh(self, s):
         t = self.t

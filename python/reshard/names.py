@@ -597,12 +597,13 @@ def megatron_tensors(layout: LayoutLike, params: ParamsLike, rank: int, *,
     Float16Module's "module." prefixes; `prefix` strips one more (e.g.
     "language_model."). Layers are numbered from 0 in each model chunk;
     layer_offset (default: the first layer the layout gives this rank; one
-    chunk only) is the global index of the chunk's layer 0. Each value is a view sharing
-    the parameter's storage (one expert's parameter, or a piece's rows of
-    linear_qkv or of a padded vocab's parameter), except MLA's fused_qkv_a_proj, two
-    Megatron parameters: a view if they are adjacent in memory, else a
-    copy. Raises ReshardError naming every layout tensor without a
-    parameter or with a parameter of another shape than the shard;
+    chunk only) is the global index of the chunk's layer 0. Each value is
+    a view sharing the parameter's storage (one expert's parameter, or a
+    piece's rows of linear_qkv or of a padded vocab's parameter), except
+    MLA's fused_qkv_a_proj, two Megatron parameters: a view if they are
+    adjacent in memory, else a copy. Raises ReshardError naming every
+    layout tensor without a parameter or with a parameter of another shape
+    than the shard;
     parameters no layout tensor uses are appended to `unused` if given
     ("model[v]: name" for chunk v of a list).
     """
@@ -673,11 +674,10 @@ def vllm_tensors(layout: LayoutLike, params: ParamsLike, rank: int, *,
     (expert E of a layer is w13_weight[j] / w2_weight[j] of its FusedMoE,
     j its index among the experts this rank holds) and pieces (rows of
     qkv_proj, embed_tokens or lm_head at the piece's fused_offset). Every
-    value is a
-    view sharing the parameter's storage. Raises ReshardError naming every
-    layout tensor without a parameter or with a parameter of another
-    shape; parameters no layout tensor uses (vLLM's scales, extra buffers)
-    are appended to `unused` if given.
+    value is a view sharing the parameter's storage. Raises ReshardError
+    naming every layout tensor without a parameter or with a parameter of
+    another shape; parameters no layout tensor uses (vLLM's scales, extra
+    buffers) are appended to `unused` if given.
     """
     def norm(name: str) -> str:
         return name[len(prefix):] if prefix and name.startswith(prefix) \

@@ -10,8 +10,8 @@ from typing import Optional, Tuple
 
 from .errors import ReshardError
 from .layout import DeviceMesh
-from .megatron import (_is_int, check_sizes, check_stages, parse_spec,
-                       strip_framework, tp_dims)
+from .megatron import (PresetSide, _is_int, check_sizes, check_stages,
+                       parse_spec, strip_framework, tp_dims)
 
 
 @dataclass(frozen=True)
@@ -125,6 +125,11 @@ INFER_KEYS = ("tp", "dp", "pcp", "pp", "stages", "engines", "ep", "spmoe",
               "w13", "fp8", "placement", "redundant")
 
 
+W13_ORDERS = ("gate_up", "up_gate")
+PLACEMENTS = ("linear", "round_robin")
+FP8_FORMATS = ("block", "mx")
+
+
 def _plain_list(x):
     """Lists of ints from lists, tuples, numpy arrays or torch tensors."""
     if hasattr(x, "tolist"):
@@ -132,6 +137,10 @@ def _plain_list(x):
     if isinstance(x, (str, bytes)):
         raise TypeError
     return [_plain_list(v) for v in x] if not _is_int(x) else int(x)
+
+
+def _is_row(r):
+    return isinstance(r, list) and r and all(isinstance(x, int) for x in r)
 
 
 def _expert_map_rows(rows):
@@ -144,21 +153,17 @@ def _expert_map_rows(rows):
         out = _plain_list(rows)
     except TypeError:
         raise ReshardError(why) from None
-    if isinstance(out, int) or not out:
-        raise ReshardError(why)
-    if all(isinstance(x, int) for x in out):
+    if _is_row(out):
         out = [out]                                 # one row
-    if all(isinstance(r, list) and r and all(isinstance(x, int) for x in r)
-           for r in out):
+    if isinstance(out, list) and out and all(_is_row(r) for r in out):
         return tuple(tuple(r) for r in out)
-    if all(isinstance(st, list) and st and all(
-            isinstance(r, list) and r and all(isinstance(x, int) for x in r)
-            for r in st) for st in out):
+    if isinstance(out, list) and out and all(
+            isinstance(st, list) and st and all(_is_row(r) for r in st)
+            for st in out):
         return tuple(tuple(tuple(r) for r in st) for st in out)
     raise ReshardError(why)
-W13_ORDERS = ("gate_up", "up_gate")
-PLACEMENTS = ("linear", "round_robin")
-FP8_FORMATS = ("block", "mx")
+
+
 
 
 def parse_infer(text: str, what: str = "infer") -> Infer:
@@ -380,28 +385,21 @@ def ep_rank_of(e, n_experts, ep_size, placement="linear"):
     return e // (base + 1) if e < big else rem + (e - big) // base
 
 
-class VllmSide:
+class VllmSide(PresetSide):
     """Places each parameter on the engines' meshes: engine e, DP rank d,
     pipeline stage s, PCP rank c, TP rank t is global rank
     first + (((e*dp + d)*pp + s)*pcp + c)*tp + t (vLLM's order, DP x PP x
     PCP x TP). A stage's meshes carry `_pp{s}` in their names when pp > 1."""
 
     def __init__(self, i, first_rank, layers):
+        super().__init__(i.pp, [s for s, n in enumerate(pp_split(layers, i))
+                                for _ in range(n)])
         self.i = i
         self.first_rank = first_rank
-        self.meshes = {}
-        self.stage_of = [s for s, n in enumerate(pp_split(layers, i))
-                         for _ in range(n)]
+        self._copies = {}       # layer -> {expert: copies} under EPLB
 
     def ranks(self):
         return range(self.first_rank, self.first_rank + self.i.world)
-
-    def stage(self, layer):
-        if layer == "first":
-            return 0
-        if layer == "last":
-            return self.i.pp - 1
-        return self.stage_of[layer]
 
     def rank(self, e, d, s, c, t):
         i = self.i
@@ -423,11 +421,6 @@ class VllmSide:
 
     def _name(self, base, s):
         return base if self.i.pp == 1 else f"{base}_pp{s}"
-
-    def _mesh(self, name, make):
-        if name not in self.meshes:
-            self.meshes[name] = make(name)
-        return self.meshes[name]
 
     def engine_mesh(self, s=0):
         # Replica (e*dp + d)*pcp + c of TP rank t; replication is `dp`.
@@ -541,21 +534,23 @@ class VllmSide:
         """Under EPLB, the copies of a routed expert: [[(EP rank, slot)]]
         by copy index: copy 0 the first slot of every EP rank that holds
         one, copy 1 the second of those that hold two, ... (vLLM's
-        rebalancing may give one rank several copies). A rank holds
-        physical experts r*L .. r*L + L - 1 in slots 0 .. L-1."""
-        phys = self.physical_experts(p.layer, m)
-        per_rank = len(phys) // self.i.engine_size
-        copies = []
-        seen = {}
-        for k, x in enumerate(phys):
-            if x != p.expert:
-                continue
-            r, j = divmod(k, per_rank)
-            c = seen[r] = seen.get(r, -1) + 1
-            if c == len(copies):
-                copies.append([])
-            copies[c].append((r, j))
-        return copies, per_rank
+        rebalancing may give one rank several copies), and L. A rank holds
+        physical experts r*L .. r*L + L - 1 in slots 0 .. L-1. Worked out
+        once a layer, for all its experts."""
+        if p.layer not in self._copies:
+            phys = self.physical_experts(p.layer, m)
+            per_rank = len(phys) // self.i.engine_size
+            by_expert, seen = {}, {}
+            for k, x in enumerate(phys):
+                r, j = divmod(k, per_rank)
+                c = seen[r, x] = seen.get((r, x), -1) + 1
+                copies = by_expert.setdefault(x, [])
+                if c == len(copies):
+                    copies.append([])
+                copies[c].append((r, j))
+            self._copies[p.layer] = (by_expert, per_rank)
+        by_expert, per_rank = self._copies[p.layer]
+        return by_expert[p.expert], per_rank
 
     def eplb_mesh(self, ranks, s=0):
         """The EP ranks holding copies of one expert, in each engine."""
