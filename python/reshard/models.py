@@ -2,8 +2,10 @@
 
 Supported model_type values: llama, mistral, qwen2, qwen3 (dense),
 qwen3_moe, mixtral (block_sparse_moe: router and 8 experts per layer),
-deepseek_v3 / deepseek_v2 / kimi_k2 (MLA, dense first layers, shared and
-routed experts, router); attn_output_gate (Qwen3-Next's gated attention)
+glm4_moe (GLM-4.5/4.6/4.7: GQA with q/k/v biases and optional q/k norms,
+dense first layers, shared and routed experts), deepseek_v3 / deepseek_v2
+/ kimi_k2 (MLA, dense first layers, shared and routed experts, router);
+attn_output_gate (Qwen3-Next's gated attention)
 on the GQA ones. Names are the HF checkpoint names, except where
 vLLM fuses checkpoint tensors into one parameter (qkv_proj, gate_up_proj,
 fused_qkv_a_proj): then the fused parameter is the tensor and its dim 0
@@ -39,8 +41,8 @@ PUBLIC = {
 
 _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 DENSE_TYPES = ("llama", "mistral", "qwen2", "qwen3")
-MOE_TYPES = ("qwen3_moe", "mixtral", "deepseek_v3", "deepseek_v2",
-             "kimi_k2")
+MOE_TYPES = ("qwen3_moe", "mixtral", "glm4_moe", "deepseek_v3",
+             "deepseek_v2", "kimi_k2")
 MLA_TYPES = ("deepseek_v3", "deepseek_v2", "kimi_k2")
 
 
@@ -116,6 +118,17 @@ def _check_int(cfg, what, k):
     return v
 
 
+def _flag(cfg, what, key):
+    """An optional true/false field: absent or null give false."""
+    v = cfg.get(key)
+    if v is None:
+        return False
+    if not isinstance(v, bool):
+        raise ReshardError(f"{what}: config.json {key}={v!r} is not true "
+                           f"or false")
+    return v
+
+
 def _opt(cfg, what, key, default=0):
     """An optional integer field: absent, null or 0 give the default."""
     if cfg.get(key) is None:
@@ -156,11 +169,7 @@ def from_hf_config(cfg: Mapping[str, Any], name: Optional[str] = None
               dtype=_DTYPES[dtype],
               tie_embeddings=bool(cfg.get("tie_word_embeddings", False)))
     bias = bool(cfg.get("attention_bias", False))
-    gate = cfg.get("attn_output_gate")
-    gate = False if gate is None else gate
-    if not isinstance(gate, bool):
-        raise ReshardError(f"{what}: config.json attn_output_gate={gate!r} "
-                           f"is not true or false")
+    gate = _flag(cfg, what, "attn_output_gate")
     kw["attn_output_gate"] = gate
     if mt not in MLA_TYPES and heads % kv_heads:
         raise ReshardError(f"{what}: num_attention_heads {heads} is not a "
@@ -199,6 +208,24 @@ def from_hf_config(cfg: Mapping[str, Any], name: Optional[str] = None
             _need(cfg, what, "intermediate_size")
         kw.update(qkv_bias=bias, o_bias=bias, qk_norm=True, experts=experts,
                   moe_intermediate=moe_f, dense_layers=dense)
+    elif mt == "glm4_moe":
+        # Glm4MoeDecoderLayer (HF modeling_glm4_moe.py, vLLM glm4_moe.py):
+        # q/k/v biases (attention_bias), never an o_proj bias; q_norm and
+        # k_norm with use_qk_norm; MoE from first_k_dense_replace on, with
+        # n_shared_experts shared experts and the sigmoid router's
+        # e_score_correction_bias (always there). The MTP layer
+        # (num_nextn_predict_layers) is left out, as DeepSeek-V3's.
+        experts, moe_f = _need(cfg, what, "n_routed_experts",
+                               "moe_intermediate_size")
+        first = _opt(cfg, what, "first_k_dense_replace")
+        dense = tuple(l for l in range(layers) if l < first or experts == 0)
+        if dense:
+            _need(cfg, what, "intermediate_size")
+        kw.update(qkv_bias=bias, qk_norm=_flag(cfg, what, "use_qk_norm"),
+                  experts=experts, moe_intermediate=moe_f, dense_layers=dense,
+                  shared_experts=_opt(cfg, what, "n_shared_experts"),
+                  expert_groups=_opt(cfg, what, "n_group"),
+                  score_bias=experts > 0)
     else:
         experts, moe_f, kv_rank, nope, rope, v = _need(
             cfg, what, "n_routed_experts", "moe_intermediate_size",
@@ -343,9 +370,13 @@ def model_params(m: Union[Model, str, os.PathLike],
                 dtype="fp32")
         if m.shared_experts:
             fs = m.moe_intermediate * m.shared_experts
-            add("mlp.shared_experts.gate_up_proj.weight", [2 * fs, h], "scol",
+            # vLLM's deepseek_v2.py replicates the shared experts under
+            # sequence-parallel MoE (disable_tp); glm4_moe.py keeps them
+            # tensor-parallel.
+            col, row = ("scol", "srow") if m.mla else ("col", "row")
+            add("mlp.shared_experts.gate_up_proj.weight", [2 * fs, h], col,
                 blocks=[fs, fs])
-            add("mlp.shared_experts.down_proj.weight", [h, fs], "srow")
+            add("mlp.shared_experts.down_proj.weight", [h, fs], row)
         f = m.moe_intermediate
         up, down = m.expert_names
         for e in range(m.experts):

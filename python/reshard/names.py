@@ -536,6 +536,11 @@ def _megatron_view(e: _Entry, shape: List[int], ctx: _Ctx, rank: int,
         raise _Miss(f"no parameter {_tried(names)}{where}{hint}")
     pname, t = got
     _check(pname, t, shape, what)
+    if pname.endswith("router.expert_bias") and str(
+            getattr(t, "dtype", "")) in ("torch.bfloat16", "torch.float16"):
+        # Float16Module casts it with the model; the router's first forward
+        # (or a checkpoint load) turns it back to fp32, as here.
+        return _plain(t).float()
     return _plain(t)
 
 
@@ -601,7 +606,9 @@ def megatron_tensors(layout: LayoutLike, params: ParamsLike, rank: int, *,
     a view sharing the parameter's storage (one expert's parameter, or a
     piece's rows of linear_qkv or of a padded vocab's parameter), except
     MLA's fused_qkv_a_proj, two Megatron parameters: a view if they are
-    adjacent in memory, else a copy. Raises ReshardError naming every
+    adjacent in memory, else a copy; and a router's expert_bias still in
+    bf16 (a model Float16Module cast that has not run forward or loaded a
+    checkpoint since): an fp32 copy, as Megatron's router would make it. Raises ReshardError naming every
     layout tensor without a parameter or with a parameter of another shape
     than the shard;
     parameters no layout tensor uses are appended to `unused` if given

@@ -18,7 +18,8 @@ from .models import (Model, count_params, get_model, model_params,
                      scale_model)
 from .topology import get_topology
 from .vllm import (Infer, VllmSide, kv_split, padded_vocab, parse_infer,
-                   per_stage_maps, pp_split, qkv_rank_rows)
+                   per_stage_maps, pp_split, qkv_rank_rows,
+                   shared_experts_replicated)
 from .vllm import vocab_rows as vllm_vocab_rows
 from .vllm import validate as validate_infer
 
@@ -323,8 +324,8 @@ def build_layout(model: Union[Model, str, os.PathLike],
                   "layers_per_stage": counts},
         "infer": {"framework": "vllm", "tp": i.tp, "dp": i.dp,
                   "expert_parallel": i.ep,
-                  "shared_experts_replicated": bool(
-                      sm.shared_experts and i.seq_parallel_moe),
+                  "shared_experts_replicated":
+                      shared_experts_replicated(sm, i),
                   "kv_head_replicas": (i.tp // sm.kv_heads if split else 1),
                   "ranks": [infer_first_rank,
                             infer_first_rank + i.world - 1]},

@@ -12,6 +12,7 @@ plan".
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import threading
 from typing import Any, Dict, List, Mapping, Optional, Tuple
@@ -222,7 +223,9 @@ class Plan:
                                               ("bf16", "uint16"))
             e8m0 = dtype == "uint8" and str(
                 getattr(tensors[name], "dtype", "")).endswith("float8_e8m0fnu")
-            if dtype and buf.dtype != dtype and not (raw_bits or e8m0):
+            widens = side == "dst" and _widens(dtype, buf)
+            if dtype and buf.dtype != dtype and not (raw_bits or e8m0 or
+                                                     widens):
                 problems.append(f"{where}: dtype {buf.dtype or 'unknown'}, "
                                 f"the plan's is {dtype}")
             if not buf.device.startswith(want_device):
@@ -255,6 +258,14 @@ class Plan:
         src_bufs, problems = self._check_side(src, "src", rank)
         dst_bufs, more = self._check_side(dst, "dst", rank)
         problems += more + _overlaps(self.tensors, src_bufs, dst_bufs)
+        # Wider destinations receive into a shard of the plan's dtype,
+        # widened once the run has succeeded (nothing written otherwise).
+        staged = {}
+        if not problems:
+            for t, buf in enumerate(dst_bufs):
+                if buf is not None and _widens(self._dtypes[t], buf):
+                    staged[t] = buf
+                    dst_bufs[t] = _staging(buf, self._dtypes[t])
         err = ctypes.create_string_buffer(_ERR_BYTES)
         # Two calls at once on one communicator would match each other's
         # messages: this process's threads take turns on it.
@@ -284,6 +295,7 @@ class Plan:
             if verify:
                 from .verify import verify_run
                 verify_run(self, c, rank, src_bufs, dst_bufs, failure)
+            _widen(staged, dst_bufs, stream_handle)
 
     def _workspace_for(self, rank: int) -> Tuple[Any, int]:
         """A workspace of this rank's size, kept between calls."""
@@ -370,6 +382,48 @@ def _overlaps(names: List[str], src_bufs: List[Any], dst_bufs: List[Any]
                     f"{min(a[1], b[1]) - a[0]} of the first); a destination "
                     f"shares memory with no other tensor of the call")
     return problems
+
+
+# (plan dtype, destination dtype) a run widens into, exactly: vLLM keeps
+# some parameters in fp32 that the checkpoint and Megatron hold in bf16
+# (GLM-4.5's router gate).
+_WIDENS = (("bf16", "fp32"), ("fp16", "fp32"))
+
+
+def _widens(dtype: Optional[str], buf: Any) -> bool:
+    """Whether a destination of another dtype is one a run widens into:
+    fp32 torch tensors for bf16 and fp16 shards."""
+    return ((dtype, buf.dtype) in _WIDENS
+            and type(buf.keep).__module__.split(".")[0] == "torch")
+
+
+def _staging(buf: Any, dtype: str) -> Any:
+    """A shard of the plan's dtype on the destination's device."""
+    import torch
+    t = torch.empty(buf.shape, dtype=getattr(torch, _TORCH_NAMES[dtype]),
+                    device=buf.keep.device)
+    return buffers.describe(t)
+
+
+_TORCH_NAMES = {"bf16": "bfloat16", "fp16": "float16"}
+
+
+def _widen(staged: Dict[int, Any], bufs: List[Any], stream: Any) -> None:
+    """Copies each staged shard into its wider destination, on the run's
+    stream for device tensors."""
+    if not staged:
+        return
+    import torch
+    ctx = contextlib.nullcontext()
+    if stream is not None:
+        s = torch.cuda.ExternalStream(stream)
+        ctx = torch.cuda.stream(s)
+    with ctx:
+        for t, dst in staged.items():
+            tmp = bufs[t].keep
+            dst.keep.copy_(tmp)
+            if stream is not None:
+                tmp.record_stream(s)   # not reused before the copy ran
 
 
 def _numel(shape) -> int:

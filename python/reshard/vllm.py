@@ -281,10 +281,16 @@ def validate(m, i):
                        f"expert groups (n_group > 1; this one has "
                        f"{m.expert_groups}): vLLM falls back to linear, "
                        f"give placement=linear")
-        if (m.shared_experts and not i.seq_parallel_moe
+        if (m.shared_experts and not shared_experts_replicated(m, i)
                 and (m.moe_intermediate * m.shared_experts) % i.tp):
             err.append("vLLM: shared expert intermediate % tp")
     return err
+
+
+def shared_experts_replicated(m, i):
+    """Whether vLLM replicates the shared experts: deepseek_v2.py does
+    under sequence-parallel MoE (disable_tp), glm4_moe.py never."""
+    return bool(m.shared_experts and m.mla and i.seq_parallel_moe)
 
 
 def per_stage_maps(i):

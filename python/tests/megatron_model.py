@@ -4,6 +4,7 @@ for the refits of test_runtime.py: the parameters Megatron builds, not the
 ones test_names.py writes from its conventions. MLA is left to the fakes:
 megatron-core's local spec cannot build MLASelfAttention without
 Transformer Engine."""
+import contextlib
 import socket
 import warnings
 
@@ -40,10 +41,6 @@ def build_rank(m, train, layers, comm):
 def build(m, t, layers, vocab_rows_total):
     warnings.simplefilter("ignore")
     import torch
-    from megatron.core import parallel_state as ps
-    from megatron.core.models.gpt import GPTModel
-    from megatron.core.models.gpt.gpt_layer_specs import \
-        get_gpt_decoder_block_spec
     from megatron.core.transformer.transformer_config import \
         TransformerConfig
     kw = dict(num_layers=layers, hidden_size=m.hidden,
@@ -81,22 +78,41 @@ def build(m, t, layers, vocab_rows_total):
         raise ValueError("MLA: megatron-core's local spec needs TE")
     kw.update(num_query_groups=m.kv_heads, kv_channels=m.head_dim)
     cfg = TransformerConfig(**kw)
-    from megatron.core.transformer.module import Float16Module
     chunks = []
-    for v in range(t.vpp):
-        vp = v if t.vpp > 1 else None
-        spec = get_gpt_decoder_block_spec(cfg, use_transformer_engine=False,
-                                          normalization="RMSNorm",
-                                          vp_stage=vp)
-        chunks.append(GPTModel(
-            cfg, spec, vocab_size=vocab_rows_total, max_sequence_length=64,
-            pre_process=ps.is_pipeline_first_stage(ignore_virtual=False,
-                                                   vp_stage=vp),
-            post_process=ps.is_pipeline_last_stage(ignore_virtual=False,
-                                                   vp_stage=vp),
-            share_embeddings_and_output_weights=m.tie_embeddings,
-            position_embedding_type="rope", vp_stage=vp))
-        # As Megatron's get_model does for bf16: the whole chunk in bf16
-        # (norms included), its names under "module.".
-        chunks[-1] = Float16Module(cfg, chunks[-1])
+    # The router puts its expert_bias buffer on torch.cuda.current_device();
+    # without a GPU, on the CPU.
+    from unittest import mock
+    cpu = mock.patch("torch.cuda.current_device", return_value="cpu")
+    with cpu if not torch.cuda.is_available() else contextlib.nullcontext():
+        for v in range(t.vpp):
+            chunks.append(_chunk(m, t, cfg, v, vocab_rows_total))
     return chunks
+
+
+def _chunk(m, t, cfg, v, vocab_rows_total):
+    """Model chunk v (the whole stage without vpp)."""
+    from megatron.core import parallel_state as ps
+    from megatron.core.models.gpt import GPTModel
+    from megatron.core.models.gpt.gpt_layer_specs import \
+        get_gpt_decoder_block_spec
+    from megatron.core.transformer.module import Float16Module
+    vp = v if t.vpp > 1 else None
+    spec = get_gpt_decoder_block_spec(cfg, use_transformer_engine=False,
+                                      normalization="RMSNorm", vp_stage=vp)
+    model = GPTModel(
+        cfg, spec, vocab_size=vocab_rows_total, max_sequence_length=64,
+        pre_process=ps.is_pipeline_first_stage(ignore_virtual=False,
+                                               vp_stage=vp),
+        post_process=ps.is_pipeline_last_stage(ignore_virtual=False,
+                                               vp_stage=vp),
+        share_embeddings_and_output_weights=m.tie_embeddings,
+        position_embedding_type="rope", vp_stage=vp)
+    # As Megatron's get_model does for bf16: the whole chunk in bf16 (norms
+    # included), its names under "module.". That makes the routers'
+    # expert_bias bf16 too, until their first forward (or state dict)
+    # turns it back to fp32, as every trained model holds it.
+    model = Float16Module(cfg, model)
+    for module in model.modules():
+        if hasattr(module, "_maintain_float32_expert_bias"):
+            module._maintain_float32_expert_bias()
+    return model

@@ -40,6 +40,16 @@ TINY_DSV3 = dict(model_type="deepseek_v3", num_hidden_layers=2,
                  qk_rope_head_dim=8, v_head_dim=8, vocab_size=256,
                  torch_dtype="bfloat16")
 
+# GLM-4.5's architecture, tiny: q/k/v biases, q/k norms, 2 query groups,
+# layer 0 dense, layer 1 MoE with a shared expert and the router's score
+# bias; test_runtime.py uses it.
+TINY_GLM = dict(model_type="glm4_moe", num_hidden_layers=2, hidden_size=64,
+                num_attention_heads=8, num_key_value_heads=2, head_dim=8,
+                intermediate_size=64, moe_intermediate_size=16,
+                n_routed_experts=8, n_shared_experts=1, n_group=1,
+                first_k_dense_replace=1, attention_bias=True,
+                use_qk_norm=True, vocab_size=256, torch_dtype="bfloat16")
+
 
 def chunk(rows, parts):
     """torch.chunk of a list: chunks of ceil(n / parts)."""

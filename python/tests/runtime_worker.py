@@ -100,8 +100,14 @@ def shards_of(layout, rank, stacked=False):
 def compare(dst, expect):
     bad = 0
     for name, bits in expect.items():
-        got = dst[name].view(bits.dtype)
-        bad += int((got != bits).sum())
+        got = dst[name]
+        if got.dtype == torch.float32 and bits.dtype == torch.int16:
+            # An fp32 destination of a bf16 tensor: the widened bits
+            # (bf16 is fp32's upper half; runtime.py widens with torch).
+            want = (bits.to(torch.int32) & 0xFFFF) << 16
+            bad += int((got.view(torch.int32) != want).sum())
+            continue
+        bad += int((got.view(bits.dtype) != bits).sum())
     return bad
 
 
@@ -156,6 +162,8 @@ def main():
             except reshard.ReshardError as e:
                 print(f"rank {rank}: raised: {e}", flush=True)
             return
+        if mode == "widen":
+            return widen(comm, rank, plan, layout)
         if mode == "bad":
             # Each kind in turn on the same plan: every rank must raise
             # and leave its destination untouched.
@@ -275,6 +283,36 @@ def inject(plan, args):
     if "--skip-exchange" in args:
         import reshard.verify
         reshard.verify.verify_run = lambda *a: None
+
+
+def widen(comm, rank, plan, layout):
+    """fp32 destinations of the bf16 tensors: a run another rank rejects
+    leaves them untouched, a good one (verify=True) fills them with the
+    widened values."""
+    src, narrow, expect = shards_of(layout, rank)
+    dst = {}
+    for n, t in narrow.items():
+        dst[n] = t
+        if t.dtype == torch.bfloat16:
+            dst[n] = torch.empty(t.shape, dtype=torch.float32)
+            dst[n].view(torch.uint8).fill_(SENTINEL)
+    wide = sorted(n for n, t in dst.items() if t.dtype == torch.float32)
+    bad_src = dict(src)
+    if rank == 1:
+        name = next(n for n, t in src.items() if t.numel() > 1)
+        bad_src[name] = torch.zeros(src[name].numel() + 1,
+                                    dtype=src[name].dtype)
+    try:
+        plan.run(bad_src, dst, comm)
+        print(f"rank {rank}: DID NOT RAISE", flush=True)
+        return
+    except reshard.ReshardError:
+        pass
+    clean = "untouched" if untouched(dst) else "WRITTEN"
+    plan.run(src, dst, comm, verify=True)
+    bad = compare(dst, expect)
+    print(f"rank {rank}: {'ok' if not bad else 'WRONG'} {bad} wrong, "
+          f"fp32 {wide}, after a rejected run {clean}", flush=True)
 
 
 def spoil(kind, rank, src, dst):

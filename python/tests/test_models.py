@@ -91,6 +91,44 @@ def test_qwen3_moe_shapes():
     assert m.dense_layers == ()
 
 
+def test_glm45_shapes_and_totals():
+    # GLM-4.5 (355B-A32B on its model card) and GLM-4.5-Air (106B-A12B),
+    # counted by hand from the architecture: vocab 151552, 96 heads and 8
+    # KV heads of 128 (q/k/v biases, GLM-4.5's q/k norms), dense layers
+    # first, then 160 (128) routed experts, one shared expert, a router and
+    # its score bias. The MTP layer is left out.
+    def total(h, layers, dense, f, experts, fe, qk_norm):
+        attn = (96 + 16) * 128 * (h + 1) + h * 96 * 128 + 2 * h \
+            + 2 * 128 * qk_norm
+        moe = (experts + 1) * 3 * h * fe + experts * (h + 1)
+        return (2 * 151552 * h + layers * attn + dense * 3 * h * f
+                + (layers - dense) * moe + h)
+    m = get_model("glm-4.5")
+    assert count_params(model_params(m)) == \
+        total(5120, 92, 3, 12288, 160, 1536, True) == 352_797_829_024
+    air = get_model("glm-4.5-air")
+    assert count_params(model_params(air)) == \
+        total(4096, 46, 1, 10944, 128, 1408, False) == 106_852_251_264
+    s = shapes(m, 4)
+    l2, l3 = "model.layers.2.", "model.layers.3."
+    assert s[l2 + "self_attn.q_proj.weight"] == [12288, 5120]
+    assert s[l2 + "self_attn.k_proj.bias"] == [1024]
+    assert s[l2 + "self_attn.q_norm.weight"] == [128]
+    assert l2 + "self_attn.o_proj.bias" not in s
+    assert s[l2 + "mlp.gate_proj.weight"] == [12288, 5120]
+    assert s[l3 + "mlp.gate.weight"] == [160, 5120]
+    assert s[l3 + "mlp.gate.e_score_correction_bias"] == [160]
+    assert s[l3 + "mlp.shared_experts.up_proj.weight"] == [1536, 5120]
+    assert s[l3 + "mlp.experts.159.down_proj.weight"] == [5120, 1536]
+    assert "model.layers.0.self_attn.q_norm.weight" not in shapes(air, 1)
+    glm = dict(n_routed_experts=4, moe_intermediate_size=16)
+    with pytest.raises(ReshardError, match="use_qk_norm=1 is not true or "
+                                           "false"):
+        small("glm4_moe", use_qk_norm=1, **glm)
+    with pytest.raises(ReshardError, match="lacks n_routed_experts"):
+        small("glm4_moe", moe_intermediate_size=16)
+
+
 def test_deepseek_v3_shapes():
     s = shapes(get_model("deepseek-v3"), 4)
     l2, l3 = "model.layers.2.", "model.layers.3."

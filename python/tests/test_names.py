@@ -281,13 +281,16 @@ def vllm_params(m, infer, r, layers):
             same("mlp.down_proj.weight", [h, f // tp])
             continue
         moe = m.moe_prefix
-        same(f"{moe}.gate.weight", [m.experts, h])
+        # glm4_moe.py builds the gate as an fp32 nn.Linear (Plan.run
+        # widens the bf16 it receives).
+        same(f"{moe}.gate.weight", [m.experts, h],
+             dtype=torch.float32 if m.model_type == "glm4_moe" else BF16)
         if m.score_bias:
             same("mlp.gate.e_score_correction_bias", [m.experts],
                  dtype=torch.float32)
         if m.shared_experts:
             fs = m.moe_intermediate * m.shared_experts
-            stp = 1 if i.seq_parallel_moe else tp
+            stp = 1 if m.mla and i.seq_parallel_moe else tp
             same("mlp.shared_experts.gate_up_proj.weight", [2 * fs // stp, h])
             same("mlp.shared_experts.down_proj.weight", [h, fs // stp])
         if i.ep and (i.redundant or i.expert_map):
@@ -737,6 +740,26 @@ def test_kv_replicated_pieces(case):
                                                             spans[1:]))
 
 
+# --- GLM-4.5: q/k/v biases, q/k norms, shared experts, fp32 vLLM gate ------
+
+def test_glm45_every_rank():
+    # vLLM's sequence-parallel MoE (tp and dp > 1 with ep): glm4_moe.py,
+    # unlike deepseek_v2.py, keeps the shared experts tensor-parallel.
+    train, infer = "tp=2,pp=2,ep=4,dp=2", "tp=2,dp=2,ep=1"
+    lay = build_layout("glm-4.5", train, infer, layers=4, scale_down=64)
+    m = model_of("glm-4.5", 64, train, infer)
+    assert m.qkv_bias and m.qk_norm and not m.o_bias and m.score_bias
+    assert m.dense_layers == (0, 1, 2) and m.shared_experts == 1
+    assert not lay.info["infer"]["shared_experts_replicated"]
+    check_all(lay, m, train, infer, 4)
+    first = lay.info["infer"]["ranks"][0]
+    got = reshard.vllm_tensors(lay, vllm_params(m, infer, 1, 4).params,
+                               first + 1)
+    assert got["model.layers.3.mlp.gate.weight"].dtype == torch.float32
+    assert list(got["model.layers.3.mlp.shared_experts.down_proj.weight"]
+                .shape) == [m.hidden, m.moe_intermediate // 2]
+
+
 # --- MLA (DeepSeek-V3): shared experts, expert bias, fused_qkv_a_proj --------
 
 @pytest.fixture(scope="module")
@@ -796,6 +819,16 @@ def test_expert_bias_is_a_buffer(dsv3):
     with pytest.raises(ReshardError, match=r"mlp\.router\.expert_bias.*"
                                            r"buffer"):
         reshard.megatron_tensors(lay, fake.params, 4)   # parameters only
+    # Float16Module casts it to bf16 until the router's first forward: an
+    # fp32 copy of what it holds.
+    name = "decoder.layers.1.mlp.router.expert_bias"
+    half = dict(fake.by_name())
+    half[name] = torch.tensor([1.5, -2.0, 3.25] + [0.0] * (m.experts - 3),
+                              dtype=torch.bfloat16)
+    got = reshard.megatron_tensors(lay, half, 4)
+    bias = got["model.layers.3.mlp.gate.e_score_correction_bias"]
+    assert bias.dtype == torch.float32
+    assert bias[:3].tolist() == [1.5, -2.0, 3.25]
 
 
 # --- errors, layout forms ----------------------------------------------------

@@ -18,7 +18,7 @@ import tempfile
 
 import pytest
 
-from orders_ref import GATED, TINY_DSV3
+from orders_ref import GATED, TINY_DSV3, TINY_GLM
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = os.path.join(HERE, "runtime_worker.py")
@@ -458,11 +458,14 @@ def test_compile_passes_planning_choices(have_tools, tmp_path):
     assert len(list(cache.glob("libplan-mpi-*.so"))) == 5
 
 
-def test_bf16_may_come_as_uint16_words(have_tools, tmp_path):
+def test_bf16_may_come_as_uint16_words_or_widen(have_tools, tmp_path):
     """numpy has no bf16: a bf16 shard may be given as uint16 words (its
-    bits), not as any other 16-bit type."""
+    bits), not as any other 16-bit type. A destination may be an fp32 torch
+    tensor (widened), not fp64, not numpy, and a source may not (that
+    would round)."""
     if not shutil.which("mpicxx"):
         pytest.skip("mpicxx is not installed")
+    torch = pytest.importorskip("torch")
     import numpy as np
     import reshard
     mesh = {"shape": [2], "axes": ["x"], "ranks": [0, 1]}
@@ -480,6 +483,34 @@ def test_bf16_may_come_as_uint16_words(have_tools, tmp_path):
                                    "src", 0)
     assert problems == ["src: 'w' on rank 0: dtype int16, the plan's is "
                         "bf16"], problems
+    assert plan._check_side({"w": torch.zeros(4, 3)}, "dst", 0)[1] == []
+    for side, t, got in (
+            ("dst", torch.zeros(4, 3, dtype=torch.float64), "fp64"),
+            ("dst", np.zeros((4, 3), np.float32), "fp32"),
+            ("src", torch.zeros(2, 6), "fp32")):
+        _, problems = plan._check_side({"w": t}, side, 0)
+        assert problems == [f"{side}: 'w' on rank 0: dtype {got}, the "
+                            f"plan's is bf16"], problems
+
+
+def test_fp32_destinations_of_bf16_tensors_are_widened(mpi, tmp_path):
+    """A bf16 tensor's destination may be an fp32 torch tensor (vLLM's
+    GLM-4.5 router gate): bf16 crosses, the run widens; a run another rank
+    rejects writes nothing; an fp16 tensor beside it runs as before."""
+    layout = write(tmp_path, "layout.json", {
+        "meshes": {"m": {"shape": [2, 2], "axes": ["x", "y"],
+                         "ranks": [0, 1, 2, 3]}},
+        "tensors": [
+            {"name": "gate", "shape": [6, 10], "dtype": "bf16",
+             "src": {"mesh": "m", "dims": [["x"], []]},
+             "dst": {"mesh": "m", "dims": [[], ["y"]]}},
+            {"name": "half", "shape": [5, 4], "dtype": "fp16",
+             "src": {"mesh": "m", "dims": [["x", "y"], []]},
+             "dst": {"mesh": "m", "dims": [[], []]}}]})
+    lines = mpi(4, "widen", layout)
+    assert len(lines) == 4 and all(
+        ": ok 0 wrong, fp32 ['gate'], after a rejected run untouched" in l
+        for l in lines), "\n".join(lines)
 
 
 def test_fp8_may_come_as_uint8_bytes(have_tools, tmp_path):
@@ -543,6 +574,9 @@ def test_nccl_plan_compiles_and_loads(have_tools, tmp_path):
      "tp=2,pcp=2,ep=1,placement=round_robin"),
     ("gated-v200", "tp=4,ep=2,dp=1,vocab_pad=16", "tp=2,dp=2"),
     ("gated", "tp=4,ep=2,dp=1", "tp=1,dp=4,ep=1,redundant=4"),
+    # GLM-4.5: an fp32 vLLM gate, shared experts TP-split under vLLM's
+    # sequence-parallel MoE.
+    ("glm", "tp=2,pp=2,ep=2", "tp=2,dp=2,ep=1"),
     # A rebalanced map: ranks 0 and 3 each hold an expert twice.
     ("gated", "tp=4,ep=2,dp=1", json.dumps(dict(
         dp=4, ep=True, redundant=4,
@@ -565,6 +599,7 @@ def test_refit_through_framework_parameters(mpi, tmp_path, config, train,
     path.write_text(json.dumps(
         GATED if config == "gated" else
         dict(GATED, vocab_size=200) if config == "gated-v200" else
+        TINY_GLM if config == "glm" else
         dict(TINY_DSV3, num_hidden_layers=4)))
     lines = mpi(4, "refit", path, train, infer, 4 if config == "dsv3" else 2,
                 tmp_path)
@@ -583,6 +618,7 @@ MEGATRON_CORE_CONFIGS = {
                        num_key_value_heads=2, head_dim=8,
                        intermediate_size=64, vocab_size=200,
                        tie_word_embeddings=True, torch_dtype="bfloat16"),
+    "glm": TINY_GLM,
 }
 
 
@@ -593,7 +629,8 @@ MEGATRON_CORE_CONFIGS = {
     ("moe-v200", "tp=2,pp=2,vpp=2,vocab_pad=16", "tp=4,ep=1"),
     # (Megatron ties across stages only on a GPU: the embedding group's
     # copy goes to CUDA in setup_embeddings_and_output_layer.)
-    ("dense-tied", "tp=2,dp=2,vocab_pad=64", "tp=2,pp=2")])
+    ("dense-tied", "tp=2,dp=2,vocab_pad=64", "tp=2,pp=2"),
+    ("glm", "tp=2,pp=2,ep=2", "tp=2,dp=2,ep=1")])   # GLM-4.5, fp32 gate
 def test_refit_through_megatron_core_model(mpi, tmp_path, config, train,
                                            infer):
     """As above, but from Megatron-Core's own GPTModel of each rank
