@@ -10,7 +10,8 @@
 # rank a thread on this GPU (test/gpu/all_ranks.cu), their destination
 # bytes against reshard-run's; then the one-rank plan as a shared library
 # through python/reshard's Plan.load and Plan.run on torch CUDA tensors
-# (verify=True), when a python3 with torch and CUDA is there; last the
+# (verify=True; again into fp32 destinations for the bf16 tensors, on a
+# side stream), when a python3 with torch and CUDA is there; last the
 # figures of bench/gpu/fused_pack_variants.cu. Every stage runs even when
 # one before it failed; the script then fails at the end, and
 # RESHARD_GPU_KEEP=DIR keeps the destination files that differ. On an H200

@@ -265,7 +265,8 @@ class Plan:
             for t, buf in enumerate(dst_bufs):
                 if buf is not None and _widens(self._dtypes[t], buf):
                     staged[t] = buf
-                    dst_bufs[t] = _staging(buf, self._dtypes[t])
+                    dst_bufs[t] = _staging(buf, self._dtypes[t],
+                                           stream_handle)
         err = ctypes.create_string_buffer(_ERR_BYTES)
         # Two calls at once on one communicator would match each other's
         # messages: this process's threads take turns on it.
@@ -397,12 +398,23 @@ def _widens(dtype: Optional[str], buf: Any) -> bool:
             and type(buf.keep).__module__.split(".")[0] == "torch")
 
 
-def _staging(buf: Any, dtype: str) -> Any:
-    """A shard of the plan's dtype on the destination's device."""
+def _staging(buf: Any, dtype: str, stream: Any) -> Any:
+    """A shard of the plan's dtype on the destination's device, allocated
+    on the run's stream (the plan writes it there)."""
     import torch
-    t = torch.empty(buf.shape, dtype=getattr(torch, _TORCH_NAMES[dtype]),
-                    device=buf.keep.device)
+    with _on_stream(stream):
+        t = torch.empty(buf.shape, dtype=getattr(torch, _TORCH_NAMES[dtype]),
+                        device=buf.keep.device)
     return buffers.describe(t)
+
+
+def _on_stream(stream: Any) -> Any:
+    """torch's current stream set to the run's CUDA stream (a handle), or
+    nothing for MPI plans."""
+    if stream is None:
+        return contextlib.nullcontext()
+    import torch
+    return torch.cuda.stream(torch.cuda.ExternalStream(stream))
 
 
 _TORCH_NAMES = {"bf16": "bfloat16", "fp16": "float16"}
@@ -411,19 +423,11 @@ _TORCH_NAMES = {"bf16": "bfloat16", "fp16": "float16"}
 def _widen(staged: Dict[int, Any], bufs: List[Any], stream: Any) -> None:
     """Copies each staged shard into its wider destination, on the run's
     stream for device tensors."""
-    if not staged:
-        return
-    import torch
-    ctx = contextlib.nullcontext()
-    if stream is not None:
-        s = torch.cuda.ExternalStream(stream)
-        ctx = torch.cuda.stream(s)
-    with ctx:
+    # The staging shards were allocated on that stream too, so torch's
+    # allocator reuses them only for work queued after the copy.
+    with _on_stream(stream):
         for t, dst in staged.items():
-            tmp = bufs[t].keep
-            dst.keep.copy_(tmp)
-            if stream is not None:
-                tmp.record_stream(s)   # not reused before the copy ran
+            dst.keep.copy_(bufs[t].keep)
 
 
 def _numel(shape) -> int:

@@ -53,10 +53,32 @@ def main():
     for name, t in dst.items():
         with open(os.path.join(dst_dir, f"rank0.{name}.bin"), "wb") as f:
             f.write(t.view(torch.uint8).cpu().numpy().tobytes())
+    widened = check_wider_destinations(plan, comm, src, dst)
     comm.destroy()
     dist.destroy_process_group()
     print(f"torch-check: {len(dst)} tensors through Plan.run on "
-          f"{torch.cuda.get_device_name()}, verify=True passed")
+          f"{torch.cuda.get_device_name()}, verify=True passed; "
+          f"{widened} bf16 tensors into fp32 destinations on a side stream "
+          f"equal the bf16 run widened")
+
+
+def check_wider_destinations(plan, comm, src, dst):
+    """The run again with fp32 destinations for the bf16 tensors (vLLM's
+    GLM-4.5 router gate), on a stream of its own: each must hold the bf16
+    run's values widened, bit for bit."""
+    wide = {n: torch.full(t.shape, float("nan"), device="cuda")
+            if t.dtype == torch.bfloat16 else torch.empty_like(t)
+            for n, t in dst.items()}
+    side = torch.cuda.Stream()
+    plan.run(src, wide, comm, stream=side, verify=True)
+    side.synchronize()
+    names = [n for n, t in dst.items() if t.dtype == torch.bfloat16]
+    bad = [n for n in names if not torch.equal(
+        wide[n].view(torch.int32), dst[n].float().view(torch.int32))]
+    if bad or not names:
+        raise SystemExit(f"torch-check: fp32 destinations differ from the "
+                         f"bf16 run widened: {bad or 'no bf16 tensor'}")
+    return len(names)
 
 
 if __name__ == "__main__":
