@@ -539,8 +539,13 @@ def _megatron_view(e: _Entry, shape: List[int], ctx: _Ctx, rank: int,
     if pname.endswith("router.expert_bias") and str(
             getattr(t, "dtype", "")) in ("torch.bfloat16", "torch.float16"):
         # Float16Module casts it with the model; the router's first forward
-        # (or a checkpoint load) turns it back to fp32, as here.
-        return _plain(t).float()
+        # (or a checkpoint load) turns it back to fp32. A source may be an
+        # fp32 copy; a destination must be the buffer itself.
+        if side == "src":
+            return _plain(t).float()
+        raise _Miss(f"{pname!r} is {str(t.dtype)[6:]} (Float16Module cast "
+                    f"it): call the router's _maintain_float32_expert_bias()"
+                    f" first, as its forward does")
     return _plain(t)
 
 
@@ -608,7 +613,8 @@ def megatron_tensors(layout: LayoutLike, params: ParamsLike, rank: int, *,
     MLA's fused_qkv_a_proj, two Megatron parameters: a view if they are
     adjacent in memory, else a copy; and a router's expert_bias still in
     bf16 (a model Float16Module cast that has not run forward or loaded a
-    checkpoint since): an fp32 copy, as Megatron's router would make it. Raises ReshardError naming every
+    checkpoint since): as a source an fp32 copy, as Megatron's router
+    would make it, as a destination an error. Raises ReshardError naming every
     layout tensor without a parameter or with a parameter of another shape
     than the shard;
     parameters no layout tensor uses are appended to `unused` if given

@@ -261,12 +261,15 @@ class Plan:
         # Wider destinations receive into a shard of the plan's dtype,
         # widened once the run has succeeded (nothing written otherwise).
         staged = {}
-        if not problems:
-            for t, buf in enumerate(dst_bufs):
-                if buf is not None and _widens(self._dtypes[t], buf):
-                    staged[t] = buf
-                    dst_bufs[t] = _staging(buf, self._dtypes[t],
-                                           stream_handle)
+        for t, buf in enumerate(dst_bufs):
+            if problems or buf is None or not _widens(self._dtypes[t], buf):
+                continue
+            try:
+                dst_bufs[t] = _staging(buf, self._dtypes[t], stream_handle)
+                staged[t] = buf
+            except Exception as e:  # out of memory: every rank must agree
+                problems.append(f"dst: '{self.tensors[t]}' on rank {rank}: "
+                                f"no staging shard for widening: {e}")
         err = ctypes.create_string_buffer(_ERR_BYTES)
         # Two calls at once on one communicator would match each other's
         # messages: this process's threads take turns on it.
@@ -296,7 +299,12 @@ class Plan:
             if verify:
                 from .verify import verify_run
                 verify_run(self, c, rank, src_bufs, dst_bufs, failure)
-            _widen(staged, dst_bufs, stream_handle)
+            try:
+                _widen(staged, dst_bufs, stream_handle)
+            except Exception as e:  # noqa: BLE001 - after every rank ran
+                raise ReshardError(f"{self.name}: rank {rank}: the run "
+                                   f"succeeded but widening into fp32 "
+                                   f"failed: {e}") from e
 
     def _workspace_for(self, rank: int) -> Tuple[Any, int]:
         """A workspace of this rank's size, kept between calls."""
@@ -385,15 +393,17 @@ def _overlaps(names: List[str], src_bufs: List[Any], dst_bufs: List[Any]
     return problems
 
 
-# (plan dtype, destination dtype) a run widens into, exactly: vLLM keeps
-# some parameters in fp32 that the checkpoint and Megatron hold in bf16
-# (GLM-4.5's router gate).
-_WIDENS = (("bf16", "fp32"), ("fp16", "fp32"))
+# (plan dtype, destination dtype) a run widens into: vLLM keeps some
+# parameters in fp32 that the checkpoint and Megatron hold in bf16
+# (GLM-4.5's router gate, Qwen3-Next's A_log). bf16 -> fp32 keeps every
+# bit (NaN payloads too); fp16 -> fp32 in torch may quiet a NaN, so it is
+# not offered.
+_WIDENS = (("bf16", "fp32"),)
 
 
 def _widens(dtype: Optional[str], buf: Any) -> bool:
     """Whether a destination of another dtype is one a run widens into:
-    fp32 torch tensors for bf16 and fp16 shards."""
+    fp32 torch tensors for bf16 shards."""
     return ((dtype, buf.dtype) in _WIDENS
             and type(buf.keep).__module__.split(".")[0] == "torch")
 
@@ -417,7 +427,7 @@ def _on_stream(stream: Any) -> Any:
     return torch.cuda.stream(torch.cuda.ExternalStream(stream))
 
 
-_TORCH_NAMES = {"bf16": "bfloat16", "fp16": "float16"}
+_TORCH_NAMES = {"bf16": "bfloat16"}
 
 
 def _widen(staged: Dict[int, Any], bufs: List[Any], stream: Any) -> None:
@@ -425,7 +435,8 @@ def _widen(staged: Dict[int, Any], bufs: List[Any], stream: Any) -> None:
     stream for device tensors."""
     # The staging shards were allocated on that stream too, so torch's
     # allocator reuses them only for work queued after the copy.
-    with _on_stream(stream):
+    import torch
+    with _on_stream(stream), torch.no_grad():   # a Parameter may need grad
         for t, dst in staged.items():
             dst.keep.copy_(bufs[t].keep)
 

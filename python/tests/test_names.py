@@ -829,6 +829,13 @@ def test_expert_bias_is_a_buffer(dsv3):
     bias = got["model.layers.3.mlp.gate.e_score_correction_bias"]
     assert bias.dtype == torch.float32
     assert bias[:3].tolist() == [1.5, -2.0, 3.25]
+    # Megatron receiving (src and dst swapped): a destination must be the
+    # buffer itself, a copy would drop what arrives.
+    back = lay.to_dict()
+    for t in back["tensors"]:
+        t["src"], t["dst"] = t["dst"], t["src"]
+    with pytest.raises(ReshardError, match="_maintain_float32_expert_bias"):
+        reshard.megatron_tensors(back, half, 4, side="dst")
 
 
 # --- errors, layout forms ----------------------------------------------------

@@ -461,8 +461,8 @@ def test_compile_passes_planning_choices(have_tools, tmp_path):
 def test_bf16_may_come_as_uint16_words_or_widen(have_tools, tmp_path):
     """numpy has no bf16: a bf16 shard may be given as uint16 words (its
     bits), not as any other 16-bit type. A destination may be an fp32 torch
-    tensor (widened), not fp64, not numpy, and a source may not (that
-    would round)."""
+    tensor (widened), not fp64, not numpy, not for an fp16 tensor (torch
+    may quiet its NaNs), and a source may not (that would round)."""
     if not shutil.which("mpicxx"):
         pytest.skip("mpicxx is not installed")
     torch = pytest.importorskip("torch")
@@ -484,6 +484,12 @@ def test_bf16_may_come_as_uint16_words_or_widen(have_tools, tmp_path):
     assert problems == ["src: 'w' on rank 0: dtype int16, the plan's is "
                         "bf16"], problems
     assert plan._check_side({"w": torch.zeros(4, 3)}, "dst", 0)[1] == []
+    spec = json.loads(layout.read_text())
+    spec["tensors"][0]["dtype"] = "fp16"
+    half = reshard.compile(write(tmp_path, "half.json", spec), backend="mpi",
+                           cache_dir=str(tmp_path / "cache"))
+    assert half._check_side({"w": torch.zeros(4, 3)}, "dst", 0)[1] == [
+        "dst: 'w' on rank 0: dtype fp32, the plan's is fp16"]
     for side, t, got in (
             ("dst", torch.zeros(4, 3, dtype=torch.float64), "fp64"),
             ("dst", np.zeros((4, 3), np.float32), "fp32"),
