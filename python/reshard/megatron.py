@@ -301,10 +301,18 @@ def validate(m, t):
         if t.stage_size % (t.ep * t.etp):
             err.append(f"Megatron: tp*cp*dp = {t.stage_size} is not a "
                        f"multiple of ep*etp = {t.ep * t.etp}")
-        if m.shared_experts and (m.moe_intermediate * m.shared_experts) % t.tp:
+        if m.shared_experts and m.shared_size() % t.tp:
             err.append("Megatron: shared expert intermediate % tp")
     elif t.ep != 1 or t.etp != 1:
         err.append(f"{m.name} has no experts: ep and etp must be 1")
+    # GatedDeltaNet (TransformerConfig): key and value heads split over
+    # tp; no context parallelism.
+    if m.linear_layers and (m.lin_k_heads % t.tp or m.lin_v_heads % t.tp):
+        err.append(f"Megatron: linear_num_key_heads {m.lin_k_heads} and "
+                   f"linear_num_value_heads {m.lin_v_heads} % tp {t.tp}")
+    if m.linear_layers and t.cp > 1:
+        err.append(f"Megatron: Gated DeltaNet layers do not take context "
+                   f"parallelism (cp={t.cp})")
     return err
 
 
@@ -344,11 +352,29 @@ def qkv_order(m):
     return runs
 
 
+def gdn_order(m, tp, ba):
+    """GatedDeltaNet's in_proj rows of in_proj_qkvz (or, with ba,
+    in_proj_ba) on Megatron: each TP rank holds its key groups' queries,
+    then keys, values and z ([b; a] for ba), where the checkpoint groups
+    them per key head (megatron/core/ssm/gated_delta_net.py; Megatron-
+    Bridge's merge_gdn_linear_weights)."""
+    r = m.lin_v_heads // m.lin_k_heads      # value heads a key head
+    parts = ([r, r] if ba else
+             [m.lin_k_dim, m.lin_k_dim, r * m.lin_v_dim, r * m.lin_v_dim])
+    width, per = sum(parts), m.lin_k_heads // tp
+    runs = []
+    for rank in range(tp):
+        for j, n in enumerate(parts):
+            runs += [[g * width + sum(parts[:j]), n]
+                     for g in range(rank * per, (rank + 1) * per)]
+    return runs
+
+
 def tp_dims(ndim, role, axes):
     """Per-dim axis lists for a tensor of a role: column-parallel roles
     split dim 0, row-parallel ones dim 1, the rest replicate."""
     dims = [[] for _ in range(ndim)]
-    if role in ("col", "qkv", "scol"):
+    if role in ("col", "qkv", "scol", "gdn_qkvz", "gdn_ba"):
         dims[0] = list(axes)
     elif role in ("row", "srow"):
         dims[1] = list(axes)
@@ -420,6 +446,8 @@ class MegatronSide(PresetSide):
         blocks (linear_fc1 holds [gate_r; up_r] per rank)."""
         if p.role == "qkv":
             return None, {0: qkv_order(m)}
+        if p.role in ("gdn_qkvz", "gdn_ba"):
+            return None, {0: gdn_order(m, self.t.tp, p.role == "gdn_ba")}
         return ({0: p.blocks} if p.blocks else None), None
 
     def place(self, p, m):

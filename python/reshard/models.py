@@ -1,7 +1,9 @@
 """Model parameter lists from a Hugging Face config.json.
 
 Supported model_type values: llama, mistral, qwen2, qwen3 (dense),
-qwen3_moe, mixtral (block_sparse_moe: router and 8 experts per layer),
+qwen3_moe, qwen3_next (Gated DeltaNet linear attention in most layers,
+gated attention in the others, a gated shared expert), mixtral
+(block_sparse_moe: router and 8 experts per layer),
 glm4_moe (GLM-4.5/4.6/4.7: GQA with q/k/v biases and optional q/k norms,
 dense first layers, shared and routed experts), deepseek_v3 / deepseek_v2
 / kimi_k2 (MLA, dense first layers, shared and routed experts, router);
@@ -41,8 +43,8 @@ PUBLIC = {
 
 _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 DENSE_TYPES = ("llama", "mistral", "qwen2", "qwen3")
-MOE_TYPES = ("qwen3_moe", "mixtral", "glm4_moe", "deepseek_v3",
-             "deepseek_v2", "kimi_k2")
+MOE_TYPES = ("qwen3_moe", "qwen3_next", "mixtral", "glm4_moe",
+             "deepseek_v3", "deepseek_v2", "kimi_k2")
 MLA_TYPES = ("deepseek_v3", "deepseek_v2", "kimi_k2")
 
 
@@ -86,6 +88,18 @@ class Model:
     qk_nope_head_dim: int = 0
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
+    # Qwen3-Next: its one shared expert's size (shared_expert_intermediate_
+    # size; 0: moe_intermediate * shared_experts) and sigmoid gate.
+    shared_ffn: int = 0
+    shared_gate: bool = False
+    # Qwen3-Next's Gated DeltaNet layers (layer_types "linear_attention")
+    # and their sizes: key and value heads, head dims, conv kernel.
+    linear_layers: Tuple[int, ...] = ()
+    lin_k_heads: int = 0
+    lin_v_heads: int = 0
+    lin_k_dim: int = 0
+    lin_v_dim: int = 0
+    lin_conv: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dtype", dtype_name(self.dtype, self.name))
@@ -93,11 +107,23 @@ class Model:
     def is_moe(self, layer: int) -> bool:
         return self.experts > 0 and layer not in self.dense_layers
 
+    def spmoe_replicates_shared(self) -> bool:
+        """Whether vLLM replicates the shared experts under sequence-
+        parallel MoE: deepseek_v2.py does (disable_tp), and qwen3_next.py
+        since vLLM PR #39181 (its Qwen2MoeMLP's is_sequence_parallel);
+        glm4_moe.py does not."""
+        return self.mla or self.shared_gate
+
+    def shared_size(self) -> int:
+        """The shared experts' intermediate size (all of them together)."""
+        return self.shared_ffn or self.moe_intermediate * self.shared_experts
+
 
 # Dimensions --scale-down divides (counts of heads, experts, layers stay).
 SCALED_DIMS = ("hidden", "head_dim", "intermediate", "moe_intermediate",
                "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
-               "qk_rope_head_dim", "v_head_dim")
+               "qk_rope_head_dim", "v_head_dim", "shared_ffn", "lin_k_dim",
+               "lin_v_dim")
 
 
 def _need(cfg, what, *keys):
@@ -118,11 +144,11 @@ def _check_int(cfg, what, k):
     return v
 
 
-def _flag(cfg, what, key):
-    """An optional true/false field: absent or null give false."""
+def _flag(cfg, what, key, default=False):
+    """An optional true/false field: absent or null give the default."""
     v = cfg.get(key)
     if v is None:
-        return False
+        return default
     if not isinstance(v, bool):
         raise ReshardError(f"{what}: config.json {key}={v!r} is not true "
                            f"or false")
@@ -169,7 +195,9 @@ def from_hf_config(cfg: Mapping[str, Any], name: Optional[str] = None
               dtype=_DTYPES[dtype],
               tie_embeddings=bool(cfg.get("tie_word_embeddings", False)))
     bias = bool(cfg.get("attention_bias", False))
-    gate = _flag(cfg, what, "attn_output_gate")
+    # qwen3_next.py reads attn_output_gate with a default of true.
+    gate = _flag(cfg, what, "attn_output_gate",
+                 default=mt == "qwen3_next")
     kw["attn_output_gate"] = gate
     if mt not in MLA_TYPES and heads % kv_heads:
         raise ReshardError(f"{what}: num_attention_heads {heads} is not a "
@@ -190,7 +218,7 @@ def from_hf_config(cfg: Mapping[str, Any], name: Optional[str] = None
         kw.update(qkv_bias=bias, o_bias=bias, experts=experts,
                   moe_intermediate=moe_f, moe_prefix="block_sparse_moe",
                   expert_names=("w13", "w2"))
-    elif mt == "qwen3_moe":
+    elif mt in ("qwen3_moe", "qwen3_next"):
         experts, moe_f = _need(cfg, what, "num_experts",
                                "moe_intermediate_size")
         step = _opt(cfg, what, "decoder_sparse_step", 1)
@@ -208,6 +236,8 @@ def from_hf_config(cfg: Mapping[str, Any], name: Optional[str] = None
             _need(cfg, what, "intermediate_size")
         kw.update(qkv_bias=bias, o_bias=bias, qk_norm=True, experts=experts,
                   moe_intermediate=moe_f, dense_layers=dense)
+        if mt == "qwen3_next":
+            kw.update(_qwen3_next(cfg, what, layers, bias))
     elif mt == "glm4_moe":
         # Glm4MoeDecoderLayer (HF modeling_glm4_moe.py, vLLM glm4_moe.py):
         # q/k/v biases (attention_bias), never an o_proj bias; q_norm and
@@ -217,13 +247,15 @@ def from_hf_config(cfg: Mapping[str, Any], name: Optional[str] = None
         # (num_nextn_predict_layers) is left out, as DeepSeek-V3's.
         experts, moe_f = _need(cfg, what, "n_routed_experts",
                                "moe_intermediate_size")
-        first = _opt(cfg, what, "first_k_dense_replace")
+        # Required: HF's Glm4MoeConfig defaults both to 1, our _opt to 0.
+        first, shared = _need(cfg, what, "first_k_dense_replace",
+                              "n_shared_experts")
         dense = tuple(l for l in range(layers) if l < first or experts == 0)
         if dense:
             _need(cfg, what, "intermediate_size")
         kw.update(qkv_bias=bias, qk_norm=_flag(cfg, what, "use_qk_norm"),
                   experts=experts, moe_intermediate=moe_f, dense_layers=dense,
-                  shared_experts=_opt(cfg, what, "n_shared_experts"),
+                  shared_experts=shared,
                   expert_groups=_opt(cfg, what, "n_group"),
                   score_bias=experts > 0)
     else:
@@ -255,6 +287,43 @@ def from_hf_config(cfg: Mapping[str, Any], name: Optional[str] = None
                   kv_lora_rank=kv_rank, qk_nope_head_dim=nope,
                   qk_rope_head_dim=rope, v_head_dim=v)
     return Model(**kw)
+
+
+def _qwen3_next(cfg, what, layers, bias):
+    """Qwen3-Next's own fields (HF modeling_qwen3_next.py, vLLM
+    qwen3_next.py): which layers are Gated DeltaNet (layer_types, or every
+    layer but each full_attention_interval-th), their sizes, and the
+    shared expert with its gate."""
+    if bias:
+        raise ReshardError(f"{what}: attention_bias is not supported with "
+                           f"qwen3_next")
+    nk, nv, dk, dv, conv = _need(
+        cfg, what, "linear_num_key_heads", "linear_num_value_heads",
+        "linear_key_head_dim", "linear_value_head_dim",
+        "linear_conv_kernel_dim")
+    if nk == 0 or nv % nk:
+        raise ReshardError(f"{what}: linear_num_value_heads {nv} is not a "
+                           f"multiple of linear_num_key_heads {nk}")
+    types = cfg.get("layer_types")
+    if types is None:
+        every = _opt(cfg, what, "full_attention_interval", 4)
+        types = ["linear_attention" if (l + 1) % every else "full_attention"
+                 for l in range(layers)]
+    kinds = ("linear_attention", "full_attention")
+    if (not isinstance(types, list) or len(types) != layers
+            or any(t not in kinds for t in types)):
+        raise ReshardError(f"{what}: config.json layer_types must list "
+                           f"{layers} of {', '.join(map(repr, kinds))}")
+    # Required: HF's Qwen3NextConfig defaults differ from ours (512, 256,
+    # 2), and a wrong guess would change shapes.
+    shared, _, _ = _need(cfg, what, "shared_expert_intermediate_size",
+                         "head_dim", "num_key_value_heads")
+    return dict(shared_experts=1 if shared else 0, shared_ffn=shared,
+                shared_gate=shared > 0,
+                linear_layers=tuple(l for l, t in enumerate(types)
+                                    if t == "linear_attention"),
+                lin_k_heads=nk, lin_v_heads=nv, lin_k_dim=dk, lin_v_dim=dv,
+                lin_conv=conv)
 
 
 def load_config(path: Union[str, os.PathLike], name: Optional[str] = None
@@ -334,7 +403,9 @@ def model_params(m: Union[Model, str, os.PathLike],
             out.append(Param(f"{p}.{name}", shape, role, l, **kw))
 
         add("input_layernorm.weight", [h], "rep")
-        if m.mla:
+        if l in m.linear_layers:
+            _gated_delta_net(m, add)
+        elif m.mla:
             _mla(m, add)
         else:
             q, kv = m.heads * m.head_dim, m.kv_heads * m.head_dim
@@ -369,14 +440,15 @@ def model_params(m: Union[Model, str, os.PathLike],
             add("mlp.gate.e_score_correction_bias", [m.experts], "rep",
                 dtype="fp32")
         if m.shared_experts:
-            fs = m.moe_intermediate * m.shared_experts
-            # vLLM's deepseek_v2.py replicates the shared experts under
-            # sequence-parallel MoE (disable_tp); glm4_moe.py keeps them
-            # tensor-parallel.
-            col, row = ("scol", "srow") if m.mla else ("col", "row")
-            add("mlp.shared_experts.gate_up_proj.weight", [2 * fs, h], col,
+            fs = m.shared_size()
+            col, row = (("scol", "srow") if m.spmoe_replicates_shared()
+                        else ("col", "row"))
+            se = "shared_expert" if m.shared_gate else "shared_experts"
+            add(f"mlp.{se}.gate_up_proj.weight", [2 * fs, h], col,
                 blocks=[fs, fs])
-            add("mlp.shared_experts.down_proj.weight", [h, fs], row)
+            add(f"mlp.{se}.down_proj.weight", [h, fs], row)
+            if m.shared_gate:
+                add("mlp.shared_expert_gate.weight", [1, h], "rep")
         f = m.moe_intermediate
         up, down = m.expert_names
         for e in range(m.experts):
@@ -388,6 +460,23 @@ def model_params(m: Union[Model, str, os.PathLike],
         out.append(Param("lm_head.weight", [m.vocab, h], "col", "last",
                          dtype=dt))
     return out
+
+
+def _gated_delta_net(m, add):
+    """A Gated DeltaNet layer in the checkpoint's order of rows: in_proj_qkvz
+    grouped per key head g ([q_g; k_g; v_g; z_g], the group's value heads
+    in v_g and z_g), in_proj_ba likewise ([b_g; a_g]), conv1d's channels
+    [q; k; v] of all heads (blocks)."""
+    h, nv = m.hidden, m.lin_v_heads
+    kd, vd = m.lin_k_heads * m.lin_k_dim, nv * m.lin_v_dim
+    add("linear_attn.in_proj_qkvz.weight", [2 * kd + 2 * vd, h], "gdn_qkvz")
+    add("linear_attn.in_proj_ba.weight", [2 * nv, h], "gdn_ba")
+    add("linear_attn.conv1d.weight", [2 * kd + vd, 1, m.lin_conv], "col",
+        blocks=[kd, kd, vd])
+    add("linear_attn.dt_bias", [nv], "col")
+    add("linear_attn.A_log", [nv], "col")
+    add("linear_attn.norm.weight", [m.lin_v_dim], "rep")
+    add("linear_attn.out_proj.weight", [h, vd], "row")
 
 
 def _mla(m, add):

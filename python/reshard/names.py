@@ -44,6 +44,7 @@ _FC1 = ("gate_up_proj", "w13")
 # (megatron/bridge/models/{llama,qwen,deepseek}/*.py mapping_registry).
 _MEGATRON_LAYER = {
     "input_layernorm.weight": ("self_attention.linear_qkv.layer_norm_weight",
+                               "self_attention.in_proj.layer_norm_weight",
                                "input_layernorm.weight"),
     "self_attn.qkv_proj.weight": ("self_attention.linear_qkv.weight",),
     "self_attn.qkv_proj.bias": ("self_attention.linear_qkv.bias",),
@@ -78,7 +79,22 @@ _MEGATRON_LAYER = {
         "mlp.shared_experts.linear_fc1.weight",),
     "mlp.shared_experts.down_proj.weight": (
         "mlp.shared_experts.linear_fc2.weight",),
+    # Qwen3-Next: one gated shared expert (shared_experts.py's gate_weight),
+    # and Gated DeltaNet (megatron/core/ssm/gated_delta_net.py), whose
+    # in_proj holds in_proj_qkvz and in_proj_ba (_gdn_in_proj).
+    "mlp.shared_expert.gate_up_proj.weight": (
+        "mlp.shared_experts.linear_fc1.weight",),
+    "mlp.shared_expert.down_proj.weight": (
+        "mlp.shared_experts.linear_fc2.weight",),
+    "mlp.shared_expert_gate.weight": ("mlp.shared_experts.gate_weight",),
+    "linear_attn.conv1d.weight": ("self_attention.conv1d.weight",),
+    "linear_attn.dt_bias": ("self_attention.dt_bias",),
+    "linear_attn.A_log": ("self_attention.A_log",),
+    "linear_attn.norm.weight": ("self_attention.out_norm.weight",),
+    "linear_attn.out_proj.weight": ("self_attention.out_proj.weight",),
 }
+_GDN_IN_PROJ = ("linear_attn.in_proj_qkvz.weight",
+                "linear_attn.in_proj_ba.weight")
 _MEGATRON_TOP = {
     "model.embed_tokens.weight": ("embedding.word_embeddings.weight",),
     "model.norm.weight": ("decoder.final_layernorm.weight",),
@@ -262,6 +278,7 @@ class _Ctx:
         layers = []
         self.experts: Dict[Tuple[int, str], List[int]] = {}
         self.fused_rows: Dict[str, int] = {}
+        self.shapes = {e.name: shape for e, shape in held}
         for e, shape in held:
             m = _LAYER.match(e.name)
             if m:
@@ -526,6 +543,9 @@ def _megatron_view(e: _Entry, shape: List[int], ctx: _Ctx, rank: int,
     if m and m.group(2) == "self_attn.fused_qkv_a_proj.weight":
         return _mla_a(e, shape, ctx, rank, int(m.group(1)),
                       getattr(e, side))
+    if m and m.group(2) in _GDN_IN_PROJ:
+        return _gdn_in_proj(e.name, shape, ctx, rank, int(m.group(1)),
+                            m.group(2) == _GDN_IN_PROJ[1])
     names, where, table = _megatron_names(e.name, ctx)
     got = table.get(names)
     if got is None:
@@ -546,7 +566,34 @@ def _megatron_view(e: _Entry, shape: List[int], ctx: _Ctx, rank: int,
         raise _Miss(f"{pname!r} is {str(t.dtype)[6:]} (Float16Module cast "
                     f"it): call the router's _maintain_float32_expert_bias()"
                     f" first, as its forward does")
+    if pname.endswith("self_attention.out_norm.weight"):
+        # Megatron runs Qwen3-Next with zero-centered norms (its weight is
+        # the checkpoint's minus 1, Megatron-Bridge's RMSNorm2ZeroCentered
+        # mapping); the checkpoint's and vLLM's gated norm is plain.
+        if side == "src":
+            return (_plain(t).float() + 1).to(t.dtype)
+        raise _Miss(f"{pname!r} holds the checkpoint's weight minus 1 "
+                    f"(zero-centered): Megatron cannot receive it in place")
     return _plain(t)
+
+
+def _gdn_in_proj(name, shape, ctx, rank, layer, ba):
+    """in_proj_qkvz and in_proj_ba: the first and the last rows of the
+    rank's GatedDeltaNet in_proj ([q; k; v; z; b; a] of its heads)."""
+    table, local, where = ctx.layer(layer)
+    pname = f"decoder.layers.{local}.self_attention.in_proj.weight"
+    got = table.get([pname])
+    if got is None:
+        raise _Miss(f"no parameter {pname!r}{where}")
+    prefix = name[:-len(_GDN_IN_PROJ[ba])]
+    both = [ctx.shapes.get(prefix + n) for n in _GDN_IN_PROJ]
+    if None in both:
+        raise _Miss(f"{pname!r} holds both {_tried(_GDN_IN_PROJ)} of "
+                    f"layer {layer}: the layout gives rank {rank} one")
+    _check(pname, got[1], [both[0][0] + both[1][0]] + shape[1:],
+           f"rank {rank}'s shards of in_proj_qkvz and in_proj_ba together")
+    start = both[0][0] if ba else 0
+    return _plain(got[1])[start:start + shape[0]]
 
 
 def _mla_a(e, shape, ctx, rank, layer, sharding):

@@ -210,12 +210,19 @@ def _vocab_pieces(p, src, dst, m):
             a = b
 
 
+# Linear weights vLLM keeps unquantized: the MoE router, Qwen3-Next's
+# shared-expert gate (quant_config=None) and in_proj_ba ("doesn't support
+# blockwise fp8").
+_NOT_FP8 = ("mlp.gate.weight", "mlp.shared_expert_gate.weight",
+            "linear_attn.in_proj_ba.weight")
+
+
 def _fp8_eligible(p) -> bool:
     """A linear weight FP8 checkpoints quantize: 2-D, inside a layer, not a
-    norm or the MoE router (embeddings and the output layer stay too)."""
+    norm or one of _NOT_FP8 (embeddings and the output layer stay too)."""
     return (len(p.shape) == 2 and isinstance(p.layer, int) and
             p.name.endswith(".weight") and "norm" not in p.name and
-            not p.name.endswith("mlp.gate.weight"))
+            not p.name.endswith(_NOT_FP8))
 
 
 def build_layout(model: Union[Model, str, os.PathLike],

@@ -255,6 +255,11 @@ def validate(m, i):
                    f"divides the other")
     if (m.dense_layers or not m.experts) and m.intermediate % i.tp:
         err.append(f"vLLM: intermediate_size {m.intermediate} % tp {i.tp}")
+    # Gated DeltaNet: each rank a contiguous run of whole key groups of
+    # in_proj_qkvz (qwen3_next.py views it per key head).
+    if m.linear_layers and (m.lin_k_heads % i.tp or m.lin_v_heads % i.tp):
+        err.append(f"vLLM: linear_num_key_heads {m.lin_k_heads} and "
+                   f"linear_num_value_heads {m.lin_v_heads} % tp {i.tp}")
     # VocabParallelEmbedding splits the vocab padded to a multiple of 64
     # over tp (divide() asserts it divides).
     if padded_vocab(m) % i.tp:
@@ -282,15 +287,17 @@ def validate(m, i):
                        f"{m.expert_groups}): vLLM falls back to linear, "
                        f"give placement=linear")
         if (m.shared_experts and not shared_experts_replicated(m, i)
-                and (m.moe_intermediate * m.shared_experts) % i.tp):
+                and m.shared_size() % i.tp):
             err.append("vLLM: shared expert intermediate % tp")
     return err
 
 
 def shared_experts_replicated(m, i):
-    """Whether vLLM replicates the shared experts: deepseek_v2.py does
-    under sequence-parallel MoE (disable_tp), glm4_moe.py never."""
-    return bool(m.shared_experts and m.mla and i.seq_parallel_moe)
+    """Whether vLLM replicates the shared experts: under sequence-parallel
+    MoE, for the models whose vLLM code does (Model.spmoe_replicates_
+    shared)."""
+    return bool(m.shared_experts and m.spmoe_replicates_shared()
+                and i.seq_parallel_moe)
 
 
 def per_stage_maps(i):

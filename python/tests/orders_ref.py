@@ -50,6 +50,19 @@ TINY_GLM = dict(model_type="glm4_moe", num_hidden_layers=2, hidden_size=64,
                 first_k_dense_replace=1, attention_bias=True,
                 use_qk_norm=True, vocab_size=256, torch_dtype="bfloat16")
 
+# Qwen3-Next's architecture, tiny: Gated DeltaNet in layers 0 and 2 (4 key
+# heads, 8 value heads), gated attention with 2 query groups in 1 and 3,
+# routed experts and a gated shared expert in every layer;
+# test_megatron_qkv.py, test_names.py and test_runtime.py use it.
+TINY_QWEN3_NEXT = dict(
+    model_type="qwen3_next", num_hidden_layers=4, hidden_size=64,
+    num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+    intermediate_size=64, moe_intermediate_size=16, num_experts=8,
+    shared_expert_intermediate_size=32, linear_num_key_heads=4,
+    linear_num_value_heads=8, linear_key_head_dim=8, linear_value_head_dim=8,
+    linear_conv_kernel_dim=4, full_attention_interval=2, vocab_size=256,
+    torch_dtype="bfloat16")
+
 
 def chunk(rows, parts):
     """torch.chunk of a list: chunks of ceil(n / parts)."""

@@ -16,7 +16,7 @@ import pytest
 
 from reshard.refit import build_layout
 
-from orders_ref import rows_by_rank, small
+from orders_ref import TINY_QWEN3_NEXT, rows_by_rank, small
 
 torch = pytest.importorskip("torch",
                             reason="needs torch (bench/setup-bench.sh)")
@@ -138,6 +138,77 @@ def test_order_is_megatron_bridges_merge(bridge, nq, nkv, hd, gated, tp,
     for r, shard in enumerate(torch.chunk(merged, tp, 0)):
         want = shard if bias else shard[:, 0] / hidden
         assert rows[r] == [int(x) for x in want], r
+
+
+@pytest.mark.parametrize("nk,nv,tp", [(4, 8, 1), (4, 8, 2), (4, 8, 4),
+                                     (2, 6, 2), (16, 32, 8)])
+def test_gdn_in_proj_is_megatron_bridges_merge(bridge, tmp_path, nk, nv,
+                                               tp):
+    """Qwen3-Next's GatedDeltaNet: each Megatron TP rank's in_proj rows
+    (in_proj_qkvz's, then in_proj_ba's, by the layout) are those of
+    Megatron-Bridge's merge_gdn_linear_weights, chunked over TP."""
+    pm, _ = bridge
+    cfg = dict(TINY_QWEN3_NEXT, linear_num_key_heads=nk,
+               linear_num_value_heads=nv, linear_key_head_dim=2,
+               linear_value_head_dim=3, num_attention_heads=8,
+               num_key_value_heads=8)
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    lay = build_layout(str(tmp_path / "config.json"), f"tp={tp}", "tp=1",
+                       layers=1)
+    d = json.loads(json.dumps(lay.to_dict()))
+    rows = {}
+    for part in ("qkvz", "ba"):
+        t = next(t for t in d["tensors"] if t["name"] ==
+                 f"model.layers.0.linear_attn.in_proj_{part}.weight")
+        rows[part] = rows_by_rank(d, t, "src")
+    hidden = 1
+    n_qkvz = 2 * nk * 2 + 2 * nv * 3
+    qkvz = torch.arange(n_qkvz, dtype=torch.float64).view(-1, hidden)
+    ba = torch.arange(n_qkvz, n_qkvz + 2 * nv,
+                      dtype=torch.float64).view(-1, hidden)
+    provider = types.SimpleNamespace(
+        hidden_size=hidden, linear_key_head_dim=2, linear_value_head_dim=3,
+        linear_num_key_heads=nk, linear_num_value_heads=nv)
+    merged = pm.merge_gdn_linear_weights(provider, qkvz, ba, tp_size=tp)
+    for r, shard in enumerate(torch.chunk(merged[:, 0], tp)):
+        want = [int(x) for x in shard]
+        assert rows["qkvz"][r] + [n_qkvz + x for x in rows["ba"][r]] == \
+            want, r
+
+
+@pytest.mark.parametrize("tp", [1, 2, 4])
+def test_gdn_rows_of_each_vllm_rank_and_conv1d(tmp_path, tp):
+    """vLLM's Qwen3-Next (qwen3_next.py): TP rank r holds the contiguous
+    rows r·n/tp.. of in_proj_qkvz and in_proj_ba (whole key groups); conv1d
+    its q, k and v channels (mamba_v2_sharded_weight_loader, and Megatron-
+    Bridge's GDNConv1dMapping for Megatron's rank r alike)."""
+    nk, nv, dk, dv = 4, 8, 2, 3
+    cfg = dict(TINY_QWEN3_NEXT, linear_num_key_heads=nk,
+               linear_num_value_heads=nv, linear_key_head_dim=dk,
+               linear_value_head_dim=dv)
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    lay = build_layout(str(tmp_path / "config.json"), f"tp={tp}",
+                       f"tp={tp}", layers=1)
+    d = json.loads(json.dumps(lay.to_dict()))
+    first = lay.info["infer"]["ranks"][0]
+
+    def rows(part, side):
+        t = next(t for t in d["tensors"] if t["name"] ==
+                 f"model.layers.0.linear_attn.{part}")
+        return rows_by_rank(d, t, side)
+    kd, vd = nk * dk, nv * dv
+    for name, n in (("in_proj_qkvz.weight", 2 * kd + 2 * vd),
+                    ("in_proj_ba.weight", 2 * nv)):
+        got = rows(name, "dst")
+        for r in range(tp):
+            assert got[first + r] == list(range(r * n // tp,
+                                                (r + 1) * n // tp)), name
+    for side, base in (("src", 0), ("dst", first)):
+        got = rows("conv1d.weight", side)
+        for r in range(tp):
+            q = list(range(r * kd // tp, (r + 1) * kd // tp))
+            v = range(2 * kd + r * vd // tp, 2 * kd + (r + 1) * vd // tp)
+            assert got[base + r] == q + [kd + x for x in q] + list(v), side
 
 
 @pytest.mark.parametrize("nq,nkv,hd,gated,tp", CASES)

@@ -121,12 +121,60 @@ def test_glm45_shapes_and_totals():
     assert s[l3 + "mlp.shared_experts.up_proj.weight"] == [1536, 5120]
     assert s[l3 + "mlp.experts.159.down_proj.weight"] == [5120, 1536]
     assert "model.layers.0.self_attn.q_norm.weight" not in shapes(air, 1)
-    glm = dict(n_routed_experts=4, moe_intermediate_size=16)
+    glm = dict(n_routed_experts=4, moe_intermediate_size=16,
+               first_k_dense_replace=1, n_shared_experts=1)
     with pytest.raises(ReshardError, match="use_qk_norm=1 is not true or "
                                            "false"):
         small("glm4_moe", use_qk_norm=1, **glm)
     with pytest.raises(ReshardError, match="lacks n_routed_experts"):
         small("glm4_moe", moe_intermediate_size=16)
+
+
+def test_qwen3_next_shapes_and_total():
+    # Qwen3-Next-80B-A3B counted by hand: 36 Gated DeltaNet layers (16 key
+    # heads, 32 value heads of 128, conv kernel 4) and 12 gated-attention
+    # layers (16 heads of 256, 2 KV heads, q/k norms), 512 routed experts of
+    # 512, a gated shared expert of 512 in every layer.
+    h, nk, nv, d, v = 2048, 16, 32, 128, 151936
+    gdn = (2 * nk * d + 2 * nv * d) * h + 2 * nv * h \
+        + (2 * nk * d + nv * d) * 4 + 2 * nv + d + h * nv * d
+    attn = (16 * 2 + 2 * 2) * 256 * h + 2 * 256 + h * 16 * 256
+    moe = 512 * 3 * h * 512 + 512 * h + 3 * h * 512 + h
+    total = 2 * v * h + 36 * gdn + 12 * attn + 48 * (moe + 2 * h) + h
+    m = get_model("qwen3-next-80b-a3b")
+    assert count_params(model_params(m)) == total == 79_674_391_296
+    assert m.linear_layers == tuple(l for l in range(48) if l % 4 != 3)
+    s = shapes(m, 4)
+    l0, l3 = "model.layers.0.", "model.layers.3."
+    assert s[l0 + "linear_attn.in_proj_qkvz.weight"] == [12288, 2048]
+    assert s[l0 + "linear_attn.in_proj_ba.weight"] == [64, 2048]
+    assert s[l0 + "linear_attn.conv1d.weight"] == [8192, 1, 4]
+    assert s[l0 + "linear_attn.A_log"] == [32]
+    assert s[l0 + "linear_attn.norm.weight"] == [128]
+    assert l0 + "self_attn.q_proj.weight" not in s
+    assert s[l3 + "self_attn.q_proj.weight"] == [8192, 2048]    # with gates
+    assert s[l3 + "mlp.shared_expert.up_proj.weight"] == [512, 2048]
+    assert s[l3 + "mlp.shared_expert_gate.weight"] == [1, 2048]
+    lin = dict(num_experts=4, moe_intermediate_size=16,
+               linear_num_key_heads=2, linear_num_value_heads=4,
+               linear_key_head_dim=8, linear_value_head_dim=8,
+               linear_conv_kernel_dim=4, head_dim=16,
+               shared_expert_intermediate_size=0)
+    explicit = small("qwen3_next", layer_types=["full_attention",
+                                                "linear_attention"], **lin)
+    assert explicit.linear_layers == (1,) and explicit.shared_ffn == 0
+    for kw, msg in (
+            (dict(layer_types=["linear_attention"]), "layer_types must list 2"),
+            (dict(linear_num_value_heads=3), "linear_num_value_heads 3 is "
+                                             "not a multiple"),
+            (dict(attention_bias=True), "attention_bias is not supported"),
+            (dict(linear_conv_kernel_dim=None), "lacks linear_conv_kernel"),
+            # HF's defaults (512, 256) are not ours: required.
+            (dict(shared_expert_intermediate_size=None),
+             "lacks shared_expert_intermediate_size"),
+            (dict(head_dim=None), "lacks head_dim")):
+        with pytest.raises(ReshardError, match=msg):
+            small("qwen3_next", **dict(lin, **kw))
 
 
 def test_deepseek_v3_shapes():

@@ -20,8 +20,8 @@ from reshard.models import get_model, scale_model  # noqa: E402
 from reshard.refit import build_layout  # noqa: E402
 from reshard.vllm import parse_infer, pp_split  # noqa: E402
 
-from orders_ref import (megatron_vocab_rows, small,  # noqa: E402
-                        vllm_vocab_rows)
+from orders_ref import (TINY_QWEN3_NEXT, megatron_vocab_rows,  # noqa: E402
+                        small, vllm_vocab_rows)
 
 BF16 = torch.bfloat16
 
@@ -114,7 +114,9 @@ def megatron_params(m, train, rank, layers, grouped=True, prefix="",
         for l in range(n):
             g = first + l
             pre, hf = f"decoder.layers.{l}.", f"model.layers.{g}."
-            if m.mla:
+            if g in m.linear_layers:
+                megatron_gdn(p, m, tp, pre, hf)
+            elif m.mla:
                 p.add(pre + "input_layernorm.weight", [h],
                       hf + "input_layernorm.weight")
                 kv_a = m.kv_lora_rank + m.qk_rope_head_dim
@@ -188,13 +190,15 @@ def megatron_params(m, train, rank, layers, grouped=True, prefix="",
                       dtype=torch.float32,
                       buffer=True)
             if m.shared_experts:
-                fs = m.moe_intermediate * m.shared_experts
+                fs = m.shared_size()
+                se = "shared_expert" if m.shared_gate else "shared_experts"
                 p.add(pre + "mlp.shared_experts.linear_fc1.weight",
-                      [2 * fs // tp, h],
-                      hf + "mlp.shared_experts.gate_up_proj.weight")
+                      [2 * fs // tp, h], hf + f"mlp.{se}.gate_up_proj.weight")
                 p.add(pre + "mlp.shared_experts.linear_fc2.weight",
-                      [h, fs // tp],
-                      hf + "mlp.shared_experts.down_proj.weight")
+                      [h, fs // tp], hf + f"mlp.{se}.down_proj.weight")
+                if m.shared_gate:
+                    p.add(pre + "mlp.shared_experts.gate_weight", [1, h],
+                          hf + "mlp.shared_expert_gate.weight")
             n, f = m.experts // t.ep, m.moe_intermediate
             up, down = m.expert_names
             for j in range(n):
@@ -214,6 +218,27 @@ def megatron_params(m, train, rank, layers, grouped=True, prefix="",
                 p.add("output_layer.weight", [megatron_vocab_rows(m, t), h],
                       "lm_head.weight")
     return ps[0] if len(ps) == 1 else Chunks(ps)
+
+
+def megatron_gdn(p, m, tp, pre, hf):
+    """A GatedDeltaNet layer of Megatron-Core (TE spec): in_proj holds the
+    rank's [q; k; v; z; b; a], the input norm fused into it, out_norm
+    zero-centered (the checkpoint's weight minus 1)."""
+    kd, vd = m.lin_k_heads * m.lin_k_dim, m.lin_v_heads * m.lin_v_dim
+    nv, h, a = m.lin_v_heads, m.hidden, pre + "self_attention."
+    p.add(a + "in_proj.layer_norm_weight", [m.hidden],
+          hf + "input_layernorm.weight")
+    qkvz = (2 * kd + 2 * vd) // tp
+    w = p.add(a + "in_proj.weight", [qkvz + 2 * nv // tp, h],
+              hf + "linear_attn.in_proj_qkvz.weight")
+    p.stores[hf + "linear_attn.in_proj_ba.weight"] = [(w, ("at", qkvz * h))]
+    p.add(a + "conv1d.weight", [(2 * kd + vd) // tp, 1, m.lin_conv],
+          hf + "linear_attn.conv1d.weight")
+    p.add(a + "dt_bias", [nv // tp], hf + "linear_attn.dt_bias")
+    p.add(a + "A_log", [nv // tp], hf + "linear_attn.A_log")
+    n = p.add(a + "out_norm.weight", [m.lin_v_dim], None)
+    p.stores[hf + "linear_attn.norm.weight"] = [(n, "plus1")]
+    p.add(a + "out_proj.weight", [h, vd // tp], hf + "linear_attn.out_proj.weight")
 
 
 # --- vLLM -------------------------------------------------------------------
@@ -248,7 +273,21 @@ def vllm_params(m, infer, r, layers):
         def same(name, shape, **kw):
             p.add(hf + name, shape, hf + name, **kw)
         same("input_layernorm.weight", [h])
-        if m.mla:
+        if g in m.linear_layers:
+            # qwen3_next.py: contiguous rows of in_proj_qkvz / in_proj_ba,
+            # conv1d's [q; k; v] parts, A_log in fp32.
+            kd, vd = m.lin_k_heads * m.lin_k_dim, m.lin_v_heads * m.lin_v_dim
+            nv = m.lin_v_heads
+            same("linear_attn.in_proj_qkvz.weight", [(2 * kd + 2 * vd) // tp,
+                                                     h])
+            same("linear_attn.in_proj_ba.weight", [2 * nv // tp, h])
+            same("linear_attn.conv1d.weight", [(2 * kd + vd) // tp, 1,
+                                               m.lin_conv])
+            same("linear_attn.dt_bias", [nv // tp])
+            same("linear_attn.A_log", [nv // tp], dtype=torch.float32)
+            same("linear_attn.norm.weight", [m.lin_v_dim])
+            same("linear_attn.out_proj.weight", [h, vd // tp])
+        elif m.mla:
             kv_a = m.kv_lora_rank + m.qk_rope_head_dim
             q_head = m.qk_nope_head_dim + m.qk_rope_head_dim
             same("self_attn.fused_qkv_a_proj.weight",
@@ -289,10 +328,14 @@ def vllm_params(m, infer, r, layers):
             same("mlp.gate.e_score_correction_bias", [m.experts],
                  dtype=torch.float32)
         if m.shared_experts:
-            fs = m.moe_intermediate * m.shared_experts
-            stp = 1 if m.mla and i.seq_parallel_moe else tp
-            same("mlp.shared_experts.gate_up_proj.weight", [2 * fs // stp, h])
-            same("mlp.shared_experts.down_proj.weight", [h, fs // stp])
+            fs = m.shared_size()
+            stp = 1 if m.spmoe_replicates_shared() and \
+                i.seq_parallel_moe else tp
+            se = "shared_expert" if m.shared_gate else "shared_experts"
+            same(f"mlp.{se}.gate_up_proj.weight", [2 * fs // stp, h])
+            same(f"mlp.{se}.down_proj.weight", [h, fs // stp])
+            if m.shared_gate:
+                same("mlp.shared_expert_gate.weight", [1, h])
         if i.ep and (i.redundant or i.expert_map):
             # EPLB: physical experts placed linearly, as many a rank;
             # physical p is logical map[p] (EplbState's initial
@@ -390,6 +433,13 @@ def check_rank(layout, side, rank, got, fake, unused, unused_ok=()):
             assert bits(view) == bits(torch.cat([q, kv]))
             continue
         ((param, j),) = stores
+        if j == "plus1":            # Megatron's zero-centered out_norm
+            assert view.data_ptr() != param.data_ptr()
+            assert bits(view) == bits((param.float() + 1).to(param.dtype))
+            continue
+        if isinstance(j, tuple):    # ("at", elements into the parameter)
+            same_storage(view, param, j[1])
+            continue
         same_storage(view, param, (j or 0) * math.prod(shape))
     assert sorted(unused) == sorted(unused_ok)
 
@@ -758,6 +808,42 @@ def test_glm45_every_rank():
     assert got["model.layers.3.mlp.gate.weight"].dtype == torch.float32
     assert list(got["model.layers.3.mlp.shared_experts.down_proj.weight"]
                 .shape) == [m.hidden, m.moe_intermediate // 2]
+
+
+# --- Qwen3-Next: Gated DeltaNet, gated attention, a gated shared expert -----
+
+@pytest.mark.parametrize("train,infer", [
+    ("tp=2,pp=2,ep=2", "tp=2,dp=2,ep=1"),
+    ("tp=4,ep=2", "tp=4"),               # KV heads replicated on vLLM
+    ("tp=1,pp=2,ep=2,dp=2", "tp=2,pp=2")])
+def test_qwen3_next_every_rank(tmp_path, train, infer):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(TINY_QWEN3_NEXT))
+    lay = build_layout(str(path), train, infer)
+    m = model_of(str(path), 1, train, infer)
+    assert m.linear_layers == (0, 2) and m.attn_output_gate
+    check_all(lay, m, train, infer, 4)
+    first = lay.info["infer"]["ranks"][0]
+    got = reshard.vllm_tensors(lay, vllm_params(m, infer, 0, 4).params,
+                               first)
+    # vLLM's fp32 A_log is the view of a bf16 tensor (Plan.run widens).
+    a_log = "model.layers.0.linear_attn.A_log"
+    assert next(t.dtype for t in lay.tensors if t.name == a_log) == "bf16"
+    assert got[a_log].dtype == torch.float32
+
+
+def test_qwen3_next_out_norm_cannot_be_received_by_megatron(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(TINY_QWEN3_NEXT))
+    train, infer = "tp=2", "tp=2"
+    lay = build_layout(str(path), train, infer).to_dict()
+    for t in lay["tensors"]:
+        t["src"], t["dst"] = t["dst"], t["src"]
+    m = model_of(str(path), 1, train, infer)
+    fake = megatron_params(m, train, 0, 4)
+    with pytest.raises(ReshardError, match="out_norm.weight' holds the "
+                                           "checkpoint's weight minus 1"):
+        reshard.megatron_tensors(lay, fake.module(), 0, side="dst")
 
 
 # --- MLA (DeepSeek-V3): shared experts, expert bias, fused_qkv_a_proj --------

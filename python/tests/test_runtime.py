@@ -18,7 +18,7 @@ import tempfile
 
 import pytest
 
-from orders_ref import GATED, TINY_DSV3, TINY_GLM
+from orders_ref import GATED, TINY_DSV3, TINY_GLM, TINY_QWEN3_NEXT
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = os.path.join(HERE, "runtime_worker.py")
@@ -583,6 +583,9 @@ def test_nccl_plan_compiles_and_loads(have_tools, tmp_path):
     # GLM-4.5: an fp32 vLLM gate, shared experts TP-split under vLLM's
     # sequence-parallel MoE.
     ("glm", "tp=2,pp=2,ep=2", "tp=2,dp=2,ep=1"),
+    # Qwen3-Next: Gated DeltaNet (in_proj's rows, an fp32 A_log) and gated
+    # attention with KV heads replicated on vLLM.
+    ("qwen3-next", "tp=2,pp=2,ep=2", "tp=4"),
     # A rebalanced map: ranks 0 and 3 each hold an expert twice.
     ("gated", "tp=4,ep=2,dp=1", json.dumps(dict(
         dp=4, ep=True, redundant=4,
@@ -606,6 +609,7 @@ def test_refit_through_framework_parameters(mpi, tmp_path, config, train,
         GATED if config == "gated" else
         dict(GATED, vocab_size=200) if config == "gated-v200" else
         TINY_GLM if config == "glm" else
+        TINY_QWEN3_NEXT if config == "qwen3-next" else
         dict(TINY_DSV3, num_hidden_layers=4)))
     lines = mpi(4, "refit", path, train, infer, 4 if config == "dsv3" else 2,
                 tmp_path)

@@ -17,6 +17,8 @@ SMALL = [
     ("deepseek-v3", "tp=2,pp=2,ep=4,dp=2", "tp=4,dp=2,ep=1", "dgx-h100", 4),
     ("mixtral-8x7b", "tp=2,pp=2,ep=2,dp=1", "tp=4,dp=1,ep=1", "dgx-h100", 2),
     ("glm-4.5", "tp=2,pp=2,ep=4,dp=2", "tp=2,dp=2,ep=1", "dgx-h100", 4),
+    ("qwen3-next-80b-a3b", "tp=2,pp=2,ep=4,dp=2", "tp=4,dp=2,ep=1",
+     "dgx-h100", 4),
 ]
 
 
