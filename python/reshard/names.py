@@ -667,9 +667,28 @@ def megatron_tensors(layout: LayoutLike, params: ParamsLike, rank: int, *,
     parameters no layout tensor uses are appended to `unused` if given
     ("model[v]: name" for chunk v of a list).
     """
+    _check_zero_centered(layout, params)
     return _map(layout, params, rank, side, "megatron_tensors",
                 _megatron_normalize(prefix), True, _megatron_resolve(side),
                 layer_offset, unused, True)
+
+
+def _check_zero_centered(layout: LayoutLike, params: ParamsLike) -> None:
+    """Qwen3-Next's norms store the checkpoint's (1 + w) values only when
+    Megatron runs them zero-centered (layernorm_zero_centered_gamma); a
+    model (or its chunks) that says otherwise is refused, not mapped."""
+    models = params if isinstance(params, (list, tuple)) else [params]
+    configs = [getattr(c, "config", None) for c in models]
+    off = [c for c in configs
+           if getattr(c, "layernorm_zero_centered_gamma", None) is False]
+    if off and any(e.name.endswith(".linear_attn.norm.weight")
+                   for e in _entries(layout)):
+        raise ReshardError(
+            "megatron_tensors: this Megatron model has "
+            "layernorm_zero_centered_gamma=False, but Qwen3-Next's norms "
+            "are zero-centered in the checkpoint and in vLLM (Megatron-"
+            "Bridge and Megatron-LM's --apply-layernorm-1p run it so): its "
+            "norm weights would arrive off by 1")
 
 
 # --- vLLM -------------------------------------------------------------------

@@ -8,6 +8,7 @@ tensor, a KV-replicated piece at its fused_offset rows), every parameter
 must be used, and a missing or mis-shaped parameter must be refused."""
 import json
 import math
+import types
 
 import pytest
 
@@ -830,6 +831,22 @@ def test_qwen3_next_every_rank(tmp_path, train, infer):
     a_log = "model.layers.0.linear_attn.A_log"
     assert next(t.dtype for t in lay.tensors if t.name == a_log) == "bf16"
     assert got[a_log].dtype == torch.float32
+
+
+def test_qwen3_next_needs_zero_centered_megatron_norms(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(TINY_QWEN3_NEXT))
+    lay = build_layout(str(path), "tp=2", "tp=2")
+    m = model_of(str(path), 1, "tp=2", "tp=2")
+    model = megatron_params(m, "tp=2", 0, 4).module()
+    model.config = types.SimpleNamespace(layernorm_zero_centered_gamma=True)
+    assert reshard.megatron_tensors(lay, model, 0)
+    model.config.layernorm_zero_centered_gamma = False
+    with pytest.raises(ReshardError, match="layernorm_zero_centered_gamma="
+                                           "False, but Qwen3-Next's norms"):
+        reshard.megatron_tensors(lay, model, 0)
+    with pytest.raises(ReshardError, match="off by 1"):
+        reshard.megatron_tensors(lay, [model], 0)
 
 
 def test_qwen3_next_out_norm_cannot_be_received_by_megatron(tmp_path):
