@@ -104,6 +104,24 @@ void appendItem(SmallVectorImpl<int64_t> &rows, const TransferGroup &t) {
                t.memberCount == 1 ? 1 : t.memberStride, t.memberCount});
 }
 
+/// A quantizing shard's runs along one dim, for the quantizer: a block
+/// starts at each run, so a run that ends on a block boundary (whole
+/// blocks) may go on into the next one with the same blocks. The side
+/// that quantizes holds whole blocks, so every run but the one at the
+/// dim's end is whole blocks: at most 2 runs remain, whatever the storage
+/// order (a Megatron shard of Qwen3-Next's in_proj_qkvz has 4 a key
+/// group), within what the GPU quantizer takes.
+SmallVector<int64_t> quantRuns(ArrayRef<DimSegment> segments, int64_t block) {
+  SmallVector<int64_t> runs;
+  for (const DimSegment &s : segments) {
+    if (!runs.empty() && runs.back() % block == 0)
+      runs.back() += s.size;
+    else
+      runs.push_back(s.size);
+  }
+  return runs;
+}
+
 /// The `quant_classes` and `quant_tensors` rows of the plan's quantized
 /// tensors (RuntimeOps.td): one class row per payload class, with the runs
 /// of every combo's shard per dim on the side that quantizes.
@@ -139,10 +157,10 @@ LogicalResult quantRows(const PlanModule &plan,
       for (int64_t c = 0; c < split.numCombos(); ++c) {
         SmallVector<int64_t> coords = split.coordsOf(c);
         for (unsigned d = 0; d < l.shape.size(); ++d) {
-          SmallVector<DimSegment> runs = geometry.segments(d, coords);
+          SmallVector<int64_t> runs =
+              quantRuns(geometry.segments(d, coords), blocks[d]);
           classes.push_back(runs.size());
-          for (const DimSegment &r : runs)
-            classes.push_back(r.size);
+          classes.append(runs.begin(), runs.end());
         }
       }
     }
