@@ -19,10 +19,15 @@ from .topology import TOPOLOGIES, get_topology
 from .vllm import parse_infer
 
 # vLLM's fused parameters -> the checkpoint tensors they concatenate.
+# vLLM's fused tensors -> the checkpoint's, each of one block or (name, k)
+# of k blocks.
 FUSED = {"qkv_proj": ("q_proj", "k_proj", "v_proj"),
          "gate_up_proj": ("gate_proj", "up_proj"),
          "fused_qkv_a_proj": ("q_a_proj", "kv_a_proj_with_mqa"),
-         "w13": ("w1", "w3")}     # Mixtral experts: gate (w1), up (w3)
+         "w13": ("w1", "w3"),     # Mixtral experts: gate (w1), up (w3)
+         # Qwen3.5's Gated DeltaNet (Qwen3-Next's are checkpoint tensors).
+         "in_proj_qkvz": (("in_proj_qkv", 3), "in_proj_z"),
+         "in_proj_ba": ("in_proj_b", "in_proj_a")}
 
 
 class UsageError(ReshardError):
@@ -38,7 +43,10 @@ def hf_params(params):
             yield p.name, p.shape, p.dtype
             continue
         i = hit[-1]
-        for sub, rows in zip(FUSED[parts[i]], p.blocks):
+        blocks = list(p.blocks)
+        for sub in FUSED[parts[i]]:
+            sub, k = (sub, 1) if isinstance(sub, str) else sub
+            rows, blocks = sum(blocks[:k]), blocks[k:]
             yield (".".join(parts[:i] + [sub] + parts[i + 1:]),
                    [rows] + p.shape[1:], p.dtype)
 

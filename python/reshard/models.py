@@ -2,7 +2,8 @@
 
 Supported model_type values: llama, mistral, qwen2, qwen3 (dense),
 qwen3_moe, qwen3_next (Gated DeltaNet linear attention in most layers,
-gated attention in the others, a gated shared expert), mixtral
+gated attention in the others, a gated shared expert), qwen3_5 /
+qwen3_5_moe (the same with flat projections, under text_config), mixtral
 (block_sparse_moe: router and 8 experts per layer),
 glm4_moe (GLM-4.5/4.6/4.7: GQA with q/k/v biases and optional q/k norms,
 dense first layers, shared and routed experts), deepseek_v3 / deepseek_v2
@@ -42,9 +43,12 @@ PUBLIC = {
 }
 
 _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
-DENSE_TYPES = ("llama", "mistral", "qwen2", "qwen3")
-MOE_TYPES = ("qwen3_moe", "qwen3_next", "mixtral", "glm4_moe",
-             "deepseek_v3", "deepseek_v2", "kimi_k2")
+DENSE_TYPES = ("llama", "mistral", "qwen2", "qwen3", "qwen3_5")
+MOE_TYPES = ("qwen3_moe", "qwen3_next", "qwen3_5_moe", "mixtral",
+             "glm4_moe", "deepseek_v3", "deepseek_v2", "kimi_k2")
+# Gated DeltaNet hybrids: Qwen3-Next groups in_proj_qkvz / in_proj_ba per
+# key head; Qwen3.5 keeps [q; k; v] and z, b, a flat.
+GDN_TYPES = ("qwen3_next", "qwen3_5", "qwen3_5_moe")
 MLA_TYPES = ("deepseek_v3", "deepseek_v2", "kimi_k2")
 
 
@@ -93,8 +97,10 @@ class Model:
     shared_ffn: int = 0
     shared_gate: bool = False
     # Qwen3-Next's Gated DeltaNet layers (layer_types "linear_attention")
-    # and their sizes: key and value heads, head dims, conv kernel.
+    # and their sizes: key and value heads, head dims, conv kernel; flat
+    # (Qwen3.5): in_proj_qkvz is [q; k; v; z] of all heads, not per group.
     linear_layers: Tuple[int, ...] = ()
+    gdn_flat: bool = False
     lin_k_heads: int = 0
     lin_v_heads: int = 0
     lin_k_dim: int = 0
@@ -167,6 +173,7 @@ def from_hf_config(cfg: Mapping[str, Any], name: Optional[str] = None
     """A Hugging Face config.json (as a dict) -> Model."""
     if not isinstance(cfg, dict):
         raise ReshardError("config.json must hold a JSON object")
+    cfg = _text_config(cfg)
     mt = cfg.get("model_type")
     name = name or os.path.basename(str(cfg.get("_name_or_path") or mt))
     what = f"model {name!r}"
@@ -195,9 +202,9 @@ def from_hf_config(cfg: Mapping[str, Any], name: Optional[str] = None
               dtype=_DTYPES[dtype],
               tie_embeddings=bool(cfg.get("tie_word_embeddings", False)))
     bias = bool(cfg.get("attention_bias", False))
-    # qwen3_next.py reads attn_output_gate with a default of true.
-    gate = _flag(cfg, what, "attn_output_gate",
-                 default=mt == "qwen3_next")
+    # qwen3_next.py (and Qwen3.5's) read attn_output_gate with a default
+    # of true.
+    gate = _flag(cfg, what, "attn_output_gate", default=mt in GDN_TYPES)
     kw["attn_output_gate"] = gate
     if mt not in MLA_TYPES and heads % kv_heads:
         raise ReshardError(f"{what}: num_attention_heads {heads} is not a "
@@ -207,7 +214,7 @@ def from_hf_config(cfg: Mapping[str, Any], name: Optional[str] = None
         # Qwen2 always has q/k/v biases and no o_proj bias; LlamaMLP has
         # gate/up/down biases when mlp_bias is set.
         kw.update(qkv_bias=bias or mt == "qwen2", o_bias=bias and mt != "qwen2",
-                  qk_norm=mt == "qwen3",
+                  qk_norm=mt in ("qwen3", "qwen3_5"),
                   mlp_bias=mt == "llama" and bool(cfg.get("mlp_bias", False)))
     elif mt == "mixtral":
         # MixtralDecoderLayer: every layer sparse; experts w1 (gate), w3
@@ -218,7 +225,7 @@ def from_hf_config(cfg: Mapping[str, Any], name: Optional[str] = None
         kw.update(qkv_bias=bias, o_bias=bias, experts=experts,
                   moe_intermediate=moe_f, moe_prefix="block_sparse_moe",
                   expert_names=("w13", "w2"))
-    elif mt in ("qwen3_moe", "qwen3_next"):
+    elif mt in ("qwen3_moe", "qwen3_next", "qwen3_5_moe"):
         experts, moe_f = _need(cfg, what, "num_experts",
                                "moe_intermediate_size")
         step = _opt(cfg, what, "decoder_sparse_step", 1)
@@ -229,15 +236,16 @@ def from_hf_config(cfg: Mapping[str, Any], name: Optional[str] = None
                                f"{only!r} is not a list of layer indices")
         only = set(only)
         # Qwen3MoeDecoderLayer: sparse unless in mlp_only_layers, every
-        # decoder_sparse_step-th layer (counting from 1).
+        # decoder_sparse_step-th layer (counting from 1); Qwen3.5's MoE in
+        # every layer (its config drops both keys).
         dense = tuple(l for l in range(layers)
                       if l in only or experts == 0 or (l + 1) % step)
+        if mt == "qwen3_5_moe":
+            dense = ()
         if dense:
             _need(cfg, what, "intermediate_size")
         kw.update(qkv_bias=bias, o_bias=bias, qk_norm=True, experts=experts,
                   moe_intermediate=moe_f, dense_layers=dense)
-        if mt == "qwen3_next":
-            kw.update(_qwen3_next(cfg, what, layers, bias))
     elif mt == "glm4_moe":
         # Glm4MoeDecoderLayer (HF modeling_glm4_moe.py, vLLM glm4_moe.py):
         # q/k/v biases (attention_bias), never an o_proj bias; q_norm and
@@ -286,17 +294,59 @@ def from_hf_config(cfg: Mapping[str, Any], name: Optional[str] = None
                   mla=True, q_lora_rank=_opt(cfg, what, "q_lora_rank"),
                   kv_lora_rank=kv_rank, qk_nope_head_dim=nope,
                   qk_rope_head_dim=rope, v_head_dim=v)
+    if mt in GDN_TYPES:
+        kw.update(_qwen3_next(cfg, what, layers, bias, mt))
     return Model(**kw)
 
 
-def _qwen3_next(cfg, what, layers, bias):
-    """Qwen3-Next's own fields (HF modeling_qwen3_next.py, vLLM
-    qwen3_next.py): which layers are Gated DeltaNet (layer_types, or every
-    layer but each full_attention_interval-th), their sizes, and the
-    shared expert with its gate."""
+# Qwen3.5's text models (Qwen3_5MoeForCausalLM saves this model_type).
+_TEXT_TYPES = {"qwen3_5_moe_text": "qwen3_5_moe", "qwen3_5_text": "qwen3_5"}
+
+
+def _text_config(cfg):
+    """Qwen3.5's config.json: the text model's fields under text_config
+    (model_type qwen3_5_moe_text); tie_word_embeddings and the dtype from
+    the top where it gives them (Megatron-Bridge reads the top's tie; a
+    text_config that says otherwise is refused). As one flat config of the
+    model's type."""
+    text = cfg.get("text_config")
+    if not isinstance(text, dict):
+        flat = cfg
+    else:
+        flat = dict(text)
+        for k in ("tie_word_embeddings", "torch_dtype", "dtype"):
+            top, inner = cfg.get(k), text.get(k)
+            if top is None:
+                continue
+            if k == "tie_word_embeddings" and inner not in (None, top):
+                raise ReshardError(f"config.json: tie_word_embeddings is "
+                                   f"{top!r} but text_config's is "
+                                   f"{inner!r}")
+            flat[k] = top
+        if cfg.get("torch_dtype") or cfg.get("dtype"):
+            flat.pop("dtype" if cfg.get("torch_dtype") else "torch_dtype",
+                     None)
+        for k in ("model_type", "_name_or_path"):
+            if cfg.get(k) is not None:
+                flat[k] = cfg[k]
+    mt = flat.get("model_type")
+    if mt in _TEXT_TYPES:
+        flat = dict(flat, model_type=_TEXT_TYPES[mt])
+    return flat
+
+
+def _qwen3_next(cfg, what, layers, bias, mt):
+    """The Gated DeltaNet hybrids' own fields (HF modeling_qwen3_next.py and
+    modeling_qwen3_5_moe.py, vLLM qwen3_next.py and qwen3_5.py): which
+    layers are Gated DeltaNet (layer_types, or every layer but each
+    full_attention_interval-th), their sizes, and the shared expert with
+    its gate (MoE only)."""
     if bias:
         raise ReshardError(f"{what}: attention_bias is not supported with "
-                           f"qwen3_next")
+                           f"{mt}")
+    if cfg.get("layer_scale"):
+        # vLLM's qwen3_5.py then adds attn/ffn_layer_scale parameters.
+        raise ReshardError(f"{what}: layer_scale is not supported")
     nk, nv, dk, dv, conv = _need(
         cfg, what, "linear_num_key_heads", "linear_num_value_heads",
         "linear_key_head_dim", "linear_value_head_dim",
@@ -316,10 +366,12 @@ def _qwen3_next(cfg, what, layers, bias):
                            f"{layers} of {', '.join(map(repr, kinds))}")
     # Required: HF's Qwen3NextConfig defaults differ from ours (512, 256,
     # 2), and a wrong guess would change shapes.
-    shared, _, _ = _need(cfg, what, "shared_expert_intermediate_size",
-                         "head_dim", "num_key_value_heads")
+    _need(cfg, what, "head_dim", "num_key_value_heads")
+    shared = 0
+    if mt != "qwen3_5":
+        shared, = _need(cfg, what, "shared_expert_intermediate_size")
     return dict(shared_experts=1 if shared else 0, shared_ffn=shared,
-                shared_gate=shared > 0,
+                shared_gate=shared > 0, gdn_flat=mt != "qwen3_next",
                 linear_layers=tuple(l for l, t in enumerate(types)
                                     if t == "linear_attention"),
                 lin_k_heads=nk, lin_v_heads=nv, lin_k_dim=dk, lin_v_dim=dv,
@@ -463,14 +515,23 @@ def model_params(m: Union[Model, str, os.PathLike],
 
 
 def _gated_delta_net(m, add):
-    """A Gated DeltaNet layer in the checkpoint's order of rows: in_proj_qkvz
-    grouped per key head g ([q_g; k_g; v_g; z_g], the group's value heads
-    in v_g and z_g), in_proj_ba likewise ([b_g; a_g]), conv1d's channels
+    """A Gated DeltaNet layer in the checkpoint's order of rows: Qwen3-Next's
+    in_proj_qkvz grouped per key head g ([q_g; k_g; v_g; z_g], the group's
+    value heads in v_g and z_g) and in_proj_ba likewise ([b_g; a_g]);
+    Qwen3.5's [in_proj_qkv; in_proj_z] and [in_proj_b; in_proj_a] as vLLM
+    fuses them, flat (blocks [q, k, v, z] and [b, a]); conv1d's channels
     [q; k; v] of all heads (blocks)."""
     h, nv = m.hidden, m.lin_v_heads
     kd, vd = m.lin_k_heads * m.lin_k_dim, nv * m.lin_v_dim
-    add("linear_attn.in_proj_qkvz.weight", [2 * kd + 2 * vd, h], "gdn_qkvz")
-    add("linear_attn.in_proj_ba.weight", [2 * nv, h], "gdn_ba")
+    if m.gdn_flat:
+        add("linear_attn.in_proj_qkvz.weight", [2 * kd + 2 * vd, h], "col",
+            blocks=[kd, kd, vd, vd])
+        add("linear_attn.in_proj_ba.weight", [2 * nv, h], "col",
+            blocks=[nv, nv])
+    else:
+        add("linear_attn.in_proj_qkvz.weight", [2 * kd + 2 * vd, h],
+            "gdn_qkvz")
+        add("linear_attn.in_proj_ba.weight", [2 * nv, h], "gdn_ba")
     add("linear_attn.conv1d.weight", [2 * kd + vd, 1, m.lin_conv], "col",
         blocks=[kd, kd, vd])
     add("linear_attn.dt_bias", [nv], "col")

@@ -63,6 +63,13 @@ TINY_QWEN3_NEXT = dict(
     linear_conv_kernel_dim=4, full_attention_interval=2, vocab_size=256,
     torch_dtype="bfloat16")
 
+# Qwen3.5's (and 3.6's) MoE text model, tiny and nested as its config.json
+# nests it: Qwen3-Next's layers with flat in_proj_qkvz / in_proj_ba.
+TINY_QWEN3_5 = dict(
+    model_type="qwen3_5_moe", tie_word_embeddings=False,
+    text_config=dict(TINY_QWEN3_NEXT, model_type="qwen3_5_moe_text",
+                     torch_dtype=None, dtype="bfloat16"))
+
 
 def chunk(rows, parts):
     """torch.chunk of a list: chunks of ceil(n / parts)."""

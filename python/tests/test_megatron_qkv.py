@@ -16,7 +16,7 @@ import pytest
 
 from reshard.refit import build_layout
 
-from orders_ref import TINY_QWEN3_NEXT, rows_by_rank, small
+from orders_ref import TINY_QWEN3_5, TINY_QWEN3_NEXT, rows_by_rank, small
 
 torch = pytest.importorskip("torch",
                             reason="needs torch (bench/setup-bench.sh)")
@@ -209,6 +209,40 @@ def test_gdn_rows_of_each_vllm_rank_and_conv1d(tmp_path, tp):
             q = list(range(r * kd // tp, (r + 1) * kd // tp))
             v = range(2 * kd + r * vd // tp, 2 * kd + (r + 1) * vd // tp)
             assert got[base + r] == q + [kd + x for x in q] + list(v), side
+
+
+@pytest.mark.parametrize("tp", [1, 2, 4])
+def test_qwen3_5_gdn_rows_of_each_rank(tmp_path, tp):
+    """Qwen3.5's flat Gated DeltaNet projections: vLLM's in_proj_qkvz
+    (MergedColumnParallelLinear of [q, k, v, z]) and Megatron's in_proj
+    (Megatron-Bridge's GDNLinearMappingSeparate) both hold rank r's slice
+    of each part, [q_r; k_r; v_r; z_r] and [b_r; a_r]."""
+    nk, nv, dk, dv = 4, 8, 2, 3
+    cfg = json.loads(json.dumps(TINY_QWEN3_5))
+    cfg["text_config"].update(linear_num_key_heads=nk,
+                              linear_num_value_heads=nv,
+                              linear_key_head_dim=dk, linear_value_head_dim=dv)
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    lay = build_layout(str(tmp_path / "config.json"), f"tp={tp}",
+                       f"tp={tp}", layers=1)
+    d = json.loads(json.dumps(lay.to_dict()))
+    first = lay.info["infer"]["ranks"][0]
+    kd, vd = nk * dk, nv * dv
+
+    def mine(parts, r):
+        out, at = [], 0
+        for n in parts:
+            out += range(at + r * n // tp, at + (r + 1) * n // tp)
+            at += n
+        return out
+    for name, parts in (("in_proj_qkvz.weight", [kd, kd, vd, vd]),
+                        ("in_proj_ba.weight", [nv, nv])):
+        t = next(t for t in d["tensors"] if t["name"] ==
+                 f"model.layers.0.linear_attn.{name}")
+        for side, base in (("src", 0), ("dst", first)):
+            got = rows_by_rank(d, t, side)
+            for r in range(tp):
+                assert got[base + r] == mine(parts, r), (name, side, r)
 
 
 @pytest.mark.parametrize("nq,nkv,hd,gated,tp", CASES)

@@ -177,6 +177,45 @@ def test_qwen3_next_shapes_and_total():
             small("qwen3_next", **dict(lin, **kw))
 
 
+def test_qwen3_5_nested_config():
+    # Qwen3.5/3.6 (a VLM): the text model's fields under text_config, the
+    # dtype and tie_word_embeddings at the top; in_proj_qkvz is vLLM's
+    # [in_proj_qkv; in_proj_z], in blocks.
+    text = dict(model_type="qwen3_5_moe_text", num_hidden_layers=4,
+                hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+                head_dim=16, num_experts=8, moe_intermediate_size=16,
+                shared_expert_intermediate_size=32, linear_num_key_heads=2,
+                linear_num_value_heads=4, linear_key_head_dim=8,
+                linear_value_head_dim=8, linear_conv_kernel_dim=4,
+                vocab_size=256)
+    m = from_hf_config(dict(model_type="qwen3_5_moe", text_config=text,
+                            tie_word_embeddings=True, torch_dtype="float16"))
+    assert (m.model_type, m.dtype, m.tie_embeddings, m.gdn_flat) == \
+        ("qwen3_5_moe", "fp16", True, True)
+    assert m.linear_layers == (0, 1, 2) and m.attn_output_gate and m.qk_norm
+    p = {x.name: x for x in model_params(m)}
+    qkvz = p["model.layers.0.linear_attn.in_proj_qkvz.weight"]
+    assert (qkvz.shape, qkvz.blocks) == ([96, 64], [16, 16, 32, 32])
+    s = shapes(m)
+    assert s["model.layers.0.linear_attn.in_proj_qkv.weight"] == [64, 64]
+    assert s["model.layers.0.linear_attn.in_proj_a.weight"] == [4, 64]
+    dense = dict(text, model_type="qwen3_5_text", intermediate_size=32)
+    d = from_hf_config(dict(model_type="qwen3_5", text_config=dense))
+    assert d.experts == 0 and d.gdn_flat and not d.shared_gate
+    assert shapes(d)["model.layers.0.mlp.gate_proj.weight"] == [32, 64]
+    # A text model's own config (Qwen3_5MoeForCausalLM saves this type);
+    # MoE in every layer whatever mlp_only_layers says (HF drops the key).
+    alone = from_hf_config(dict(text, mlp_only_layers=[1]))
+    assert (alone.model_type, alone.gdn_flat, alone.dense_layers) == \
+        ("qwen3_5_moe", True, ())
+    with pytest.raises(ReshardError, match="tie_word_embeddings is True but "
+                                           "text_config's is False"):
+        from_hf_config(dict(model_type="qwen3_5_moe", tie_word_embeddings=True,
+                            text_config=dict(text, tie_word_embeddings=False)))
+    with pytest.raises(ReshardError, match="layer_scale is not supported"):
+        from_hf_config(dict(text, layer_scale=True))
+
+
 def test_deepseek_v3_shapes():
     s = shapes(get_model("deepseek-v3"), 4)
     l2, l3 = "model.layers.2.", "model.layers.3."

@@ -21,8 +21,8 @@ from reshard.models import get_model, scale_model  # noqa: E402
 from reshard.refit import build_layout  # noqa: E402
 from reshard.vllm import parse_infer, pp_split  # noqa: E402
 
-from orders_ref import (TINY_QWEN3_NEXT, megatron_vocab_rows,  # noqa: E402
-                        small, vllm_vocab_rows)
+from orders_ref import (TINY_QWEN3_5, TINY_QWEN3_NEXT,  # noqa: E402
+                        megatron_vocab_rows, small, vllm_vocab_rows)
 
 BF16 = torch.bfloat16
 
@@ -831,6 +831,51 @@ def test_qwen3_next_every_rank(tmp_path, train, infer):
     a_log = "model.layers.0.linear_attn.A_log"
     assert next(t.dtype for t in lay.tensors if t.name == a_log) == "bf16"
     assert got[a_log].dtype == torch.float32
+
+
+def test_qwen3_5_every_rank_under_its_prefixes(tmp_path):
+    # Qwen3.5 (a VLM): vLLM names its text model language_model.model.*,
+    # Megatron-Bridge's Qwen3VLModel language_model.decoder.*; prefix=
+    # strips them, and the vision tower's parameters are left unused.
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(TINY_QWEN3_5))
+    train, infer = "tp=2,pp=2,ep=2", "tp=2,dp=2,ep=1"
+    lay = build_layout(str(path), train, infer)
+    m = model_of(str(path), 1, train, infer)
+    assert m.gdn_flat and m.linear_layers == (0, 2) and m.shared_gate
+    check_all(lay, m, train, infer, 4)
+    fake = megatron_params(m, train, 0, 4, prefix="language_model.")
+    fake.params.append(("vision_model.patch_embed.weight", torch.empty(4)))
+    unused = []
+    got = reshard.megatron_tensors(lay, fake.module(), 0, unused=unused,
+                                   prefix="language_model.")
+    check_rank(lay, "src", 0, got, fake, unused,
+               ["vision_model.patch_embed.weight"])
+    first = lay.info["infer"]["ranks"][0]
+    fake = vllm_params(m, infer, 0, 4)
+    params = [("language_model." + n, t) for n, t in fake.params]
+    unused = []
+    got = reshard.vllm_tensors(lay, params + [("visual.x", torch.empty(4))],
+                               first, prefix="language_model.",
+                               unused=unused)
+    scales = ["language_model." + n for n in fake.by_name()
+              if n.endswith("_scale")]
+    check_rank(lay, "dst", first, got, fake, unused, ["visual.x"] + scales)
+
+
+def test_qwen3_5_dense_every_rank(tmp_path):
+    # Gated DeltaNet layers beside dense MLPs (Qwen3.5's dense models).
+    text = dict(TINY_QWEN3_5["text_config"], model_type="qwen3_5_text")
+    for k in ("num_experts", "moe_intermediate_size",
+              "shared_expert_intermediate_size"):
+        del text[k]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(dict(model_type="qwen3_5", text_config=text)))
+    train, infer = "tp=2,pp=2", "tp=4"
+    lay = build_layout(str(path), train, infer)
+    m = model_of(str(path), 1, train, infer)
+    assert m.experts == 0 and m.linear_layers == (0, 2)
+    check_all(lay, m, train, infer, 4)
 
 
 def test_qwen3_next_needs_zero_centered_megatron_norms(tmp_path):

@@ -18,7 +18,8 @@ import tempfile
 
 import pytest
 
-from orders_ref import GATED, TINY_DSV3, TINY_GLM, TINY_QWEN3_NEXT
+from orders_ref import (GATED, TINY_DSV3, TINY_GLM, TINY_QWEN3_5,
+                        TINY_QWEN3_NEXT)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = os.path.join(HERE, "runtime_worker.py")
@@ -586,6 +587,7 @@ def test_nccl_plan_compiles_and_loads(have_tools, tmp_path):
     # Qwen3-Next: Gated DeltaNet (in_proj's rows, an fp32 A_log) and gated
     # attention with KV heads replicated on vLLM.
     ("qwen3-next", "tp=2,pp=2,ep=2", "tp=4"),
+    ("qwen3.5", "tp=2,ep=2,dp=2", "tp=2,dp=2,ep=1"),  # flat in_proj_qkvz
     # A rebalanced map: ranks 0 and 3 each hold an expert twice.
     ("gated", "tp=4,ep=2,dp=1", json.dumps(dict(
         dp=4, ep=True, redundant=4,
@@ -610,6 +612,7 @@ def test_refit_through_framework_parameters(mpi, tmp_path, config, train,
         dict(GATED, vocab_size=200) if config == "gated-v200" else
         TINY_GLM if config == "glm" else
         TINY_QWEN3_NEXT if config == "qwen3-next" else
+        TINY_QWEN3_5 if config == "qwen3.5" else
         dict(TINY_DSV3, num_hidden_layers=4)))
     lines = mpi(4, "refit", path, train, infer, 4 if config == "dsv3" else 2,
                 tmp_path)
