@@ -18,9 +18,8 @@ from .refit import SCENARIOS, build_layout
 from .topology import TOPOLOGIES, get_topology
 from .vllm import parse_infer
 
-# vLLM's fused parameters -> the checkpoint tensors they concatenate.
-# vLLM's fused tensors -> the checkpoint's, each of one block or (name, k)
-# of k blocks.
+# vLLM's fused parameters -> the checkpoint tensors they concatenate, each
+# one block, or (name, k) for k blocks.
 FUSED = {"qkv_proj": ("q_proj", "k_proj", "v_proj"),
          "gate_up_proj": ("gate_proj", "up_proj"),
          "fused_qkv_a_proj": ("q_a_proj", "kv_a_proj_with_mqa"),

@@ -127,12 +127,10 @@ class Train:
     def __post_init__(self) -> None:
         check_sizes(self, ("tp", "dp", "pp", "cp", "ep", "etp", "vpp"),
                     "Megatron")
-        for key, want in (("first", "an integer >= 0"),
-                          ("last", "an integer >= 0"),
-                          ("vocab_pad", "a positive integer"),
-                          ("padded_vocab", "a positive integer")):
+        for key, low in (("first", 0), ("last", 0), ("vocab_pad", 1),
+                         ("padded_vocab", 1)):
             v = getattr(self, key)
-            low = 0 if ">=" in want else 1
+            want = "an integer >= 0" if low == 0 else "a positive integer"
             if v is not None and (not _is_int(v) or v < low):
                 raise ReshardError(f"Megatron: {key}={v!r} must be {want} "
                                    f"or None")

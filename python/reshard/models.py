@@ -238,10 +238,9 @@ def from_hf_config(cfg: Mapping[str, Any], name: Optional[str] = None
         # Qwen3MoeDecoderLayer: sparse unless in mlp_only_layers, every
         # decoder_sparse_step-th layer (counting from 1); Qwen3.5's MoE in
         # every layer (its config drops both keys).
-        dense = tuple(l for l in range(layers)
-                      if l in only or experts == 0 or (l + 1) % step)
-        if mt == "qwen3_5_moe":
-            dense = ()
+        dense = () if mt == "qwen3_5_moe" else tuple(
+            l for l in range(layers)
+            if l in only or experts == 0 or (l + 1) % step)
         if dense:
             _need(cfg, what, "intermediate_size")
         kw.update(qkv_bias=bias, o_bias=bias, qk_norm=True, experts=experts,
@@ -295,7 +294,7 @@ def from_hf_config(cfg: Mapping[str, Any], name: Optional[str] = None
                   kv_lora_rank=kv_rank, qk_nope_head_dim=nope,
                   qk_rope_head_dim=rope, v_head_dim=v)
     if mt in GDN_TYPES:
-        kw.update(_qwen3_next(cfg, what, layers, bias, mt))
+        kw.update(_gdn_fields(cfg, what, layers, bias, mt))
     return Model(**kw)
 
 
@@ -313,29 +312,24 @@ def _text_config(cfg):
     if not isinstance(text, dict):
         flat = cfg
     else:
-        flat = dict(text)
-        for k in ("tie_word_embeddings", "torch_dtype", "dtype"):
-            top, inner = cfg.get(k), text.get(k)
-            if top is None:
-                continue
-            if k == "tie_word_embeddings" and inner not in (None, top):
-                raise ReshardError(f"config.json: tie_word_embeddings is "
-                                   f"{top!r} but text_config's is "
-                                   f"{inner!r}")
-            flat[k] = top
-        if cfg.get("torch_dtype") or cfg.get("dtype"):
-            flat.pop("dtype" if cfg.get("torch_dtype") else "torch_dtype",
-                     None)
-        for k in ("model_type", "_name_or_path"):
-            if cfg.get(k) is not None:
-                flat[k] = cfg[k]
+        tie, inner = cfg.get("tie_word_embeddings"), \
+            text.get("tie_word_embeddings")
+        if tie is not None and inner not in (None, tie):
+            raise ReshardError(f"config.json: tie_word_embeddings is {tie!r} "
+                               f"but text_config's is {inner!r}")
+        # from_hf_config reads torch_dtype before dtype: the top's wins.
+        top = {"tie_word_embeddings": tie,
+               "torch_dtype": cfg.get("torch_dtype") or cfg.get("dtype"),
+               "model_type": cfg.get("model_type"),
+               "_name_or_path": cfg.get("_name_or_path")}
+        flat = dict(text, **{k: v for k, v in top.items() if v is not None})
     mt = flat.get("model_type")
     if mt in _TEXT_TYPES:
         flat = dict(flat, model_type=_TEXT_TYPES[mt])
     return flat
 
 
-def _qwen3_next(cfg, what, layers, bias, mt):
+def _gdn_fields(cfg, what, layers, bias, mt):
     """The Gated DeltaNet hybrids' own fields (HF modeling_qwen3_next.py and
     modeling_qwen3_5_moe.py, vLLM qwen3_next.py and qwen3_5.py): which
     layers are Gated DeltaNet (layer_types, or every layer but each

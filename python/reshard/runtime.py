@@ -393,19 +393,19 @@ def _overlaps(names: List[str], src_bufs: List[Any], dst_bufs: List[Any]
     return problems
 
 
-# (plan dtype, destination dtype) a run widens into: vLLM keeps some
-# parameters in fp32 that the checkpoint and Megatron hold in bf16
-# (GLM-4.5's router gate, Qwen3-Next's A_log). bf16 -> fp32 keeps every
-# bit (NaN payloads too); fp16 -> fp32 in torch may quiet a NaN, so it is
-# not offered.
-_WIDENS = (("bf16", "fp32"),)
+# Plan dtypes whose destination may be fp32 (the torch dtype of their
+# staging shard): vLLM keeps some parameters in fp32 that the checkpoint
+# and Megatron hold in bf16 (GLM-4.5's router gate, Qwen3-Next's A_log).
+# bf16 -> fp32 keeps every bit (NaN payloads too); fp16 -> fp32 in torch
+# may quiet a NaN, so it is not offered.
+_WIDENS = {"bf16": "bfloat16"}
 
 
 def _widens(dtype: Optional[str], buf: Any) -> bool:
     """Whether a destination of another dtype is one a run widens into:
     fp32 torch tensors for bf16 shards."""
-    return ((dtype, buf.dtype) in _WIDENS
-            and type(buf.keep).__module__.split(".")[0] == "torch")
+    return (dtype in _WIDENS and buf.dtype == "fp32"
+            and buffers._module(buf.keep) == "torch")
 
 
 def _staging(buf: Any, dtype: str, stream: Any) -> Any:
@@ -413,7 +413,7 @@ def _staging(buf: Any, dtype: str, stream: Any) -> Any:
     on the run's stream (the plan writes it there)."""
     import torch
     with _on_stream(stream):
-        t = torch.empty(buf.shape, dtype=getattr(torch, _TORCH_NAMES[dtype]),
+        t = torch.empty(buf.shape, dtype=getattr(torch, _WIDENS[dtype]),
                         device=buf.keep.device)
     return buffers.describe(t)
 
@@ -425,9 +425,6 @@ def _on_stream(stream: Any) -> Any:
         return contextlib.nullcontext()
     import torch
     return torch.cuda.stream(torch.cuda.ExternalStream(stream))
-
-
-_TORCH_NAMES = {"bf16": "bfloat16"}
 
 
 def _widen(staged: Dict[int, Any], bufs: List[Any], stream: Any) -> None:

@@ -123,8 +123,6 @@ class Infer:
 
 INFER_KEYS = ("tp", "dp", "pcp", "pp", "stages", "engines", "ep", "spmoe",
               "w13", "fp8", "placement", "redundant")
-
-
 W13_ORDERS = ("gate_up", "up_gate")
 PLACEMENTS = ("linear", "round_robin")
 FP8_FORMATS = ("block", "mx")
@@ -162,8 +160,6 @@ def _expert_map_rows(rows):
             for st in out):
         return tuple(tuple(tuple(r) for r in st) for st in out)
     raise ReshardError(why)
-
-
 
 
 def parse_infer(text: str, what: str = "infer") -> Infer:

@@ -227,7 +227,7 @@ def megatron_gdn(p, m, tp, pre, hf):
     zero-centered (the checkpoint's weight minus 1)."""
     kd, vd = m.lin_k_heads * m.lin_k_dim, m.lin_v_heads * m.lin_v_dim
     nv, h, a = m.lin_v_heads, m.hidden, pre + "self_attention."
-    p.add(a + "in_proj.layer_norm_weight", [m.hidden],
+    p.add(a + "in_proj.layer_norm_weight", [h],
           hf + "input_layernorm.weight")
     qkvz = (2 * kd + 2 * vd) // tp
     w = p.add(a + "in_proj.weight", [qkvz + 2 * nv // tp, h],
