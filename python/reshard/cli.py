@@ -135,6 +135,9 @@ def cmd_plan(a):
         print(f"reshard: note: {note}", file=sys.stderr)
     t, i = s["train"], s["infer"]
     vpp = f" ({t['vpp']} chunks each)" if "vpp" in t else ""
+    if "pipeline_layout" in t:
+        vpp = f" (layout {t['pipeline_layout']}" + (
+            f", {t['vpp']} chunks each)" if "vpp" in t else ")")
     pp = f", stages {i['layers_per_stage']}" if "pp" in i else ""
     pad = "".join(f"; {who} vocab padded to {side['padded_vocab']}"
                   for who, side in (("train", t), ("infer", i))
@@ -230,7 +233,9 @@ def parser():
                    help=f"config.json path or bundled name ({models})")
     q.add_argument("--source", required=True,
                    help='"megatron:tp=8,pp=2,dp=4[,cp=,ep=,etp=,vpp=,first=,'
-                        'last=|stages=a:b:..][,vocab_pad=128|,padded_vocab=N]"')
+                        'last=|stages=a:b:..|layout=Et*3|(tt|)*29,m|L]'
+                        '[,vocab_pad=128|,padded_vocab=N]" (layout: '
+                        "Megatron's --pipeline-model-parallel-layout, last)")
     q.add_argument("--dest", required=True,
                    help='"vllm:tp=8[,dp=2][,pp=2[,stages=a:b]][,pcp=2][,engines=4][,ep=1]'
                         '[,spmoe=auto|0|1][,w13=gate_up|up_gate]'

@@ -6,8 +6,9 @@ The conventions and the Megatron code they mirror are in docs/Python.md
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass
-from typing import Dict, Optional, Tuple
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
 
 from .errors import ReshardError
 from .layout import DeviceMesh, init_device_mesh
@@ -31,9 +32,14 @@ def strip_framework(text: str, framework: str, what: str) -> str:
 def parse_spec(text: str, allowed: Tuple[str, ...], what: str,
                words: Tuple[str, ...] = ()) -> Dict:
     """'k=v,k=v' -> {k: int}; spmoe=auto -> None; keys in words keep their
-    value as a string."""
+    value as a string. An item without '=' after layout= continues it
+    (Megatron's pipeline layouts use commas as cosmetic separators)."""
     out = {}
+    key = None
     for item in filter(None, (s.strip() for s in text.split(","))):
+        if key == "layout" and "=" not in item:
+            out[key] += "," + item
+            continue
         key, sep, val = item.partition("=")
         key = key.strip()
         if not sep or key not in allowed:
@@ -119,6 +125,10 @@ class Train:
     # default is 128; Megatron-Bridge pads only with should_pad_vocab).
     # None: unpadded, as Megatron-Bridge builds HF models (vocab_rows).
     vocab_pad: Optional[int] = None
+    # --pipeline-model-parallel-layout: what each of the pp*vpp virtual
+    # stages holds (PipelineLayout; a string in Megatron's syntax or its
+    # list of lists). Sets vpp; excludes first/last/stages.
+    layout: Any = None
     # The embedding's rows outright (Megatron-LM's args.padded_vocab_size),
     # where Megatron padded another size than config.json's vocab_size
     # (the tokenizer's): at least the vocab, a multiple of tp.
@@ -139,6 +149,8 @@ class Train:
         if (self.first is None) != (self.last is None):
             raise ReshardError("Megatron: give first= and last= together")
         check_stages(self, "Megatron")
+        if self.layout is not None:
+            self._set_layout()
         if self.padded_vocab is not None:
             if self.vocab_pad is not None:
                 raise ReshardError("Megatron: give vocab_pad= or "
@@ -154,6 +166,19 @@ class Train:
                                    f"{len(self.stages)} stages for "
                                    f"pp={self.pp}")
 
+    def _set_layout(self) -> None:
+        if self.first is not None or self.stages is not None:
+            raise ReshardError("Megatron: layout= sets every stage's layers;"
+                               " drop first=/last= and stages= (Megatron "
+                               "refuses them together)")
+        lay = PipelineLayout.parse(self.layout, self.pp)
+        if self.vpp not in (1, lay.vpp):
+            raise ReshardError(
+                f"Megatron: vpp={self.vpp}, but layout= has "
+                f"{len(lay.stages)} stages, vpp={lay.vpp} for pp={self.pp}")
+        object.__setattr__(self, "layout", lay)
+        object.__setattr__(self, "vpp", lay.vpp)
+
     @property
     def stage_size(self):
         return self.tp * self.cp * self.dp
@@ -168,14 +193,16 @@ class Train:
 
 
 TRAIN_KEYS = ("tp", "pp", "dp", "cp", "ep", "etp", "vpp", "first", "last",
-              "stages", "vocab_pad", "padded_vocab")
+              "stages", "layout", "vocab_pad", "padded_vocab")
 
 
 def parse_train(text: str, what: str = "train") -> Train:
     """'[megatron:]tp=8,pp=2,dp=4[,cp=][,ep=][,etp=][,vpp=][,first=,last=|,
-    stages=a:b:..][,vocab_pad=|,padded_vocab=]' -> Train."""
+    stages=a:b:..|,layout=Et*3|(tt|)*29,m|L][,vocab_pad=|,padded_vocab=]'
+    -> Train."""
     text = strip_framework(text, "megatron", what)
-    d = parse_spec(text, TRAIN_KEYS, what)  # every size defaults to 1
+    # every size defaults to 1
+    d = parse_spec(text, TRAIN_KEYS, what, words=("layout",))
     try:
         return Train(**d)
     except ReshardError as e:       # Train's own checks, named as the spec
@@ -183,13 +210,130 @@ def parse_train(text: str, what: str = "train") -> Train:
             from None
 
 
+_LAYER_CHARS = {"embedding": "E", "decoder": "t", "mtp": "m", "loss": "L"}
+
+
+@dataclass(frozen=True)
+class PipelineLayout:
+    """Megatron-Core's --pipeline-model-parallel-layout: virtual stage i
+    (i = v*pp + p: pipeline rank p's model chunk v) holds `stages[i]`, a
+    string of E (embedding), t (decoder layer), m (MTP layer) and L (loss:
+    the output layer). Decoder layers are numbered in stage order."""
+    stages: Tuple[str, ...]
+    pp: int
+    text: str = field(default="", compare=False)    # as given, for messages
+
+    @property
+    def vpp(self) -> int:
+        return len(self.stages) // self.pp
+
+    def __str__(self) -> str:
+        return self.text or "|".join(self.stages)
+
+    @staticmethod
+    def parse(spec: Any, pp: int) -> "PipelineLayout":
+        """From Megatron's string ("Et*3|(tt|)*29,m|L": '|' ends a stage,
+        '(..)*n' and 'x*n' repeat, commas are cosmetic) or its list of
+        lists of layer names ("embedding", "decoder", "mtp", "loss"), with
+        the checks of Megatron's PipelineParallelLayerLayout."""
+        text = spec if isinstance(spec, str) else ""
+        if isinstance(spec, PipelineLayout):
+            text, spec = spec.text, list(spec.stages)
+        if isinstance(spec, str) and not spec.strip():
+            raise ReshardError("Megatron: layout= is empty (give Megatron's "
+                               "--pipeline-model-parallel-layout)")
+        if isinstance(spec, str):
+            stages = _unroll(spec).split("|")
+        elif isinstance(spec, (list, tuple)) and all(
+                isinstance(r, (list, tuple)) for r in spec):
+            stages = ["".join(_layer_char(x) for x in r) for r in spec]
+        elif isinstance(spec, (list, tuple)) and all(
+                isinstance(r, str) and set(r) <= set("EtmL") for r in spec):
+            stages = list(spec)           # our own stage strings
+        else:
+            raise ReshardError(f"Megatron: layout={spec!r} must be a string "
+                               f"such as 'Et*3|(tt|)*29,m|L' or a list of "
+                               f"lists of layer names")
+        if len(stages) % pp:
+            raise ReshardError(f"Megatron: layout={text or spec!r} has "
+                               f"{len(stages)} stages, not a multiple of "
+                               f"pp={pp}")
+        lay = PipelineLayout(tuple(stages), pp, text)
+        lay._check()
+        return lay
+
+    def _check(self) -> None:
+        flat = "".join(self.stages)
+        where = f"Megatron: layout={self}:"
+        if flat.count("E") != 1 or flat.count("L") != 1:
+            raise ReshardError(f"{where} give E (the embedding) and L (the "
+                               f"loss) once each")
+        if flat[0] != "E" or flat[-1] != "L":
+            raise ReshardError(f"{where} E must come first and L last (in "
+                               f"stage order)")
+        if "m" in flat and "t" in flat[flat.index("m"):]:
+            raise ReshardError(f"{where} decoder layers (t) must come "
+                               f"before MTP layers (m)")
+        with_mtp = [i for i, s in enumerate(self.stages) if "m" in s]
+        if len(with_mtp) > 1:
+            raise ReshardError(f"{where} all MTP layers (m) must be in one "
+                               f"stage")
+        if with_mtp and with_mtp[0] // self.pp != self.vpp - 1:
+            raise ReshardError(f"{where} MTP layers (m) must be in the last "
+                               f"model chunk of their pipeline rank")
+
+    def chunk_layers(self) -> List[List[List[int]]]:
+        """[pipeline rank][model chunk] -> the decoder layers it holds."""
+        out = [[[] for _ in range(self.vpp)] for _ in range(self.pp)]
+        layer = 0
+        for i, s in enumerate(self.stages):
+            for _ in range(s.count("t")):
+                out[i % self.pp][i // self.pp].append(layer)
+                layer += 1
+        return out
+
+    def final_norm_rank(self) -> int:
+        """The pipeline rank that holds the final norm: the loss's, but
+        with MTP layers the last decoder layer's (Megatron-Core's
+        TransformerBlock.has_final_layernorm_in_this_stage)."""
+        if "m" not in "".join(self.stages):
+            return self.pp - 1
+        last = max(i for i, s in enumerate(self.stages) if "t" in s)
+        return last % self.pp
+
+
+def _layer_char(x: Any) -> str:
+    name = x.strip().lower() if isinstance(x, str) else \
+        str(getattr(x, "name", x)).lower()      # a LayerType
+    if name not in _LAYER_CHARS:
+        raise ReshardError(f"Megatron: layout= layer {x!r} is not one of "
+                           f"{', '.join(_LAYER_CHARS)}")
+    return _LAYER_CHARS[name]
+
+
+def _unroll(text: str) -> str:
+    """Megatron's layout string without its repeats and commas."""
+    s = text.replace(",", "")
+    s = re.sub(r"\(([^()]+)\)\*(\d+)", lambda m: m[1] * int(m[2]), s)
+    s = re.sub(r"(.)\*(\d+)", lambda m: m[1] * int(m[2]), s)
+    bad = sorted(set(s) - set("EtmL|"))
+    if bad:
+        raise ReshardError(
+            f"Megatron: layout={text!r}: {''.join(bad)!r} is not a layer "
+            f"(E, t, m, L), '|', or a repeat '(..)*n' / 'x*n' (no nesting)")
+    return s
+
+
 def layer_stages(layers, t):
     """The pipeline stage of each layer. With vpp model chunks a stage,
     stage p's chunks hold c_p = (its layers) / vpp layers each and chunk v
     of stage p starts at layer v*(layers/vpp) + c_0 + ... + c_(p-1)
     (Megatron-Core's get_transformer_layer_offset, even and first/last
-    splits alike)."""
+    splits alike); with layout=, its stages in order."""
     counts = pipeline_split(layers, t)
+    if t.layout is not None:
+        return [i % t.pp for i, s in enumerate(t.layout.stages)
+                for _ in range(s.count("t"))]
     if t.vpp == 1:
         return [s for s, n in enumerate(counts) for _ in range(n)]
     return [s for _ in range(t.vpp) for s, n in enumerate(counts)
@@ -198,9 +342,9 @@ def layer_stages(layers, t):
 
 def _check_vpp(layers, t, counts):
     if t.stages is not None:
-        raise ReshardError("vpp= with stages= is not supported (Megatron "
-                           "then takes a per-virtual-stage "
-                           "--pipeline-model-parallel-layout)")
+        raise ReshardError("vpp= with stages= is not supported: give "
+                           "Megatron's per-virtual-stage layout= "
+                           "(--pipeline-model-parallel-layout)")
     if t.pp < 2:
         raise ReshardError(f"vpp={t.vpp} needs pp >= 2 (virtual pipeline "
                            f"stages interleave over stages)")
@@ -220,6 +364,12 @@ def _check_vpp(layers, t, counts):
 
 def pipeline_split(layers, t):
     """Layer count of each of the t.pp stages (docs/Python.md)."""
+    if t.layout is not None:
+        held = [sum(map(len, c)) for c in t.layout.chunk_layers()]
+        if sum(held) != layers:
+            raise ReshardError(f"layout={t.layout} holds {sum(held)} "
+                               f"decoder layers (t), not {layers}")
+        return held
     counts = _pipeline_split(layers, t)
     if t.vpp > 1:
         _check_vpp(layers, t, counts)
@@ -402,6 +552,9 @@ class PresetSide:
         return self.meshes[name]
 
 
+FINAL_NORM = "model.norm.weight"
+
+
 class MegatronSide(PresetSide):
     """Places each parameter on its pipeline stage's (expert) mesh."""
 
@@ -409,6 +562,8 @@ class MegatronSide(PresetSide):
         super().__init__(t.pp, layer_stages(layers, t))
         self.t = t
         self.first_rank = first_rank
+        self.norm_stage = t.pp - 1 if t.layout is None else \
+            t.layout.final_norm_rank()
 
     def dense_mesh(self, s):
         t = self.t
@@ -450,7 +605,7 @@ class MegatronSide(PresetSide):
 
     def place(self, p, m):
         """(mesh, dims) of a Param."""
-        s = self.stage(p.layer)
+        s = self.norm_stage if p.name == FINAL_NORM else self.stage(p.layer)
         if p.expert is not None:
             g = p.expert // (m.experts // self.t.ep)
             return self.expert_mesh(s, g), tp_dims(len(p.shape), p.role,

@@ -274,7 +274,8 @@ class _Ctx:
 
     def __init__(self, held: List[Tuple[_Entry, List[int]]], side: str,
                  layer_offset: Optional[int], tables: List["_Table"],
-                 chunked: bool, listed: bool):
+                 chunked: bool, listed: bool,
+                 numbered: Optional[List[Dict[int, int]]] = None):
         layers = []
         self.experts: Dict[Tuple[int, str], List[int]] = {}
         self.fused_rows: Dict[str, int] = {}
@@ -303,6 +304,10 @@ class _Ctx:
         self.layer_offset = layer_offset if layer_offset is not None else \
             (min(layers) if layers else 0)
         self.tables = tables
+        # Each chunk's {global layer: local index}, where known (Megatron's
+        # layer_number, or a layer_offset per chunk): then chunks need not
+        # be runs (a pipeline layout may leave one empty, or two adjacent).
+        self.numbered = numbered
         self.runs: List[List[int]] = []     # [first, last] of each run
         for layer in sorted(set(layers)):
             if self.runs and self.runs[-1][1] == layer - 1:
@@ -313,6 +318,8 @@ class _Ctx:
 
     def _check_chunks(self, chunked: bool, listed: bool,
                       layer_offset: Optional[int]):
+        if self.numbered is not None:
+            return
         runs = ", ".join(f"{a}-{b}" if a != b else f"{a}"
                          for a, b in self.runs)
         if listed and layer_offset is not None:
@@ -322,7 +329,9 @@ class _Ctx:
             raise ReshardError(
                 f"{len(self.tables)} model chunks given, but the layout "
                 f"gives this rank {len(self.runs)} runs of layers "
-                f"({runs}): give one chunk per run, in order")
+                f"({runs}): give one chunk per run, in order, or each "
+                f"chunk's first layer in layer_offset= (a pipeline "
+                f"layout's chunks may be empty or adjacent)")
         if chunked and not listed and len(self.runs) > 1:
             raise ReshardError(
                 f"the layout gives this rank {len(self.runs)} runs of layers "
@@ -331,6 +340,8 @@ class _Ctx:
 
     def layer(self, layer: int) -> Tuple["_Table", int, str]:
         """(table, local index, how for messages) of a global layer."""
+        if self.numbered is not None:
+            return self._numbered(layer)
         if len(self.tables) == 1:
             local = layer - self.layer_offset
             where = (f" (layer {layer} is layer {local} of this rank's "
@@ -343,6 +354,18 @@ class _Ctx:
                         f"chunk {v})")
         raise _Miss(f"layer {layer} is in none of this rank's model chunks")
 
+    def _numbered(self, layer: int) -> Tuple["_Table", int, str]:
+        for v, local in enumerate(self.numbered):
+            if layer in local:
+                chunk = f" of model chunk {v}" if len(self.tables) > 1 \
+                    else ""
+                return (self.tables[v], local[layer],
+                        f" (layer {layer} is layer {local[layer]}{chunk})")
+        held = "; ".join(f"chunk {v}: {_spans(sorted(local))}"
+                         for v, local in enumerate(self.numbered))
+        raise _Miss(f"layer {layer} is in none of this rank's model chunks "
+                    f"({held})")
+
     def expert(self, layer: int, moe: str, e: int) -> Tuple[int, int]:
         """(local index, local count) of expert e of a layer."""
         index = self._index.get((layer, moe), {})
@@ -350,6 +373,51 @@ class _Ctx:
             raise ReshardError(f"layer {layer}: expert {e}'s down projection "
                                f"is held without its gate_up projection")
         return index[e], len(index)
+
+
+def _spans(layers: List[int]) -> str:
+    """'0-2, 9' of sorted layer numbers ('none' for no layer)."""
+    runs: List[List[int]] = []
+    for x in layers:
+        if runs and runs[-1][1] == x - 1:
+            runs[-1][1] = x
+        else:
+            runs.append([x, x])
+    return ", ".join(f"{a}-{b}" if a != b else f"{a}"
+                     for a, b in runs) or "none"
+
+
+_LAYER_MODULE = re.compile(r"decoder\.layers\.(\d+)$")
+_LAYER_PARAM = re.compile(r"decoder\.layers\.(\d+)\.")
+
+
+def _numbering(models: List[Any], tables: List["_Table"],
+               layer_offset: Any, normalize: Callable[[str], str]
+               ) -> Optional[List[Dict[int, int]]]:
+    """Each model chunk's {global layer: local index}: from a layer_offset
+    per chunk, or from the layer_number (1-based, global) Megatron-Core's
+    TransformerLayer keeps; None where neither is there."""
+    if isinstance(layer_offset, (list, tuple)):
+        out = []
+        for off, t in zip(layer_offset, tables):
+            n = 1 + max((int(m.group(1)) for m in map(_LAYER_PARAM.match,
+                                                      t.by_name) if m),
+                        default=-1)
+            out.append({off + i: i for i in range(n)})
+        return out
+    if layer_offset is not None or not all(hasattr(c, "named_modules")
+                                           for c in models):
+        return None
+    out = []
+    for c in models:
+        local = {}
+        for name, mod in c.named_modules():
+            m = _LAYER_MODULE.fullmatch(normalize(name))
+            number = getattr(mod, "layer_number", None)
+            if m and isinstance(number, int):
+                local[number - 1] = int(m.group(1))
+        out.append(local)
+    return out if any(out) else None
 
 
 def _offset(e: _Entry, side: str) -> int:
@@ -413,8 +481,15 @@ def _map(layout: LayoutLike, params: ParamsLike, rank: int, side: str,
     if not isinstance(rank, int) or isinstance(rank, bool) or rank < 0:
         raise ReshardError(f"{who}: rank {rank!r} is not a global rank")
     chunks = _chunks(params) if chunked else None
-    tables = [_Table(*_pairs(c, buffers), normalize)
-              for c in (chunks or [params])]
+    models = chunks or [params]
+    tables = [_Table(*_pairs(c, buffers), normalize) for c in models]
+    numbered = None
+    if chunked:
+        if chunks is None and isinstance(layer_offset, (list, tuple)) and \
+                len(layer_offset) == 1:
+            layer_offset = layer_offset[0]      # one model, one offset
+        _check_offsets(layer_offset, chunks)
+        numbered = _numbering(models, tables, layer_offset, normalize)
     held = []
     for e in _entries(layout):
         if getattr(e, side) is None:
@@ -422,7 +497,8 @@ def _map(layout: LayoutLike, params: ParamsLike, rank: int, side: str,
         shape = getattr(e, side).local_shape(e.shape, rank)
         if shape is not None:
             held.append((e, shape))
-    ctx = _Ctx(held, side, layer_offset, tables, chunked, chunks is not None)
+    ctx = _Ctx(held, side, None if numbered else layer_offset, tables,
+               chunked, chunks is not None, numbered)
     table = tables[0]
     out: Dict[str, Any] = {}
     problems: List[str] = []
@@ -442,6 +518,25 @@ def _map(layout: LayoutLike, params: ParamsLike, rank: int, side: str,
             prefix = f"model[{v}]: " if chunks else ""
             unused.extend(prefix + n for n in t.unused())
     return out
+
+
+def _check_offsets(layer_offset: Any, chunks: Optional[List[Any]]) -> None:
+    if isinstance(layer_offset, (list, tuple)):
+        if chunks is None or len(layer_offset) != len(chunks):
+            raise ReshardError(
+                f"layer_offset={list(layer_offset)}: one offset per model "
+                f"chunk, with the list of chunks "
+                f"({'one model given' if chunks is None else len(chunks)})")
+        if not all(_is_index(o) for o in layer_offset):
+            raise ReshardError(f"layer_offset={list(layer_offset)}: give "
+                               f"integers >= 0")
+    elif layer_offset is not None and not _is_index(layer_offset):
+        raise ReshardError(f"layer_offset={layer_offset!r}: give an "
+                           f"integer >= 0")
+
+
+def _is_index(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
 def _chunks(params: ParamsLike) -> Optional[List[Any]]:
@@ -472,8 +567,16 @@ def _megatron_names(name: str, ctx: _Ctx
     that holds them: the first for the embedding, the last for the final
     norm and the output layer."""
     if name in _MEGATRON_TOP:
-        first = name == "model.embed_tokens.weight"
-        return _MEGATRON_TOP[name], "", ctx.tables[0 if first else -1]
+        # The embedding is in the first chunk, the output layer in the
+        # last; the final norm too, except with MTP layers (then in the
+        # chunk of the last decoder layer). An MTP stage's embedding copy
+        # comes after the first.
+        names = _MEGATRON_TOP[name]
+        order = ctx.tables if name == "model.embed_tokens.weight" else \
+            ctx.tables[::-1]
+        table = next((t for t in order if t.get(names) is not None),
+                     order[0])
+        return names, "", table
     m = _LAYER.match(name)
     rest = m and _MEGATRON_LAYER.get(m.group(2))
     if not rest:
@@ -638,7 +741,8 @@ def _megatron_normalize(prefix: str) -> Callable[[str], str]:
 
 
 def megatron_tensors(layout: LayoutLike, params: ParamsLike, rank: int, *,
-                     side: str = "src", layer_offset: Optional[int] = None,
+                     side: str = "src",
+                     layer_offset: Union[int, Sequence[int], None] = None,
                      prefix: str = "",
                      unused: Optional[List[str]] = None) -> Dict[str, Any]:
     """{layout tensor name: this rank's shard} from a Megatron-Core GPTModel
@@ -649,12 +753,15 @@ def megatron_tensors(layout: LayoutLike, params: ParamsLike, rank: int, *,
     model.named_parameters(), a dict name -> tensor, or the model (then
     its buffers too: the router's expert_bias is one); with virtual
     pipeline stages (vpp=), Megatron's list of model chunks (modules or
-    dicts), chunk v holding the rank's v-th run of layers. rank: the global
+    dicts). rank: the global
     rank in the plan's communicator. Names may carry DDP's and
     Float16Module's "module." prefixes; `prefix` strips one more (e.g.
     "language_model."). Layers are numbered from 0 in each model chunk;
-    layer_offset (default: the first layer the layout gives this rank; one
-    chunk only) is the global index of the chunk's layer 0. Each value is
+    a module's layers say their global number (Megatron's layer_number);
+    otherwise layer_offset, the global index of each chunk's layer 0 (an
+    int for one model, a list with chunks), does, or by default chunk v
+    holds the rank's v-th run of the layers the layout gives it. Each
+    value is
     a view sharing the parameter's storage (one expert's parameter, or a
     piece's rows of linear_qkv or of a padded vocab's parameter), except
     MLA's fused_qkv_a_proj, two Megatron parameters: a view if they are

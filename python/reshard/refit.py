@@ -260,7 +260,8 @@ def build_layout(model: Union[Model, str, os.PathLike],
         raise ReshardError("; ".join(err))
     counts = pipeline_split(n_layers, t)
     notes = []
-    if t.first is None and t.stages is None and n_layers % t.pp:
+    if t.first is None and t.stages is None and t.layout is None and \
+            n_layers % t.pp:
         notes.append(f"{n_layers} layers do not split evenly over pp={t.pp} "
                      f"(Megatron would need first=/last=); using {counts}")
 
@@ -344,8 +345,15 @@ def build_layout(model: Union[Model, str, os.PathLike],
         out.info["infer"]["engines"] = i.engines
     if i.w13 != "gate_up":      # only then, so older layouts stay the same
         out.info["infer"]["w13"] = i.w13
+    if t.layout is not None:
+        out.info["train"]["pipeline_layout"] = str(t.layout)
+        # [first, last] layer of each model chunk of each stage ([]: none)
+        out.info["train"]["chunk_layers"] = [
+            [[c[0], c[-1]] if c else [] for c in chunks]
+            for chunks in t.layout.chunk_layers()]
     if t.vpp != 1:
         out.info["train"]["vpp"] = t.vpp
+    if t.vpp != 1 and t.layout is None:
         out.info["train"]["layers_per_chunk"] = [n // t.vpp
                                                  for n in counts]
     if t.vocab_pad is not None:

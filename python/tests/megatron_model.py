@@ -59,6 +59,10 @@ def build(m, t, layers, vocab_rows_total):
               expert_tensor_parallel_size=t.etp)
     if t.vpp > 1:
         kw["virtual_pipeline_model_parallel_size"] = t.vpp
+    if t.layout is not None:        # Megatron's list form of the layout
+        names = dict(E="embedding", t="decoder", m="mtp", L="loss")
+        kw["pipeline_model_parallel_layout"] = [
+            [names[c] for c in s] for s in t.layout.stages]
     if t.first is not None:
         kw["num_layers_in_first_pipeline_stage"] = t.first
         kw["num_layers_in_last_pipeline_stage"] = t.last

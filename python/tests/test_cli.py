@@ -115,6 +115,24 @@ def test_plan_says_the_pipeline_stages(cli_env, tmp_path):
         "4..7, stages [4, 4]" in r.stdout, r.stdout
 
 
+def test_plan_takes_megatrons_pipeline_layout(cli_env, tmp_path):
+    # Its commas and '|' inside the spec; stages hold 3+2, 2+2, 2+2, 2+1.
+    r = cli(cli_env, "plan", "--model", "deepseek-v3", "--layout-only",
+            "--layers", "16", "--scale-down", "8", "--source",
+            "megatron:tp=1,pp=4,dp=2,layout=Et*3|(tt|)*6,tL,ep=2", "--dest",
+            "vllm:tp=8", "-o", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "train ranks 0..7, stages [5, 4, 4, 3] (layout Et*3|(tt|)*6,tL, "\
+        "2 chunks each)" in r.stdout, r.stdout
+    info = json.loads((tmp_path / "layout.json").read_text())["scenario"]
+    assert info["train"]["chunk_layers"][3] == [[7, 8], [15, 15]]
+    r = cli(cli_env, "plan", "--model", "deepseek-v3", "--layout-only",
+            "--source", "megatron:tp=1,pp=4,layout=Et*3|(tt|)*6,tL",
+            "--dest", "vllm:tp=8", "-o", str(tmp_path))
+    assert r.returncode == 2 and "holds 16 decoder layers (t), not 61" in \
+        r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
 def test_plan_pads_the_vocab(cli_env, tmp_path):
     # Megatron-LM's padded vocab (vocab_pad=) from the --source spec:
     # 129280 rows padded to a multiple of 128*8; vLLM's 64 pads nothing.

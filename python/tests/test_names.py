@@ -28,17 +28,25 @@ BF16 = torch.bfloat16
 
 
 class Module:
-    """What the helpers read of an nn.Module: named_parameters() and
-    named_buffers()."""
+    """What the helpers read of an nn.Module: named_parameters(),
+    named_buffers() and, for Megatron's decoder layers, named_modules()
+    with each layer's global layer_number (1-based)."""
 
-    def __init__(self, params, buffers=()):
+    def __init__(self, params, buffers=(), layers=(), prefix=""):
         self.params, self.buffers = list(params), list(buffers)
+        self.layers, self.prefix = list(layers), prefix
 
     def named_parameters(self):
         return iter(self.params)
 
     def named_buffers(self):
         return iter(self.buffers)
+
+    def named_modules(self):
+        yield "", self
+        for local, g in self.layers:
+            yield (f"{self.prefix}decoder.layers.{local}",
+                   types.SimpleNamespace(layer_number=g + 1))
 
 
 class Params:
@@ -49,6 +57,7 @@ class Params:
     def __init__(self, prefix=""):
         self.prefix = prefix
         self.params, self.buffers, self.stores = [], [], {}
+        self.layers = []        # (local index, global layer)
 
     def add(self, name, shape, stores, dtype=BF16, buffer=False,
             tensor=None):
@@ -60,7 +69,7 @@ class Params:
         return t
 
     def module(self):
-        return Module(self.params, self.buffers)
+        return Module(self.params, self.buffers, self.layers, self.prefix)
 
     def by_name(self):
         return dict(self.params + self.buffers)
@@ -98,7 +107,11 @@ def megatron_params(m, train, rank, layers, grouped=True, prefix="",
     stage, local = divmod(rank, t.stage_size)
     ep_i = (local // t.etp) % t.ep          # rank = etp + etp*(ep + ep*edp)
     tp, etp, h = t.tp, t.etp, m.hidden
-    if t.vpp == 1:
+    if t.layout is not None:    # virtual stage i = v*pp + p, in order
+        sizes = [s.count("t") for s in t.layout.stages]
+        chunks = [(sum(sizes[:i]), sizes[i])
+                  for i in range(stage, len(sizes), t.pp)]
+    elif t.vpp == 1:
         chunks = [(sum(counts[:stage]), counts[stage])]
     else:       # chunk v: c_s layers from v*L/vpp + c_0 + ... + c_(s-1)
         c = [n // t.vpp for n in counts]
@@ -114,6 +127,7 @@ def megatron_params(m, train, rank, layers, grouped=True, prefix="",
                   "model.embed_tokens.weight")
         for l in range(n):
             g = first + l
+            p.layers.append((l, g))
             pre, hf = f"decoder.layers.{l}.", f"model.layers.{g}."
             if g in m.linear_layers:
                 megatron_gdn(p, m, tp, pre, hf)
@@ -213,8 +227,13 @@ def megatron_params(m, train, rank, layers, grouped=True, prefix="",
                       hf + f"{moe}.experts.{e}.{up}.weight")
                 p.add(pre + fc2, [h, f // etp],
                       hf + f"{moe}.experts.{e}.{down}.weight")
-        if stage == t.pp - 1 and v == len(chunks) - 1:
+        # With MTP layers, the final norm is in the last decoder layer's
+        # chunk (TransformerBlock.has_final_layernorm_in_this_stage).
+        mtp = t.layout is not None and "m" in "".join(t.layout.stages)
+        if (first + n == layers and n) if mtp else \
+                (stage == t.pp - 1 and v == len(chunks) - 1):
             p.add("decoder.final_layernorm.weight", [h], "model.norm.weight")
+        if stage == t.pp - 1 and v == len(chunks) - 1:
             if not m.tie_embeddings:
                 p.add("output_layer.weight", [megatron_vocab_rows(m, t), h],
                       "lm_head.weight")
@@ -450,9 +469,9 @@ def world(layout, side):
                    for r in getattr(t, side).mesh.ranks})
 
 
-def check_all(layout, m, train, infer, layers, **kw):
-    """Every trainer and every inference rank of a layout."""
-    for rank in world(layout, "src"):
+def check_all(layout, m, train, infer, layers, src=True, **kw):
+    """Every trainer (if src) and every inference rank of a layout."""
+    for rank in world(layout, "src") if src else []:
         fake = megatron_params(m, train, rank, layers, **kw)
         for params in (fake.module(), fake.by_name()):
             unused = []
@@ -678,6 +697,89 @@ def test_virtual_pipeline_needs_the_chunks():
     with pytest.raises(ReshardError, match=r"layer 5 is layer 1 of model "
                                            r"chunk 1"):
         reshard.megatron_tensors(lay, [c0, c1], 0)
+
+
+def check_layout_ranks(lay, m, train, infer, layers):
+    """check_all for a pipeline layout, whose chunks need not be runs of
+    the layers a rank holds: the modules say their layers' numbers, a
+    list of dicts needs layer_offset per chunk."""
+    t = parse_train(train)
+    firsts = [[c[0] if c else 0 for c in chunks]
+              for chunks in t.layout.chunk_layers()]
+    for rank in world(lay, "src"):
+        fake = megatron_params(m, train, rank, layers)
+        offsets = firsts[rank // t.stage_size]
+        for params, kw in ((fake.module(), {}),
+                           (fake.by_name(), dict(layer_offset=offsets))):
+            unused = []
+            got = reshard.megatron_tensors(lay, params, rank, unused=unused,
+                                           **kw)
+            check_rank(lay, "src", rank, got, fake, unused)
+    check_all(lay, m, train, infer, layers, src=False)
+
+
+@pytest.mark.parametrize("train", [
+    # Stage 0's chunks hold layers 0-1 and 2-4 (adjacent: one run); stage
+    # 1's first chunk is empty.
+    "tp=2,pp=2,layout=Ett||ttt|tttL",
+    # With MTP the final norm goes with layer 7 (stage 0's chunk 1), the
+    # output layer stays on stage 1.
+    "tp=1,pp=2,dp=2,layout=Ett|ttt|ttt|mL",
+    # Bridge's list form.
+    [["embedding", "decoder"], ["decoder"] * 3, ["decoder"] * 4 + ["loss"]]])
+def test_pipeline_layout_every_rank(train):
+    m = small(8, 4, 4, num_hidden_layers=8)
+    if isinstance(train, list):
+        train = parse_train("tp=2,pp=3,dp=1").__class__(
+            tp=2, pp=3, layout=train)
+        spec = "tp=2,pp=3,layout=Et|ttt|ttttL"
+        assert train == parse_train(spec)
+        train = spec
+    lay = build_layout(m, train, "tp=2")
+    check_layout_ranks(lay, m, train, "tp=2", 8)
+    norm = next(x for x in lay.tensors if x.name == "model.norm.weight")
+    head = next(x for x in lay.tensors if x.name == "lm_head.weight")
+    if "mL" in train:
+        assert norm.src.mesh.name == "train_pp0"
+        assert head.src.mesh.name == "train_pp1"
+
+
+def test_pipeline_layout_with_experts():
+    train, infer = "tp=2,pp=2,ep=2,layout=Et|ttt|tt|ttL", "tp=2,ep=1"
+    lay = build_layout("deepseek-v3", train, infer, layers=8, scale_down=64)
+    m = model_of("deepseek-v3", 64, train, infer)
+    check_layout_ranks(lay, m, train, infer, 8)
+
+
+def test_pipeline_layout_chunks_need_their_numbers():
+    m = small(8, 4, 4, num_hidden_layers=8)
+    train = "tp=1,pp=2,layout=Ett||ttt|tttL"
+    lay = build_layout(m, train, "tp=1")
+    fake = megatron_params(m, train, 0, 8)      # layers 0-1 and 2-4
+    c0, c1 = fake.by_name()
+    # Without numbers, the chunks are read as runs: refused, not guessed.
+    with pytest.raises(ReshardError, match=r"2 model chunks given, but the "
+                       r"layout gives this rank 1 runs of layers \(0-4\)"):
+        reshard.megatron_tensors(lay, [c0, c1], 0)
+    got = reshard.megatron_tensors(lay, [c0, c1], 0, layer_offset=[0, 2])
+    assert got["model.layers.2.self_attn.o_proj.weight"].data_ptr() == \
+        c1["decoder.layers.0.self_attention.linear_proj.weight"].data_ptr()
+    with pytest.raises(ReshardError, match=r"layer_offset=\[0\]: one offset "
+                       r"per model chunk, with the list of chunks \(2\)"):
+        reshard.megatron_tensors(lay, [c0, c1], 0, layer_offset=[0])
+    with pytest.raises(ReshardError, match="one model given"):
+        reshard.megatron_tensors(lay, c0, 0, layer_offset=[0, 2])
+    with pytest.raises(ReshardError, match="give integers >= 0"):
+        reshard.megatron_tensors(lay, [c0, c1], 0, layer_offset=[0, -2])
+    with pytest.raises(ReshardError, match="give an integer >= 0"):
+        reshard.megatron_tensors(lay, c0, 0, layer_offset="0")
+    # Wrong offsets: the layers the layout gives the rank are missing.
+    with pytest.raises(ReshardError, match=r"layer 2 is in none of this "
+                       r"rank's model chunks \(chunk 0: 0-1; chunk 1: 3-5\)"):
+        reshard.megatron_tensors(lay, [c0, c1], 0, layer_offset=[0, 3])
+    # A module that says its layers' numbers needs nothing more.
+    got = reshard.megatron_tensors(lay, fake.module(), 0)
+    assert len(got) == len(held(lay, "src", 0))
 
 
 def test_pipeline_stage_numbers_its_layers_from_zero():

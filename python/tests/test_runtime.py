@@ -640,6 +640,9 @@ MEGATRON_CORE_CONFIGS = {
     ("moe", "tp=2,dp=2,ep=2,etp=2", "tp=4,ep=1"),   # expert TP
     ("gated", "tp=2,pp=2,ep=2", "tp=4"),        # attention output gate
     ("moe-v200", "tp=2,pp=2,vpp=2,vocab_pad=16", "tp=4,ep=1"),
+    # A pipeline layout: stage 1's second chunk holds no layer, only the
+    # final norm and the output layer.
+    ("moe-v200", "tp=2,pp=2,vocab_pad=16,layout=Et|tt|t|L", "tp=4,ep=1"),
     # (Megatron ties across stages only on a GPU: the embedding group's
     # copy goes to CUDA in setup_embeddings_and_output_layer.)
     ("dense-tied", "tp=2,dp=2,vocab_pad=64", "tp=2,pp=2"),
