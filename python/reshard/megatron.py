@@ -172,6 +172,10 @@ class Train:
                                " drop first=/last= and stages= (Megatron "
                                "refuses them together)")
         lay = PipelineLayout.parse(self.layout, self.pp)
+        if lay.vpp > 1 and self.pp < 2:
+            raise ReshardError(
+                f"Megatron: layout={lay} has {lay.vpp} stages for pp=1: "
+                f"virtual pipeline stages need pp >= 2 (pp= left out?)")
         if self.vpp not in (1, lay.vpp):
             raise ReshardError(
                 f"Megatron: vpp={self.vpp}, but layout= has "
@@ -298,7 +302,8 @@ class PipelineLayout:
         TransformerBlock.has_final_layernorm_in_this_stage)."""
         if "m" not in "".join(self.stages):
             return self.pp - 1
-        last = max(i for i, s in enumerate(self.stages) if "t" in s)
+        last = max((i for i, s in enumerate(self.stages) if "t" in s),
+                   default=len(self.stages) - 1)
         return last % self.pp
 
 

@@ -17,6 +17,7 @@ conventions, and the framework files they mirror, are in docs/Python.md
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import re
 from typing import (Any, Callable, Dict, List, Mapping, Optional,
@@ -398,12 +399,21 @@ def _numbering(models: List[Any], tables: List["_Table"],
     per chunk, or from the layer_number (1-based, global) Megatron-Core's
     TransformerLayer keeps; None where neither is there."""
     if isinstance(layer_offset, (list, tuple)):
-        out = []
-        for off, t in zip(layer_offset, tables):
+        out: List[Dict[int, int]] = []
+        end = 0
+        for v, (off, t) in enumerate(zip(layer_offset, tables)):
             n = 1 + max((int(m.group(1)) for m in map(_LAYER_PARAM.match,
                                                       t.by_name) if m),
                         default=-1)
+            if n and off < end:
+                # Megatron's chunks go up in layer number: offsets that do
+                # not would map layers to another chunk's weights.
+                raise ReshardError(
+                    f"layer_offset={list(layer_offset)}: chunk {v} starts "
+                    f"at layer {off}, inside or before the layers of the "
+                    f"chunks before it (which end at {end - 1})")
             out.append({off + i: i for i in range(n)})
+            end = off + n if n else end
         return out
     if layer_offset is not None or not all(hasattr(c, "named_modules")
                                            for c in models):
@@ -489,6 +499,10 @@ def _map(layout: LayoutLike, params: ParamsLike, rank: int, side: str,
                 len(layer_offset) == 1:
             layer_offset = layer_offset[0]      # one model, one offset
         _check_offsets(layer_offset, chunks)
+        if isinstance(layer_offset, (list, tuple)):
+            layer_offset = [int(o) for o in layer_offset]
+        elif layer_offset is not None:
+            layer_offset = int(layer_offset)
         numbered = _numbering(models, tables, layer_offset, normalize)
     held = []
     for e in _entries(layout):
@@ -536,7 +550,8 @@ def _check_offsets(layer_offset: Any, chunks: Optional[List[Any]]) -> None:
 
 
 def _is_index(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool) \
+        and v >= 0
 
 
 def _chunks(params: ParamsLike) -> Optional[List[Any]]:
@@ -757,11 +772,10 @@ def megatron_tensors(layout: LayoutLike, params: ParamsLike, rank: int, *,
     rank in the plan's communicator. Names may carry DDP's and
     Float16Module's "module." prefixes; `prefix` strips one more (e.g.
     "language_model."). Layers are numbered from 0 in each model chunk;
-    a module's layers say their global number (Megatron's layer_number);
-    otherwise layer_offset, the global index of each chunk's layer 0 (an
-    int for one model, a list with chunks), does, or by default chunk v
-    holds the rank's v-th run of the layers the layout gives it. Each
-    value is
+    layer_offset, the global index of each chunk's layer 0 (an int for
+    one model, a list with chunks, going up), says where they are; else a
+    module's layers say it (Megatron's layer_number); else chunk v holds
+    the rank's v-th run of the layers the layout gives it. Each value is
     a view sharing the parameter's storage (one expert's parameter, or a
     piece's rows of linear_qkv or of a padded vocab's parameter), except
     MLA's fused_qkv_a_proj, two Megatron parameters: a view if they are

@@ -777,6 +777,16 @@ def test_pipeline_layout_chunks_need_their_numbers():
     with pytest.raises(ReshardError, match=r"layer 2 is in none of this "
                        r"rank's model chunks \(chunk 0: 0-1; chunk 1: 3-5\)"):
         reshard.megatron_tensors(lay, [c0, c1], 0, layer_offset=[0, 3])
+    # Offsets that do not go up would swap the chunks' weights (here of
+    # the same shapes): refused.
+    with pytest.raises(ReshardError, match=r"chunk 1 starts at layer 0, "
+                       r"inside or before the layers of the chunks before "
+                       r"it \(which end at 3\)"):
+        reshard.megatron_tensors(lay, [c0, c1], 0, layer_offset=[2, 0])
+    np = pytest.importorskip("numpy")
+    got = reshard.megatron_tensors(lay, [c0, c1], 0,
+                                   layer_offset=[np.int64(0), np.int64(2)])
+    assert "model.layers.4.self_attn.o_proj.weight" in got
     # A module that says its layers' numbers needs nothing more.
     got = reshard.megatron_tensors(lay, fake.module(), 0)
     assert len(got) == len(held(lay, "src", 0))

@@ -170,6 +170,8 @@ def test_spec_strings_and_errors():
             ("pp=2,layout=Etm|mL", r"MTP layers \(m\) must be in one"),
             ("pp=2,layout=Et|tm||L", "last model chunk of their pipeline"),
             ("pp=2,layout=", "layout= is empty"),
+            ("tp=1,layout=Et|tL", r"2 stages for pp=1: virtual pipeline "
+             r"stages need pp >= 2"),
     ]:
         with pytest.raises(ReshardError, match=msg):
             parse_train(spec)
@@ -181,6 +183,9 @@ def test_spec_strings_and_errors():
     lt = types.SimpleNamespace
     assert Train(layout=[[lt(name="embedding"), lt(name="decoder"),
                           lt(name="loss")]]).layout.stages == ("EtL",)
+    # MTP layers without a decoder layer (--layers 0): the final norm
+    # stays with the loss.
+    assert PipelineLayout.parse("E|mL", 2).final_norm_rank() == 1
     with pytest.raises(ReshardError, match="holds 2 decoder layers"):
         build_layout("llama-3.1-70b", "tp=8,pp=2,layout=Et|tL", "tp=8",
                      layers=4, scale_down=64)
