@@ -189,3 +189,32 @@ def test_spec_strings_and_errors():
     with pytest.raises(ReshardError, match="holds 2 decoder layers"):
         build_layout("llama-3.1-70b", "tp=8,pp=2,layout=Et|tL", "tp=8",
                      layers=4, scale_down=64)
+
+
+def test_account_for_embedding_and_loss_with_vpp_as_a_layout():
+    """Megatron's account_for_embedding/loss_in_pipeline_split with
+    virtual stages is the layout whose first (last) virtual stage gives
+    one layer's place to E (L): every chunk starts where megatron-core's
+    get_transformer_layer_offset puts it (docs/Python.md)."""
+    offset = pytest.importorskip(
+        "megatron.core.transformer.transformer_layer"
+    ).get_transformer_layer_offset
+    for pp, vpp, emb, loss in [(2, 2, 1, 1), (4, 2, 1, 1), (2, 3, 1, 0),
+                               (3, 2, 0, 1), (4, 3, 1, 1)]:
+        n = 3                                   # places per virtual stage
+        layers = pp * vpp * n - emb - loss
+        stages = ["t" * n] * (pp * vpp)
+        stages[0] = "E" * emb + "t" * (n - emb) if emb else "E" + stages[0]
+        stages[-1] = "t" * (n - loss) + "L"
+        t = Train(pp=pp, layout="|".join(stages))
+        cfg = types.SimpleNamespace(
+            num_layers=layers, pipeline_model_parallel_size=pp,
+            pipeline_model_parallel_layout=None,
+            num_layers_in_first_pipeline_stage=None,
+            num_layers_in_last_pipeline_stage=None,
+            virtual_pipeline_model_parallel_size=vpp,
+            account_for_embedding_in_pipeline_split=bool(emb),
+            account_for_loss_in_pipeline_split=bool(loss))
+        for p, chunks in enumerate(t.layout.chunk_layers()):
+            assert [c[0] for c in chunks] == \
+                [offset(cfg, v, p) for v in range(vpp)], (pp, vpp, emb, loss)
