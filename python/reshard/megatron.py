@@ -29,6 +29,16 @@ def strip_framework(text: str, framework: str, what: str) -> str:
     return rest
 
 
+_DIGITS = re.compile(r"[0-9]{1,18}")     # plain ASCII decimal integers
+MAX_RANKS = 1 << 20                      # a world larger is a typo
+
+
+def check_world(world: int, who: str) -> None:
+    if world > MAX_RANKS:
+        raise ReshardError(f"{who}: {world:,} ranks: more than the "
+                           f"{MAX_RANKS:,} a plan supports")
+
+
 def parse_spec(text: str, allowed: Tuple[str, ...], what: str,
                words: Tuple[str, ...] = ()) -> Dict:
     """'k=v,k=v' -> {k: int}; spmoe=auto -> None; keys in words keep their
@@ -53,7 +63,8 @@ def parse_spec(text: str, allowed: Tuple[str, ...], what: str,
             continue
         if key == "stages":
             try:
-                out[key] = tuple(int(v) for v in val.split(":"))
+                out[key] = tuple(int(v) if _DIGITS.fullmatch(v.strip())
+                                 else int("x") for v in val.split(":"))
             except ValueError:
                 raise ReshardError(f"{what}: stages={val!r}: give layer "
                                    f"counts per stage, e.g. 7:8:8:6")
@@ -63,10 +74,9 @@ def parse_spec(text: str, allowed: Tuple[str, ...], what: str,
         if key == "spmoe" and val == "auto":
             out[key] = None
             continue
-        try:
-            out[key] = int(val)
-        except ValueError:
+        if not _DIGITS.fullmatch(val.lstrip("-")):
             raise ReshardError(f"{what}: {key}={val!r} is not an integer")
+        out[key] = int(val)
         zero_ok = key in ("ep", "spmoe", "first", "last", "redundant")
         if out[key] < 0 or (out[key] == 0 and not zero_ok):
             raise ReshardError(f"{what}: {key} must be "
@@ -96,7 +106,8 @@ def check_stages(spec, who: str) -> None:
     if spec.stages is None:
         return
     try:
-        vals = (None if isinstance(spec.stages, (str, bytes))
+        vals = (None if isinstance(spec.stages, (str, bytes, dict, set,
+                                                 frozenset))
                 else tuple(spec.stages))
     except TypeError:
         vals = None
@@ -149,6 +160,7 @@ class Train:
         if (self.first is None) != (self.last is None):
             raise ReshardError("Megatron: give first= and last= together")
         check_stages(self, "Megatron")
+        check_world(self.world, "Megatron")
         if self.layout is not None:
             self._set_layout()
         if self.padded_vocab is not None:
@@ -316,11 +328,22 @@ def _layer_char(x: Any) -> str:
     return _LAYER_CHARS[name]
 
 
+_MAX_LAYOUT = 1 << 20    # characters unrolled: far above any real model
+
+
 def _unroll(text: str) -> str:
     """Megatron's layout string without its repeats and commas."""
+    def repeat(m):
+        if len(m[2]) > 7 or len(m[1]) * int(m[2]) > _MAX_LAYOUT:
+            raise ReshardError(f"Megatron: layout={text!r}: repeat "
+                               f"{m[0]!r} is too long")
+        return m[1] * int(m[2])
     s = text.replace(",", "")
-    s = re.sub(r"\(([^()]+)\)\*(\d+)", lambda m: m[1] * int(m[2]), s)
-    s = re.sub(r"(.)\*(\d+)", lambda m: m[1] * int(m[2]), s)
+    s = re.sub(r"\(([^()]+)\)\*([0-9]+)", repeat, s)
+    s = re.sub(r"(.)\*([0-9]+)", repeat, s)
+    if len(s) > _MAX_LAYOUT:
+        raise ReshardError(f"Megatron: layout={text[:40]!r}...: more than "
+                           f"{_MAX_LAYOUT:,} layers and separators")
     bad = sorted(set(s) - set("EtmL|"))
     if bad:
         raise ReshardError(

@@ -399,6 +399,10 @@ def get_model(spec: Union[Model, str, os.PathLike]) -> Model:
     """A Model, a bundled name, or a path to a config.json (or its folder)."""
     if isinstance(spec, Model):
         return spec
+    if not isinstance(spec, (str, os.PathLike)):
+        # (os.path.exists takes an int as a file descriptor.)
+        raise ReshardError(f"model: give a Model, a bundled name or a "
+                           f"config.json path, not {spec!r}")
     if os.path.exists(spec):
         return load_config(spec)
     if spec in bundled_models():

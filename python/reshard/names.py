@@ -25,6 +25,7 @@ from typing import (Any, Callable, Dict, List, Mapping, Optional,
 
 from .errors import ReshardError, read_json
 from .layout import DeviceMesh, Layout, Sharding
+from .layout_json import check_layout_json
 
 __all__ = ["megatron_tensors", "vllm_tensors"]
 
@@ -130,6 +131,7 @@ def _entries(layout: LayoutLike) -> List[_Entry]:
             "meshes" not in layout:
         raise ReshardError("layout: a reshard.Layout, a layout JSON dict "
                            "(with 'meshes' and 'tensors') or a .json path")
+    check_layout_json(layout)
     meshes: Dict[str, DeviceMesh] = {}
 
     def mesh(name):
@@ -141,16 +143,21 @@ def _entries(layout: LayoutLike) -> List[_Entry]:
                                       m["axes"], name=name)
         return meshes[name]
 
-    def side(s):
-        return Sharding(mesh(s["mesh"]), s["dims"], s.get("blocks"),
-                        s.get("order"), s.get("quant"))
+    def side(t, key):
+        s = t[key]
+        try:
+            return Sharding(mesh(s["mesh"]), s["dims"], s.get("blocks"),
+                            s.get("order"), s.get("quant"))
+        except (TypeError, ValueError, KeyError, AttributeError) as e:
+            raise ReshardError(f"layout: tensor {t['name']!r}.{key}: "
+                               f"{type(e).__name__}: {e}") from None
 
     out = []
     for t in layout["tensors"]:
         extra = {k: v for k, v in t.items()
                  if k not in ("name", "shape", "dtype", "src", "dst")}
-        out.append(_Entry(t["name"], t["shape"], side(t["src"]),
-                          side(t["dst"]), extra))
+        out.append(_Entry(t["name"], t["shape"], side(t, "src"),
+                          side(t, "dst"), extra))
     return _with_scales(out)
 
 
@@ -195,26 +202,34 @@ def _pairs(params: ParamsLike, buffers: bool
            ) -> Tuple[List[Tuple[str, Any]], set]:
     """(name, tensor) pairs and the names that are buffers."""
     if hasattr(params, "named_parameters"):
-        pairs = list(params.named_parameters())
-        bufs = list(params.named_buffers()) if buffers and \
-            hasattr(params, "named_buffers") else []
+        pairs = _pair_list(params.named_parameters, "named_parameters()")
+        bufs = _pair_list(params.named_buffers, "named_buffers()") \
+            if buffers and hasattr(params, "named_buffers") else []
         return pairs + bufs, {n for n, _ in bufs}
     if isinstance(params, Mapping):
-        return list(params.items()), set()
+        return _pair_list(params.items, "params"), set()
     if isinstance(params, (str, bytes)):
         raise ReshardError("params: give model.named_parameters(), a dict of "
                            "name -> tensor, or the model")
+    return _pair_list(lambda: params, "params"), set()
+
+
+def _pair_list(get: Callable[[], Any], what: str) -> List[Tuple[str, Any]]:
+    """(name, tensor) pairs, each a name and something with a shape."""
     try:
-        pairs = list(params)
+        pairs = list(get())
     except TypeError:
-        raise ReshardError(f"params: a {type(params).__name__} is not an "
-                           f"iterable of (name, tensor) pairs") from None
+        raise ReshardError(f"{what}: not an iterable of (name, tensor) "
+                           f"pairs") from None
     for i, p in enumerate(pairs):
         if not (isinstance(p, tuple) and len(p) == 2 and
                 isinstance(p[0], str)):
-            raise ReshardError(f"params[{i}]: {type(p).__name__} is not a "
-                               f"(name, tensor) pair")
-    return pairs, set()
+            raise ReshardError(f"{what}[{i}]: {type(p).__name__} is not "
+                               f"a (name, tensor) pair")
+        if not isinstance(getattr(p[1], "shape", None), tuple):
+            raise ReshardError(f"{what}: {p[0]!r} is a "
+                               f"{type(p[1]).__name__}, not a tensor")
+    return pairs
 
 
 class _Table:
@@ -488,15 +503,19 @@ def _map(layout: LayoutLike, params: ParamsLike, rank: int, side: str,
     if side not in ("src", "dst"):
         raise ReshardError(f"{who}: side must be 'src' or 'dst', not "
                            f"{side!r}")
-    if not isinstance(rank, int) or isinstance(rank, bool) or rank < 0:
+    if not _is_index(rank):
         raise ReshardError(f"{who}: rank {rank!r} is not a global rank")
+    rank = int(rank)
+    if unused is not None and not isinstance(unused, list):
+        raise ReshardError(f"{who}: unused= takes a list to append to, not "
+                           f"{unused!r}")
     chunks = _chunks(params) if chunked else None
     models = chunks or [params]
     tables = [_Table(*_pairs(c, buffers), normalize) for c in models]
     numbered = None
     if chunked:
         if chunks is None and isinstance(layer_offset, (list, tuple)) and \
-                len(layer_offset) == 1:
+                len(layer_offset) == 1 and _is_index(layer_offset[0]):
             layer_offset = layer_offset[0]      # one model, one offset
         _check_offsets(layer_offset, chunks)
         if isinstance(layer_offset, (list, tuple)):
@@ -532,6 +551,12 @@ def _map(layout: LayoutLike, params: ParamsLike, rank: int, side: str,
             prefix = f"model[{v}]: " if chunks else ""
             unused.extend(prefix + n for n in t.unused())
     return out
+
+
+def _check_prefix(prefix: Any, who: str) -> None:
+    if not isinstance(prefix, str):
+        raise ReshardError(f"{who}: prefix={prefix!r}: give a string such "
+                           f"as 'language_model.'")
 
 
 def _check_offsets(layer_offset: Any, chunks: Optional[List[Any]]) -> None:
@@ -789,6 +814,7 @@ def megatron_tensors(layout: LayoutLike, params: ParamsLike, rank: int, *,
     ("model[v]: name" for chunk v of a list).
     """
     _check_zero_centered(layout, params)
+    _check_prefix(prefix, "megatron_tensors")
     return _map(layout, params, rank, side, "megatron_tensors",
                 _megatron_normalize(prefix), True, _megatron_resolve(side),
                 layer_offset, unused, True)
@@ -879,6 +905,7 @@ def vllm_tensors(layout: LayoutLike, params: ParamsLike, rank: int, *,
     another shape; parameters no layout tensor uses (vLLM's scales, extra
     buffers) are appended to `unused` if given.
     """
+    _check_prefix(prefix, "vllm_tensors")
     def norm(name: str) -> str:
         return name[len(prefix):] if prefix and name.startswith(prefix) \
             else name

@@ -6,6 +6,7 @@ are the benchmark's bundled cases (bench/make_refit_scenario.py).
 from __future__ import annotations
 
 import math
+import numbers
 import os
 from typing import Any, Dict, Mapping, Optional, Union
 
@@ -225,6 +226,15 @@ def _fp8_eligible(p) -> bool:
             not p.name.endswith(_NOT_FP8))
 
 
+def _count(v: Any, key: str) -> Optional[int]:
+    """An optional integer argument (numpy's too) as a Python int."""
+    if v is None and key != "scale_down":
+        return None
+    if not isinstance(v, numbers.Integral) or isinstance(v, bool):
+        raise ReshardError(f"{key}={v!r}: give an integer")
+    return int(v)
+
+
 def build_layout(model: Union[Model, str, os.PathLike],
                  train: Union[str, Train], infer: Union[str, Infer],
                  topology: Union[str, Mapping[str, Any]] = "dgx-h100",
@@ -242,6 +252,17 @@ def build_layout(model: Union[Model, str, os.PathLike],
     i = parse_infer(infer) if isinstance(infer, str) else infer
     if not isinstance(t, Train) or not isinstance(i, Infer):
         raise ReshardError("train/infer must be spec strings, Train, Infer")
+    layers, scale_down, infer_first_rank = (
+        _count(v, key) for v, key in ((layers, "layers"),
+                                      (scale_down, "scale_down"),
+                                      (infer_first_rank, "infer_first_rank")))
+    if infer_first_rank is not None and infer_first_rank < 0:
+        raise ReshardError(f"infer_first_rank={infer_first_rank}: give a "
+                           f"rank >= 0")
+    if not isinstance(colocated, bool):
+        raise ReshardError(f"colocated={colocated!r}: give True or False")
+    if scenario is not None and not isinstance(scenario, str):
+        raise ReshardError(f"scenario={scenario!r}: give a name")
     topo = get_topology(topology)
     n_layers = m.layers if layers is None else layers
     if not 0 <= n_layers <= m.layers:

@@ -5,13 +5,15 @@ The conventions and the vLLM code they mirror are in docs/Python.md
 """
 from __future__ import annotations
 
+import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from .errors import ReshardError
 from .layout import DeviceMesh
 from .megatron import (PresetSide, _is_int, check_sizes, check_stages,
-                       parse_spec, strip_framework, tp_dims)
+                       check_world, parse_spec, strip_framework, tp_dims)
 
 
 @dataclass(frozen=True)
@@ -62,12 +64,16 @@ class Infer:
         if self.stages is not None and len(self.stages) != self.pp:
             raise ReshardError(f"vLLM: stages= lists {len(self.stages)} "
                                f"stages for pp={self.pp}")
-        if self.ep not in (False, True):
+        if not _is_flag(self.ep):
             raise ReshardError(f"vLLM: ep={self.ep!r}: give True or False "
                                f"(--enable-expert-parallel)")
-        if self.spmoe not in (None, False, True):
+        object.__setattr__(self, "ep", bool(self.ep))
+        if self.spmoe is not None and not _is_flag(self.spmoe):
             raise ReshardError(f"vLLM: spmoe={self.spmoe!r}: give None "
                                f"(vLLM's rule), True or False")
+        if self.spmoe is not None:
+            object.__setattr__(self, "spmoe", bool(self.spmoe))
+        check_world(self.world, "vLLM")
         if self.w13 not in W13_ORDERS:
             raise ReshardError(f"vLLM: w13={self.w13!r}: give "
                                f"{' or '.join(W13_ORDERS)}")
@@ -128,11 +134,19 @@ PLACEMENTS = ("linear", "round_robin")
 FP8_FORMATS = ("block", "mx")
 
 
+def _is_flag(v) -> bool:
+    """True or False: a bool, 0 or 1 (numpy's too), not 1.0."""
+    if isinstance(v, (bool, numbers.Integral)):
+        return v in (0, 1)
+    return type(v).__module__ == "numpy" and \
+        type(v).__name__ in ("bool", "bool_")
+
+
 def _plain_list(x):
     """Lists of ints from lists, tuples, numpy arrays or torch tensors."""
     if hasattr(x, "tolist"):
         x = x.tolist()
-    if isinstance(x, (str, bytes)):
+    if isinstance(x, (str, bytes, Mapping, set, frozenset)):
         raise TypeError
     return [_plain_list(v) for v in x] if not _is_int(x) else int(x)
 
@@ -149,7 +163,7 @@ def _expert_map_rows(rows):
            "for the MoE layers, or one such map per pipeline stage")
     try:
         out = _plain_list(rows)
-    except TypeError:
+    except (TypeError, RecursionError):
         raise ReshardError(why) from None
     if _is_row(out):
         out = [out]                                 # one row

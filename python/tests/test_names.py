@@ -1196,6 +1196,70 @@ def test_rank_holding_nothing_and_bad_arguments(dense):
     with pytest.raises(ReshardError, match=r"params\[0\]: str is not a "
                                            r"\(name, tensor\) pair"):
         reshard.vllm_tensors(lay, ["model.norm.weight"], 2)
+    np = pytest.importorskip("numpy")
+    assert reshard.megatron_tensors(lay, {}, np.int64(99)) == {}
+    for params, msg in [
+            ({"model.norm.weight": None}, "'model.norm.weight' is a "
+                                          "NoneType, not a tensor"),
+            ({1: torch.empty(2)}, r"params\[0\]: tuple is not a"),
+            (type("M", (), {"named_parameters": lambda self: 3})(),
+             r"named_parameters\(\): not an iterable")]:
+        with pytest.raises(ReshardError, match=msg):
+            reshard.vllm_tensors(lay, params, 2)
+    with pytest.raises(ReshardError, match="prefix=1: give a string"):
+        reshard.megatron_tensors(lay, {}, 0, prefix=1)
+    with pytest.raises(ReshardError, match="prefix=b'x': give a string"):
+        reshard.vllm_tensors(lay, {}, 2, prefix=b"x")
+    with pytest.raises(ReshardError, match="unused= takes a list"):
+        reshard.vllm_tensors(lay, {}, 2, unused=())
+    with pytest.raises(ReshardError, match=r"layer_offset=\[\[2\]\]: one "
+                                           r"offset per model chunk"):
+        reshard.megatron_tensors(lay, {}, 0, layer_offset=[[2]])
+
+
+def test_malformed_layout_json_is_named(dense):
+    """A layout dict the helpers read is checked for its structure first:
+    each problem named by its place, never a bare TypeError/KeyError."""
+    lay = dense[0]
+    good = lay.to_dict()
+    mesh = next(iter(good["meshes"]))
+
+    def broken(change):
+        d = json.loads(json.dumps(good))
+        change(d)
+        return d
+    cases = [
+        (lambda d: d.update(meshes=[]), "'meshes' must map names"),
+        (lambda d: d.update(tensors=None), "'tensors' must be a list"),
+        (lambda d: d.update(tensors=[5]), r"tensors\[0\]: not an object"),
+        (lambda d: d["tensors"][0].pop("shape"),
+         r"tensors\[0\]: missing 'shape'"),
+        (lambda d: d["tensors"][0].update(name=5), "non-empty string"),
+        (lambda d: d["tensors"].append(d["tensors"][0]), "listed twice"),
+        (lambda d: d["tensors"][0].update(shape=[-1] + d["tensors"][0][
+            "shape"][1:]), "shape must be a list of integers >= 0"),
+        (lambda d: d["tensors"][0].update(src=None), "src: give mesh and"),
+        (lambda d: d["tensors"][0]["src"].update(mesh="nope"),
+         "src: no mesh 'nope'"),
+        (lambda d: d["tensors"][0]["dst"].update(dims=[]),
+         "dst: dims must be"),
+        (lambda d: d["tensors"][0]["src"].update(blocks=5),
+         "blocks must be an object"),
+        (lambda d: d["tensors"][0]["src"].update(order={"0": [[0]]}),
+         r"order\[0\] must be \[start, length\] pairs"),
+        (lambda d: d["tensors"][0]["dst"].update(quant={"block": 5}),
+         r"\.dst: TypeError"),
+        (lambda d: d["tensors"][0].update(copy_of=None),
+         "copy_of must be a tensor name"),
+        (lambda d: d["tensors"][0].update(scales_of="x"),
+         "scales_of is not a layout key"),
+        (lambda d: d["meshes"][mesh].update(ranks=d["meshes"][mesh][
+            "ranks"] + [99]), "ranks must be"),
+        (lambda d: d["meshes"][mesh].update(shape=[0]), "shape must be "
+                                                        "sizes >= 1")]
+    for change, msg in cases:
+        with pytest.raises(ReshardError, match=msg):
+            reshard.megatron_tensors(broken(change), {}, 0)
 
 
 # --- FP8 destinations --------------------------------------------------------

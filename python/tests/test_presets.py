@@ -718,3 +718,45 @@ def test_the_documented_layout_specs_are_valid():
                 (doc, model, train, infer)
             found += 1
     assert found >= 3
+
+
+def test_bad_arguments_to_the_builders_are_named():
+    """Arguments of the wrong kind get a ReshardError naming them, never a
+    TypeError from deep inside (or an int taken as a file descriptor)."""
+    from reshard.vllm import Infer
+    small = dict(layers=2, scale_down=64)
+    for args, kw, msg in [
+            ((0, "tp=1", "tp=1"), {}, "model: give a Model, a bundled name"),
+            ((None, "tp=1", "tp=1"), {}, "not None"),
+            (("llama-3.1-70b", "tp=1", "tp=1"), dict(layers=2.5),
+             r"layers=2.5: give an integer"),
+            (("llama-3.1-70b", "tp=1", "tp=1"), dict(small, scale_down=None),
+             "scale_down=None: give an integer"),
+            (("llama-3.1-70b", "tp=1", "tp=1"), dict(small, colocated="yes"),
+             "colocated='yes': give True or False"),
+            (("llama-3.1-70b", "tp=1", "tp=1"),
+             dict(small, infer_first_rank=-1), "give a rank >= 0"),
+            (("llama-3.1-70b", "tp=1", "tp=1"), dict(small, scenario=3),
+             "scenario=3: give a name")]:
+        with pytest.raises(ReshardError, match=msg):
+            build_layout(*args, **kw)
+    np = pytest.importorskip("numpy")
+    lay = build_layout("llama-3.1-70b", "tp=1", "tp=1", layers=np.int64(2),
+                       scale_down=np.int64(64))
+    assert json.loads(json_of(lay))["scenario"]["layers"] == 2
+    for spec, msg in [("tp=1_0", "tp='1_0' is not an integer"),
+                      ("tp=\u0668", "is not an integer"),
+                      ("pp=2,stages=1_0:2", "give layer counts"),
+                      ("dp=100000000", "100,000,000 ranks: more than the"),
+                      ("pp=2,layout=Et*99999999999|L", "is too long"),
+                      ("layout=E(tt|)*4294967296L", "is too long")]:
+        with pytest.raises(ReshardError, match=msg):
+            parse_train(spec)
+    for kw, msg in [(dict(ep=1.0), "ep=1.0: give True or False"),
+                    (dict(spmoe=0.0), "spmoe=0.0: give None"),
+                    (dict(tp=2, engines=10**9), "ranks: more than"),
+                    (dict(pp=1, stages={4: 4}), "must be layer counts"),
+                    (dict(ep=True, expert_map={3: 1}), "physical_to_logical")]:
+        with pytest.raises(ReshardError, match=msg):
+            Infer(**kw)
+    assert Infer(ep=np.True_).ep is True and Infer(ep=1).ep is True
