@@ -218,3 +218,16 @@ def test_account_for_embedding_and_loss_with_vpp_as_a_layout():
         for p, chunks in enumerate(t.layout.chunk_layers()):
             assert [c[0] for c in chunks] == \
                 [offset(cfg, v, p) for v in range(vpp)], (pp, vpp, emb, loss)
+
+
+def test_a_layout_plans_exactly(round_trip):
+    """A pipeline layout with an empty chunk and MTP (the final norm on
+    another rank than the output layer), planned and executed element by
+    element (reshard-run --check)."""
+    from reshard import tools
+    lay = build_layout("deepseek-v3", "tp=2,pp=2,ep=2,layout=Ett||ttttt|mL",
+                       "tp=2,dp=2,ep=1", layers=7, scale_down=64)
+    src = {t.name: t.src.mesh.name for t in lay.tensors}
+    assert src["model.norm.weight"] == "train_pp0"     # with layer 6
+    assert src["lm_head.weight"] == "train_pp1"
+    assert "all correct" in tools.check(round_trip(lay))
