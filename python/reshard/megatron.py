@@ -62,14 +62,11 @@ def parse_spec(text: str, allowed: Tuple[str, ...], what: str,
             out[key] = val
             continue
         if key == "stages":
-            try:
-                out[key] = tuple(int(v) if _DIGITS.fullmatch(v.strip())
-                                 else int("x") for v in val.split(":"))
-            except ValueError:
+            counts = [v.strip() for v in val.split(":")]
+            if not all(_DIGITS.fullmatch(v) for v in counts):
                 raise ReshardError(f"{what}: stages={val!r}: give layer "
                                    f"counts per stage, e.g. 7:8:8:6")
-            if min(out[key]) < 0:
-                raise ReshardError(f"{what}: stages must be >= 0")
+            out[key] = tuple(int(v) for v in counts)
             continue
         if key == "spmoe" and val == "auto":
             out[key] = None
