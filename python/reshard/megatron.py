@@ -5,6 +5,7 @@ The conventions and the Megatron code they mirror are in docs/Python.md
 """
 from __future__ import annotations
 
+import ast
 import numbers
 import re
 from dataclasses import dataclass, field
@@ -250,6 +251,8 @@ class PipelineLayout:
         lists of layer names ("embedding", "decoder", "mtp", "loss"), with
         the checks of Megatron's PipelineParallelLayerLayout."""
         text = spec if isinstance(spec, str) else ""
+        if isinstance(spec, str) and spec.lstrip().startswith("["):
+            spec = _literal_list(spec)      # Bridge's list, as text
         if isinstance(spec, PipelineLayout):
             text, spec = spec.text, list(spec.stages)
         if isinstance(spec, str) and not spec.strip():
@@ -314,6 +317,15 @@ class PipelineLayout:
         last = max((i for i, s in enumerate(self.stages) if "t" in s),
                    default=len(self.stages) - 1)
         return last % self.pp
+
+
+def _literal_list(text: str) -> Any:
+    """A Python or JSON list of lists of layer names, from text."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        raise ReshardError(f"Megatron: layout={text[:60]!r}: not a list of "
+                           f"lists of layer names") from None
 
 
 def _layer_char(x: Any) -> str:

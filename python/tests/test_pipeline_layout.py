@@ -175,6 +175,13 @@ def test_spec_strings_and_errors():
     ]:
         with pytest.raises(ReshardError, match=msg):
             parse_train(spec)
+    # Bridge's list, pasted as text (Python's repr or JSON).
+    spec = str([["embedding", "decoder"], ["decoder", "loss"]])
+    assert parse_train(f"pp=2,layout={spec}").layout.stages == ("Et", "tL")
+    assert parse_train('pp=2,layout=[["embedding"], ["decoder", "loss"]]'
+                       ).layout.stages == ("E", "tL")
+    with pytest.raises(ReshardError, match="not a list of lists"):
+        parse_train("pp=2,layout=[[embedding]]")
     with pytest.raises(ReshardError, match="'encoder' is not one of"):
         Train(layout=[["embedding", "encoder", "loss"]])
     with pytest.raises(ReshardError, match="must be a string"):
