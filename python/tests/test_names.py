@@ -744,6 +744,30 @@ def test_pipeline_layout_every_rank(train):
         assert head.src.mesh.name == "train_pp1"
 
 
+def test_random_pipeline_layouts_every_rank():
+    """Random layouts (empty stages, adjacent chunks, MTP), tp and dp:
+    every rank's views through the modules and through dicts with
+    layer_offset."""
+    import random
+    rng = random.Random(5)
+    for _ in range(40):
+        pp, vpp = rng.randint(1, 3), rng.randint(1, 3)
+        if pp == 1:
+            vpp = 1
+        stages = ["t" * rng.choice([0, 1, 2, 3]) for _ in range(pp * vpp)]
+        layers = sum(map(len, stages))
+        if not layers:
+            stages[0], layers = "t", 1
+        stages[0] = "E" + stages[0]
+        stages[-1] += "mL" if rng.random() < 0.3 else "L"
+        tp, dp = rng.choice([1, 2]), rng.choice([1, 2])
+        train = f"tp={tp},dp={dp},pp={pp},layout={'|'.join(stages)}"
+        infer = f"tp={rng.choice([1, 2])}"
+        m = small(8, 4, 4, num_hidden_layers=layers)
+        lay = build_layout(m, train, infer)
+        check_layout_ranks(lay, m, train, infer, layers)
+
+
 def test_pipeline_layout_with_experts():
     train, infer = "tp=2,pp=2,ep=2,layout=Et|ttt|tt|ttL", "tp=2,ep=1"
     lay = build_layout("deepseek-v3", train, infer, layers=8, scale_down=64)
