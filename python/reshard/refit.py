@@ -18,8 +18,8 @@ from .megatron import vocab_rows as megatron_vocab_rows
 from .models import (Model, count_params, get_model, model_params,
                      scale_model)
 from .topology import get_topology
-from .vllm import (Infer, VllmSide, kv_split, padded_vocab, parse_infer,
-                   per_stage_maps, pp_split, qkv_rank_rows,
+from .vllm import (Infer, VllmSide, _is_flag, kv_split, padded_vocab,
+                   parse_infer, per_stage_maps, pp_split, qkv_rank_rows,
                    shared_experts_replicated)
 from .vllm import vocab_rows as vllm_vocab_rows
 from .vllm import validate as validate_infer
@@ -259,8 +259,9 @@ def build_layout(model: Union[Model, str, os.PathLike],
     if infer_first_rank is not None and infer_first_rank < 0:
         raise ReshardError(f"infer_first_rank={infer_first_rank}: give a "
                            f"rank >= 0")
-    if not isinstance(colocated, bool):
+    if not _is_flag(colocated):
         raise ReshardError(f"colocated={colocated!r}: give True or False")
+    colocated = bool(colocated)
     if scenario is not None and not isinstance(scenario, str):
         raise ReshardError(f"scenario={scenario!r}: give a name")
     topo = get_topology(topology)
