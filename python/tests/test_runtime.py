@@ -579,6 +579,8 @@ def test_nccl_plan_compiles_and_loads(have_tools, tmp_path):
     ("gated", "tp=4,ep=2,dp=1", "tp=1,pp=2,dp=2,ep=1"),
     ("dsv3", "tp=1,pp=2,vpp=2,ep=2,dp=2",
      "tp=2,pcp=2,ep=1,placement=round_robin"),
+    # A pipeline layout: stage 1's second chunk is empty, MLA and experts.
+    ("dsv3", "tp=1,pp=2,ep=2,dp=2,layout=Et|t|tt|L", "tp=4,ep=1"),
     ("gated-v200", "tp=4,ep=2,dp=1,vocab_pad=16", "tp=2,dp=2"),
     ("gated", "tp=4,ep=2,dp=1", "tp=1,dp=4,ep=1,redundant=4"),
     # GLM-4.5: an fp32 vLLM gate, shared experts TP-split under vLLM's
