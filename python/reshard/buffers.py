@@ -46,6 +46,10 @@ def _dtype_or_none(dtype: Any) -> Optional[str]:
 
 
 def _from_torch(t: Any) -> Buffer:
+    if t.is_neg() or t.is_conj():
+        # Lazy views: the bits in memory are not the values they read as.
+        raise ReshardError("a negated or conjugated view: its memory is "
+                           "not its values (.resolve_neg()/.resolve_conj())")
     dtype = _dtype_or_none(t.dtype)
     dev = t.device
     device = dev.type if dev.index is None else f"{dev.type}:{dev.index}"
@@ -54,6 +58,10 @@ def _from_torch(t: Any) -> Buffer:
 
 
 def _from_numpy(a: Any) -> Buffer:
+    if not a.dtype.isnative:
+        raise ReshardError(f"byte order {a.dtype.str[0]!r} is not this "
+                           f"machine's: pass a.astype(a.dtype.newbyteorder("
+                           f"'='))")
     return Buffer(a.ctypes.data, tuple(a.shape), _dtype_or_none(a.dtype), "cpu",
                   bool(a.flags.c_contiguous), bool(a.flags.writeable),
                   a.nbytes, a)
@@ -63,8 +71,8 @@ def _from_memoryview(obj: Any) -> Buffer:
     m = memoryview(obj)
     fmt = m.format.lstrip("@=<")
     dtype = _BUFFER_FORMATS.get(fmt)
-    if m.nbytes == 0:
-        address = 0
+    if m.nbytes == 0 or not m.c_contiguous:
+        address = 0                 # (refused as not contiguous if needed)
     elif m.readonly:
         # ctypes cannot point into a read-only buffer without copying; a
         # read-only object can only be a source, and sources are only read.

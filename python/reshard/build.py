@@ -59,10 +59,12 @@ def _layout_text(layout: Any) -> tuple:
         raise ReshardError(f"{path}: a layout is a .json or .mlir file (or a "
                            f"reshard.Layout)")
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             return f.read(), suffix
     except OSError as e:
         raise ReshardError(f"{path}: cannot read: {e.strerror}")
+    except UnicodeDecodeError as e:
+        raise ReshardError(f"{path}: not UTF-8 text (byte {e.start})")
 
 
 def _compiler_command(backend: str, cpp: str, lib: str) -> list:
@@ -154,7 +156,13 @@ def compile(layout: Union[Any, str, os.PathLike], backend: str = "mpi",
     text, suffix = _layout_text(layout)
     cache = cache_dir or os.environ.get("RESHARD_CACHE_DIR") or \
         os.path.join(os.path.expanduser("~"), ".cache", "reshard")
-    os.makedirs(cache, exist_ok=True)
+    if not isinstance(cache, (str, os.PathLike)):
+        raise ReshardError(f"cache_dir={cache!r}: give a folder path")
+    try:
+        os.makedirs(cache, exist_ok=True)
+    except OSError as e:
+        raise ReshardError(f"cache_dir {os.fspath(cache)!r}: cannot create "
+                           f"it: {e.strerror}") from None
     key = _cache_key(text, backend, staging_budget, choices)
     lib = os.path.join(cache, f"libplan-{backend}-{key}.so")
     if not os.path.exists(lib):

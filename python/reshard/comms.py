@@ -225,6 +225,11 @@ class _Nccl:
             self.exchange_on_aborted_comm = _is_default_groups(comm)
         else:
             import torch
+            if not isinstance(comm, dist.ProcessGroup):
+                raise ReshardError(
+                    f"an NCCL plan runs on an ncclComm_t handle, a torch "
+                    f"NCCL process group or a reshard.NcclComm, not a "
+                    f"{type(comm).__name__}")
             backend = comm._get_backend(torch.device("cuda"))
             if not hasattr(backend, "_comm_ptr"):
                 raise ReshardError(
@@ -275,10 +280,12 @@ def _is_default_groups(handle: int) -> bool:
 def wrap(comm: Any, backend: str):
     """The communicator of a `backend` plan, checked."""
     if backend == "mpi":
-        if type(comm).__module__.split(".")[0] != "mpi4py":
-            raise ReshardError(f"an MPI plan runs on an mpi4py communicator, "
-                               f"not a {type(comm).__name__}")
-        return _Mpi(comm)
+        if type(comm).__module__.split(".")[0] == "mpi4py":
+            from mpi4py import MPI
+            if isinstance(comm, MPI.Comm):  # (a Group's handle is no Comm)
+                return _Mpi(comm)
+        raise ReshardError(f"an MPI plan runs on an mpi4py communicator, "
+                           f"not a {type(comm).__name__}")
     if type(comm).__module__.split(".")[0] == "mpi4py":
         raise ReshardError("an NCCL plan runs on an NCCL communicator (a "
                            "handle, a torch NCCL process group or a "

@@ -13,6 +13,7 @@ plan".
 from __future__ import annotations
 
 import contextlib
+import numbers
 import ctypes
 import threading
 from typing import Any, Dict, List, Mapping, Optional, Tuple
@@ -140,7 +141,7 @@ class Plan:
         return cls(lib, name, str(path))
 
     def _tensor(self, name: str) -> int:
-        if name not in self._index:
+        if not isinstance(name, str) or name not in self._index:
             raise ReshardError(f"plan {self.name} has no tensor '{name}'")
         return self._index[name]
 
@@ -159,10 +160,7 @@ class Plan:
         tensor, or None where the rank holds no shard of that side."""
         if side not in ("src", "dst"):
             raise ReshardError(f"side must be 'src' or 'dst', not {side!r}")
-        if (isinstance(rank, bool) or not isinstance(rank, int)
-                or not 0 <= rank < 2**31):
-            raise ReshardError(f"rank must be an int in [0, 2^31), not "
-                               f"{rank!r}")
+        rank = _rank(rank)
         return self._shard_shapes(rank, side)[self._tensor(name)]
 
     def _shard_shapes(self, rank: int, side: str) -> List[Any]:
@@ -247,11 +245,21 @@ class Plan:
         """Moves this rank's part of the plan: `src` and `dst` map tensor
         names to this rank's shards. Raises ReshardError on every rank when
         any rank's call is wrong, with nothing written."""
+        if not _is_bool(verify):
+            raise ReshardError(f"verify must be True or False, not "
+                               f"{verify!r}")
+        verify = bool(verify)
         c = comms.wrap(comm, self.backend)
         stream_handle = None
         if self.backend == "nccl":
             stream_handle = stream if stream is not None else \
                 comms.current_stream()
+            if isinstance(stream_handle, bool) or not isinstance(
+                    stream_handle, int) and not isinstance(
+                    getattr(stream_handle, "cuda_stream", None), int):
+                raise ReshardError(f"stream must be a torch CUDA stream or "
+                                   f"a cudaStream_t handle, not "
+                                   f"{type(stream_handle).__name__}")
             if not isinstance(stream_handle, int):
                 stream_handle = stream_handle.cuda_stream
         rank = c.rank
@@ -328,7 +336,7 @@ class Plan:
         """A host copy of this rank's workspace as the last run left it
         (None when it has none): tensors quantized on their receivers are
         digested over the full-precision shadows it holds."""
-        ws = self._workspace.get((self.backend, rank))
+        ws = self._workspace.get((self.backend, _rank(rank)))
         if ws is None:
             return None
         if self.backend == "mpi":
@@ -339,6 +347,15 @@ class Plan:
                 workspace: Any = None) -> List[Digest]:
         """This rank's digests (host buffers only; `workspace` from
         host_workspace)."""
+        rank = _rank(rank)
+        for side, bufs in (("src", src_bufs), ("dst", dst_bufs)):
+            if not isinstance(bufs, (list, tuple)) or \
+                    len(bufs) != len(self.tensors) or not all(
+                        b is None or isinstance(b, buffers.Buffer)
+                        for b in bufs):
+                raise ReshardError(f"digests: {side} must list a Buffer "
+                                   f"(or None) for each of the plan's "
+                                   f"{len(self.tensors)} tensors")
         src_ptrs, dst_ptrs = _pointers(src_bufs), _pointers(dst_bufs)
         if workspace is None:
             ws = None
@@ -436,6 +453,19 @@ def _widen(staged: Dict[int, Any], bufs: List[Any], stream: Any) -> None:
     with _on_stream(stream), torch.no_grad():   # a Parameter may need grad
         for t, dst in staged.items():
             dst.keep.copy_(bufs[t].keep)
+
+
+def _rank(rank: Any) -> int:
+    if isinstance(rank, bool) or not isinstance(rank, numbers.Integral) \
+            or not 0 <= rank < 2**31:
+        raise ReshardError(f"rank must be an int in [0, 2^31), not "
+                           f"{rank!r}")
+    return int(rank)
+
+
+def _is_bool(v: Any) -> bool:
+    return isinstance(v, bool) or type(v).__module__ == "numpy" and \
+        type(v).__name__ in ("bool", "bool_")
 
 
 def _numel(shape) -> int:

@@ -751,3 +751,74 @@ def test_digests_refuse_a_missing_quantized_source(mpi, tmp_path):
                 plan.digests(rank, without, dst, ws)
             refused += 1
     assert refused > 0
+
+
+def test_wrong_kinds_of_arguments_are_named(mpi, tmp_path):
+    """One rank on MPI.COMM_SELF: arguments of the wrong kind get a
+    ReshardError, never a segfault (an MPI.Group's handle is no
+    communicator), a TypeError or bytes read in the wrong order."""
+    import numpy as np
+    import torch
+    import reshard
+    from mpi4py import MPI
+    from reshard import ReshardError
+    m = {"shape": [1], "axes": ["x"], "ranks": [0]}
+    layout = write(tmp_path, "one.json", {"meshes": {"m": m}, "tensors": [
+        {"name": "a", "shape": [4, 6], "dtype": "fp32",
+         "src": {"mesh": "m", "dims": [[], []]},
+         "dst": {"mesh": "m", "dims": [[], []]}}]})
+    cache = str(tmp_path / "cache")
+    plan = reshard.compile(layout, backend="mpi", cache_dir=cache)
+    src = {"a": torch.arange(24.).reshape(4, 6)}
+    for comm in (MPI.COMM_SELF.Get_group(), MPI.INT, MPI.SUM):
+        with pytest.raises(ReshardError, match="an MPI plan runs on an "
+                                               "mpi4py communicator"):
+            plan.run(src, {"a": torch.zeros(4, 6)}, comm)
+    for verify in ("false", [], 1):
+        with pytest.raises(ReshardError, match="verify must be True or "
+                                               "False"):
+            plan.run(src, {"a": torch.zeros(4, 6)}, MPI.COMM_SELF,
+                     verify=verify)
+    big = np.zeros((4, 6), ">f4")
+    with pytest.raises(ReshardError, match="byte order '>' is not this "
+                                           "machine's"):
+        plan.run(src, {"a": big}, MPI.COMM_SELF)
+    assert not big.any()
+    with pytest.raises(ReshardError, match="negated or conjugated view"):
+        plan.run({"a": torch._neg_view(src["a"])}, {"a": torch.zeros(4, 6)},
+                 MPI.COMM_SELF)
+    view = memoryview(bytearray(192)).cast("B").cast("f", (8, 6))[::2]
+    with pytest.raises(ReshardError, match="not contiguous"):
+        plan.run(src, {"a": view}, MPI.COMM_SELF)
+    for bad in (["a"], {}):
+        with pytest.raises(ReshardError, match="has no tensor"):
+            plan.local_shape(bad, 0, "src")
+    assert plan.local_shape("a", np.int64(0), "src") == (4, 6)
+    with pytest.raises(ReshardError, match="rank must be an int"):
+        plan.host_workspace([0])
+    with pytest.raises(ReshardError, match="digests: src must list a "
+                                           "Buffer"):
+        plan.digests(0, [src["a"]], [None])
+    with pytest.raises(ReshardError, match="digests: src must list"):
+        plan.digests(0, [], [None])
+    out = {"a": torch.zeros(4, 6)}
+    plan.run(src, out, MPI.COMM_SELF, verify=np.True_)
+    assert torch.equal(out["a"], src["a"])
+    (tmp_path / "file").write_text("")
+    for cache_dir, msg in ((str(tmp_path / "file"), "cannot create it"),
+                           (123, "give a folder path")):
+        with pytest.raises(ReshardError, match=msg):
+            reshard.compile(layout, backend="mpi", cache_dir=cache_dir)
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b"\xff\xfe{}")
+    with pytest.raises(ReshardError, match="not UTF-8 text"):
+        reshard.compile(str(bad), backend="mpi", cache_dir=cache)
+
+
+def test_what_is_no_torch_process_group_is_refused_for_nccl():
+    pytest.importorskip("torch")
+    from reshard import ReshardError, comms
+    for bogus in (None, "x", 1.5, object()):
+        with pytest.raises(ReshardError, match="an NCCL plan runs on an "
+                                               "ncclComm_t handle"):
+            comms.wrap(bogus, "nccl")
