@@ -170,12 +170,19 @@ def compile(layout: Union[Any, str, os.PathLike], backend: str = "mpi",
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not os.path.exists(lib):  # another rank may have built it
                 _build(text, suffix, backend, staging_budget, choices, cache,
-                       lib)
+                       lib, _shown(layout))
     return Plan.load(lib, PLAN_NAME)
 
 
+def _shown(layout: Any) -> str:
+    """How the importer's messages name the layout."""
+    if hasattr(layout, "to_dict"):
+        return "<reshard.Layout>"
+    return os.fsdecode(os.fspath(layout))
+
+
 def _build(text: str, suffix: str, backend: str, budget: Optional[int],
-           choices: dict, cache: str, lib: str) -> None:
+           choices: dict, cache: str, lib: str, shown: str) -> None:
     work = tempfile.mkdtemp(prefix="build-", dir=cache)
     try:
         layout = os.path.join(work, "layout" + suffix)
@@ -188,7 +195,10 @@ def _build(text: str, suffix: str, backend: str, budget: Optional[int],
             args.append(f"--staging-budget={budget}")
         for name, value in sorted(choices.items()):
             args.append(f"--{name.replace('_', '-')}={value}")
-        tools.run("reshard-compile", args)
+        try:
+            tools.run("reshard-compile", args)
+        except ReshardError as e:   # named as the caller gave the layout
+            raise ReshardError(str(e).replace(layout, shown)) from None
         partial = os.path.join(work, "libplan.so")
         cmd = _compiler_command(backend, cpp, partial)
         try:

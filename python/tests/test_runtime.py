@@ -813,6 +813,10 @@ def test_wrong_kinds_of_arguments_are_named(mpi, tmp_path):
     bad.write_bytes(b"\xff\xfe{}")
     with pytest.raises(ReshardError, match="not UTF-8 text"):
         reshard.compile(str(bad), backend="mpi", cache_dir=cache)
+    bad.write_text('{"meshes": {}}')     # named as given, not the copy
+    with pytest.raises(ReshardError, match=re.escape(str(bad)) + ":1:1: "
+                       "error: .*missing required field 'tensors'"):
+        reshard.compile(str(bad), backend="mpi", cache_dir=cache)
 
 
 def test_what_is_no_torch_process_group_is_refused_for_nccl():
