@@ -44,6 +44,12 @@ def _is_int(x: Any) -> bool:
     return isinstance(x, numbers.Integral) and not isinstance(x, bool)
 
 
+def _is_bool(x: Any) -> bool:
+    """Python and numpy bools."""
+    return isinstance(x, bool) or type(x).__module__ == "numpy" and \
+        type(x).__name__ in ("bool", "bool_")
+
+
 def _where(path: Sequence[int]) -> str:
     return "mesh" + "".join(f"[{i}]" for i in path)
 

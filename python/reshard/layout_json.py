@@ -7,16 +7,15 @@ KeyError, or from reading a mesh whose ranks do not fill its shape."""
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Mapping
 from typing import Any
 
 from .errors import ReshardError
+from .layout import _is_int
 
 
 def _int(v: Any, low: int = 0) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool) \
-        and v >= low
+    return _is_int(v) and v >= low
 
 
 def _ints(v: Any, low: int = 0) -> bool:

@@ -6,13 +6,12 @@ The conventions and the Megatron code they mirror are in docs/Python.md
 from __future__ import annotations
 
 import ast
-import numbers
 import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from .errors import ReshardError
-from .layout import DeviceMesh, init_device_mesh
+from .layout import DeviceMesh, _is_int, init_device_mesh
 
 
 def strip_framework(text: str, framework: str, what: str) -> str:
@@ -80,11 +79,6 @@ def parse_spec(text: str, allowed: Tuple[str, ...], what: str,
             raise ReshardError(f"{what}: {key} must be "
                                f"{'>= 0' if zero_ok else 'positive'}")
     return out
-
-
-def _is_int(v) -> bool:
-    """An integer (numpy's too), not a bool."""
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
 def check_sizes(spec, keys: Tuple[str, ...], who: str) -> None:

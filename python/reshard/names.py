@@ -17,14 +17,13 @@ conventions, and the framework files they mirror, are in docs/Python.md
 from __future__ import annotations
 
 import math
-import numbers
 import os
 import re
 from typing import (Any, Callable, Dict, List, Mapping, Optional,
                     Sequence, Tuple, Union)
 
 from .errors import ReshardError, read_json
-from .layout import DeviceMesh, Layout, Sharding
+from .layout import DeviceMesh, Layout, Sharding, _is_int
 from .layout_json import check_layout_json
 
 __all__ = ["megatron_tensors", "vllm_tensors"]
@@ -324,20 +323,14 @@ class _Ctx:
         # layer_number, or a layer_offset per chunk): then chunks need not
         # be runs (a pipeline layout may leave one empty, or two adjacent).
         self.numbered = numbered
-        self.runs: List[List[int]] = []     # [first, last] of each run
-        for layer in sorted(set(layers)):
-            if self.runs and self.runs[-1][1] == layer - 1:
-                self.runs[-1][1] = layer
-            else:
-                self.runs.append([layer, layer])
+        self.runs = _runs(sorted(set(layers)))  # [first, last] of each
         self._check_chunks(chunked, listed, layer_offset)
 
     def _check_chunks(self, chunked: bool, listed: bool,
                       layer_offset: Optional[int]):
         if self.numbered is not None:
             return
-        runs = ", ".join(f"{a}-{b}" if a != b else f"{a}"
-                         for a, b in self.runs)
+        runs = _spell(self.runs)
         if listed and layer_offset is not None:
             raise ReshardError("layer_offset= applies to one model, not a "
                                "list of model chunks")
@@ -377,7 +370,7 @@ class _Ctx:
                     else ""
                 return (self.tables[v], local[layer],
                         f" (layer {layer} is layer {local[layer]}{chunk})")
-        held = "; ".join(f"chunk {v}: {_spans(sorted(local))}"
+        held = "; ".join(f"chunk {v}: {_spell(_runs(sorted(local)))}"
                          for v, local in enumerate(self.numbered))
         raise _Miss(f"layer {layer} is in none of this rank's model chunks "
                     f"({held})")
@@ -391,14 +384,19 @@ class _Ctx:
         return index[e], len(index)
 
 
-def _spans(layers: List[int]) -> str:
-    """'0-2, 9' of sorted layer numbers ('none' for no layer)."""
+def _runs(layers: List[int]) -> List[List[int]]:
+    """[first, last] of each run of consecutive sorted layer numbers."""
     runs: List[List[int]] = []
     for x in layers:
         if runs and runs[-1][1] == x - 1:
             runs[-1][1] = x
         else:
             runs.append([x, x])
+    return runs
+
+
+def _spell(runs: List[List[int]]) -> str:
+    """'0-2, 9' of runs ('none' for no run)."""
     return ", ".join(f"{a}-{b}" if a != b else f"{a}"
                      for a, b in runs) or "none"
 
@@ -575,8 +573,7 @@ def _check_offsets(layer_offset: Any, chunks: Optional[List[Any]]) -> None:
 
 
 def _is_index(v: Any) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool) \
-        and v >= 0
+    return _is_int(v) and v >= 0
 
 
 def _chunks(params: ParamsLike) -> Optional[List[Any]]:

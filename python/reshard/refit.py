@@ -6,12 +6,11 @@ are the benchmark's bundled cases (bench/make_refit_scenario.py).
 from __future__ import annotations
 
 import math
-import numbers
 import os
 from typing import Any, Dict, Mapping, Optional, Union
 
 from .errors import ReshardError
-from .layout import DTYPE_BYTES, Layout, Sharding
+from .layout import DTYPE_BYTES, Layout, Sharding, _is_int
 from .megatron import MegatronSide, Train, parse_train, pipeline_split
 from .megatron import validate as validate_train
 from .megatron import vocab_rows as megatron_vocab_rows
@@ -226,11 +225,9 @@ def _fp8_eligible(p) -> bool:
             not p.name.endswith(_NOT_FP8))
 
 
-def _count(v: Any, key: str) -> Optional[int]:
-    """An optional integer argument (numpy's too) as a Python int."""
-    if v is None and key != "scale_down":
-        return None
-    if not isinstance(v, numbers.Integral) or isinstance(v, bool):
+def _count(v: Any, key: str) -> int:
+    """An integer argument (numpy's too) as a Python int."""
+    if not _is_int(v):
         raise ReshardError(f"{key}={v!r}: give an integer")
     return int(v)
 
@@ -252,10 +249,11 @@ def build_layout(model: Union[Model, str, os.PathLike],
     i = parse_infer(infer) if isinstance(infer, str) else infer
     if not isinstance(t, Train) or not isinstance(i, Infer):
         raise ReshardError("train/infer must be spec strings, Train, Infer")
-    layers, scale_down, infer_first_rank = (
-        _count(v, key) for v, key in ((layers, "layers"),
-                                      (scale_down, "scale_down"),
-                                      (infer_first_rank, "infer_first_rank")))
+    layers, infer_first_rank = (
+        None if v is None else _count(v, key)
+        for v, key in ((layers, "layers"),
+                       (infer_first_rank, "infer_first_rank")))
+    scale_down = _count(scale_down, "scale_down")
     if infer_first_rank is not None and infer_first_rank < 0:
         raise ReshardError(f"infer_first_rank={infer_first_rank}: give a "
                            f"rank >= 0")

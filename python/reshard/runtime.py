@@ -13,13 +13,13 @@ plan".
 from __future__ import annotations
 
 import contextlib
-import numbers
 import ctypes
 import threading
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from . import buffers, comms
 from .errors import ReshardError
+from .layout import _is_bool, _is_int
 
 _ERR_BYTES = 1024
 _RUN_VERIFY = 1  # RESHARD_RUN_VERIFY of ExecutionEngine/ErrorCodes.h
@@ -254,14 +254,13 @@ class Plan:
         if self.backend == "nccl":
             stream_handle = stream if stream is not None else \
                 comms.current_stream()
-            if isinstance(stream_handle, bool) or not isinstance(
-                    stream_handle, int) and not isinstance(
-                    getattr(stream_handle, "cuda_stream", None), int):
+            handle = stream_handle if isinstance(stream_handle, int) else \
+                getattr(stream_handle, "cuda_stream", None)
+            if isinstance(handle, bool) or not isinstance(handle, int):
                 raise ReshardError(f"stream must be a torch CUDA stream or "
                                    f"a cudaStream_t handle, not "
                                    f"{type(stream_handle).__name__}")
-            if not isinstance(stream_handle, int):
-                stream_handle = stream_handle.cuda_stream
+            stream_handle = handle
         rank = c.rank
         src_bufs, problems = self._check_side(src, "src", rank)
         dst_bufs, more = self._check_side(dst, "dst", rank)
@@ -456,16 +455,10 @@ def _widen(staged: Dict[int, Any], bufs: List[Any], stream: Any) -> None:
 
 
 def _rank(rank: Any) -> int:
-    if isinstance(rank, bool) or not isinstance(rank, numbers.Integral) \
-            or not 0 <= rank < 2**31:
+    if not _is_int(rank) or not 0 <= rank < 2**31:
         raise ReshardError(f"rank must be an int in [0, 2^31), not "
                            f"{rank!r}")
     return int(rank)
-
-
-def _is_bool(v: Any) -> bool:
-    return isinstance(v, bool) or type(v).__module__ == "numpy" and \
-        type(v).__name__ in ("bool", "bool_")
 
 
 def _numel(shape) -> int:

@@ -5,13 +5,12 @@ The conventions and the vLLM code they mirror are in docs/Python.md
 """
 from __future__ import annotations
 
-import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from .errors import ReshardError
-from .layout import DeviceMesh
+from .layout import DeviceMesh, _is_bool
 from .megatron import (PresetSide, _is_int, check_sizes, check_stages,
                        check_world, parse_spec, strip_framework, tp_dims)
 
@@ -136,10 +135,7 @@ FP8_FORMATS = ("block", "mx")
 
 def _is_flag(v) -> bool:
     """True or False: a bool, 0 or 1 (numpy's too), not 1.0."""
-    if isinstance(v, (bool, numbers.Integral)):
-        return v in (0, 1)
-    return type(v).__module__ == "numpy" and \
-        type(v).__name__ in ("bool", "bool_")
+    return _is_bool(v) or _is_int(v) and v in (0, 1)
 
 
 def _plain_list(x):
