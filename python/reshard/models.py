@@ -177,6 +177,13 @@ def from_hf_config(cfg: Mapping[str, Any], name: Optional[str] = None
     mt = cfg.get("model_type")
     name = name or os.path.basename(str(cfg.get("_name_or_path") or mt))
     what = f"model {name!r}"
+    if mt == "gpt_oss":
+        raise ReshardError(f"{what}: model_type 'gpt_oss' is not supported: "
+                           f"vLLM interleaves its experts' gate and up rows "
+                           f"(w13 row 2i is gate i, 2i+1 up i) where "
+                           f"Megatron-Core holds [gate; up], a storage "
+                           f"order of one run a row that layouts cannot "
+                           f"state compactly yet (docs/Python.md)")
     if mt not in DENSE_TYPES + MOE_TYPES:
         raise ReshardError(
             f"{what}: unsupported model_type {mt!r} (supported: "

@@ -296,6 +296,8 @@ def test_attention_output_gate():
 
 @pytest.mark.parametrize("cfg,msg", [
     ({"model_type": "gpt2"}, "unsupported model_type 'gpt2'"),
+    ({"model_type": "gpt_oss"}, "'gpt_oss' is not supported: vLLM "
+                                "interleaves its experts' gate and up"),
     ({"model_type": "llama", "hidden_size": 8}, "lacks num_hidden_layers"),
     ({"model_type": "qwen3_moe", "num_hidden_layers": 1, "hidden_size": 8,
       "num_attention_heads": 2, "vocab_size": 64}, "lacks num_experts"),
