@@ -133,7 +133,35 @@ def _offsets(counts: List[int]) -> List[int]:
 
 
 
+def torch_nccl_first(path: Optional[str] = None) -> None:
+    """Imports torch (when installed and not yet imported) before NCCL is
+    loaded: by `path`, a library that links libnccl.so.2 (an NCCL plan), or
+    by NcclComm (path None). torch's wheel brings its own, usually newer,
+    libnccl.so.2; the first one loaded owns the name, so loading it first
+    makes the plan run on the NCCL of torch's process groups, and torch
+    can still load afterwards (after the CUDA toolkit's older NCCL it
+    fails: libtorch_cuda.so lacks symbols such as ncclCommResume)."""
+    import sys
+    if "torch" in sys.modules:
+        return
+    if path is not None:
+        try:
+            with open(path, "rb") as f:
+                if b"libnccl.so" not in f.read():
+                    return
+        except OSError:
+            return              # the load reports it
+    import importlib.util
+    if importlib.util.find_spec("torch") is None:
+        return
+    try:
+        import torch  # noqa: F401
+    except Exception:   # a broken torch is the caller's to meet
+        pass
+
+
 def _libnccl():
+    torch_nccl_first()
     for name in ("libnccl.so.2", "libnccl.so",
                  "/usr/local/cuda/lib64/libnccl.so.2"):
         try:

@@ -124,6 +124,7 @@ class Plan:
         """The plan `name` of the shared library at `path` (from
         reshard_add_plan(... SHARED) or compile()); `name` may be left out
         when the library holds one plan."""
+        comms.torch_nccl_first(str(path))
         try:
             # RTLD_LOCAL: each library's weak plan list stays its own.
             lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_LOCAL)

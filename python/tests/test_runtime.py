@@ -547,7 +547,7 @@ def test_fp8_may_come_as_uint8_bytes(have_tools, tmp_path):
                         "is fp8e5m2"], problems
 
 
-def test_nccl_plan_compiles_and_loads(have_tools, tmp_path):
+def test_nccl_plan_compiles_and_loads(have_tools, tmp_path, cli_env):
     """The NCCL library builds with nvcc and answers its queries on a
     machine without a GPU (running it needs one: scripts/gpu-check.sh)."""
     from reshard.build import cuda_home
@@ -570,6 +570,17 @@ def test_nccl_plan_compiles_and_loads(have_tools, tmp_path):
     with pytest.raises(reshard.ReshardError, match="an NCCL plan runs on an "
                                                    "NCCL communicator"):
         plan.run({}, {}, MPI.COMM_SELF)
+    # Loaded before torch, the plan must not take libnccl.so.2's name with
+    # the CUDA toolkit's NCCL, which torch's wheel may find too old.
+    pytest.importorskip("torch")
+    probe = ("import sys, reshard\n"
+             "reshard.Plan.load(sys.argv[1])\n"
+             "assert 'torch' in sys.modules\n"
+             "import torch.distributed\n")
+    r = subprocess.run([sys.executable, "-c", probe, plan.path],
+                       capture_output=True, text=True,
+                       env=cli_env)
+    assert r.returncode == 0, r.stderr
 
 
 @pytest.mark.parametrize("config,train,infer", [
