@@ -28,6 +28,7 @@
 // RUN: reshard-opt %t/not-in-mesh.mlir --reshard-intersect --convert-reshard-to-runtime | reshard-opt | FileCheck %s --check-prefix=NO-MESH
 // RUN: reshard-opt %t/empty.mlir --convert-reshard-to-runtime | reshard-opt | FileCheck %s --check-prefix=EMPTY
 // RUN: reshard-opt %t/mesh-only.mlir --convert-reshard-to-runtime | reshard-opt | FileCheck %s --check-prefix=MESH-ONLY
+// RUN: reshard-opt %t/signedness.mlir --reshard-intersect --convert-reshard-to-runtime | FileCheck %s --check-prefix=SIGNEDNESS
 // plan-name wins over the module's name.
 // RUN: reshard-opt %t/three-d.mlir --reshard-intersect --convert-reshard-to-runtime=plan-name=_renamed2 | FileCheck %s --check-prefix=RENAMED
 // RENAMED: reshard_rt.plan @_renamed2 num_ranks = 3
@@ -513,3 +514,16 @@ module @idle {
 // MESH-ONLY-NEXT:   reshard_rt.plan @idle num_ranks = 1 tensors = [] dtypes = [{{.*}}] fingerprint = {{-?[0-9]+}} {
 // MESH-ONLY-NEXT: }
 // MESH-ONLY-NEXT: }
+
+//--- signedness.mlir
+// Signed integers move as their width (the verifier takes every 8/16/32/
+// 64-bit integer): si32 is int32, ui16 uint16, si8 int8.
+reshard.mesh @a shape = [2] axes = ["x"] ranks = [0, 1]
+reshard.redistribute @s32 from @a <[[x]]> to @a <[[]]>
+    : tensor<4xsi32> -> tensor<4xsi32>
+reshard.redistribute @u16 from @a <[[x]]> to @a <[[]]>
+    : tensor<4xui16> -> tensor<4xui16>
+reshard.redistribute @s8 from @a <[[x]]> to @a <[[]]>
+    : tensor<4xsi8> -> tensor<4xsi8>
+
+// SIGNEDNESS: tensors = ["s32", "u16", "s8"] dtypes = ["int32", "uint16", "int8"]

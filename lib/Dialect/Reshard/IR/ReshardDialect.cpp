@@ -65,6 +65,9 @@ Type reshard::getElementTypeForDtype(MLIRContext *ctx, llvm::StringRef dtype) {
 }
 
 llvm::StringRef reshard::getDtypeName(Type type) {
+  // A redistribution moves bytes: a signed integer is its signless width.
+  if (auto integer = dyn_cast<IntegerType>(type); integer && integer.isSigned())
+    type = IntegerType::get(type.getContext(), integer.getWidth());
   for (llvm::StringRef name : dtypeNames())
     if (getElementTypeForDtype(type.getContext(), name) == type)
       return name;
