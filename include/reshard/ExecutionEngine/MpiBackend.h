@@ -26,6 +26,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdlib>
+#include <thread>
 #include <vector>
 
 namespace reshard {
@@ -118,7 +119,18 @@ inline int agree(const Plan &plan, int rank, int status, unsigned flags,
     return waited;
   int verdict = agreement_verdict(plan, rank, status, flags, out, err, errlen);
   delete[] words;
-  return verdict;
+  if (verdict != RESHARD_OK)
+    return verdict;
+  /* A second round: a rank that arrives after its peers timed out in the
+   * first finds the first complete, but never this one, so it fails too
+   * instead of sending into a call its peers have left (a rank that only
+   * sends would return 0, its messages left for the next call to match). */
+  req[0] = MPI_REQUEST_NULL;
+  if (MPI_Ibarrier(comm, &req[0]) != MPI_SUCCESS)
+    return fail(err, errlen, RESHARD_ERR_COMM,
+                "%s: rank %d: MPI_Ibarrier of the plan agreement failed",
+                plan.name, rank);
+  return wait_all(plan, rank, req, 0, -1, err, errlen);
 }
 
 /* `rejected`, when not null, is why the caller refuses its own arguments:
@@ -154,6 +166,12 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
   int rc = agree(plan, me, status, flags, comm, err, errlen);
   if (rc)
     return rc;
+  /* A test hook: stall this rank for the given seconds after the
+   * agreement, as a peer that dies or hangs mid-plan would (the steps'
+   * deadlines, and receives posted ahead being cancelled, need one). */
+  if (const char *pause = std::getenv("RESHARD_TEST_PAUSE_AFTER_AGREEMENT"))
+    if (pause[0] >= '1' && pause[0] <= '9' && pause[1] == '\0')
+      std::this_thread::sleep_for(std::chrono::seconds(pause[0] - '0'));
   const RankProgram *p = program(plan, rank);
   if (!p)
     return RESHARD_OK;

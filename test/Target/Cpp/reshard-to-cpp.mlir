@@ -22,6 +22,13 @@
 // RUN: reshard-translate --reshard-to-cpp --reshard-cpp-emit=header %t/tiny.mlir | FileCheck %s --check-prefix=HEADER
 // RUN: reshard-translate --reshard-to-cpp --reshard-cpp-emit=header --backend=nccl %t/tiny.mlir | FileCheck %s --check-prefix=NCCL-HEADER
 // RUN: reshard-translate --reshard-to-cpp %t/idle.mlir | FileCheck %s --check-prefix=IDLE
+// The emitted fingerprint hashes the tables: the attribute does not change
+// it, a change to the plan (here a tensor's name) does.
+// RUN: sed 's/fingerprint = -2/fingerprint = 7/' %t/tiny.mlir | reshard-translate --reshard-to-cpp | FileCheck %s --check-prefix=SAME-HASH
+// SAME-HASH: /*fingerprint=*/0x3671dd30ce5989fbull,
+// RUN: sed 's/tensors = \["w",/tensors = ["v",/' %t/tiny.mlir | reshard-translate --reshard-to-cpp | FileCheck %s --check-prefix=NEW-HASH
+// NEW-HASH-NOT: 0x3671dd30ce5989fbull
+// NEW-HASH: /*fingerprint=*/0x{{[0-9a-f]+}}ull,
 // A layout is compiled by reshard-compile, whose C++ is the translation of
 // what reshard-plan-pipeline lowers.
 // RUN: reshard-compile %t/raw.mlir --backend=mpi -o %t/raw.cpp
@@ -131,11 +138,13 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] dtypes = ["fp32",
 // CHECK-NEXT:     0, -1, 1,};
 // CHECK-EMPTY:
 
-// fingerprint -2 is 0xfffffffffffffffe; no staging budget or operation
-// bound (0); steps 0 and 1 -> 2.
+// The fingerprint is the hash of the tables emitted, not the plan's stale
+// `fingerprint = -2` (a plan edited after lowering must not pass the ranks'
+// agreement with another plan's); no staging budget or operation bound
+// (0); steps 0 and 1 -> 2.
 // CHECK-NEXT: // Fields named as in struct Plan (ExecutionEngine/Engine.h).
 // CHECK-NEXT: const Plan kPlan = {
-// CHECK-NEXT:     /*name=*/"tiny", /*fingerprint=*/0xfffffffffffffffeull,
+// CHECK-NEXT:     /*name=*/"tiny", /*fingerprint=*/0x3671dd30ce5989fbull,
 // CHECK-NEXT:     /*num_ranks=*/3, /*num_tensors=*/2,
 // CHECK-NEXT:     kTensorNames, kTensorDtypes, kTensorGroup,
 // CHECK-NEXT:     kMeshes, /*num_meshes=*/3, kClasses, /*num_classes=*/2,
@@ -343,7 +352,7 @@ reshard_rt.plan @idle num_ranks = 2 tensors = [] fingerprint = 0 {
 // IDLE:      const int32_t kProgramOf[] = {
 // IDLE-NEXT:     -1, -1,};
 // IDLE:      const Plan kPlan = {
-// IDLE-NEXT:     /*name=*/"idle", /*fingerprint=*/0x0ull,
+// IDLE-NEXT:     /*name=*/"idle", /*fingerprint=*/0xd83138a09691fd57ull,
 // IDLE-NEXT:     /*num_ranks=*/2, /*num_tensors=*/0,
 // IDLE:          kWords, /*num_words=*/0, /*staging_budget=*/0,
 // IDLE-NEXT:     /*max_ops_per_step=*/0, /*max_steps=*/0,

@@ -4,6 +4,7 @@
 //   short-workspace  rank 1 passes a workspace one byte short
 //   stall            rank 1 never calls the plan (a dead or stalled peer)
 //   late             rank 1 calls it 3 s late; nobody aborts the job
+//   late-step        rank 1 stalls 3 s after the agreement (a test hook)
 //   misaligned       rank 1 passes its first source shard one byte off
 //   odd-workspace    rank 1 passes its workspace one byte off
 //   verify-one       rank 1 alone passes RESHARD_RUN_VERIFY (_run_flags)
@@ -99,6 +100,8 @@ int main(int argc, char **argv) {
   int rc = 0;
   if (faulty && !std::strcmp(mode, "late"))
     std::this_thread::sleep_for(std::chrono::seconds(3));
+  if (faulty && !std::strcmp(mode, "late-step"))
+    setenv("RESHARD_TEST_PAUSE_AFTER_AGREEMENT", "3", 1);
   if (faulty && !std::strcmp(mode, "stall")) {
     std::this_thread::sleep_for(std::chrono::seconds(4));
     std::printf("rank %d: stalled\n", rank);
