@@ -640,19 +640,25 @@ class Sharding:
         """Whether every rank's shard is made of whole blocks of `blocks`
         (one size per dim): every run it holds starts on a block and ends
         on one or at the dim's end, and fused blocks start on one too."""
+        return self.cut_block(shape, blocks) is None
+
+    def cut_block(self, shape: Sequence[int], blocks: Sequence[int]
+                  ) -> Optional[Tuple[int, int, str]]:
+        """The first place a shard cuts a block of `blocks`: (dim, the
+        boundary, whose: "a fused block" or "rank R's shard"), or None."""
         for d, sizes in self.blocks.items():
             at = 0
             for b in sizes:
                 if at % blocks[d] and at != shape[d]:
-                    return False
+                    return d, at, "a fused block"
                 at += b
         for r in self.mesh.ranks:
             for d, runs in enumerate(self.segments(shape, r)):
                 for a, n in _merge_runs(runs):
-                    if a % blocks[d] or ((a + n) % blocks[d] and
-                                         a + n != shape[d]):
-                        return False
-        return True
+                    for edge in (a, a + n):
+                        if edge % blocks[d] and edge != shape[d]:
+                            return d, edge, f"rank {r}'s shard"
+        return None
 
 
 def _merge_runs(runs):
@@ -797,9 +803,12 @@ class Layout:
             raise ReshardError(f"{name}: a quantized destination has no "
                                f"storage order")
         b = q.get("block") or [1] * (len(shape) - 1) + [q["mx"]]
-        if not dst.holds_whole_blocks(shape, b):
+        cut = dst.cut_block(shape, b)
+        if cut:
+            d, at, whose = cut
             raise ReshardError(
-                f"{name}: a destination shard cuts a block of {b}: every "
+                f"{name}: dim {d}: shard boundary {at} ({whose}) is not a "
+                f"multiple of the block size {b[d]} (blocks {b}): every "
                 f"shard boundary along a blocked dim must be a multiple of "
                 f"its block size, except at the dim's end")
 

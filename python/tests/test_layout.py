@@ -297,7 +297,8 @@ def _quant_case(name, shape, dtype, src_dims, dst_dims, quant, layout=None,
 
 @pytest.mark.parametrize("kw, msg", [
     (dict(shape=[300, 64], quant={"block": [128, 64]}),
-     r"w: a destination shard cuts a block of \[128, 64\]"),
+     r"w: dim 0: shard boundary 150 \(rank 2's shard\) is not a multiple "
+     r"of the block size 128 \(blocks \[128, 64\]\)"),
     (dict(shape=[256, 64], dtype="int8"),
      "an FP8 destination quantizes bf16, fp16 or fp32, not int8"),
     (dict(quant={"block": [128]}), "quant has 1 block sizes for 2 dims"),
