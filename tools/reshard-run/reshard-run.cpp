@@ -29,6 +29,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
@@ -38,6 +39,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <new>
 #include <set>
 
 using namespace mlir;
@@ -411,8 +414,21 @@ load(MLIRContext &ctx, std::shared_ptr<llvm::SourceMgr> &sourceMgr,
   return module;
 }
 
+/// An allocation that fails ends the run with an error, not LLVM's abort
+/// and stack dump: --max-host-bytes may be above what this host has.
+[[noreturn]] static void outOfMemory() {
+  llvm::errs() << "reshard-run: error: out of host memory (the shards and "
+                  "their checks need more than this host can give; lower "
+                  "--max-host-bytes to be refused before allocating, or run "
+                  "on a larger host)\n";
+  std::_Exit(1);
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  std::set_new_handler(outOfMemory);
+  llvm::install_bad_alloc_error_handler(
+      [](void *, const char *, bool) { outOfMemory(); });
   cl::HideUnrelatedOptions(runCategory); // not LLVM's codegen options
   cl::ParseCommandLineOptions(
       argc, argv,
