@@ -66,7 +66,7 @@ def parse_args(argv):
     p.add_argument("--topology", choices=sorted(TOPOLOGIES))
     p.add_argument("--layers", type=int,
                    help="keep only the first N transformer layers (with "
-                        "--scenario, its first=/last= are dropped)")
+                        "--scenario, its first=/last=/stages= are dropped)")
     p.add_argument("--scale-down", type=int, default=1, metavar="F",
                    help="divide hidden-like dimensions by F (for execution "
                         "tests)")
@@ -94,7 +94,8 @@ def parse_args(argv):
         p.error("--infer-first-rank must be >= 0")
     if a.layers is not None and a.scenario and a.train == base.get("train"):
         a.train = ",".join(item for item in a.train.split(",")
-                           if item.split("=")[0] not in ("first", "last"))
+                           if item.split("=")[0] not in ("first", "last",
+                                                         "stages"))
     return a
 
 

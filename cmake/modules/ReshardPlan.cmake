@@ -5,12 +5,14 @@
 #     BACKEND mpi | nccl
 #     [PLAN_NAME <c-identifier>]      # prefix of the C entry points; default:
 #                                     # <target> with non-identifier chars as _
-#     [STAGING_BUDGET <bytes>]        # workspace bytes a rank holds at any
+#     [STAGING_BUDGET <bytes>]        # message bytes a rank holds at any
 #                                     # instant (a step's messages, what a
 #                                     # transit keeps, with RECEIVES_AHEAD
 #                                     # the next step's receives): an
 #                                     # integer, or with a suffix K, M or G
-#                                     # (default 1G)
+#                                     # (default 1G); allocate the plan's
+#                                     # <name>_workspace_bytes, which adds
+#                                     # 16-byte alignment
 #     [MAX_OPS_PER_STEP <n>]          # point-to-point ops per rank and step
 #     [STRATEGY balanced | direct]    # source selection (balanced)
 #     [TRANSITS auto | always | never]        # holder streams through

@@ -21,7 +21,11 @@ void reshard::buildReshardPlanPipeline(OpPassManager &pm,
   ReshardScheduleOptions schedule;
   schedule.stagingBudget = options.stagingBudget;
   schedule.maxOpsPerStep = options.maxOpsPerStep;
-  schedule.transits = options.transits;
+  // The direct baseline balances nothing: no transits unless asked for.
+  schedule.transits = options.strategy == SourceStrategy::Direct &&
+                              options.transits == TransitMode::Auto
+                          ? TransitMode::Never
+                          : options.transits;
   schedule.receivesAhead = options.receivesAhead;
   pm.addPass(createReshardSchedule(schedule));
   if (!options.lower)

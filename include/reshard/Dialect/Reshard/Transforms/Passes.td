@@ -122,7 +122,10 @@ def ReshardSelectSources : Pass<"reshard-select-sources", "mlir::ModuleOp"> {
     which.
 
     `strategy=direct` instead takes a local copy or the lowest holder, with
-    no balancing and no relay: the `direct` baseline. The `gather-broadcast`
+    no balancing and no relay: the `direct` baseline (in
+    `reshard-plan-pipeline` and `reshard-compile` it also turns the
+    schedule's `transits=auto` into `never`, so the plan is the report's
+    `direct` figures; an explicit `transits=` stands). The `gather-broadcast`
     baseline is not a strategy: `reshard-report` prints its figures beside
     the plan's.
 
