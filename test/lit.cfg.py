@@ -20,6 +20,11 @@ config.substitutions.append(("%reshard_obj_root", config.reshard_obj_root))
 config.substitutions.append(
     ("%reshard_include", os.path.join(config.reshard_src_root, "include")))
 
+# The tools built with AddressSanitizer (scripts/sanitize.sh): it reserves
+# terabytes of address space, so tests that cap it cannot run.
+if "-fsanitize=address" in getattr(config, "reshard_cxx_flags", ""):
+    config.available_features.add("asan")
+
 # Generated code is compiled and run when the toolchains are there
 # (scripts/setup.sh installs OpenMPI; the CUDA toolkit comes with the
 # machine image).

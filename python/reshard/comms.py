@@ -144,13 +144,8 @@ def torch_nccl_first(path: Optional[str] = None) -> None:
     import sys
     if "torch" in sys.modules:
         return
-    if path is not None:
-        try:
-            with open(path, "rb") as f:
-                if b"libnccl.so" not in f.read():
-                    return
-        except OSError:
-            return              # the load reports it
+    if path is not None and os.sep in path and not _links_nccl(path):
+        return              # a bare name is looked up as the loader does
     import importlib.util
     if importlib.util.find_spec("torch") is None:
         return
@@ -158,6 +153,19 @@ def torch_nccl_first(path: Optional[str] = None) -> None:
         import torch  # noqa: F401
     except Exception:   # a broken torch is the caller's to meet
         pass
+
+
+def _links_nccl(path: str) -> bool:
+    """Whether the library file names libnccl (its DT_NEEDED string),
+    searched in place without reading it all; False if unreadable (the
+    load reports that)."""
+    import mmap
+    try:
+        with open(path, "rb") as f, \
+                mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            return m.find(b"libnccl.so") >= 0
+    except (OSError, ValueError):   # ValueError: an empty file
+        return False
 
 
 def _libnccl():

@@ -8,7 +8,8 @@ against the same oracle. Writes its lines ("rank R: ok ..." or "rank R: raised: 
 $RESHARD_WORKER_OUT/rankR.txt.
 
   check LAYOUT.json [--verify] [--stacked] [--staging-budget N]
-        [--fail-after-agreement | --fail-digests | --skip-exchange]
+        [--fail-after-agreement | --fail-digests | --skip-exchange |
+         --late]
                                             run and check every element
                                             (faults on rank 1)
   bad LAYOUT.json KIND...                   one bad argument on rank 1, per kind
@@ -283,6 +284,14 @@ def inject(plan, args):
     if "--skip-exchange" in args:
         import reshard.verify
         reshard.verify.verify_run = lambda *a: None
+    if "--late" in args:    # past the deadline of test_runtime's call
+        import time
+        real_run = plan._c["run_flags"]
+
+        def late(*a):
+            time.sleep(4)
+            return real_run(*a)
+        plan._c["run_flags"] = late
 
 
 def widen(comm, rank, plan, layout):

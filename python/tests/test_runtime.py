@@ -235,6 +235,25 @@ def test_a_rank_missing_from_the_exchange_is_a_timeout(mpi, tmp_path):
         lines
 
 
+def test_a_late_rank_fails_before_anything_moves(mpi, tmp_path):
+    """A rank that joins the agreement after its peer timed out in it finds
+    the first round complete and learns from the second that its peer gave
+    up: both raise with their shards untouched, and verify's exchange,
+    each rank's next collective, pairs with its peer's (with one round the
+    late rank's barrier met its peer's exchange)."""
+    layout = write(tmp_path, "layout.json", random_layout(5, ranks=2))
+    lines = mpi(2, "check", layout, "--verify", "--late",
+                env={"RESHARD_TIMEOUT_SECONDS": "2"})
+    assert len(lines) == 2, lines
+    punctual, late = sorted(lines)
+    assert punctual.startswith("rank 0: raised (untouched): ") and \
+        "not every rank joined the plan agreement within 2 s" in punctual, \
+        lines
+    assert late.startswith("rank 1: raised (untouched): ") and \
+        "some gave up waiting for this one first" in late, lines
+    assert not any("MPI" in l and "rror" in l for l in lines), lines
+
+
 def test_the_deadline_is_read_as_the_c_runtime_reads_it(monkeypatch):
     """RESHARD_TIMEOUT_SECONDS means the same to verify's exchange as to
     the plan's waits (Engine.h parse_timeout; the same cases in

@@ -8,11 +8,13 @@
  * Before any
  * byte moves, every rank agrees on the plan fingerprint and learns whether
  * any rank rejected its arguments, so all ranks fail together or not at
- * all. Waits poll with MPI_Testall against a deadline: RESHARD_TIMEOUT_SECONDS
- * in the environment (default: wait forever) turns a dead or stalled peer
- * into RESHARD_ERR_TIMEOUT. After a timeout the communicator is unusable and
- * the workspace must stay allocated (a send still pending may read it):
- * abort the job (MPI_Abort) or at least leave the communicator alone.
+ * all (two reductions: the second tells a rank that comes late whether
+ * its peers gave up on it). Waits poll with MPI_Testall against a deadline:
+ * RESHARD_TIMEOUT_SECONDS in the environment (default: wait forever) turns a
+ * dead or stalled peer into RESHARD_ERR_TIMEOUT. After a timeout the
+ * communicator is unusable and the workspace must stay allocated (a send still
+ * pending may read it): abort the job (MPI_Abort) or at least leave the
+ * communicator alone.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef RESHARD_EXECUTIONENGINE_MPIBACKEND_H
@@ -95,8 +97,32 @@ inline int wait_all(const Plan &plan, int rank, std::vector<MPI_Request> &reqs,
   }
 }
 
+/* Posts the agreement's second round, a one-word MAX reduction of "gave
+ * up": every rank that finished or timed out in the first posts it, so
+ * every call posts two collectives and the next one (python's verify
+ * exchange) pairs with its peers'. On the heap and left pending by a rank
+ * that gave up: MPI writes it when the late rank arrives. */
+inline int post_second_round(const Plan &plan, int rank, MPI_Comm comm,
+                             unsigned long long gave_up,
+                             unsigned long long **words, MPI_Request *req,
+                             char *err, size_t errlen) {
+  *words = new unsigned long long[2];
+  (*words)[0] = gave_up;
+  if (MPI_Iallreduce(*words, *words + 1, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
+                     comm, req) == MPI_SUCCESS)
+    return RESHARD_OK;
+  delete[] *words;
+  return fail(err, errlen, RESHARD_ERR_COMM,
+              "%s: rank %d: MPI_Iallreduce of the plan agreement failed",
+              plan.name, rank);
+}
+
 /* Every rank learns whether all run the same plan and all accepted their
- * arguments; `status` is this rank's own verdict. */
+ * arguments; `status` is this rank's own verdict. Two rounds: a rank that
+ * comes after its peers timed out in the first finds it complete (a
+ * collective cannot be cancelled) and learns from the second that they
+ * gave up, so it moves nothing either (with one round it went on, and a
+ * rank that only sends returned 0, its messages left for the next call). */
 inline int agree(const Plan &plan, int rank, int status, unsigned flags,
                  MPI_Comm comm, char *err, size_t errlen) {
   /* On the heap: a collective cannot be cancelled, so after a timeout MPI
@@ -114,23 +140,34 @@ inline int agree(const Plan &plan, int rank, int status, unsigned flags,
                 plan.name, rank);
   }
   /* A rank that never arrives is a timeout, not a hang. */
-  int waited = wait_all(plan, rank, req, 0, -1, err, errlen);
-  if (waited)
+  unsigned long long *second = 0;
+  if (int waited = wait_all(plan, rank, req, 0, -1, err, errlen)) {
+    /* Tell a late peer; the request stays pending (a nonblocking
+     * collective's may be neither freed nor cancelled). */
+    MPI_Request left = MPI_REQUEST_NULL;
+    if (waited == RESHARD_ERR_TIMEOUT)
+      post_second_round(plan, rank, comm, 1, &second, &left, 0, 0);
     return waited;
+  }
   int verdict = agreement_verdict(plan, rank, status, flags, out, err, errlen);
   delete[] words;
+  req[0] = MPI_REQUEST_NULL;
+  if (int rc =
+          post_second_round(plan, rank, comm, 0, &second, &req[0], err, errlen))
+    return rc;
+  if (int waited = wait_all(plan, rank, req, 0, -1, err, errlen))
+    return waited; /* `second` stays allocated: MPI may still write it */
+  unsigned long long gave_up = second[1];
+  delete[] second;
   if (verdict != RESHARD_OK)
     return verdict;
-  /* A second round: a rank that arrives after its peers timed out in the
-   * first finds the first complete, but never this one, so it fails too
-   * instead of sending into a call its peers have left (a rank that only
-   * sends would return 0, its messages left for the next call to match). */
-  req[0] = MPI_REQUEST_NULL;
-  if (MPI_Ibarrier(comm, &req[0]) != MPI_SUCCESS)
-    return fail(err, errlen, RESHARD_ERR_COMM,
-                "%s: rank %d: MPI_Ibarrier of the plan agreement failed",
+  if (gave_up)
+    return fail(err, errlen, RESHARD_ERR_TIMEOUT,
+                "%s: rank %d: every other rank joined the plan agreement, "
+                "but some gave up waiting for this one first (their "
+                "RESHARD_TIMEOUT_SECONDS passed); nothing was moved",
                 plan.name, rank);
-  return wait_all(plan, rank, req, 0, -1, err, errlen);
+  return RESHARD_OK;
 }
 
 /* `rejected`, when not null, is why the caller refuses its own arguments:

@@ -445,9 +445,6 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
                           e.quantClasses.size(), e.quantTensors.size())
                 .str();
   }
-  // Ranks compare the fingerprint before any byte moves: the hash of the
-  // tables emitted here, not the attribute, which an edit leaves stale.
-  uint64_t fingerprint = e.fingerprint();
   os << llvm::formatv(
       "// Fields named as in struct Plan (ExecutionEngine/Engine.h).\n"
       "const Plan kPlan = {{\n"
@@ -463,7 +460,7 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
       "    /*max_ops_per_step=*/{13}, /*max_steps=*/{14},\n"
       "    /*receives_ahead=*/{17}{16}};\n\n"
       "} // namespace\n\nextern \"C\" {{\n\n",
-      cString(name), fingerprint, p.num_ranks, p.num_tensors, p.num_meshes,
+      cString(name), p.fingerprint, p.num_ranks, p.num_tensors, p.num_meshes,
       p.num_classes, p.num_pieces, p.num_groups, p.num_items, p.num_streams,
       p.num_programs, p.num_words, p.staging_budget, p.max_ops_per_step,
       p.max_steps,

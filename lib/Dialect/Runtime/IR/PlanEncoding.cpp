@@ -562,7 +562,6 @@ void EncodedPlan::finish(PlanOp op) {
   for (const std::string &n : tensorNames)
     tensorNamePtrs.push_back(n.c_str());
   plan.name = name.c_str();
-  plan.fingerprint = static_cast<uint64_t>(op.getFingerprint());
   plan.num_ranks = static_cast<int>(op.getNumRanks());
   plan.num_tensors = static_cast<int>(tensorNames.size());
   plan.tensor_names = tensorNamePtrs.data();
@@ -618,6 +617,8 @@ void EncodedPlan::finish(PlanOp op) {
     p.steps = engine::rank_steps(plan, p);
     plan.max_steps = std::max(plan.max_steps, p.steps);
   }
+  // The hash of these tables, not the attribute: an edit leaves that stale.
+  plan.fingerprint = fingerprint();
 }
 
 uint64_t EncodedPlan::fingerprint() const {

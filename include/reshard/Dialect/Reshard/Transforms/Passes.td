@@ -125,7 +125,7 @@ def ReshardSelectSources : Pass<"reshard-select-sources", "mlir::ModuleOp"> {
     no balancing and no relay: the `direct` baseline (in
     `reshard-plan-pipeline` and `reshard-compile` it also turns the
     schedule's `transits=auto` into `never`, so the plan is the report's
-    `direct` figures; an explicit `transits=` stands). The `gather-broadcast`
+    `direct` figures; `transits=always` stands). The `gather-broadcast`
     baseline is not a strategy: `reshard-report` prints its figures beside
     the plan's.
 

@@ -18,8 +18,10 @@ def Runtime_PlanOp : Runtime_Op<"plan", [Symbol, NoTerminator, SingleBlock]> {
     order; `dtypes`, when present, gives each one's interchange dtype name
     (`bf16`, `fp8e4m3`, ...), which must have its class's element size and
     which the generated code reports to callers that check their tensors.
-    `fingerprint` hashes the whole plan: generated code compares it
-    across ranks before any byte moves. `staging_budget` and
+    `fingerprint` records the hash of the whole plan's tables, as the
+    lowering computed it; the encoder (and so the generated code, which
+    compares it across ranks before any byte moves) computes it again from
+    the tables, so a plan edited after lowering gets its own. `staging_budget` and
     `max_ops_per_step`, when present, bound the bytes a rank stages at any
     instant and its messages in every step. With `receives_ahead` the MPI
     backend posts each step's next receives while the step is in flight,
