@@ -84,6 +84,12 @@ inline int wait_all(const Plan &plan, int rank, std::vector<MPI_Request> &reqs,
         }
       if (ahead)
         cancel_receives(*ahead);
+      if (step == -2)
+        return fail(err, errlen, RESHARD_ERR_TIMEOUT,
+                    "%s: rank %d: not every rank finished the plan "
+                    "agreement's second round within %g s (a peer stalled "
+                    "between its rounds, and may still run the plan)",
+                    plan.name, rank, limit);
       if (step < 0)
         return fail(err, errlen, RESHARD_ERR_TIMEOUT,
                     "%s: rank %d: not every rank joined the plan agreement "
@@ -127,7 +133,7 @@ inline int agree(const Plan &plan, int rank, int status, unsigned flags,
                  MPI_Comm comm, char *err, size_t errlen) {
   /* On the heap: a collective cannot be cancelled, so after a timeout MPI
    * may still write the result when the late rank arrives. Those 112 bytes
-   * are then left allocated on purpose. */
+   * (and round 2's 16) are then left allocated on purpose. */
   unsigned long long *words = new unsigned long long[2 * kAgreementWords];
   unsigned long long *in = words, *out = words + kAgreementWords;
   agreement_words(plan, status, flags, in);
@@ -145,8 +151,7 @@ inline int agree(const Plan &plan, int rank, int status, unsigned flags,
     /* Tell a late peer; the request stays pending (a nonblocking
      * collective's may be neither freed nor cancelled). */
     MPI_Request left = MPI_REQUEST_NULL;
-    if (waited == RESHARD_ERR_TIMEOUT)
-      post_second_round(plan, rank, comm, 1, &second, &left, 0, 0);
+    post_second_round(plan, rank, comm, 1, &second, &left, 0, 0);
     return waited;
   }
   int verdict = agreement_verdict(plan, rank, status, flags, out, err, errlen);
@@ -155,7 +160,7 @@ inline int agree(const Plan &plan, int rank, int status, unsigned flags,
   if (int rc =
           post_second_round(plan, rank, comm, 0, &second, &req[0], err, errlen))
     return rc;
-  if (int waited = wait_all(plan, rank, req, 0, -1, err, errlen))
+  if (int waited = wait_all(plan, rank, req, 0, -2, err, errlen))
     return waited; /* `second` stays allocated: MPI may still write it */
   unsigned long long gave_up = second[1];
   delete[] second;
