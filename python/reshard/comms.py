@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import array
 import ctypes
+import importlib.util
 import math
+import mmap
 import os
 import pickle
+import sys
 import time
 from typing import Any, List, Optional
 
@@ -141,12 +144,10 @@ def torch_nccl_first(path: Optional[str] = None) -> None:
     makes the plan run on the NCCL of torch's process groups, and torch
     can still load afterwards (after the CUDA toolkit's older NCCL it
     fails: libtorch_cuda.so lacks symbols such as ncclCommResume)."""
-    import sys
     if "torch" in sys.modules:
         return
     if path is not None and os.sep in path and not _links_nccl(path):
         return              # a bare name is looked up as the loader does
-    import importlib.util
     if importlib.util.find_spec("torch") is None:
         return
     try:
@@ -159,7 +160,6 @@ def _links_nccl(path: str) -> bool:
     """Whether the library file names libnccl (its DT_NEEDED string),
     searched in place without reading it all; False if unreadable (the
     load reports that)."""
-    import mmap
     try:
         with open(path, "rb") as f, \
                 mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:

@@ -50,6 +50,9 @@ inline void cancel_receives(std::vector<MPI_Request> &reqs) {
   reqs.clear();
 }
 
+/* The agreement's rounds, as wait_all's `step` for its messages. */
+enum { kAgreementRound1 = -1, kAgreementRound2 = -2 };
+
 /* Waits for `reqs`, the first `nrecv` of them receives. On the deadline,
  * receives (`ahead`'s too: the next step's, posted early) are cancelled
  * and completed (so nothing lands in the caller's buffers later) and sends
@@ -84,7 +87,7 @@ inline int wait_all(const Plan &plan, int rank, std::vector<MPI_Request> &reqs,
         }
       if (ahead)
         cancel_receives(*ahead);
-      if (step == -2)
+      if (step == kAgreementRound2)
         return fail(err, errlen, RESHARD_ERR_TIMEOUT,
                     "%s: rank %d: not every rank finished the plan "
                     "agreement's second round within %g s (a peer stalled "
@@ -104,20 +107,15 @@ inline int wait_all(const Plan &plan, int rank, std::vector<MPI_Request> &reqs,
 }
 
 /* Posts the agreement's second round, a one-word MAX reduction of "gave
- * up": every rank that finished or timed out in the first posts it, so
- * every call posts two collectives and the next one (python's verify
- * exchange) pairs with its peers'. On the heap and left pending by a rank
- * that gave up: MPI writes it when the late rank arrives. */
+ * up" (`words[0]` in, `words[1]` out): every rank that finished or timed
+ * out in the first posts it, so every call posts two collectives and the
+ * next one (python's verify exchange) pairs with its peers'. */
 inline int post_second_round(const Plan &plan, int rank, MPI_Comm comm,
-                             unsigned long long gave_up,
-                             unsigned long long **words, MPI_Request *req,
+                             unsigned long long *words, MPI_Request *req,
                              char *err, size_t errlen) {
-  *words = new unsigned long long[2];
-  (*words)[0] = gave_up;
-  if (MPI_Iallreduce(*words, *words + 1, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
-                     comm, req) == MPI_SUCCESS)
+  if (MPI_Iallreduce(words, words + 1, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm,
+                     req) == MPI_SUCCESS)
     return RESHARD_OK;
-  delete[] *words;
   return fail(err, errlen, RESHARD_ERR_COMM,
               "%s: rank %d: MPI_Iallreduce of the plan agreement failed",
               plan.name, rank);
@@ -132,10 +130,11 @@ inline int post_second_round(const Plan &plan, int rank, MPI_Comm comm,
 inline int agree(const Plan &plan, int rank, int status, unsigned flags,
                  MPI_Comm comm, char *err, size_t errlen) {
   /* On the heap: a collective cannot be cancelled, so after a timeout MPI
-   * may still write the result when the late rank arrives. Those 112 bytes
-   * (and round 2's 16) are then left allocated on purpose. */
-  unsigned long long *words = new unsigned long long[2 * kAgreementWords];
+   * may still write the results when the late rank arrives. Those 128
+   * bytes are then left allocated on purpose. */
+  unsigned long long *words = new unsigned long long[2 * kAgreementWords + 2];
   unsigned long long *in = words, *out = words + kAgreementWords;
+  unsigned long long *second = words + 2 * kAgreementWords;
   agreement_words(plan, status, flags, in);
   std::vector<MPI_Request> req(1, MPI_REQUEST_NULL);
   if (MPI_Iallreduce(in, out, kAgreementWords, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
@@ -146,24 +145,27 @@ inline int agree(const Plan &plan, int rank, int status, unsigned flags,
                 plan.name, rank);
   }
   /* A rank that never arrives is a timeout, not a hang. */
-  unsigned long long *second = 0;
-  if (int waited = wait_all(plan, rank, req, 0, -1, err, errlen)) {
+  if (int waited =
+          wait_all(plan, rank, req, 0, kAgreementRound1, err, errlen)) {
     /* Tell a late peer; the request stays pending (a nonblocking
      * collective's may be neither freed nor cancelled). */
     MPI_Request left = MPI_REQUEST_NULL;
-    post_second_round(plan, rank, comm, 1, &second, &left, 0, 0);
+    second[0] = 1;
+    post_second_round(plan, rank, comm, second, &left, 0, 0);
     return waited;
   }
   int verdict = agreement_verdict(plan, rank, status, flags, out, err, errlen);
-  delete[] words;
+  second[0] = 0;
   req[0] = MPI_REQUEST_NULL;
   if (int rc =
-          post_second_round(plan, rank, comm, 0, &second, &req[0], err, errlen))
+          post_second_round(plan, rank, comm, second, &req[0], err, errlen)) {
+    delete[] words;
     return rc;
-  if (int waited = wait_all(plan, rank, req, 0, -2, err, errlen))
-    return waited; /* `second` stays allocated: MPI may still write it */
+  }
+  if (int waited = wait_all(plan, rank, req, 0, kAgreementRound2, err, errlen))
+    return waited; /* `words` stays allocated: MPI may still write it */
   unsigned long long gave_up = second[1];
-  delete[] second;
+  delete[] words;
   if (verdict != RESHARD_OK)
     return verdict;
   if (gave_up)

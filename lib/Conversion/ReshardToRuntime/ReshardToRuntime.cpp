@@ -352,7 +352,7 @@ void ConvertReshardToRuntimePass::runOnOperation() {
   });
   for (auto [i, rankOp] : llvm::enumerate(rankOps))
     rankOp.setWorkspace(workspace[i]);
-  planOp.setFingerprint(static_cast<int64_t>(encoded->fingerprint()));
+  planOp.setFingerprint(static_cast<int64_t>(encoded->view().fingerprint));
 
   // The runtime program replaces the layout and its plan.
   for (Operation &op :
