@@ -7,6 +7,8 @@
 #include "reshard/Layout/Layout.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -381,6 +383,27 @@ llvm::Expected<Sharding> reshard::resolveSharding(
                                at(path, formatv("order.{0}", d).str()), diag);
     out.dims.push_back(std::move(dim));
   }
+  if (!spec.dimOrder.empty()) {
+    llvm::SmallVector<bool> seen(shape.size(), false);
+    bool ok = spec.dimOrder.size() == shape.size();
+    for (int64_t d : spec.dimOrder) {
+      ok &= d >= 0 && d < static_cast<int64_t>(shape.size()) && !seen[d];
+      if (ok)
+        seen[d] = true;
+    }
+    if (!ok) {
+      std::string got;
+      for (int64_t d : spec.dimOrder)
+        got += (got.empty() ? "" : ", ") + std::to_string(d);
+      diag(at(path, "dim_order"),
+           formatv("[{0}] is not a permutation of the tensor's {1} dim(s); "
+                   "list every dim 0..{2} once, outermost first",
+                   got, shape.size(), int64_t(shape.size()) - 1));
+    } else if (!llvm::equal(spec.dimOrder,
+                            llvm::seq<int64_t>(0, shape.size()))) {
+      out.dimOrder = spec.dimOrder;
+    }
+  }
   const QuantSpec &q = spec.quant;
   if (q.kind == QuantSpec::Block) {
     if (shape.empty())
@@ -412,10 +435,39 @@ llvm::Expected<Sharding> reshard::resolveSharding(
         diag(at(path, formatv("order.{0}", d).str()),
              "a quantized side cannot have a storage order; store the dim "
              "in logical order");
+  if (!q.empty() && !out.dimOrder.empty())
+    diag(at(path, "dim_order"),
+         "a quantized side cannot store its dims in another order; store "
+         "them row-major in logical order");
   out.quant = q;
   if (!errors.empty())
     return errors.take();
   return out;
+}
+
+llvm::SmallVector<int64_t>
+reshard::storedShape(llvm::ArrayRef<int64_t> localShape,
+                     llvm::ArrayRef<int64_t> dimOrder) {
+  if (dimOrder.empty())
+    return llvm::SmallVector<int64_t>(localShape);
+  llvm::SmallVector<int64_t> out;
+  for (int64_t d : dimOrder)
+    out.push_back(localShape[d]);
+  return out;
+}
+
+llvm::SmallVector<int64_t>
+reshard::storedStrides(llvm::ArrayRef<int64_t> localShape,
+                       llvm::ArrayRef<int64_t> dimOrder) {
+  size_t rank = localShape.size();
+  llvm::SmallVector<int64_t> strides(rank);
+  int64_t s = 1;
+  for (size_t k = rank; k-- > 0;) {
+    size_t d = dimOrder.empty() ? k : dimOrder[k];
+    strides[d] = s;
+    s *= localShape[d]; // the shard's element count fits in int64_t
+  }
+  return strides;
 }
 
 namespace {

@@ -55,15 +55,21 @@ std::vector<int64_t> reshard::referenceGlobalLinearIndices(
         referenceDimIndices(shape, meshShape, sharding, d, coords));
     count *= perDim.back().size();
   }
+  // The buffer's dims, outermost first: the sharding's dim order spelt out
+  // here by hand, not through the geometry's helpers.
+  std::vector<unsigned> stored(rank);
+  for (unsigned k = 0; k < rank; ++k)
+    stored[k] = sharding.dimOrder.empty() ? k : sharding.dimOrder[k];
   std::vector<int64_t> out;
   out.reserve(count);
-  std::vector<size_t> idx(rank, 0);
+  std::vector<size_t> idx(rank, 0); // by logical dim
   for (int64_t e = 0; e < count; ++e) {
     int64_t linear = 0;
     for (unsigned d = 0; d < rank; ++d)
       linear = linear * shape[d] + perDim[d][idx[d]];
     out.push_back(linear);
-    for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
+    for (int k = static_cast<int>(rank) - 1; k >= 0; --k) {
+      unsigned d = stored[k];
       if (++idx[d] < perDim[d].size())
         break;
       idx[d] = 0;

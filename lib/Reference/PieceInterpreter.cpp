@@ -154,28 +154,48 @@ llvm::Error reshard::validatePieces(const TensorLayout &layout,
   return llvm::Error::success();
 }
 
-/// Copies an N-D box between two dense row-major buffers, one contiguous
-/// run of the innermost dim at a time.
+/// Element strides, by logical dim, of a buffer of `shape` (extents by
+/// logical dim) that stores its dims in `dimOrder`, written out here rather
+/// than taken from the layout library the plans are built with.
+static llvm::SmallVector<int64_t> strides(llvm::ArrayRef<int64_t> shape,
+                                          llvm::ArrayRef<int64_t> dimOrder) {
+  unsigned rank = shape.size();
+  llvm::SmallVector<int64_t> out(rank);
+  int64_t s = 1;
+  for (int k = static_cast<int>(rank) - 1; k >= 0; --k) {
+    unsigned d = dimOrder.empty() ? k : dimOrder[k];
+    out[d] = s;
+    s *= shape[d];
+  }
+  return out;
+}
+
+/// Copies an N-D box between two dense buffers, a run of the last dim at a
+/// time where both store it innermost, else element by element.
 static void copyBox(const uint8_t *src, llvm::ArrayRef<int64_t> srcShape,
+                    llvm::ArrayRef<int64_t> srcOrder,
                     llvm::ArrayRef<int64_t> srcOffset, uint8_t *dst,
                     llvm::ArrayRef<int64_t> dstShape,
+                    llvm::ArrayRef<int64_t> dstOrder,
                     llvm::ArrayRef<int64_t> dstOffset,
                     llvm::ArrayRef<int64_t> sizes, int64_t elementBytes) {
   unsigned rank = sizes.size();
-  if (rank == 0) {
-    std::memcpy(dst, src, elementBytes);
-    return;
-  }
-  int64_t run = sizes[rank - 1] * elementBytes;
+  for (int64_t s : sizes)
+    if (s == 0)
+      return;
+  llvm::SmallVector<int64_t> ss = strides(srcShape, srcOrder),
+                             ds = strides(dstShape, dstOrder);
+  bool rows = rank > 0 && ss[rank - 1] == 1 && ds[rank - 1] == 1;
+  int64_t run = (rows ? sizes[rank - 1] : 1) * elementBytes;
   llvm::SmallVector<int64_t> idx(rank, 0);
   while (true) {
     int64_t s = 0, d = 0;
     for (unsigned k = 0; k < rank; ++k) {
-      s = s * srcShape[k] + srcOffset[k] + idx[k];
-      d = d * dstShape[k] + dstOffset[k] + idx[k];
+      s += (srcOffset[k] + idx[k]) * ss[k];
+      d += (dstOffset[k] + idx[k]) * ds[k];
     }
     std::memcpy(dst + d * elementBytes, src + s * elementBytes, run);
-    int k = static_cast<int>(rank) - 2;
+    int k = static_cast<int>(rank) - (rows ? 2 : 1);
     for (; k >= 0; --k) {
       if (++idx[k] < sizes[k])
         break;
@@ -193,6 +213,8 @@ llvm::Error reshard::executePieces(const TensorLayout &layout,
     return err;
   auto srcShapes = layout.localShapes(true);
   auto dstShapes = layout.localShapes(false);
+  llvm::ArrayRef<int64_t> srcOrder = layout.src.sharding.dimOrder,
+                          dstOrder = layout.dst.sharding.dimOrder;
   auto sizeOk = [&](const ShardBuffers &bufs, int64_t rank,
                     llvm::ArrayRef<int64_t> shape) {
     auto it = bufs.find(rank);
@@ -225,15 +247,15 @@ llvm::Error reshard::executePieces(const TensorLayout &layout,
     PieceTable::Piece p = table[i];
     const auto &dstShape = dstShapes[p.dstRank()];
     if (p.via() == -1) {
-      copyBox(src.at(p.srcRank()).data(), srcShapes[p.srcRank()], p.srcOffset(),
-              dst[p.dstRank()].data(), dstShape, p.dstOffset(), p.sizes(),
-              layout.elementBytes);
+      copyBox(src.at(p.srcRank()).data(), srcShapes[p.srcRank()], srcOrder,
+              p.srcOffset(), dst[p.dstRank()].data(), dstShape, dstOrder,
+              p.dstOffset(), p.sizes(), layout.elementBytes);
       continue;
     }
     PieceTable::Piece relay = table[deliveredBy.at(deliveryKey(p.via(), p))];
-    copyBox(dst.at(p.via()).data(), dstShapes[p.via()], relay.dstOffset(),
-            dst[p.dstRank()].data(), dstShape, p.dstOffset(), p.sizes(),
-            layout.elementBytes);
+    copyBox(dst.at(p.via()).data(), dstShapes[p.via()], dstOrder,
+            relay.dstOffset(), dst[p.dstRank()].data(), dstShape, dstOrder,
+            p.dstOffset(), p.sizes(), layout.elementBytes);
   }
   return llvm::Error::success();
 }

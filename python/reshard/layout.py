@@ -489,12 +489,17 @@ class Sharding:
     order maps a dim to its storage order: [start, length] runs of logical
     indices in stored order; axes and blocks then split the stored dim
     (docs/Layout.md "Storage orders").
+    dim_order lists every dim once, outermost first: the order in which the
+    local buffer stores its dims (torch's Tensor.dim_order(); None: row-
+    major). The buffer is torch.Tensor.permute(dim_order) of the logical
+    shard, made contiguous (docs/Layout.md "Dim orders").
     """
 
     def __init__(self, mesh: DeviceMesh, dims: Sequence[Sequence[str]],
                  blocks: Optional[Mapping[int, Sequence[int]]] = None,
                  order: Optional[Mapping[int, Sequence[Sequence[int]]]] = None,
-                 quant: Optional[Mapping[str, Any]] = None) -> None:
+                 quant: Optional[Mapping[str, Any]] = None,
+                 dim_order: Optional[Sequence[int]] = None) -> None:
         self.mesh = mesh
         # A quantized destination: {"block": [b0, ...]} or {"mx": 32}
         # (docs/Layout.md "Quantized destinations"); the tools check it.
@@ -549,6 +554,23 @@ class Sharding:
                                    f"sharding has {len(self.dims)} dims)")
             _check_runs(runs, int(d), None, None)
             self.order[int(d)] = [[int(a), int(b)] for a, b in runs]
+        # The identity is kept as None: one layout, one spelling.
+        self.dim_order: Optional[List[int]] = None
+        if dim_order is not None:
+            if isinstance(dim_order, (str, bytes)) or not isinstance(
+                    dim_order, Iterable):
+                raise ReshardError(f"dim_order: give a list of dims, not "
+                                   f"{dim_order!r}")
+            perm = list(dim_order)
+            if (not all(_is_int(d) for d in perm) or
+                    sorted(perm) != list(range(len(self.dims)))):
+                raise ReshardError(f"dim_order: {perm!r} is not a "
+                                   f"permutation of the sharding's "
+                                   f"{len(self.dims)} dim(s); list every dim "
+                                   f"0..{len(self.dims) - 1} once, outermost "
+                                   f"first")
+            if perm != list(range(len(perm))):
+                self.dim_order = [int(d) for d in perm]
 
     def _explain(self, used):
         for d, axes in enumerate(self.dims):
@@ -619,14 +641,26 @@ class Sharding:
 
     def local_shape(self, shape: Sequence[int],
                     rank: int) -> Optional[List[int]]:
-        """This rank's local shard shape, or None if it is not in the mesh."""
+        """This rank's local shard shape (its extents by logical dim), or
+        None if it is not in the mesh."""
         segs = self.segments(shape, rank)
         if segs is None:
             return None
         return [sum(length for _, length in d) for d in segs]
 
+    def stored_shape(self, shape: Sequence[int],
+                     rank: int) -> Optional[List[int]]:
+        """The shape of this rank's buffer: local_shape in dim_order (what
+        Plan.local_shape gives and Plan.run expects), or None."""
+        local = self.local_shape(shape, rank)
+        if local is None or self.dim_order is None:
+            return local
+        return [local[d] for d in self.dim_order]
+
     def to_json(self, mesh_name: Optional[str] = None) -> Dict[str, Any]:
         out = {"mesh": mesh_name or self.mesh.name, "dims": self.dims}
+        if self.dim_order is not None:
+            out["dim_order"] = list(self.dim_order)
         if self.order:
             out["order"] = {str(k): v for k, v in self.order.items()}
         if self.blocks:
@@ -802,6 +836,9 @@ class Layout:
         if dst.order:
             raise ReshardError(f"{name}: a quantized destination has no "
                                f"storage order")
+        if dst.dim_order is not None:
+            raise ReshardError(f"{name}: a quantized destination stores its "
+                               f"dims row-major (no dim_order)")
         b = q.get("block") or [1] * (len(shape) - 1) + [q["mx"]]
         cut = dst.cut_block(shape, b)
         if cut:
@@ -926,14 +963,16 @@ def _sharding_mlir(side):
         if blocks is not None:
             s += " blocks [" + ", ".join(str(b) for b in blocks) + "]"
         dims.append(s)
+    clause = ""
+    if side.get("dim_order") is not None:
+        clause += " dim_order [" + ", ".join(
+            str(d) for d in side["dim_order"]) + "]"
     quant = side.get("quant")
-    if quant is None:
-        return "<[" + ", ".join(dims) + "]>"
-    if "block" in quant:
-        clause = " quant block [" + ", ".join(str(b) for b in
-                                              quant["block"]) + "]"
-    else:
-        clause = f" quant mx {quant['mx']}"
+    if quant is not None and "block" in quant:
+        clause += " quant block [" + ", ".join(str(b) for b in
+                                               quant["block"]) + "]"
+    elif quant is not None:
+        clause += f" quant mx {quant['mx']}"
     return "<[" + ", ".join(dims) + "]" + clause + ">"
 
 

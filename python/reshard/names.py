@@ -146,7 +146,8 @@ def _entries(layout: LayoutLike) -> List[_Entry]:
         s = t[key]
         try:
             return Sharding(mesh(s["mesh"]), s["dims"], s.get("blocks"),
-                            s.get("order"), s.get("quant"))
+                            s.get("order"), s.get("quant"),
+                            s.get("dim_order"))
         except (TypeError, ValueError, KeyError, AttributeError) as e:
             raise ReshardError(f"layout: tensor {t['name']!r}.{key}: "
                                f"{type(e).__name__}: {e}") from None
@@ -525,7 +526,8 @@ def _map(layout: LayoutLike, params: ParamsLike, rank: int, side: str,
     for e in _entries(layout):
         if getattr(e, side) is None:
             continue            # scales have no source
-        shape = getattr(e, side).local_shape(e.shape, rank)
+        # The shape of the rank's buffer (its dims in the side's dim_order).
+        shape = getattr(e, side).stored_shape(e.shape, rank)
         if shape is not None:
             held.append((e, shape))
     ctx = _Ctx(held, side, None if numbered else layer_offset, tables,

@@ -4,11 +4,13 @@ writers.
 Constructor, dtype and deprecation details: test_mesh.py."""
 import io
 import json
+import subprocess
 
 import pytest
 
 from reshard import (DeviceMesh, Layout, Replicate, Shard, Sharding,
                      init_device_mesh)
+from reshard import tools
 from reshard.errors import ReshardError
 
 
@@ -233,6 +235,57 @@ def test_storage_order_errors_name_tensor_side_dim_and_run(runs, msg):
 def test_storage_order_form(order, msg):
     with pytest.raises(ReshardError, match=msg):
         Sharding(DeviceMesh([0, 1], ("x",)), [["x"]], order=order)
+
+
+def test_dim_order_stored_shape_json_and_mlir(have_tools, tmp_path):
+    # gpt-oss's w13 as [gate/up, f, h]: vLLM's buffer [f/tp, 2, h] holds
+    # the interleaved rows; Megatron's [2, f/tp, h] is [gate; up].
+    m = DeviceMesh([0, 1, 2], ("tp",), name="m")
+    src = Sharding(m, [[], ["tp"], []])
+    dst = Sharding(m, [[], ["tp"], []], dim_order=[1, 0, 2])
+    assert dst.local_shape([2, 6, 4], 1) == [2, 2, 4]
+    assert dst.stored_shape([2, 9, 4], 0) == [3, 2, 4]
+    assert src.stored_shape([2, 9, 4], 0) == [2, 3, 4]
+    # The identity is no dim order: one layout, one spelling.
+    assert Sharding(m, [[], ["tp"]], dim_order=(0, 1)).dim_order is None
+    lay = Layout()
+    lay.add("w13", [2, 6, 4], "int32", src, dst)
+    lay.add("b13", [2, 6], "int32", Sharding(m, [[], ["tp"]]),
+            Sharding(m, [[], ["tp"]], dim_order=[1, 0]))
+    d = lay.to_dict()
+    assert d["tensors"][0]["dst"] == {"mesh": "m", "dims": [[], ["tp"], []],
+                                      "dim_order": [1, 0, 2]}
+    assert "dim_order" not in d["tensors"][0]["src"]
+    assert "<[[], [tp], []] dim_order [1, 0, 2]>" in lay.to_mlir()
+    # The tools take both forms and check every element.
+    lay.write_json(tmp_path / "l.json")
+    (tmp_path / "l.mlir").write_text(lay.to_mlir())
+    for f in ("l.json", "l.mlir"):
+        out = subprocess.run([tools.tool("reshard-run"), str(tmp_path / f),
+                              "--check", "--engine"], capture_output=True,
+                             text=True)
+        assert out.returncode == 0 and "all correct" in out.stdout, out
+
+
+@pytest.mark.parametrize("perm,msg", [
+    ([0, 0], r"dim_order: \[0, 0\] is not a permutation of the sharding's "
+             r"2 dim\(s\)"),
+    ([1], "is not a permutation"),
+    ([0, 2], "is not a permutation"),
+    ([0, 1.0], "is not a permutation"),
+    ("10", "give a list of dims"),
+])
+def test_dim_order_must_be_a_permutation(perm, msg):
+    with pytest.raises(ReshardError, match=msg):
+        Sharding(DeviceMesh([0, 1], ("x",)), [["x"], []], dim_order=perm)
+
+
+def test_quantized_destination_has_no_dim_order():
+    m = DeviceMesh([0, 1], ("x",))
+    with pytest.raises(ReshardError, match="no dim_order"):
+        Layout().add("t", [4, 8], "bf16", Sharding(m, [["x"], []]),
+                     Sharding(m, [[], ["x"]], quant={"block": [1, 4]},
+                              dim_order=[1, 0]))
 
 
 def test_unnamed_mesh_does_not_take_an_explicit_name():

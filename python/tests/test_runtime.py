@@ -88,6 +88,10 @@ def random_side(rng, mesh, shape):
             side.setdefault("blocks", {})[str(d)] = [cut, n - cut]
         if rng.random() < 0.6:
             side.setdefault("order", {})[str(d)] = random_order(rng, n)
+    if len(shape) >= 2 and rng.random() < 0.4:
+        perm = list(range(len(shape)))
+        rng.shuffle(perm)
+        side["dim_order"] = perm    # torch buffers of the stored shape
     return side
 
 
@@ -135,7 +139,7 @@ def assert_all_ok(lines, n):
                                    for l in lines), "\n".join(lines)
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("seed", [1, 2, 3])
 def test_random_layouts_with_orders(mpi, tmp_path, seed):
     layout = write(tmp_path, "layout.json", random_layout(seed))
     assert_all_ok(mpi(4, "check", layout, "--verify", "--stacked"), 4)

@@ -31,10 +31,29 @@ std::vector<uint8_t> packAll(const std::vector<int64_t> &d,
 
 TEST(Engine, BoxDescriptorOfColumns) {
   // Columns 2-3 of a [4, 6] f32 shard: 4 runs of 8 bytes, 24 bytes apart.
-  llvm::SmallVector<int64_t> d = boxDescriptor({4, 6}, {0, 2}, {4, 2}, 4);
+  llvm::SmallVector<int64_t> d = boxDescriptor({4, 6}, {}, {0, 2}, {4, 2}, 4);
   EXPECT_EQ(std::vector<int64_t>(d.begin(), d.end()),
             (std::vector<int64_t>{8, 8, 1, 4, 24}));
   EXPECT_EQ(box_bytes(d.data()), 32);
+}
+
+TEST(Engine, BoxDescriptorFollowsLogicalDimsInAPermutedBuffer) {
+  // Columns 1-2 of a [2, 3] f32 shard stored dim_order [1, 0] (a [3, 2]
+  // buffer): the loops still run over rows, then columns, so a pack here
+  // and an unpack into a row-major shard agree on the order of the bytes.
+  llvm::SmallVector<int64_t> d =
+      boxDescriptor({2, 3}, {1, 0}, {0, 1}, {2, 2}, 4);
+  EXPECT_EQ(std::vector<int64_t>(d.begin(), d.end()),
+            (std::vector<int64_t>{8, 4, 2, 2, 4, 2, 8}));
+  EXPECT_EQ(box_bytes(d.data()), 16);
+  // The identity order gives the row-major descriptor.
+  EXPECT_EQ(boxDescriptor({4, 6}, {0, 1}, {0, 2}, {4, 2}, 4),
+            boxDescriptor({4, 6}, {}, {0, 2}, {4, 2}, 4));
+  // A [2, 3, 4] shard stored [1, 0, 2]: rows of 4 stay runs.
+  llvm::SmallVector<int64_t> r =
+      boxDescriptor({2, 3, 4}, {1, 0, 2}, {0, 0, 0}, {2, 3, 4}, 1);
+  EXPECT_EQ(std::vector<int64_t>(r.begin(), r.end()),
+            (std::vector<int64_t>{0, 4, 2, 2, 4, 3, 8}));
 }
 
 TEST(Engine, RangeCutsRowsAndRuns) {

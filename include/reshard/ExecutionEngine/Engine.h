@@ -73,7 +73,8 @@ struct Class {
   int64_t dst_devices, dst_combo_of;
   int64_t dst_combos, dst_shard_bytes;
   int64_t ndim;                   /* the tensors' rank */
-  int64_t src_shapes, dst_shapes; /* words: ndim extents per combo */
+  int64_t src_shapes, dst_shapes; /* words: ndim extents per combo, in the
+                                     order the buffers store their dims */
 };
 
 /* The tensors of one class moving between two meshes; member k is tensor

@@ -118,10 +118,12 @@ struct QuantSpec {
 /// The MXFP8 block length (OCP MX v1.0).
 inline constexpr int64_t kMxBlock = 32;
 
-/// A sharding as written: one entry per tensor dim, and how a destination
-/// is quantized.
+/// A sharding as written: one entry per tensor dim, the order in which the
+/// local buffer stores its dims (outermost first, as torch's `dim_order()`;
+/// empty: 0, 1, ..., row-major), and how a destination is quantized.
 struct ShardingSpec {
   llvm::SmallVector<DimShardingSpec> dims;
+  llvm::SmallVector<int64_t> dimOrder;
   QuantSpec quant;
 };
 
@@ -140,12 +142,14 @@ struct DimSharding {
 };
 
 /// A sharding resolved against its mesh and checked against a global shape.
-/// Equal shardings place every element alike (orders are canonical).
+/// Equal shardings place every element alike (orders are canonical: a dim
+/// order that is the identity is empty).
 struct Sharding {
   llvm::SmallVector<DimSharding> dims;
+  llvm::SmallVector<int64_t> dimOrder; // empty: row-major in dim order
   QuantSpec quant; // checked in form only; alignment: verifyQuantizedSide
   bool operator==(const Sharding &o) const {
-    return dims == o.dims && quant == o.quant;
+    return dims == o.dims && dimOrder == o.dimOrder && quant == o.quant;
   }
   bool operator!=(const Sharding &o) const { return !(*this == o); }
 };
@@ -182,6 +186,15 @@ llvm::Expected<Sharding> resolveSharding(const ShardingSpec &spec,
                                          llvm::ArrayRef<std::string> meshAxes,
                                          llvm::ArrayRef<int64_t> shape,
                                          const std::string &path);
+
+/// The shape of a local buffer that stores a shard of `localShape` (its
+/// extents by logical dim) with its dims in `dimOrder` (empty: as they are).
+llvm::SmallVector<int64_t> storedShape(llvm::ArrayRef<int64_t> localShape,
+                                       llvm::ArrayRef<int64_t> dimOrder);
+
+/// The element stride of each logical dim in such a buffer.
+llvm::SmallVector<int64_t> storedStrides(llvm::ArrayRef<int64_t> localShape,
+                                         llvm::ArrayRef<int64_t> dimOrder);
 
 /// Bytes per element of a dtype name of the interchange format (`bf16`,
 /// `fp8e4m3`, `uint32`, ...), or std::nullopt for an unknown name.

@@ -23,8 +23,9 @@ std::vector<int64_t> referenceDimIndices(llvm::ArrayRef<int64_t> shape,
                                          const Sharding &sharding, unsigned dim,
                                          llvm::ArrayRef<int64_t> coords);
 
-/// For every element of that device's dense row-major shard, the row-major
-/// linear index of the same element in the global tensor.
+/// For every element of that device's dense shard, in buffer order (its
+/// dims in the sharding's dim order, row-major), the row-major linear index
+/// of the same element in the global tensor.
 std::vector<int64_t> referenceGlobalLinearIndices(
     llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> meshShape,
     const Sharding &sharding, llvm::ArrayRef<int64_t> coords);

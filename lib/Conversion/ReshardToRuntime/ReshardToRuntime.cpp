@@ -70,8 +70,14 @@ void buildClass(OpBuilder &b, Location loc, int64_t index,
       llvm::append_range(shapes[side], shapeOf[side].back());
     }
   }
-  auto op = rt::ClassOp::create(b, loc, index, l.elementBytes, l.shape.size(),
-                                comboOf[0], shapes[0], comboOf[1], shapes[1]);
+  auto dimOrder = [&](const Sharding &s) {
+    return s.dimOrder.empty() ? DenseI64ArrayAttr()
+                              : b.getDenseI64ArrayAttr(s.dimOrder);
+  };
+  auto op =
+      rt::ClassOp::create(b, loc, index, l.elementBytes, l.shape.size(),
+                          comboOf[0], shapes[0], comboOf[1], shapes[1],
+                          dimOrder(l.src.sharding), dimOrder(l.dst.sharding));
   OpBuilder::InsertionGuard guard(b);
   b.createBlock(&op.getBody());
   MLIRContext *ctx = b.getContext();
@@ -80,12 +86,15 @@ void buildClass(OpBuilder &b, Location loc, int64_t index,
     ClassPattern::Piece p = cls.pattern[i];
     ArrayRef<int64_t> srcShape = shapeOf[0][p.srcCombo()],
                       dstShape = shapeOf[1][p.dstCombo()];
+    ArrayRef<int64_t> srcOrder = l.src.sharding.dimOrder,
+                      dstOrder = l.dst.sharding.dimOrder;
     SmallVector<int64_t> pack =
-        boxDescriptor(srcShape, p.srcOffset(), p.sizes(), eb);
+        boxDescriptor(srcShape, srcOrder, p.srcOffset(), p.sizes(), eb);
     SmallVector<int64_t> unpack =
-        boxDescriptor(dstShape, p.dstOffset(), p.sizes(), eb);
-    SmallVector<int64_t> copy = copyDescriptor(
-        srcShape, p.srcOffset(), dstShape, p.dstOffset(), p.sizes(), eb);
+        boxDescriptor(dstShape, dstOrder, p.dstOffset(), p.sizes(), eb);
+    SmallVector<int64_t> copy =
+        copyDescriptor(srcShape, srcOrder, p.srcOffset(), dstShape, dstOrder,
+                       p.dstOffset(), p.sizes(), eb);
     auto box = [&](ArrayRef<int64_t> d) {
       return rt::BoxAttr::get(ctx, d[0], d[1], d.drop_front(3));
     };

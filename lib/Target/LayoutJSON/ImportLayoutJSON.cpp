@@ -392,6 +392,12 @@ bool Importer::readSharding(const JValue &v, const std::string &path,
   if (!forEachDim("blocks", "block", "block sizes", readBlocks) ||
       !forEachDim("order", "order", "storage orders", readOrder))
     return false;
+  // The permutation itself is checked by resolveSharding, which knows the
+  // rank.
+  const JValue *dimOrder = field(v, path, "dim_order", /*required=*/false);
+  if (dimOrder &&
+      !readIntList(*dimOrder, keyPath(path, "dim_order"), spec.dimOrder))
+    return false;
   const JValue *quant = field(v, path, "quant", /*required=*/false);
   return !quant || readQuant(*quant, keyPath(path, "quant"), spec.quant);
 }
@@ -617,7 +623,7 @@ OwningOpRef<ModuleOp> Importer::run() {
       dims.push_back(DimShardingAttr::get(ctx, axes, d.blocks, order));
     }
     const QuantSpec &q = spec.quant;
-    return ShardingAttr::get(ctx, dims,
+    return ShardingAttr::get(ctx, dims, spec.dimOrder,
                              q.kind == QuantSpec::Block
                                  ? ArrayRef<int64_t>(q.block)
                                  : ArrayRef<int64_t>(),

@@ -432,6 +432,30 @@ reshard.redistribute @runs_leave_a_gap from @m <[[], []]> to @m <[[], [tp] order
 
 // expected-note @+1 {{mesh @m declared here}}
 reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-error @+1 {{@dim_order_repeats_a_dim dst_sharding.dim_order: [1, 1] is not a permutation of the tensor's 2 dim(s); list every dim 0..1 once, outermost first (mesh @m)}}
+reshard.redistribute @dim_order_repeats_a_dim from @m <[[], []]> to @m <[[tp], []] dim_order [1, 1]>
+    : tensor<2x8xf32> -> tensor<2x8xf32>
+
+// -----
+
+// expected-note @+1 {{mesh @m declared here}}
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-error @+1 {{@dim_order_misses_a_dim src_sharding.dim_order: [1] is not a permutation of the tensor's 2 dim(s)}}
+reshard.redistribute @dim_order_misses_a_dim from @m <[[], []] dim_order [1]> to @m <[[tp], []]>
+    : tensor<2x8xf32> -> tensor<2x8xf32>
+
+// -----
+
+// expected-note @+1 {{mesh @m declared here}}
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-error @+1 {{@quantized_dim_order dst_sharding.dim_order: a quantized side cannot store its dims in another order; store them row-major in logical order}}
+reshard.redistribute @quantized_dim_order from @m <[[], []]> to @m <[[tp], []] dim_order [1, 0] quant block [1, 4]>
+    : tensor<2x8xf32> -> tensor<2x8xf8E4M3FN>
+
+// -----
+
+// expected-note @+1 {{mesh @m declared here}}
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
 // expected-error @+1 {{@run_outside_the_dim src_sharding.order.0[0]: run [6, 3] is outside dim 0 of size 8}}
 reshard.redistribute @run_outside_the_dim from @m <[[tp] order [[6, 3], [0, 6]]]> to @m <[[]]>
     : tensor<8xf32> -> tensor<8xf32>

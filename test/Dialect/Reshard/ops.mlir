@@ -94,6 +94,17 @@ reshard.redistribute @megatron.linear_qkv
     to @infer <[[tp] order [[22, 22], [0, 22]] blocks [22, 22], []]>
     : tensor<44x32xbf16> -> tensor<44x32xbf16>
 
+// Dim orders: gpt-oss's w13 as [gate/up, f, h], stored by Megatron as
+// [gate; up] per tensor-parallel rank and by vLLM interleaved (its f rows
+// outermost); the identity spelt out prints as written.
+// CHECK: reshard.redistribute @gpt_oss.w13
+// CHECK-SAME: from @train <{{\[\[}}], [tp], []] dim_order [0, 1, 2]>
+// CHECK-SAME: to @infer <{{\[\[}}], [tp], []] dim_order [1, 0, 2]>
+reshard.redistribute @gpt_oss.w13
+    from @train <[[], [tp], []] dim_order [0, 1, 2]>
+    to @infer <[[], [tp], []] dim_order [1, 0, 2]>
+    : tensor<2x22x32xbf16> -> tensor<2x22x32xbf16>
+
 // Quantized destinations: FP8 payload with per-block fp32 scales ([128, 128]
 // blocks, every shard boundary a multiple), and MXFP8 (E8M0 scales per 32
 // elements of the last dim). The source keeps its own element type.

@@ -1341,3 +1341,28 @@ reshard_rt.plan @p num_ranks = 1 tensors = ["w"] fingerprint = 0 {
   reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4, 4]] dst combos [0] shapes [[4]] {
   }
 }
+
+// -----
+
+// A dim order that is not a permutation of the class's dims.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  // expected-error @+1 {{'reshard_rt.class' op has destination dim_order [0, 2], not a permutation of its 2 dim(s)}}
+  reshard_rt.class 0 element_bytes 4 rank 2 src combos [0] shapes [[2, 2]] dst combos [0] shapes [[2, 2]] dim_order [0, 2] {
+    reshard_rt.piece dst 0 src 0 size [2, 2] at [0, 0] from [0, 0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+}
+
+// -----
+
+// Descriptors must follow the dim order: a [2, 2] shard stored [1, 0] is
+// not one run of 16 bytes in logical order.
+reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.class 0 element_bytes 4 rank 2 src combos [0] shapes [[2, 2]] dst combos [0] shapes [[2, 2]] dim_order [1, 0] {
+    // expected-error @+1 {{'reshard_rt.piece' op has descriptors that do not describe its box; expected pack #reshard_rt.box<+0 run 16> unpack #reshard_rt.box<+0 run 4 x [2 by 4, 2 by 8]> copy #reshard_rt.copy<+0 -> +0 run 4 x [2 by 8 -> 4, 2 by 4 -> 8]>}}
+    reshard_rt.piece dst 0 src 0 size [2, 2] at [0, 0] from [0, 0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+}

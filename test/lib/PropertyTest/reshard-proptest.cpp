@@ -119,7 +119,8 @@ struct RandomSharding {
   std::vector<std::vector<unsigned>> axes; // per dim
   std::vector<std::vector<int64_t>> blocks;
   std::vector<std::vector<std::pair<int64_t, int64_t>>>
-      order; // [start, length]
+      order;                     // [start, length]
+  std::vector<int64_t> dimOrder; // the buffer's dims; empty: row-major
 };
 
 /// A random storage order of [0, n): cut into runs, shuffled, with the odd
@@ -195,6 +196,14 @@ RandomSharding randomSharding(Rng &rng, const std::vector<int64_t> &shape,
   for (size_t d = 0; d < shape.size(); ++d)
     if (rng.chance(30))
       s.order[d] = randomOrder(rng, shape[d]);
+  // Sometimes the buffer stores its dims in another order (or the identity
+  // spelt out).
+  if (shape.size() >= 2 && rng.chance(25)) {
+    for (size_t d = 0; d < shape.size(); ++d)
+      s.dimOrder.push_back(d);
+    if (!rng.chance(15))
+      std::shuffle(s.dimOrder.begin(), s.dimOrder.end(), rng.gen);
+  }
   return s;
 }
 
@@ -232,7 +241,10 @@ std::string shardingIR(const RandomSharding &s) {
     if (!s.blocks[d].empty())
       out += " blocks " + list(s.blocks[d]);
   }
-  return out + "]>";
+  out += "]";
+  if (!s.dimOrder.empty())
+    out += " dim_order " + list(s.dimOrder);
+  return out + ">";
 }
 
 const char *kTypes[] = {"bf16", "f16",  "f32", "f64",  "i8",       "ui8",

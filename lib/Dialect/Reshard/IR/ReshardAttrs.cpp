@@ -130,8 +130,14 @@ Attribute ShardingAttr::parse(AsmParser &parser, Type) {
       parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseDim,
                                      " in a sharding (one list per dim)"))
     return {};
-  SmallVector<int64_t> block;
+  SmallVector<int64_t> dimOrder, block;
   int64_t mx = 0;
+  if (succeeded(parser.parseOptionalKeyword("dim_order")) &&
+      parser.parseCommaSeparatedList(
+          AsmParser::Delimiter::Square,
+          [&]() { return parser.parseInteger(dimOrder.emplace_back()); },
+          " in a dim order"))
+    return {};
   if (succeeded(parser.parseOptionalKeyword("quant"))) {
     if (succeeded(parser.parseOptionalKeyword("mx"))) {
       if (parser.parseInteger(mx))
@@ -151,7 +157,7 @@ Attribute ShardingAttr::parse(AsmParser &parser, Type) {
   }
   if (parser.parseGreater())
     return {};
-  return ShardingAttr::get(parser.getContext(), dims, block, mx);
+  return ShardingAttr::get(parser.getContext(), dims, dimOrder, block, mx);
 }
 
 void ShardingAttr::print(AsmPrinter &printer) const {
@@ -160,6 +166,11 @@ void ShardingAttr::print(AsmPrinter &printer) const {
     printDimBody(printer, dim);
   });
   printer << "]";
+  if (!getDimOrder().empty()) {
+    printer << " dim_order [";
+    llvm::interleaveComma(getDimOrder(), printer);
+    printer << ']';
+  }
   if (!getQuantBlock().empty()) {
     printer << " quant block [";
     llvm::interleaveComma(getQuantBlock(), printer);
@@ -182,6 +193,7 @@ ShardingSpec ShardingAttr::toSpec() const {
       d.order.push_back({order[i], order[i + 1]});
     spec.dims.push_back(std::move(d));
   }
+  spec.dimOrder.assign(getDimOrder().begin(), getDimOrder().end());
   if (!getQuantBlock().empty()) {
     spec.quant.kind = QuantSpec::Block;
     spec.quant.block.assign(getQuantBlock().begin(), getQuantBlock().end());

@@ -156,8 +156,12 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
         (src ? c.src_combo_of : c.dst_combo_of) = e->intern(comboOf);
         (src ? c.src_combos : c.dst_combos) = bytes.size();
         (src ? c.src_shard_bytes : c.dst_shard_bytes) = e->intern(bytes);
-        (src ? c.src_shapes : c.dst_shapes) =
-            e->intern(src ? cls.getSrcShapes() : cls.getDstShapes());
+        // The engine reports buffer shapes: extents in stored dim order.
+        SmallVector<int64_t> stored;
+        for (int64_t k = 0, n = cls.getNumCombos(src); k < n; ++k)
+          llvm::append_range(stored, storedShape(cls.getShardShape(src, k),
+                                                 cls.getDimOrder(src)));
+        (src ? c.src_shapes : c.dst_shapes) = e->intern(stored);
       }
       c.ndim = cls.getRank();
       for (PieceOp piece : cls.getBody().front().getOps<PieceOp>()) {
@@ -490,6 +494,9 @@ bool EncodedPlan::encodeQuant(PlanOp op) {
     // scales; on the receiver, the payload moves at full precision and the
     // scales stay on the destination mesh (an identity there).
     bool sender = r.side == engine::kQuantOnSender;
+    if (!pOp.getDimOrder(sender).empty() || !sOp.getDimOrder(sender).empty())
+      return bad(at() + "the quantizing side's shards must be row-major "
+                        "in logical dim order (no dim_order)");
     int64_t moved = sender ? 1 : engine::quant_input_bytes(input);
     if (static_cast<int64_t>(pOp.getElementBytes()) != moved ||
         static_cast<int64_t>(sOp.getElementBytes()) != scaleBytes ||

@@ -182,6 +182,13 @@ ParseResult ClassOp::parse(OpAsmParser &parser, OperationState &result) {
                         b.getDenseI64ArrayAttr(comboOf));
     result.addAttribute((side + "_shapes").str(),
                         b.getDenseI64ArrayAttr(shapes));
+    SmallVector<int64_t> dimOrder;
+    if (succeeded(parser.parseOptionalKeyword("dim_order"))) {
+      if (parseIntList(parser, dimOrder))
+        return failure();
+      result.addAttribute((side + "_dim_order").str(),
+                          b.getDenseI64ArrayAttr(dimOrder));
+    }
   }
   if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
     return failure();
@@ -205,10 +212,15 @@ void ClassOp::print(OpAsmPrinter &p) {
       printIntList(p, getShardShape(src, c));
     }
     p << "]";
+    if ((src ? getSrcDimOrder() : getDstDimOrder()).has_value()) {
+      p << " dim_order ";
+      printIntList(p, getDimOrder(src));
+    }
   }
   p.printOptionalAttrDictWithKeyword(
-      (*this)->getAttrs(), {"index", "element_bytes", "rank", "src_combo_of",
-                            "src_shapes", "dst_combo_of", "dst_shapes"});
+      (*this)->getAttrs(),
+      {"index", "element_bytes", "rank", "src_combo_of", "src_shapes",
+       "dst_combo_of", "dst_shapes", "src_dim_order", "dst_dim_order"});
   p << " ";
   p.printRegion(getBody(), /*printEntryBlockArgs=*/false);
 }
@@ -217,6 +229,12 @@ int64_t ClassOp::getNumCombos(bool src) {
   int64_t rank = getRank();
   size_t n = (src ? getSrcShapes() : getDstShapes()).size();
   return rank > 0 ? static_cast<int64_t>(n) / rank : 1;
+}
+
+ArrayRef<int64_t> ClassOp::getDimOrder(bool src) {
+  std::optional<ArrayRef<int64_t>> order =
+      src ? getSrcDimOrder() : getDstDimOrder();
+  return order ? *order : ArrayRef<int64_t>();
 }
 
 ArrayRef<int64_t> ClassOp::getShardShape(bool src, int64_t combo) {
@@ -258,6 +276,19 @@ LogicalResult ClassOp::verifyRegions() {
       if (!bytes)
         return emitOpError() << "has a shard whose bytes overflow 64 bits";
     }
+    ArrayRef<int64_t> dimOrder = getDimOrder(src);
+    SmallVector<bool> seen(rank, false);
+    bool permutation = dimOrder.size() == size_t(rank);
+    for (int64_t d : dimOrder) {
+      permutation &= d >= 0 && d < rank && !seen[d];
+      if (permutation)
+        seen[d] = true;
+    }
+    if (!dimOrder.empty() && !permutation)
+      return emitOpError() << "has " << (src ? "source" : "destination")
+                           << " dim_order " << fmt(dimOrder)
+                           << ", not a permutation of its " << rank
+                           << " dim(s)";
     for (int64_t c : src ? getSrcComboOf() : getDstComboOf())
       if (c < 0 || c >= combos)
         return emitOpError() << "maps a " << (src ? "source" : "destination")
@@ -279,6 +310,8 @@ LogicalResult ClassOp::verifyRegions() {
                                     "combo; pieces are ordered by it";
     ArrayRef<int64_t> srcShape = getShardShape(true, piece.getSrcCombo());
     ArrayRef<int64_t> dstShape = getShardShape(false, piece.getDstCombo());
+    ArrayRef<int64_t> srcOrder = getDimOrder(true),
+                      dstOrder = getDimOrder(false);
     for (auto [shape, offset, side] :
          {std::tuple{srcShape, piece.getSrcOffset(), "source"},
           std::tuple{dstShape, piece.getDstOffset(), "destination"}})
@@ -289,27 +322,22 @@ LogicalResult ClassOp::verifyRegions() {
                  << fmt(offset) << " leaves its " << side << " shard of shape "
                  << fmt(shape);
     // The descriptors are what the box implies: the engine trusts them.
-    if (ArrayRef<int64_t>(piece.getPack().descriptor()) !=
-            ArrayRef<int64_t>(boxDescriptor(srcShape, piece.getSrcOffset(),
-                                            piece.getSizes(), eb)) ||
-        ArrayRef<int64_t>(piece.getUnpack().descriptor()) !=
-            ArrayRef<int64_t>(boxDescriptor(dstShape, piece.getDstOffset(),
-                                            piece.getSizes(), eb)) ||
-        ArrayRef<int64_t>(piece.getCopy().descriptor()) !=
-            ArrayRef<int64_t>(copyDescriptor(srcShape, piece.getSrcOffset(),
-                                             dstShape, piece.getDstOffset(),
-                                             piece.getSizes(), eb))) {
+    SmallVector<int64_t> pack = boxDescriptor(srcShape, srcOrder,
+                                              piece.getSrcOffset(),
+                                              piece.getSizes(), eb),
+                         unpack = boxDescriptor(dstShape, dstOrder,
+                                                piece.getDstOffset(),
+                                                piece.getSizes(), eb),
+                         copy = copyDescriptor(srcShape, srcOrder,
+                                               piece.getSrcOffset(), dstShape,
+                                               dstOrder, piece.getDstOffset(),
+                                               piece.getSizes(), eb);
+    if (ArrayRef<int64_t>(piece.getPack().descriptor()) != ArrayRef(pack) ||
+        ArrayRef<int64_t>(piece.getUnpack().descriptor()) != ArrayRef(unpack) ||
+        ArrayRef<int64_t>(piece.getCopy().descriptor()) != ArrayRef(copy)) {
       auto box = [&](ArrayRef<int64_t> d) {
         return BoxAttr::get(getContext(), d[0], d[1], d.drop_front(3));
       };
-      SmallVector<int64_t> pack = boxDescriptor(srcShape, piece.getSrcOffset(),
-                                                piece.getSizes(), eb),
-                           unpack =
-                               boxDescriptor(dstShape, piece.getDstOffset(),
-                                             piece.getSizes(), eb),
-                           copy = copyDescriptor(srcShape, piece.getSrcOffset(),
-                                                 dstShape, piece.getDstOffset(),
-                                                 piece.getSizes(), eb);
       return piece.emitOpError()
              << "has descriptors that do not describe its box; expected pack "
              << box(pack) << " unpack " << box(unpack) << " copy "

@@ -3,8 +3,8 @@
 
 Reads a layout in the JSON interchange format and applies the layout semantics
 of docs/Layout.md itself (storage orders, nested torch.chunk with ceil(n/k) chunks, blocks chunked
-separately and concatenated, replication over unused mesh axes, row-major
-local buffers, mesh coordinates from the row-major `ranks` list). Element
+separately and concatenated, replication over unused mesh axes, dense local
+buffers row-major over their dims in the side's dim_order, mesh coordinates from the row-major `ranks` list). Element
 values are random (a fixed seed per tensor, all distinct where the element
 type allows), not the global index, so a plan that moves the right amount of
 data to the wrong place cannot pass.
@@ -69,7 +69,8 @@ def dim_indices(size, axes, blocks, mesh, coords, order=None):
 
 
 def local_shards(layout, tensor, side):
-    """{rank: (local shape, [global linear index of each local element])}."""
+    """{rank: (buffer shape, [global linear index of each element in buffer
+    order])}; the buffer shape is the local shape in the side's dim_order."""
     spec = tensor[side]
     mesh = layout["meshes"][spec["mesh"]]
     shape = tensor["shape"]
@@ -85,9 +86,16 @@ def local_shards(layout, tensor, side):
                                mesh, coords, order.get(str(d)))
                    for d in range(len(shape))]
         local_shape = [len(ix) for ix in per_dim]
-        linear = [sum(i * s for i, s in zip(idx, strides))
-                  for idx in itertools.product(*per_dim)]
-        shards[rank] = (local_shape, linear)
+        # The buffer holds its dims in dim_order, outermost first: walk the
+        # lists in that order, each element named by its logical index.
+        perm = spec.get("dim_order", list(range(len(shape))))
+        linear = []
+        for stored in itertools.product(*(per_dim[d] for d in perm)):
+            idx = [0] * len(shape)
+            for d, i in zip(perm, stored):
+                idx[d] = i
+            linear.append(sum(i * s for i, s in zip(idx, strides)))
+        shards[rank] = ([local_shape[d] for d in perm], linear)
     return shards
 
 

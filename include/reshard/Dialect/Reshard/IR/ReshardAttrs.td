@@ -64,6 +64,18 @@ def Reshard_ShardingAttr : Reshard_Attr<"Sharding", "sharding"> {
     #reshard.sharding<[]>            // a 0-D tensor
     ```
 
+    A sharding may store the local buffer's dims in another order than the
+    logical one: `dim_order [p0, p1, ...]` lists every dim once, outermost
+    first (torch's `Tensor.dim_order()`), and the buffer is row-major over
+    the local extents in that order. The shard holds the same elements;
+    only where each one sits changes (gpt-oss's interleaved gate/up rows
+    against Megatron's `[gate; up]`, as a `[2, f, h]` tensor stored
+    `dim_order [1, 0, 2]`):
+
+    ```mlir
+    #reshard.sharding<[[], [tp], []] dim_order [1, 0, 2]>
+    ```
+
     A destination sharding may end with how the destination is quantized
     to FP8 E4M3 (docs/Layout.md "Quantized destinations"): `quant block
     [b0, ...]` (one block size per dim, an fp32 scale per block) or `quant
@@ -78,12 +90,14 @@ def Reshard_ShardingAttr : Reshard_Attr<"Sharding", "sharding"> {
   }];
   let parameters = (ins
     OptionalArrayRefParameter<"::reshard::DimShardingAttr">:$dims,
+    OptionalArrayRefParameter<"int64_t">:$dim_order,
     OptionalArrayRefParameter<"int64_t">:$quant_block,
     DefaultValuedParameter<"int64_t", "0">:$quant_mx
   );
   let builders = [
     AttrBuilder<(ins "::llvm::ArrayRef<::reshard::DimShardingAttr>":$dims), [{
-      return $_get($_ctxt, dims, ::llvm::ArrayRef<int64_t>(), 0);
+      return $_get($_ctxt, dims, ::llvm::ArrayRef<int64_t>(),
+                   ::llvm::ArrayRef<int64_t>(), 0);
     }]>
   ];
   let hasCustomAssemblyFormat = 1;

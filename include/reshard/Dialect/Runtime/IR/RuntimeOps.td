@@ -109,7 +109,9 @@ def Runtime_ClassOp : Runtime_Op<"class",
     mesh shapes. `src combos` gives the combo of each source mesh device
     (by linear index; a combo is the row-major index of a device's
     coordinates on the mesh axes the sharding uses) and `shapes` the shard
-    shape of each combo; likewise for the destination. The body holds the
+    shape of each combo (extents by logical dim), followed by `dim_order
+    [...]` when that side's buffers store their dims in another order
+    (outermost first); likewise for the destination. The body holds the
     class's `reshard_rt.piece` ops, ordered by destination combo; the
     pieces of each destination combo tile its shard exactly once, which
     the verifier proves on their boxes.
@@ -121,7 +123,9 @@ def Runtime_ClassOp : Runtime_Op<"class",
     DenseI64ArrayAttr:$src_combo_of,
     DenseI64ArrayAttr:$src_shapes,
     DenseI64ArrayAttr:$dst_combo_of,
-    DenseI64ArrayAttr:$dst_shapes
+    DenseI64ArrayAttr:$dst_shapes,
+    OptionalAttr<DenseI64ArrayAttr>:$src_dim_order,
+    OptionalAttr<DenseI64ArrayAttr>:$dst_dim_order
   );
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
@@ -130,6 +134,9 @@ def Runtime_ClassOp : Runtime_Op<"class",
     /// The shard shape of combo `combo` on the source (`src`) or
     /// destination side.
     ::llvm::ArrayRef<int64_t> getShardShape(bool src, int64_t combo);
+    /// The order in which that side's buffers store their dims, outermost
+    /// first; empty: row-major in logical order.
+    ::llvm::ArrayRef<int64_t> getDimOrder(bool src);
     int64_t getNumCombos(bool src);
   }];
 }
