@@ -551,11 +551,12 @@ def gdn_order(m, tp, ba):
 
 def tp_dims(ndim, role, axes):
     """Per-dim axis lists for a tensor of a role: column-parallel roles
-    split dim 0, row-parallel ones dim 1, the rest replicate."""
+    split dim 0, row-parallel ones dim 1 (and gpt-oss's [2, f, h] gate_up
+    along f), the rest replicate."""
     dims = [[] for _ in range(ndim)]
     if role in ("col", "qkv", "scol", "gdn_qkvz", "gdn_ba"):
         dims[0] = list(axes)
-    elif role in ("row", "srow"):
+    elif role in ("row", "srow", "glu"):
         dims[1] = list(axes)
     return dims
 
@@ -564,6 +565,11 @@ class PresetSide:
     """What a preset's side shares: the pipeline stage of each layer (the
     embedding on the first, the final norm and head on the last) and its
     meshes, each made once by name."""
+
+    def dim_order(self, p):
+        """The order a Param's buffers store their dims in (None: row-
+        major); Megatron-Core stores every tensor row-major."""
+        return None
 
     def __init__(self, pp, stage_of):
         self.pp = pp

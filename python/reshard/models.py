@@ -7,7 +7,10 @@ qwen3_5_moe (the same with flat projections, under text_config), mixtral
 (block_sparse_moe: router and 8 experts per layer),
 glm4_moe (GLM-4.5/4.6/4.7: GQA with q/k/v biases and optional q/k norms,
 dense first layers, shared and routed experts), deepseek_v3 / deepseek_v2
-/ kimi_k2 (MLA, dense first layers, shared and routed experts, router);
+/ kimi_k2 (MLA, dense first layers, shared and routed experts, router),
+gpt_oss (attention sinks, biases everywhere, experts' gate/up rows
+interleaved: each expert's gate_up as [2, f, h], vLLM's side stored with
+a dim order, and vLLM gpt_oss.py's names);
 attn_output_gate (Qwen3-Next's gated attention)
 on the GQA ones. Names are the HF checkpoint names, except where
 vLLM fuses checkpoint tensors into one parameter (qkv_proj, gate_up_proj,
@@ -40,12 +43,15 @@ PUBLIC = {
     # The Hub's count for moonshotai/Kimi-K2-Instruct (the model card says
     # "1T total"); the DeepSeek-V3 architecture with 384 routed experts.
     "kimi-k2": ("moonshotai/Kimi-K2-Instruct", 1_030_000_000_000, "1.03T"),
+    # OpenAI's gpt-oss model card (its table of parameter counts).
+    "gpt-oss-120b": ("openai/gpt-oss-120b", 116_830_000_000, "116.83B"),
+    "gpt-oss-20b": ("openai/gpt-oss-20b", 20_910_000_000, "20.91B"),
 }
 
 _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 DENSE_TYPES = ("llama", "mistral", "qwen2", "qwen3", "qwen3_5")
 MOE_TYPES = ("qwen3_moe", "qwen3_next", "qwen3_5_moe", "mixtral",
-             "glm4_moe", "deepseek_v3", "deepseek_v2", "kimi_k2")
+             "glm4_moe", "deepseek_v3", "deepseek_v2", "kimi_k2", "gpt_oss")
 # Gated DeltaNet hybrids: Qwen3-Next groups in_proj_qkvz / in_proj_ba per
 # key head; Qwen3.5 keeps [q; k; v] and z, b, a flat.
 GDN_TYPES = ("qwen3_next", "qwen3_5", "qwen3_5_moe")
@@ -106,6 +112,11 @@ class Model:
     lin_k_dim: int = 0
     lin_v_dim: int = 0
     lin_conv: int = 0
+    # gpt-oss (vLLM gpt_oss.py): per-head attention sinks, a router with a
+    # bias (mlp.router), experts with biases whose gate and up rows
+    # interleave (each expert's gate_up is a [2, f, h] tensor), and
+    # vLLM's names (model.embedding, attn.).
+    gpt_oss: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dtype", dtype_name(self.dtype, self.name))
@@ -177,13 +188,6 @@ def from_hf_config(cfg: Mapping[str, Any], name: Optional[str] = None
     mt = cfg.get("model_type")
     name = name or os.path.basename(str(cfg.get("_name_or_path") or mt))
     what = f"model {name!r}"
-    if mt == "gpt_oss":
-        raise ReshardError(f"{what}: model_type 'gpt_oss' is not supported: "
-                           f"vLLM interleaves its experts' gate and up rows "
-                           f"(w13 row 2i is gate i, 2i+1 up i) where "
-                           f"Megatron-Core holds [gate; up], a storage "
-                           f"order of one run a row that layouts cannot "
-                           f"state compactly yet (docs/Python.md)")
     if mt not in DENSE_TYPES + MOE_TYPES:
         raise ReshardError(
             f"{what}: unsupported model_type {mt!r} (supported: "
@@ -252,6 +256,18 @@ def from_hf_config(cfg: Mapping[str, Any], name: Optional[str] = None
             _need(cfg, what, "intermediate_size")
         kw.update(qkv_bias=bias, o_bias=bias, qk_norm=True, experts=experts,
                   moe_intermediate=moe_f, dense_layers=dense)
+    elif mt == "gpt_oss":
+        # GptOssDecoderLayer (HF modeling_gpt_oss.py, vLLM gpt_oss.py):
+        # q/k/v and o_proj biases (attention_bias), a sink per head, every
+        # layer MoE (num_local_experts experts of intermediate_size) with
+        # a router bias and expert biases; untied embeddings.
+        experts, moe_f = _need(cfg, what, "num_local_experts",
+                               "intermediate_size")
+        if experts == 0:
+            raise ReshardError(f"{what}: gpt_oss needs num_local_experts "
+                               f"> 0")
+        kw.update(qkv_bias=bias, o_bias=bias, experts=experts,
+                  moe_intermediate=moe_f, gpt_oss=True)
     elif mt == "glm4_moe":
         # Glm4MoeDecoderLayer (HF modeling_glm4_moe.py, vLLM glm4_moe.py):
         # q/k/v biases (attention_bias), never an o_proj bias; q_norm and
@@ -424,7 +440,9 @@ def get_model(spec: Union[Model, str, os.PathLike]) -> Model:
 # role: "rep" replicated, "col" split dim 0 over TP, "row" split dim 1,
 #       "qkv" column-parallel q/k/v (KV-head replication aware),
 #       "scol"/"srow" shared-expert col/row (replicated under vLLM's
-#       sequence-parallel MoE).
+#       sequence-parallel MoE), "glu" gpt-oss's [2, f(, h)] gate_up split
+#       along f (dim 1), "rep_tp0" replicated by Megatron, held by the
+#       first rank of vLLM's expert TP group only.
 
 @dataclass
 class Param:
@@ -450,8 +468,11 @@ def model_params(m: Union[Model, str, os.PathLike],
         raise ReshardError(f"layers (--layers) must be in [0, {m.layers}] "
                            f"for {m.name}, not {layers}")
     h, dt = m.hidden, m.dtype
-    out = [Param("model.embed_tokens.weight", [m.vocab, h], "col", "first",
-                 dtype=dt)]
+    # vLLM's gpt_oss.py renames the checkpoint's embed_tokens and self_attn.
+    emb = "model.embedding.weight" if m.gpt_oss else \
+        "model.embed_tokens.weight"
+    attn = "attn" if m.gpt_oss else "self_attn"
+    out = [Param(emb, [m.vocab, h], "col", "first", dtype=dt)]
     for l in range(layers):
         p = f"model.layers.{l}"
 
@@ -469,17 +490,20 @@ def model_params(m: Union[Model, str, os.PathLike],
             # Logical rows [q; k; v], [q; gate; k; v] with a gate; blocks:
             # the checkpoint's q_proj (with its gates), k_proj, v_proj.
             qg = 2 * q if m.attn_output_gate else q
-            add("self_attn.qkv_proj.weight", [qg + 2 * kv, h], "qkv",
+            add(f"{attn}.qkv_proj.weight", [qg + 2 * kv, h], "qkv",
                 blocks=[qg, kv, kv])
             if m.qkv_bias:
-                add("self_attn.qkv_proj.bias", [qg + 2 * kv], "qkv",
+                add(f"{attn}.qkv_proj.bias", [qg + 2 * kv], "qkv",
                     blocks=[qg, kv, kv])
             if m.qk_norm:
-                add("self_attn.q_norm.weight", [m.head_dim], "rep")
-                add("self_attn.k_norm.weight", [m.head_dim], "rep")
-            add("self_attn.o_proj.weight", [h, q], "row")
+                add(f"{attn}.q_norm.weight", [m.head_dim], "rep")
+                add(f"{attn}.k_norm.weight", [m.head_dim], "rep")
+            add(f"{attn}.o_proj.weight", [h, q], "row")
             if m.o_bias:
-                add("self_attn.o_proj.bias", [h], "rep")
+                add(f"{attn}.o_proj.bias", [h], "rep")
+            if m.gpt_oss:
+                # One sink logit per head, split with the heads.
+                add("attn.sinks", [m.heads], "col")
         add("post_attention_layernorm.weight", [h], "rep")
         if not m.is_moe(l):
             f = m.intermediate
@@ -491,6 +515,9 @@ def model_params(m: Union[Model, str, os.PathLike],
                 add("mlp.down_proj.bias", [h], "rep")
             continue
         moe = m.moe_prefix
+        if m.gpt_oss:
+            _gpt_oss_moe(m, add)
+            continue
         add(f"{moe}.gate.weight", [m.experts, h], "rep")
         if m.score_bias:
             # Megatron keeps router.expert_bias in fp32; vLLM too.
@@ -517,6 +544,25 @@ def model_params(m: Union[Model, str, os.PathLike],
         out.append(Param("lm_head.weight", [m.vocab, h], "col", "last",
                          dtype=dt))
     return out
+
+
+def _gpt_oss_moe(m, add):
+    """gpt-oss's MoE: the router with its bias, and per expert its gate_up
+    as [2, f, h] (gate or up, row, hidden; the bias [2, f]), role "glu":
+    split over TP along f, so that a rank holds [gate_r; up_r] row-major
+    (Megatron-Core) or, stored with dims f and gate/up swapped, vLLM's
+    interleaved rows (row 2i gate i, 2i + 1 up i). down_proj's bias is
+    held whole; vLLM keeps it on the first rank of the experts' TP group
+    (role "rep_tp0"), the others hold zeros."""
+    h, f = m.hidden, m.moe_intermediate
+    add("mlp.router.weight", [m.experts, h], "rep")
+    add("mlp.router.bias", [m.experts], "rep")
+    for e in range(m.experts):
+        add(f"mlp.experts.{e}.gate_up_proj.weight", [2, f, h], "glu",
+            expert=e)
+        add(f"mlp.experts.{e}.gate_up_proj.bias", [2, f], "glu", expert=e)
+        add(f"mlp.experts.{e}.down_proj.weight", [h, f], "row", expert=e)
+        add(f"mlp.experts.{e}.down_proj.bias", [h], "rep_tp0", expert=e)
 
 
 def _gated_delta_net(m, add):

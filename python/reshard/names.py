@@ -35,7 +35,7 @@ mapping name -> tensor, or a module (anything with named_parameters())."""
 
 _LAYER = re.compile(r"model\.layers\.(\d+)\.(.+)\Z")
 _EXPERT = re.compile(r"(mlp|block_sparse_moe)\.experts\.(\d+)\."
-                     r"(gate_up_proj|down_proj|w13|w2)\.weight\Z")
+                     r"(gate_up_proj|down_proj|w13|w2)\.(weight|bias)\Z")
 _FC1 = ("gate_up_proj", "w13")
 
 # Megatron-Core GPTModel names of the layout's per-layer tensors, after
@@ -93,11 +93,22 @@ _MEGATRON_LAYER = {
     "linear_attn.A_log": ("self_attention.A_log",),
     "linear_attn.norm.weight": ("self_attention.out_norm.weight",),
     "linear_attn.out_proj.weight": ("self_attention.out_proj.weight",),
+    # gpt-oss under vLLM's names (gpt_oss.py: attn., mlp.router), as
+    # Megatron-Bridge's GPT-OSS bridge maps them (the sinks are
+    # TEDotProductAttention's softmax_offset).
+    "attn.qkv_proj.weight": ("self_attention.linear_qkv.weight",),
+    "attn.qkv_proj.bias": ("self_attention.linear_qkv.bias",),
+    "attn.o_proj.weight": ("self_attention.linear_proj.weight",),
+    "attn.o_proj.bias": ("self_attention.linear_proj.bias",),
+    "attn.sinks": ("self_attention.core_attention.softmax_offset",),
+    "mlp.router.weight": ("mlp.router.weight",),
+    "mlp.router.bias": ("mlp.router.bias",),
 }
 _GDN_IN_PROJ = ("linear_attn.in_proj_qkvz.weight",
                 "linear_attn.in_proj_ba.weight")
 _MEGATRON_TOP = {
     "model.embed_tokens.weight": ("embedding.word_embeddings.weight",),
+    "model.embedding.weight": ("embedding.word_embeddings.weight",),
     "model.norm.weight": ("decoder.final_layernorm.weight",),
     "lm_head.weight": ("output_layer.weight",),
 }
@@ -107,19 +118,21 @@ _MLA_A = ("self_attention.linear_q_down_proj.weight",
 
 
 class _Entry:
-    """One layout tensor: name, global shape, both sides, JSON extras."""
-    __slots__ = ("name", "shape", "src", "dst", "extra")
+    """One layout tensor: name, global shape, dtype (its JSON name), both
+    sides, JSON extras."""
+    __slots__ = ("name", "shape", "src", "dst", "extra", "dtype")
 
-    def __init__(self, name, shape, src, dst, extra):
+    def __init__(self, name, shape, src, dst, extra, dtype=None):
         self.name, self.shape = name, list(shape)
         self.src, self.dst, self.extra = src, dst, extra
+        self.dtype = dtype
 
 
 def _entries(layout: LayoutLike) -> List[_Entry]:
     """The layout's tensors, from a Layout, its JSON dict or a .json path."""
     if isinstance(layout, Layout):
-        return _with_scales([_Entry(t.name, t.shape, t.src, t.dst, t.extra)
-                             for t in layout.tensors])
+        return _with_scales([_Entry(t.name, t.shape, t.src, t.dst, t.extra,
+                                    t.dtype) for t in layout.tensors])
     if isinstance(layout, (str, os.PathLike)):
         path = os.fspath(layout)
         if not path.endswith(".json"):
@@ -157,7 +170,7 @@ def _entries(layout: LayoutLike) -> List[_Entry]:
         extra = {k: v for k, v in t.items()
                  if k not in ("name", "shape", "dtype", "src", "dst")}
         out.append(_Entry(t["name"], t["shape"], side(t, "src"),
-                          side(t, "dst"), extra))
+                          side(t, "dst"), extra, t.get("dtype")))
     return _with_scales(out)
 
 
@@ -301,7 +314,7 @@ class _Ctx:
             if m:
                 layers.append(int(m.group(1)))
                 x = _EXPERT.match(m.group(2))
-                if x and x.group(3) in _FC1:
+                if x and x.group(3) in _FC1 and x.group(4) == "weight":
                     self.experts.setdefault(
                         (int(m.group(1)), x.group(1)), []).append(
                             int(x.group(2)))
@@ -481,7 +494,7 @@ def _buffer_rows(e: _Entry, side: str) -> Optional[int]:
 
 
 _VOCAB_PARAMS = ("word_embeddings.weight", "output_layer.weight",
-                 "embed_tokens.weight", "lm_head.weight")
+                 "embed_tokens.weight", "embedding.weight", "lm_head.weight")
 
 
 def _check(pname: str, t: Any, want: Sequence[int], what: str) -> None:
@@ -593,6 +606,33 @@ def _chunks(params: ParamsLike) -> Optional[List[Any]]:
     return list(params)
 
 
+# Megatron parameters kept in fp32 whatever the model's dtype.
+_FP32_IN_MEGATRON = ("mlp.router.bias", "mlp.router.weight",
+                     "core_attention.softmax_offset")
+_NARROW = {"bf16": "bfloat16", "fp16": "half"}     # torch.Tensor methods
+
+
+def _merged(shape: Sequence[int], e: _Entry) -> List[int]:
+    """The parameter's shape for a buffer of `shape`: with merge_dims [a,
+    a + 1] (gpt-oss's gate_up, [2, f(, h)] in the layout and 2-D in both
+    frameworks) those dims are one."""
+    md = e.extra.get("merge_dims")
+    if md is None:
+        return list(shape)
+    if not (isinstance(md, list) and len(md) == 2 and
+            all(_is_index(a) for a in md) and md[1] == md[0] + 1 and
+            md[1] < len(shape)):
+        raise _Miss(f"merge_dims {md!r}: give two adjacent dims [a, a + 1] "
+                    f"of the {len(shape)}-D buffer")
+    a = md[0]
+    return list(shape[:a]) + [shape[a] * shape[a + 1]] + list(shape[a + 2:])
+
+
+def _as_buffer(t: Any, shape: Sequence[int], e: _Entry) -> Any:
+    """The parameter viewed as the layout's buffer (a view: no copy)."""
+    return t.view(*shape) if "merge_dims" in e.extra else t
+
+
 def _tried(names: Sequence[str]) -> str:
     return " or ".join(repr(n) for n in names)
 
@@ -611,7 +651,8 @@ def _megatron_names(name: str, ctx: _Ctx
         # chunk of the last decoder layer). An MTP stage's embedding copy
         # comes after the first.
         names = _MEGATRON_TOP[name]
-        order = ctx.tables if name == "model.embed_tokens.weight" else \
+        order = ctx.tables if name in ("model.embed_tokens.weight",
+                                       "model.embedding.weight") else \
             ctx.tables[::-1]
         table = next((t for t in order if t.get(names) is not None),
                      order[0])
@@ -652,7 +693,8 @@ def _megatron_view(e: _Entry, shape: List[int], ctx: _Ctx, rank: int,
     what = f"rank {rank}'s shard"
     if "copy_of" in e.extra:    # an EPLB copy: the expert's own parameter
         e = _Entry(e.extra["copy_of"], e.shape, e.src, e.dst,
-                   {k: v for k, v in e.extra.items() if k != "copy_of"})
+                   {k: v for k, v in e.extra.items() if k != "copy_of"},
+                   e.dtype)
     into = e.extra.get("fused_into")
     if into is not None:                    # a piece of a fused buffer
         names, where, table = _megatron_names(into, ctx)
@@ -664,11 +706,12 @@ def _megatron_view(e: _Entry, shape: List[int], ctx: _Ctx, rank: int,
         layer, moe, ex = int(m.group(1)), x.group(1), int(x.group(2))
         j, n = ctx.expert(layer, moe, ex)
         fc = 1 if x.group(3) in _FC1 else 2
+        kind = x.group(4)                   # weight or bias
         table, local, _ = ctx.layer(layer)
         base = f"decoder.layers.{local}.mlp.experts"
         # TEGroupedMLP, then SequentialMLP (moe/experts.py).
-        names = [f"{base}.linear_fc{fc}.weight{j}",
-                 f"{base}.local_experts.{j}.linear_fc{fc}.weight"]
+        names = [f"{base}.linear_fc{fc}.{kind}{j}",
+                 f"{base}.local_experts.{j}.linear_fc{fc}.{kind}"]
         got = table.get(names)
         if got is None:
             hint = ""
@@ -680,8 +723,8 @@ def _megatron_view(e: _Entry, shape: List[int], ctx: _Ctx, rank: int,
             raise _Miss(f"no parameter {_tried(names)} (expert {ex} is local "
                         f"expert {j} of the {n} on rank {rank}){hint}")
         pname, t = got
-        _check(pname, t, shape, what)
-        return _plain(t)
+        _check(pname, t, _merged(shape, e), what)
+        return _as_buffer(_plain(t), shape, e)
     if m and m.group(2) == "self_attn.fused_qkv_a_proj.weight":
         return _mla_a(e, shape, ctx, rank, int(m.group(1)),
                       getattr(e, side))
@@ -698,6 +741,14 @@ def _megatron_view(e: _Entry, shape: List[int], ctx: _Ctx, rank: int,
         raise _Miss(f"no parameter {_tried(names)}{where}{hint}")
     pname, t = got
     _check(pname, t, shape, what)
+    if pname.endswith(_FP32_IN_MEGATRON) and e.dtype in ("bf16", "fp16") \
+            and str(getattr(t, "dtype", "")) == "torch.float32":
+        # Megatron keeps these in fp32 (the router's bias, the sinks),
+        # vLLM in the model's dtype: a source sends a rounded copy.
+        if side == "src":
+            return getattr(_plain(t), _NARROW[e.dtype])()
+        raise _Miss(f"{pname!r} is fp32 and the layout moves {e.dtype}: "
+                    f"Megatron cannot receive it in place")
     if pname.endswith("router.expert_bias") and str(
             getattr(t, "dtype", "")) in ("torch.bfloat16", "torch.float16"):
         # Float16Module casts it with the model; the router's first forward
@@ -864,17 +915,17 @@ def _vllm_resolve(side: str):
             j, n = ctx.expert(layer, moe, ex)
             if "expert_slots" in e.extra:   # EPLB: the physical slot
                 j, n = _slot(e, side, rank)
-            stack = ("w13_weight" if x.group(3) in _FC1 else "w2_weight") + \
-                suffix
+            stack = ("w13_" if x.group(3) in _FC1 else "w2_") + \
+                x.group(4) + suffix
             pname = f"model.layers.{layer}.{moe}.experts.{stack}"
             got = table.get([pname])
             if got is None:
                 raise _Miss(f"no parameter {pname!r} (expert {ex} is local "
                             f"expert {j} of the {n} on rank {rank})")
-            _check(pname, got[1], [n] + shape,
+            _check(pname, got[1], [n] + _merged(shape, e),
                    f"[local experts] + rank {rank}'s shard ({n} experts of "
                    f"layer {layer} on this rank)")
-            return _plain(got[1])[j]
+            return _as_buffer(_plain(got[1])[j], shape, e)
         pname = name + suffix
         got = table.get([pname])
         if got is None:

@@ -172,7 +172,8 @@ def _qkv_pieces(p, src, dst, m, cache):
                     fused_offset={"src": c["src"], "dst": c["dst"]}))
 
 
-VOCAB_TENSORS = ("model.embed_tokens.weight", "lm_head.weight")
+VOCAB_TENSORS = ("model.embed_tokens.weight", "model.embedding.weight",
+                 "lm_head.weight")
 
 
 def _vocab_padded(p, src, dst, m) -> bool:
@@ -214,7 +215,7 @@ def _vocab_pieces(p, src, dst, m):
 # shared-expert gate (quant_config=None) and in_proj_ba ("doesn't support
 # blockwise fp8").
 _NOT_FP8 = ("mlp.gate.weight", "mlp.shared_expert_gate.weight",
-            "linear_attn.in_proj_ba.weight")
+            "linear_attn.in_proj_ba.weight", "mlp.router.weight")
 
 
 def _fp8_eligible(p) -> bool:
@@ -319,22 +320,31 @@ def build_layout(model: Union[Model, str, os.PathLike],
                 out.add(name, shape, p.dtype, s, d, **extra)
             continue
         smesh, sdims = src.place(p, sm)
-        s_side = Sharding(smesh, sdims, *src.fused(p, sm))
+        s_side = Sharding(smesh, sdims, *src.fused(p, sm),
+                          dim_order=src.dim_order(p))
+        d_order = dst.dim_order(p)
         if p.expert is not None and i.eplb:     # a tensor per copy index
             dsts = [(name, Sharding(mesh, [[] for _ in p.shape],
-                                    *dst.fused(p, sm)), extra)
+                                    *dst.fused(p, sm), dim_order=d_order),
+                     extra)
                     for name, mesh, extra in dst.expert_tensors(p, sm)]
         else:
             dmesh, ddims = dst.place(p, sm)
-            dsts = [(p.name, Sharding(dmesh, ddims, *dst.fused(p, sm)), {})]
+            dsts = [(p.name, Sharding(dmesh, ddims, *dst.fused(p, sm),
+                                      dim_order=d_order), {})]
+        if p.role == "glu":
+            # Both frameworks hold the gate_up as 2-D [2f/tp(, h)]: the
+            # buffer's first two dims merged (names.py views it).
+            for _, _, extra in dsts:
+                extra["merge_dims"] = [0, 1]
         for name, d_side, extra in dsts:
             if quant is not None:
                 # Only where vLLM's shards hold whole blocks (it refuses a
                 # TP split that cuts one); a trainer shard that cuts one
                 # leaves the quantizing to the inference ranks
                 # (reshard-quantize).
-                if d_side.order or not d_side.holds_whole_blocks(p.shape,
-                                                                 b):
+                if d_side.order or d_side.dim_order or \
+                        not d_side.holds_whole_blocks(p.shape, b):
                     fp8_left.append(name)
                 else:
                     d_side.quant = quant

@@ -271,6 +271,9 @@ def validate(m, i):
     if padded_vocab(m) % i.tp:
         err.append(f"vLLM: vocab {m.vocab}, padded to {padded_vocab(m)} (a "
                    f"multiple of 64: VocabParallelEmbedding), % tp {i.tp}")
+    if m.gpt_oss and i.w13 == "up_gate":
+        err.append("vLLM: w13=up_gate: gpt-oss's w13 interleaves gate and "
+                   "up rows, it has no [up; gate] form")
     if i.placement == "round_robin" and not m.experts:
         err.append(f"vLLM: placement=round_robin: {m.name} has no routed "
                    f"experts")
@@ -484,10 +487,29 @@ class VllmSide(PresetSide):
         if p.role == "qkv" and m.attn_output_gate:
             return blocks, {0: qkv_order(m)}
         if (p.expert is not None and self.i.w13 == "up_gate"
+                and p.role != "glu"
                 and p.name.endswith(f".{m.expert_names[0]}.weight")):
             f = p.shape[0] // 2             # [up; gate] of [gate; up]
             return blocks, {0: [[f, f], [0, f]]}
         return blocks, None
+
+    def dim_order(self, p):
+        """gpt-oss's w13 interleaves gate and up rows: its [2, f, h] gate_up
+        (bias [2, f]) is stored with f outermost (docs/Layout.md "Dim
+        orders")."""
+        if p.role == "glu":
+            return [1, 0] + list(range(2, len(p.shape)))
+        return None
+
+    def moe_first_mesh(self, s=0):
+        """The first rank of each engine's expert TP group (the rank that
+        keeps gpt-oss's w2_bias; the others hold zeros)."""
+        i = self.i
+        return self._mesh(self._name("infer_moe_tp0", s),
+                          lambda name: DeviceMesh(
+                              [self.moe_rank(e, s, 0)
+                               for e in range(i.engines)],
+                              ("engines",), name=name))
 
     def ep_mesh(self, r, s=0):
         # Expert parallel rank r of each engine holds its experts whole: a
@@ -618,6 +640,8 @@ class VllmSide(PresetSide):
             r = ep_rank_of(p.expert, m.experts, self.i.engine_size,
                            self.i.placement)
             return self.ep_mesh(r, s), [[] for _ in range(n)]
+        if p.role == "rep_tp0":
+            return self.moe_first_mesh(s), [[] for _ in range(n)]
         if p.expert is not None and self.i.engine_size > self.i.tp:
             return self.moe_mesh(s), tp_dims(n, p.role, ["moe_tp"])
         role = p.role

@@ -130,6 +130,38 @@ def test_glm45_shapes_and_totals():
         small("glm4_moe", moe_intermediate_size=16)
 
 
+def test_gpt_oss_shapes_and_totals():
+    # gpt-oss-120b and -20b (OpenAI's model card: 116.83B and 20.91B),
+    # counted by hand from the architecture: vocab 201088 (untied), 64
+    # heads and 8 KV heads of 64 with q/k/v and o biases and a sink per
+    # head, every layer MoE: a router with a bias, experts of 2880 with
+    # gate/up and down biases.
+    def total(layers, experts, v=201088, h=2880, f=2880):
+        attn = (64 + 16) * 64 * (h + 1) + h * 64 * 64 + h + 64
+        moe = experts * (h + 1) + experts * (3 * h * f + 2 * f + h)
+        return 2 * v * h + h + layers * (2 * h + attn + moe)
+    m = get_model("gpt-oss-120b")
+    assert count_params(model_params(m)) == total(36, 128) == \
+        116_829_156_672
+    assert round(116_829_156_672 / 1e9, 2) * 1e9 == m.public_params
+    small20 = get_model("gpt-oss-20b")
+    assert count_params(model_params(small20)) == total(24, 32) == \
+        20_914_757_184
+    ps = {p.name: p for p in model_params(m, 1)}
+    l0 = "model.layers.0."
+    assert "model.embedding.weight" in ps and "lm_head.weight" in ps
+    assert ps[l0 + "attn.qkv_proj.bias"].blocks == [4096, 512, 512]
+    assert ps[l0 + "attn.sinks"].shape == [64]
+    assert ps[l0 + "attn.o_proj.bias"].role == "rep"
+    assert ps[l0 + "mlp.router.bias"].shape == [128]
+    up = ps[l0 + "mlp.experts.127.gate_up_proj.weight"]
+    assert (up.shape, up.role, up.expert) == ([2, 2880, 2880], "glu", 127)
+    assert ps[l0 + "mlp.experts.0.gate_up_proj.bias"].shape == [2, 2880]
+    assert ps[l0 + "mlp.experts.0.down_proj.weight"].shape == [2880, 2880]
+    assert ps[l0 + "mlp.experts.0.down_proj.bias"].role == "rep_tp0"
+    assert len(ps) == 1 + 7 + 2 + 128 * 4 + 2
+
+
 def test_qwen3_next_shapes_and_total():
     # Qwen3-Next-80B-A3B counted by hand: 36 Gated DeltaNet layers (16 key
     # heads, 32 value heads of 128, conv kernel 4) and 12 gated-attention
@@ -296,8 +328,9 @@ def test_attention_output_gate():
 
 @pytest.mark.parametrize("cfg,msg", [
     ({"model_type": "gpt2"}, "unsupported model_type 'gpt2'"),
-    ({"model_type": "gpt_oss"}, "'gpt_oss' is not supported: vLLM "
-                                "interleaves its experts' gate and up"),
+    ({"model_type": "gpt_oss", "num_hidden_layers": 1, "hidden_size": 8,
+      "num_attention_heads": 2, "vocab_size": 64, "intermediate_size": 8},
+     "lacks num_local_experts"),
     ({"model_type": "llama", "hidden_size": 8}, "lacks num_hidden_layers"),
     ({"model_type": "qwen3_moe", "num_hidden_layers": 1, "hidden_size": 8,
       "num_attention_heads": 2, "vocab_size": 64}, "lacks num_experts"),

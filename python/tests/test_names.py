@@ -21,7 +21,7 @@ from reshard.models import get_model, scale_model  # noqa: E402
 from reshard.refit import build_layout  # noqa: E402
 from reshard.vllm import parse_infer, pp_split  # noqa: E402
 
-from orders_ref import (TINY_QWEN3_5, TINY_QWEN3_NEXT,  # noqa: E402
+from orders_ref import (GPT_OSS, TINY_QWEN3_5, TINY_QWEN3_NEXT,  # noqa: E402
                         megatron_vocab_rows, small, vllm_vocab_rows)
 
 BF16 = torch.bfloat16
@@ -58,6 +58,7 @@ class Params:
         self.prefix = prefix
         self.params, self.buffers, self.stores = [], [], {}
         self.layers = []        # (local index, global layer)
+        self.unused_ok = []     # parameters no layout tensor is
 
     def add(self, name, shape, stores, dtype=BF16, buffer=False,
             tensor=None):
@@ -124,6 +125,7 @@ def megatron_params(m, train, rank, layers, grouped=True, prefix="",
         if stage == 0 and v == 0:
             p.add("embedding.word_embeddings.weight",
                   [megatron_vocab_rows(m, t), h],
+                  "model.embedding.weight" if m.gpt_oss else
                   "model.embed_tokens.weight")
         for l in range(n):
             g = first + l
@@ -164,27 +166,31 @@ def megatron_params(m, train, rank, layers, grouped=True, prefix="",
                       [h, m.heads * m.v_head_dim // tp],
                       hf + "self_attn.o_proj.weight")
             else:
+                at = "attn." if m.gpt_oss else "self_attn."   # vLLM's names
                 p.add(pre + "self_attention.linear_qkv.layer_norm_weight", [h],
                       hf + "input_layernorm.weight")
                 rows = (m.heads * (1 + m.attn_output_gate) + 2 * m.kv_heads) \
                     * m.head_dim
                 p.add(pre + "self_attention.linear_qkv.weight",
                       [rows // tp, h],
-                      hf + "self_attn.qkv_proj.weight")
+                      hf + at + "qkv_proj.weight")
                 if m.qkv_bias:
                     p.add(pre + "self_attention.linear_qkv.bias", [rows // tp],
-                          hf + "self_attn.qkv_proj.bias")
+                          hf + at + "qkv_proj.bias")
                 if m.qk_norm:
                     p.add(pre + "self_attention.q_layernorm.weight",
-                          [m.head_dim], hf + "self_attn.q_norm.weight")
+                          [m.head_dim], hf + at + "q_norm.weight")
                     p.add(pre + "self_attention.k_layernorm.weight",
-                          [m.head_dim], hf + "self_attn.k_norm.weight")
+                          [m.head_dim], hf + at + "k_norm.weight")
                 p.add(pre + "self_attention.linear_proj.weight",
                       [h, m.heads * m.head_dim // tp],
-                      hf + "self_attn.o_proj.weight")
+                      hf + at + "o_proj.weight")
                 if m.o_bias:                # row-parallel: whole on each
                     p.add(pre + "self_attention.linear_proj.bias", [h],
-                          hf + "self_attn.o_proj.bias")
+                          hf + at + "o_proj.bias")
+                if m.gpt_oss:   # the sinks: TEDotProductAttention's
+                    p.add(pre + "self_attention.core_attention."
+                          "softmax_offset", [m.heads // tp], hf + at + "sinks")
             if not m.is_moe(g):
                 f = m.intermediate
                 p.add(pre + "mlp.linear_fc1.layer_norm_weight", [h],
@@ -197,6 +203,9 @@ def megatron_params(m, train, rank, layers, grouped=True, prefix="",
             moe = m.moe_prefix
             p.add(pre + "pre_mlp_layernorm.weight", [h],
                   hf + "post_attention_layernorm.weight")
+            if m.gpt_oss:
+                megatron_gpt_oss_moe(p, m, t, ep_i, pre, hf, grouped)
+                continue
             p.add(pre + "mlp.router.weight", [m.experts, h],
                   hf + f"{moe}.gate.weight")
             if m.score_bias:
@@ -238,6 +247,29 @@ def megatron_params(m, train, rank, layers, grouped=True, prefix="",
                 p.add("output_layer.weight", [megatron_vocab_rows(m, t), h],
                       "lm_head.weight")
     return ps[0] if len(ps) == 1 else Chunks(ps)
+
+
+def megatron_gpt_oss_moe(p, m, t, ep_i, pre, hf, grouped):
+    """gpt-oss's MoE as Megatron-Bridge's GPT-OSS bridge maps it: the
+    router (its bias fp32: TopKRouter with add_bias_linear), and per local
+    expert linear_fc1 [gate_r; up_r] with its bias, linear_fc2 with its
+    bias (row-parallel: whole on every expert TP rank)."""
+    h, f, etp = m.hidden, m.moe_intermediate, t.etp
+    p.add(pre + "mlp.router.weight", [m.experts, h], hf + "mlp.router.weight")
+    p.add(pre + "mlp.router.bias", [m.experts], hf + "mlp.router.bias",
+          dtype=torch.float32)
+    n = m.experts // t.ep
+    for j in range(n):
+        e = ep_i * n + j
+        x = f"{hf}mlp.experts.{e}."
+        for fc, shape, what in ((1, [2 * f // etp, h], "gate_up_proj.weight"),
+                                (1, [2 * f // etp], "gate_up_proj.bias"),
+                                (2, [h, f // etp], "down_proj.weight"),
+                                (2, [h], "down_proj.bias")):
+            kind = what.split(".")[1]
+            name = (f"mlp.experts.linear_fc{fc}.{kind}{j}" if grouped else
+                    f"mlp.experts.local_experts.{j}.linear_fc{fc}.{kind}")
+            p.add(pre + name, shape, x + what)
 
 
 def megatron_gdn(p, m, tp, pre, hf):
@@ -283,10 +315,11 @@ def vllm_params(m, infer, r, layers):
     counts = pp_split(layers, i)
     first = sum(counts[:stage])
     p = Params()
+    emb = "model.embedding.weight" if m.gpt_oss else \
+        "model.embed_tokens.weight"         # gpt_oss.py's name
     if stage == 0 or (stage == i.pp - 1 and m.tie_embeddings):
         # (the last stage's too when lm_head ties to it)
-        p.add("model.embed_tokens.weight", [vllm_vocab_rows(m, i), h],
-              "model.embed_tokens.weight")
+        p.add(emb, [vllm_vocab_rows(m, i), h], emb)
     for g in range(first, first + counts[stage]):
         hf = f"model.layers.{g}."
 
@@ -321,18 +354,21 @@ def vllm_params(m, infer, r, layers):
                   m.kv_lora_rank])
             same("self_attn.o_proj.weight", [h, m.heads * m.v_head_dim // tp])
         else:
+            at = "attn." if m.gpt_oss else "self_attn."
             kv_local = max(1, m.kv_heads // tp)
             rows = (m.heads * (1 + m.attn_output_gate) // tp
                     + 2 * kv_local) * m.head_dim
-            same("self_attn.qkv_proj.weight", [rows, h])
+            same(at + "qkv_proj.weight", [rows, h])
             if m.qkv_bias:
-                same("self_attn.qkv_proj.bias", [rows])
+                same(at + "qkv_proj.bias", [rows])
             if m.qk_norm:
-                same("self_attn.q_norm.weight", [m.head_dim])
-                same("self_attn.k_norm.weight", [m.head_dim])
-            same("self_attn.o_proj.weight", [h, m.heads * m.head_dim // tp])
+                same(at + "q_norm.weight", [m.head_dim])
+                same(at + "k_norm.weight", [m.head_dim])
+            same(at + "o_proj.weight", [h, m.heads * m.head_dim // tp])
             if m.o_bias:
-                same("self_attn.o_proj.bias", [h])
+                same(at + "o_proj.bias", [h])
+            if m.gpt_oss:
+                same("attn.sinks", [m.heads // tp])
         same("post_attention_layernorm.weight", [h])
         if not m.is_moe(g):
             f = m.intermediate
@@ -340,10 +376,14 @@ def vllm_params(m, infer, r, layers):
             same("mlp.down_proj.weight", [h, f // tp])
             continue
         moe = m.moe_prefix
-        # glm4_moe.py builds the gate as an fp32 nn.Linear (Plan.run
-        # widens the bf16 it receives).
-        same(f"{moe}.gate.weight", [m.experts, h],
-             dtype=torch.float32 if m.model_type == "glm4_moe" else BF16)
+        if m.gpt_oss:
+            same("mlp.router.weight", [m.experts, h])
+            same("mlp.router.bias", [m.experts])
+        else:
+            # glm4_moe.py builds the gate as an fp32 nn.Linear (Plan.run
+            # widens the bf16 it receives).
+            same(f"{moe}.gate.weight", [m.experts, h],
+                 dtype=torch.float32 if m.model_type == "glm4_moe" else BF16)
         if m.score_bias:
             same("mlp.gate.e_score_correction_bias", [m.experts],
                  dtype=torch.float32)
@@ -385,6 +425,19 @@ def vllm_params(m, infer, r, layers):
         w13 = p.add(hf + f"{moe}.experts.w13_weight", [n, 2 * f // mtp, h],
                     None)
         w2 = p.add(hf + f"{moe}.experts.w2_weight", [n, h, f // mtp], None)
+        w13_bias = w2_bias = None
+        if m.gpt_oss:
+            # gpt_oss.py: w13's rows interleave gate and up (its loader
+            # slices rows 2*start .. 2*end of the checkpoint's); w2_bias is
+            # loaded on the first rank of FusedMoE's TP group only (zeros
+            # elsewhere) unless under EP.
+            w13_bias = p.add(hf + f"{moe}.experts.w13_bias",
+                             [n, 2 * f // mtp], None)
+            bias = p.add(hf + f"{moe}.experts.w2_bias", [n, h], None)
+            if i.ep or moe_r == 0:
+                w2_bias = bias
+            else:
+                p.unused_ok.append(hf + f"{moe}.experts.w2_bias")
         assert len(mine) == n
         copies = {}
         for j, x in enumerate(mine):
@@ -394,6 +447,12 @@ def vllm_params(m, infer, r, layers):
             more = f".copy{c}" if c else ""
             p.stores[f"{hf}{moe}.experts.{x}.{up}.weight{more}"] = [(w13, j)]
             p.stores[f"{hf}{moe}.experts.{x}.{down}.weight{more}"] = [(w2, j)]
+            if m.gpt_oss:
+                p.stores[f"{hf}{moe}.experts.{x}.{up}.bias{more}"] = \
+                    [(w13_bias, j)]
+                if w2_bias is not None:
+                    p.stores[f"{hf}{moe}.experts.{x}.{down}.bias{more}"] = \
+                        [(w2_bias, j)]
         p.add(hf + f"{moe}.experts.w13_weight_scale", [n], None,
               dtype=torch.float32)
     if stage == i.pp - 1:
@@ -410,7 +469,7 @@ def held(layout, side, rank):
     """{layout name: local shape} of the non-empty shards rank holds."""
     out = {}
     for t in layout.tensors:
-        s = getattr(t, side).local_shape(t.shape, rank)
+        s = getattr(t, side).stored_shape(t.shape, rank)
         if s is not None and math.prod(s):
             out[t.name] = s
     return out
@@ -453,6 +512,10 @@ def check_rank(layout, side, rank, got, fake, unused, unused_ok=()):
             assert bits(view) == bits(torch.cat([q, kv]))
             continue
         ((param, j),) = stores
+        if param.dtype != view.dtype:   # an fp32 Megatron source, rounded
+            assert side == "src" and view.data_ptr() != param.data_ptr()
+            assert bits(view) == bits(param.to(view.dtype))
+            continue
         if j == "plus1":            # Megatron's zero-centered out_norm
             assert view.data_ptr() != param.data_ptr()
             assert bits(view) == bits((param.float() + 1).to(param.dtype))
@@ -484,7 +547,8 @@ def check_all(layout, m, train, infer, layers, src=True, **kw):
         unused = []
         got = reshard.vllm_tensors(layout, fake.params, rank, unused=unused)
         scales = [n for n in fake.by_name() if n.endswith("_scale")]
-        check_rank(layout, "dst", rank, got, fake, unused, scales)
+        check_rank(layout, "dst", rank, got, fake, unused,
+                   scales + fake.unused_ok)
 
 
 def model_of(model, scale, train, infer):
@@ -928,6 +992,24 @@ def test_kv_replicated_pieces(case):
 
 
 # --- GLM-4.5: q/k/v biases, q/k norms, shared experts, fp32 vLLM gate ------
+
+@pytest.mark.parametrize("train,infer", [
+    ("tp=2,ep=2,etp=2,dp=2", "tp=4"),       # expert TP on both sides
+    ("tp=2,ep=4,dp=2", "tp=2,dp=2"),        # FusedMoE's TP group: 4 ranks
+    ("tp=4,ep=2", "tp=2,dp=2,ep=1"),        # vLLM EP: w2_bias everywhere
+    ("tp=2,pp=2,ep=2", "tp=1,dp=4,ep=1,redundant=4")])   # EPLB copies
+def test_gpt_oss_every_rank(tmp_path, train, infer):
+    """gpt-oss: vLLM's names (model.embedding, attn., mlp.router), sinks,
+    the router's fp32 bias on Megatron (a rounded copy), each expert's
+    [2, f, h] gate_up as a view of linear_fc1.weight{j} (2-D [gate_r;
+    up_r]) and of w13_weight[j] (interleaved: the buffer [f/tp, 2, h]),
+    biases likewise, w2_bias on the first rank of FusedMoE's TP group."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(GPT_OSS))
+    m = model_of(str(path), 1, train, infer)
+    lay = build_layout(str(path), train, infer, colocated=True)
+    check_all(lay, m, train, infer, m.layers)
+
 
 def test_glm45_every_rank():
     # vLLM's sequence-parallel MoE (tp and dp > 1 with ep): glm4_moe.py,

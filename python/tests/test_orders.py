@@ -15,8 +15,8 @@ from reshard.megatron import Train as reshard_train
 from reshard.megatron import parse_train
 from reshard.vllm import parse_infer
 
-from orders_ref import (GATED, chunk, fused_rows, megatron_ref,
-                        megatron_vocab_rows, small, vllm_ref,
+from orders_ref import (GATED, GPT_OSS, chunk, fused_rows, megatron_ref,
+                        megatron_vocab_rows, shards, small, vllm_ref,
                         vllm_vocab_rows, vocab_ref)
 
 QKV_CASES = [
@@ -108,6 +108,50 @@ def test_w13_orders(infer):
         assert rows == chunk(list(range(fd)), 2)[t] + \
             chunk(list(range(fd, 2 * fd)), 2)[t]
     assert lay.info["infer"].get("w13", "gate_up") == i.w13
+
+
+@pytest.mark.parametrize("train,infer,moe_tp", [
+    ("tp=2,dp=2,ep=2,etp=2", "tp=4", 4),
+    ("tp=2,dp=2,ep=2,etp=2", "tp=2,dp=2", 4),   # FusedMoE's TP: dp*tp
+    ("tp=2,ep=2", "tp=2,dp=2,ep=1", 1)])        # vLLM EP: experts whole
+def test_gpt_oss_gate_up_as_the_frameworks_load_it(train, infer, moe_tp):
+    """Each rank's gpt-oss gate_up buffer, element by element, against the
+    checkpoint sliced as each framework loads it: vLLM's gpt_oss.py takes
+    columns 2*start .. 2*end of gate_up_proj [h, 2f] (interleaved: column
+    2i gate i, 2i + 1 up i) and transposes them; Megatron-Bridge
+    de-interleaves into [gate; up] and Megatron-Core's expert TP rank x
+    holds [gate_x; up_x]. The layout's buffers (the oracle's element
+    order, dim orders included) must be exactly those."""
+    m = from_hf_config(GPT_OSS)
+    lay = build_layout(m, train, infer)
+    d = json.loads(json.dumps(lay.to_dict()))
+    first, t = lay.info["infer"]["ranks"][0], parse_train(train)
+    f, h = m.moe_intermediate, m.hidden
+    # The logical [2, f, h] element (g, i, k) is the checkpoint's
+    # gate_up_proj[k, 2i + g] (its bias [2i + g]); name it by its index.
+    def hf_col(col):            # -> the logical (g, i) of a column
+        return col % 2, col // 2
+    for e in range(m.experts):
+        for what in ("weight", "bias"):
+            name = f"model.layers.1.mlp.experts.{e}.gate_up_proj.{what}"
+            (tensor,) = [x for x in d["tensors"] if x["name"] == name]
+            ks = range(h) if what == "weight" else [None]
+            def index(g, i, k):
+                return (g * f + i) * h + k if k is not None else g * f + i
+            for rank, (_, got) in shards.local_shards(d, tensor,
+                                                      "dst").items():
+                tt = (rank - first) % moe_tp
+                fs = f // moe_tp
+                want = [index(*hf_col(c), k)
+                        for c in range(2 * tt * fs, 2 * (tt + 1) * fs)
+                        for k in ks]
+                assert got == want, (name, "vLLM", rank)
+            for rank, (_, got) in shards.local_shards(d, tensor,
+                                                      "src").items():
+                x, fe = rank % t.etp, f // t.etp
+                want = [index(g, i, k) for g in (0, 1)
+                        for i in range(x * fe, (x + 1) * fe) for k in ks]
+                assert got == want, (name, "Megatron", rank)
 
 
 def test_w13_spec_errors():

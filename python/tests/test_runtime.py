@@ -18,7 +18,7 @@ import tempfile
 
 import pytest
 
-from orders_ref import (GATED, TINY_DSV3, TINY_GLM, TINY_QWEN3_5,
+from orders_ref import (GATED, GPT_OSS, TINY_DSV3, TINY_GLM, TINY_QWEN3_5,
                         TINY_QWEN3_NEXT)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -624,6 +624,11 @@ def test_nccl_plan_compiles_and_loads(have_tools, tmp_path, cli_env):
     # attention with KV heads replicated on vLLM.
     ("qwen3-next", "tp=2,pp=2,ep=2", "tp=4"),
     ("qwen3.5", "tp=2,ep=2,dp=2", "tp=2,dp=2,ep=1"),  # flat in_proj_qkvz
+    # gpt-oss: sinks, biases, the router's fp32 bias on Megatron, each
+    # expert's gate_up interleaved in vLLM's w13 (a dim order), w2_bias on
+    # FusedMoE's first TP rank or, under EP, on every rank.
+    ("gpt-oss", "tp=2,dp=2,ep=2,etp=2", "tp=4"),
+    ("gpt-oss", "tp=2,dp=2,ep=2", "tp=2,dp=2,ep=1"),
     # A rebalanced map: ranks 0 and 3 each hold an expert twice.
     ("gated", "tp=4,ep=2,dp=1", json.dumps(dict(
         dp=4, ep=True, redundant=4,
@@ -649,6 +654,7 @@ def test_refit_through_framework_parameters(mpi, tmp_path, config, train,
         TINY_GLM if config == "glm" else
         TINY_QWEN3_NEXT if config == "qwen3-next" else
         TINY_QWEN3_5 if config == "qwen3.5" else
+        GPT_OSS if config == "gpt-oss" else
         dict(TINY_DSV3, num_hidden_layers=4)))
     lines = mpi(4, "refit", path, train, infer, 4 if config == "dsv3" else 2,
                 tmp_path)

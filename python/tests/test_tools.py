@@ -19,6 +19,9 @@ SMALL = [
     ("glm-4.5", "tp=2,pp=2,ep=4,dp=2", "tp=2,dp=2,ep=1", "dgx-h100", 4),
     ("qwen3-next-80b-a3b", "tp=2,pp=2,ep=4,dp=2", "tp=4,dp=2,ep=1",
      "dgx-h100", 4),
+    # Sinks, biases, interleaved w13 rows (dim orders).
+    ("gpt-oss-120b", "tp=2,pp=2,ep=4,dp=2", "tp=4,dp=2,ep=1",
+     "dgx-h100", 2),
 ]
 
 
