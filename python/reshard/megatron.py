@@ -482,6 +482,11 @@ def validate(m, t):
                        f"multiple of ep*etp = {t.ep * t.etp}")
         if m.shared_experts and m.shared_size() % t.tp:
             err.append("Megatron: shared expert intermediate % tp")
+        # TransformerConfig: "Bias in Moe is only supported when ETP==1".
+        if m.gpt_oss and t.etp > 1:
+            err.append(f"Megatron: {m.name}'s experts have biases, which "
+                       f"Megatron-Core supports only with etp=1 (got "
+                       f"etp={t.etp})")
     elif t.ep != 1 or t.etp != 1:
         err.append(f"{m.name} has no experts: ep and etp must be 1")
     # GatedDeltaNet (TransformerConfig): key and value heads split over

@@ -78,6 +78,11 @@ def build(m, t, layers, vocab_rows_total):
         if m.score_bias:
             kw["moe_router_enable_expert_bias"] = True
             kw["moe_router_score_function"] = "sigmoid"
+    if m.gpt_oss:
+        # Megatron-Bridge's GPT-OSS provider: biases on every linear layer
+        # (the router's and the experts' too), a learnable softmax offset
+        # (the sinks).
+        kw.update(add_bias_linear=True, softmax_type="learnable")
     if m.mla:
         raise ValueError("MLA: megatron-core's local spec needs TE")
     kw.update(num_query_groups=m.kv_heads, kv_channels=m.head_dim)

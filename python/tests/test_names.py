@@ -251,7 +251,9 @@ def megatron_params(m, train, rank, layers, grouped=True, prefix="",
 
 def megatron_gpt_oss_moe(p, m, t, ep_i, pre, hf, grouped):
     """gpt-oss's MoE as Megatron-Bridge's GPT-OSS bridge maps it: the
-    router (its bias fp32: TopKRouter with add_bias_linear), and per local
+    router (its bias fp32, as TopKRouter allocates it; megatron-core 0.16.1
+    then casts it to params_dtype, which test_runtime.py's Megatron-Core
+    refit covers), and per local
     expert linear_fc1 [gate_r; up_r] with its bias, linear_fc2 with its
     bias (row-parallel: whole on every expert TP rank)."""
     h, f, etp = m.hidden, m.moe_intermediate, t.etp
@@ -994,7 +996,7 @@ def test_kv_replicated_pieces(case):
 # --- GLM-4.5: q/k/v biases, q/k norms, shared experts, fp32 vLLM gate ------
 
 @pytest.mark.parametrize("train,infer", [
-    ("tp=2,ep=2,etp=2,dp=2", "tp=4"),       # expert TP on both sides
+    ("tp=2,ep=2,dp=2", "tp=4"),             # experts whole, vLLM TP
     ("tp=2,ep=4,dp=2", "tp=2,dp=2"),        # FusedMoE's TP group: 4 ranks
     ("tp=4,ep=2", "tp=2,dp=2,ep=1"),        # vLLM EP: w2_bias everywhere
     ("tp=2,pp=2,ep=2", "tp=1,dp=4,ep=1,redundant=4")])   # EPLB copies
@@ -1009,6 +1011,18 @@ def test_gpt_oss_every_rank(tmp_path, train, infer):
     m = model_of(str(path), 1, train, infer)
     lay = build_layout(str(path), train, infer, colocated=True)
     check_all(lay, m, train, infer, m.layers)
+
+
+def test_gpt_oss_refuses_expert_tp_on_megatron(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(GPT_OSS))
+    with pytest.raises(ReshardError, match="experts have biases, which "
+                                           "Megatron-Core supports only "
+                                           "with etp=1"):
+        build_layout(str(path), "tp=2,dp=2,ep=2,etp=2", "tp=4")
+    with pytest.raises(ReshardError, match="w13=up_gate: gpt-oss's w13 "
+                                           "interleaves"):
+        build_layout(str(path), "tp=2,ep=2", "tp=2,w13=up_gate")
 
 
 def test_glm45_every_rank():

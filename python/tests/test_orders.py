@@ -111,16 +111,16 @@ def test_w13_orders(infer):
 
 
 @pytest.mark.parametrize("train,infer,moe_tp", [
-    ("tp=2,dp=2,ep=2,etp=2", "tp=4", 4),
-    ("tp=2,dp=2,ep=2,etp=2", "tp=2,dp=2", 4),   # FusedMoE's TP: dp*tp
+    ("tp=2,dp=2,ep=2", "tp=4", 4),
+    ("tp=2,dp=2,ep=2", "tp=2,dp=2", 4),         # FusedMoE's TP: dp*tp
     ("tp=2,ep=2", "tp=2,dp=2,ep=1", 1)])        # vLLM EP: experts whole
 def test_gpt_oss_gate_up_as_the_frameworks_load_it(train, infer, moe_tp):
     """Each rank's gpt-oss gate_up buffer, element by element, against the
     checkpoint sliced as each framework loads it: vLLM's gpt_oss.py takes
     columns 2*start .. 2*end of gate_up_proj [h, 2f] (interleaved: column
     2i gate i, 2i + 1 up i) and transposes them; Megatron-Bridge
-    de-interleaves into [gate; up] and Megatron-Core's expert TP rank x
-    holds [gate_x; up_x]. The layout's buffers (the oracle's element
+    de-interleaves into [gate; up] (Megatron-Core's expert TP rank x would
+    hold [gate_x; up_x], but it refuses MoE biases with etp > 1). The layout's buffers (the oracle's element
     order, dim orders included) must be exactly those."""
     m = from_hf_config(GPT_OSS)
     lay = build_layout(m, train, infer)

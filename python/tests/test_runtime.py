@@ -627,8 +627,8 @@ def test_nccl_plan_compiles_and_loads(have_tools, tmp_path, cli_env):
     # gpt-oss: sinks, biases, the router's fp32 bias on Megatron, each
     # expert's gate_up interleaved in vLLM's w13 (a dim order), w2_bias on
     # FusedMoE's first TP rank or, under EP, on every rank.
-    ("gpt-oss", "tp=2,dp=2,ep=2,etp=2", "tp=4"),
-    ("gpt-oss", "tp=2,dp=2,ep=2", "tp=2,dp=2,ep=1"),
+    ("gpt-oss", "tp=2,dp=2,ep=2", "tp=4"),
+    ("gpt-oss", "tp=4,ep=2", "tp=2,dp=2,ep=1"),
     # A rebalanced map: ranks 0 and 3 each hold an expert twice.
     ("gated", "tp=4,ep=2,dp=1", json.dumps(dict(
         dp=4, ep=True, redundant=4,
@@ -674,6 +674,7 @@ MEGATRON_CORE_CONFIGS = {
                        intermediate_size=64, vocab_size=200,
                        tie_word_embeddings=True, torch_dtype="bfloat16"),
     "glm": TINY_GLM,
+    "gpt-oss": GPT_OSS,
 }
 
 
@@ -688,7 +689,11 @@ MEGATRON_CORE_CONFIGS = {
     # (Megatron ties across stages only on a GPU: the embedding group's
     # copy goes to CUDA in setup_embeddings_and_output_layer.)
     ("dense-tied", "tp=2,dp=2,vocab_pad=64", "tp=2,pp=2"),
-    ("glm", "tp=2,pp=2,ep=2", "tp=2,dp=2,ep=1")])   # GLM-4.5, fp32 gate
+    ("glm", "tp=2,pp=2,ep=2", "tp=2,dp=2,ep=1"),    # GLM-4.5, fp32 gate
+    # gpt-oss: softmax_offset, biases everywhere (the router's too),
+    # SequentialMLP experts' linear_fc1 [gate; up] into vLLM's interleave
+    # (Megatron-Core refuses MoE biases with etp > 1).
+    ("gpt-oss", "tp=2,dp=2,ep=2", "tp=4")])
 def test_refit_through_megatron_core_model(mpi, tmp_path, config, train,
                                            infer):
     """As above, but from Megatron-Core's own GPTModel of each rank
