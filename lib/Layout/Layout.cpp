@@ -383,7 +383,7 @@ llvm::Expected<Sharding> reshard::resolveSharding(
                                at(path, formatv("order.{0}", d).str()), diag);
     out.dims.push_back(std::move(dim));
   }
-  if (!spec.dimOrder.empty()) {
+  if (spec.dimOrderGiven || !spec.dimOrder.empty()) {
     llvm::SmallVector<bool> seen(shape.size(), false);
     bool ok = spec.dimOrder.size() == shape.size();
     for (int64_t d : spec.dimOrder) {

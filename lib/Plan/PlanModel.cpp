@@ -96,6 +96,10 @@ static std::vector<int64_t> classKey(const TensorLayout &l) {
       for (const OrderRun &r : d.order)
         key.insert(key.end(), {r.start, r.length});
     }
+    // The buffers' dim order places the same elements elsewhere.
+    key.push_back(-6);
+    key.insert(key.end(), side->sharding.dimOrder.begin(),
+               side->sharding.dimOrder.end());
   }
   const QuantSpec &q = l.dst.sharding.quant;
   if (!q.empty()) { // a quantized payload is not a plain FP8 tensor

@@ -109,8 +109,7 @@ def _check_side(where: str, s: Any, ndim: int, meshes: Mapping) -> None:
                 _ints(r) and len(r) == 2 for r in runs):
             raise ReshardError(f"{where}: order[{d}] must be [start, "
                                f"length] pairs")
-    perm = s.get("dim_order")
-    if perm is not None and (not _ints(perm) or
-                             sorted(perm) != list(range(ndim))):
+    perm = s.get("dim_order", list(range(ndim)))   # null is refused
+    if not _ints(perm) or sorted(perm) != list(range(ndim)):
         raise ReshardError(f"{where}: dim_order must list every dim "
                            f"0..{ndim - 1} once, not {perm!r}")

@@ -747,8 +747,9 @@ def _megatron_view(e: _Entry, shape: List[int], ctx: _Ctx, rank: int,
         # vLLM in the model's dtype: a source sends a rounded copy.
         if side == "src":
             return getattr(_plain(t), _NARROW[e.dtype])()
-        raise _Miss(f"{pname!r} is fp32 and the layout moves {e.dtype}: "
-                    f"Megatron cannot receive it in place")
+        if e.dtype != "bf16":   # Plan.run widens bf16 into fp32 only
+            raise _Miss(f"{pname!r} is fp32 and the layout moves "
+                        f"{e.dtype}: Megatron cannot receive it in place")
     if pname.endswith("router.expert_bias") and str(
             getattr(t, "dtype", "")) in ("torch.bfloat16", "torch.float16"):
         # Float16Module casts it with the model; the router's first forward

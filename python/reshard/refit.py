@@ -298,6 +298,10 @@ def build_layout(model: Union[Model, str, os.PathLike],
     fp8_done, fp8_left = 0, []
     for p in params:
         quant = i.fp8_quant(len(p.shape)) if _fp8_eligible(p) else None
+        if i.fp8 and p.role == "glu" and p.name.endswith(".weight"):
+            # gpt-oss's interleaved gate_up: vLLM's FP8 block grid runs
+            # over its interleaved rows, which no [2, f, h] block states.
+            fp8_left.append(p.name)
         b = None if quant is None else \
             [128] * 2 if "block" in quant else [1, quant["mx"]]
         if p.role == "qkv" and split:
@@ -407,11 +411,13 @@ def build_layout(model: Union[Model, str, os.PathLike],
             "one row" if len(i.expert_map) == 1 else "per MoE layer"}
     if i.fp8:
         # Weights left at the source's precision are named: vLLM would
-        # refuse FP8 for them (a shard that splits a block).
+        # refuse FP8 for them (a shard that splits a block), or gpt-oss's
+        # interleaved gate_up, which no [2, f, h] block states.
         out.info["infer"]["fp8"] = {"format": i.fp8, "quantized": fp8_done,
                                     "left": len(fp8_left)}
         if fp8_left:
             notes.append(f"fp8: {len(fp8_left)} linear weights stay "
-                         f"{params[0].dtype} (a shard splits a block), e.g. "
+                         f"{params[0].dtype} (a shard splits a block, or "
+                         f"gpt-oss's interleaved gate_up), e.g. "
                          f"{fp8_left[0]}")
     return out

@@ -280,6 +280,21 @@ def test_dim_order_must_be_a_permutation(perm, msg):
         Sharding(DeviceMesh([0, 1], ("x",)), [["x"], []], dim_order=perm)
 
 
+@pytest.mark.parametrize("perm", [None, [], [0], [1, 1], "01"])
+def test_layout_json_dim_order_must_list_every_dim(perm):
+    from reshard.layout_json import check_layout_json
+    d = {"meshes": {"m": {"shape": [2], "axes": ["x"], "ranks": [0, 1]}},
+         "tensors": [{"name": "t", "shape": [2, 4], "dtype": "bf16",
+                      "src": {"mesh": "m", "dims": [["x"], []]},
+                      "dst": {"mesh": "m", "dims": [[], []],
+                              "dim_order": perm}}]}
+    with pytest.raises(ReshardError, match="dim_order must list every dim "
+                                           "0..1 once"):
+        check_layout_json(d)
+    d["tensors"][0]["dst"]["dim_order"] = [1, 0]
+    check_layout_json(d)
+
+
 def test_quantized_destination_has_no_dim_order():
     m = DeviceMesh([0, 1], ("x",))
     with pytest.raises(ReshardError, match="no dim_order"):

@@ -1025,6 +1025,44 @@ def test_gpt_oss_refuses_expert_tp_on_megatron(tmp_path):
         build_layout(str(path), "tp=2,ep=2", "tp=2,w13=up_gate")
 
 
+def test_gpt_oss_fp8_leaves_the_interleaved_gate_up(tmp_path):
+    """fp8=block quantizes gpt-oss's 2-D weights where blocks fit, and
+    counts each expert's [2, f, h] gate_up as left at bf16 (no [2, f, h]
+    block states vLLM's grid over interleaved rows)."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(dict(GPT_OSS, hidden_size=256,
+                                    intermediate_size=256, head_dim=32)))
+    lay = build_layout(str(path), "tp=1,ep=1", "tp=1,fp8=block", layers=1)
+    glu = [t for t in lay.tensors if t.name.endswith("gate_up_proj.weight")]
+    assert len(glu) == 8 and all(t.dst.quant is None for t in glu)
+    fp8 = lay.info["infer"]["fp8"]
+    assert fp8["left"] >= 8 and fp8["quantized"] > 0
+    assert any(t.dst.quant for t in lay.tensors
+               if t.name.endswith("down_proj.weight"))
+
+
+def test_megatron_fp32_router_parameters(tmp_path):
+    """Where Megatron holds a router parameter in fp32 and the layout moves
+    bf16: a rounded copy as a source; as a destination the parameter
+    itself, which Plan.run widens into."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(GPT_OSS))
+    m = model_of(str(path), 1, "tp=1,ep=1", "tp=1")
+    lay = build_layout(str(path), "tp=1,ep=1", "tp=1", layers=1,
+                       colocated=True)
+    fake = megatron_params(m, "tp=1,ep=1", 0, 1)
+    name = "model.layers.0.mlp.router.bias"
+    ((param, _),) = fake.stores[name]
+    assert param.dtype == torch.float32
+    src = reshard.megatron_tensors(lay, fake.module(), 0)[name]
+    assert src.dtype == BF16 and bits(src) == bits(param.to(BF16))
+    # Megatron as the destination (a reverse refit at tp=1, where both
+    # sides' shards have Megatron's shapes): the fp32 parameter itself.
+    back = reshard.megatron_tensors(lay, fake.module(), 0, side="dst")
+    assert back[name].dtype == torch.float32
+    same_storage(back[name], param, 0)
+
+
 def test_glm45_every_rank():
     # vLLM's sequence-parallel MoE (tp and dp > 1 with ep): glm4_moe.py,
     # unlike deepseek_v2.py, keeps the shared experts tensor-parallel.

@@ -124,6 +124,7 @@ inline constexpr int64_t kMxBlock = 32;
 struct ShardingSpec {
   llvm::SmallVector<DimShardingSpec> dims;
   llvm::SmallVector<int64_t> dimOrder;
+  bool dimOrderGiven = false; // written, even as []: checked then
   QuantSpec quant;
 };
 

@@ -398,6 +398,7 @@ bool Importer::readSharding(const JValue &v, const std::string &path,
   if (dimOrder &&
       !readIntList(*dimOrder, keyPath(path, "dim_order"), spec.dimOrder))
     return false;
+  spec.dimOrderGiven = dimOrder != nullptr;
   const JValue *quant = field(v, path, "quant", /*required=*/false);
   return !quant || readQuant(*quant, keyPath(path, "quant"), spec.quant);
 }

@@ -337,8 +337,17 @@ std::string randomCase(uint64_t seed) {
     bool respell = k && rng.chance(30);
     std::string srcIR =
         shardingIR(respell ? respelled(rng, srcSharding, shape) : srcSharding);
-    std::string dstIR =
-        shardingIR(respell ? respelled(rng, dstSharding, shape) : dstSharding);
+    RandomSharding dst =
+        respell ? respelled(rng, dstSharding, shape) : dstSharding;
+    // Now and then a tensor whose buffers only order their dims otherwise:
+    // a class of its own beside the others.
+    if (k && shape.size() >= 2 && rng.chance(15)) {
+      dst.dimOrder.resize(shape.size());
+      for (size_t d = 0; d < shape.size(); ++d)
+        dst.dimOrder[d] = d;
+      std::shuffle(dst.dimOrder.begin(), dst.dimOrder.end(), rng.gen);
+    }
+    std::string dstIR = shardingIR(dst);
     out += llvm::formatv("reshard.redistribute @{0} from @src{1} {2} to "
                          "@dst{1} {3} topology @topo : {4} -> {4}\n",
                          name, pair, srcIR, dstIR, type)

@@ -132,12 +132,21 @@ Attribute ShardingAttr::parse(AsmParser &parser, Type) {
     return {};
   SmallVector<int64_t> dimOrder, block;
   int64_t mx = 0;
-  if (succeeded(parser.parseOptionalKeyword("dim_order")) &&
-      parser.parseCommaSeparatedList(
-          AsmParser::Delimiter::Square,
-          [&]() { return parser.parseInteger(dimOrder.emplace_back()); },
-          " in a dim order"))
-    return {};
+  SMLoc dimOrderLoc = parser.getCurrentLocation();
+  if (succeeded(parser.parseOptionalKeyword("dim_order"))) {
+    if (parser.parseCommaSeparatedList(
+            AsmParser::Delimiter::Square,
+            [&]() { return parser.parseInteger(dimOrder.emplace_back()); },
+            " in a dim order"))
+      return {};
+    // The attribute cannot tell [] from no dim order: refuse it here.
+    if (dimOrder.empty() && !dims.empty()) {
+      parser.emitError(dimOrderLoc)
+          << "dim_order [] on a sharding of " << dims.size()
+          << " dim(s); list every dim once, outermost first";
+      return {};
+    }
+  }
   if (succeeded(parser.parseOptionalKeyword("quant"))) {
     if (succeeded(parser.parseOptionalKeyword("mx"))) {
       if (parser.parseInteger(mx))
