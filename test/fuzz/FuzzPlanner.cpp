@@ -1,15 +1,16 @@
 //===- FuzzPlanner.cpp - libFuzzer target: plan random layouts, run them --===//
 //
 // Bytes are decoded into a small plan: one to three tensors (0-D to 5-D,
-// dims up to 12, blocks, several mesh axes on one dim, replication) moving
-// between two meshes (up to 4-D, up to 16 devices, ranks identical,
-// overlapping or disjoint, sometimes near INT32_MAX) with an optional
-// topology. Every decoded layout is valid, so the planner must succeed:
-// buildPlanModel (classes and groups), selectSources (balanced or direct),
-// schedulePlan with a small staging budget and operation bound; then every
-// tensor's expanded pieces run on host buffers as `reshard-run --check`
-// does. Any error string, wrong or unwritten element, broken schedule
-// bound, or (balanced routing) network bytes above the lower bound aborts.
+// dims up to 12, blocks, storage and dim orders, several mesh axes on one
+// dim, replication) moving between two meshes (up to 4-D, up to 16
+// devices, ranks identical, overlapping or disjoint, sometimes near
+// INT32_MAX) with an optional topology. Every decoded layout is valid, so
+// the planner must succeed: buildPlanModel (classes and groups),
+// selectSources (balanced or direct), schedulePlan with a small staging
+// budget and operation bound; then every tensor's expanded pieces run on
+// host buffers as `reshard-run --check` does. Any error string, wrong or
+// unwritten element, broken schedule bound, or (balanced routing) network
+// bytes above the lower bound aborts.
 //
 //===----------------------------------------------------------------------===//
 #include "reshard/Plan/CostModel.h"
@@ -105,7 +106,10 @@ std::string shardingText(const MeshSpec &mesh, const Sharding &s) {
     if (!s.dims[d].blocks.empty())
       out += " blocks " + list(s.dims[d].blocks);
   }
-  return out + "]>";
+  out += "]";
+  if (!s.dimOrder.empty())
+    out += " dim_order " + list(s.dimOrder);
+  return out + ">";
 }
 
 /// The case as reshard IR plus the pipeline, so that a finding replays
@@ -222,6 +226,16 @@ ShardingSpec drawSharding(FuzzedDataProvider &in, const MeshSpec &mesh,
                 runs[in.ConsumeIntegralInRange<size_t>(i, runs.size() - 1)]);
     if (in.ConsumeBool())
       runs.push_back({in.ConsumeIntegralInRange<int64_t>(0, shape[d] + 2), 0});
+  }
+  // Now and then the buffers store their dims in another order.
+  if (shape.size() >= 2 && in.ConsumeIntegralInRange<int>(0, 3) == 0) {
+    for (size_t d = 0; d < shape.size(); ++d)
+      spec.dimOrder.push_back(d);
+    for (size_t i = 0; i + 1 < spec.dimOrder.size(); ++i)
+      std::swap(spec.dimOrder[i],
+                spec.dimOrder[in.ConsumeIntegralInRange<size_t>(
+                    i, spec.dimOrder.size() - 1)]);
+    spec.dimOrderGiven = true;
   }
   return spec;
 }
