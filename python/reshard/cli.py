@@ -34,7 +34,11 @@ class UsageError(ReshardError):
 
 
 def hf_params(params):
-    """(name, shape, dtype) in checkpoint names: fused tensors split."""
+    """(name, shape, dtype) in checkpoint names: fused tensors split;
+    gpt-oss's renamed by vLLM back and its experts packed per layer."""
+    params = list(params)
+    if any(p.role == "glu" for p in params):
+        params = list(_gpt_oss_checkpoint(params))
     for p in params:
         parts = p.name.split(".")
         hit = [i for i, s in enumerate(parts) if s in FUSED]
@@ -48,6 +52,37 @@ def hf_params(params):
             rows, blocks = sum(blocks[:k]), blocks[k:]
             yield (".".join(parts[:i] + [sub] + parts[i + 1:]),
                    [rows] + p.shape[1:], p.dtype)
+
+
+def _gpt_oss_checkpoint(params):
+    """gpt-oss's tensors under the checkpoint's names: embed_tokens and
+    self_attn (vLLM's gpt_oss.py renames them), and each layer's experts
+    as its four packed tensors, gate_up_proj [E, h, 2f] (gate and up
+    columns interleaved), gate_up_proj_bias [E, 2f], down_proj [E, f, h]
+    and down_proj_bias [E, h]."""
+    experts = {}
+    for p in params:
+        if p.expert is not None:
+            experts.setdefault(p.layer, []).append(p)
+    for p in params:
+        if p.expert is None:
+            name = p.name.replace("model.embedding.", "model.embed_tokens.")
+            yield dataclasses.replace(
+                p, name=name.replace(".attn.", ".self_attn."))
+            continue
+        if not p.name.endswith(".experts.0.gate_up_proj.weight"):
+            continue                # the layer's first expert packs them
+        ps = {q.name.split(".experts.")[1].split(".", 1)[1]: q
+              for q in experts[p.layer] if q.expert == 0}
+        n, (_, f, h) = len(experts[p.layer]) // 4, p.shape
+        base = p.name.split(".experts.")[0] + ".experts."
+        for name, shape, q in (
+                ("gate_up_proj", [n, h, 2 * f], "gate_up_proj.weight"),
+                ("gate_up_proj_bias", [n, 2 * f], "gate_up_proj.bias"),
+                ("down_proj", [n, f, h], "down_proj.weight"),
+                ("down_proj_bias", [n, h], "down_proj.bias")):
+            yield dataclasses.replace(ps[q], name=base + name, shape=shape,
+                                      role="rep", expert=None)
 
 
 def _fmt(n):

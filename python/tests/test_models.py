@@ -1,5 +1,7 @@
 """Presets from Hugging Face configs: hand-checked shapes and the public
 totals of the bundled models; config errors."""
+import math
+
 import pytest
 
 from reshard.cli import hf_params
@@ -160,6 +162,18 @@ def test_gpt_oss_shapes_and_totals():
     assert ps[l0 + "mlp.experts.0.down_proj.weight"].shape == [2880, 2880]
     assert ps[l0 + "mlp.experts.0.down_proj.bias"].role == "rep_tp0"
     assert len(ps) == 1 + 7 + 2 + 128 * 4 + 2
+    # `params` prints the checkpoint's names and its packed experts.
+    s = shapes(small20, 1)
+    assert s["model.embed_tokens.weight"] == [201088, 2880]
+    assert s["model.layers.0.self_attn.q_proj.bias"] == [4096]
+    assert s["model.layers.0.self_attn.sinks"] == [64]
+    e = "model.layers.0.mlp.experts."
+    assert (s[e + "gate_up_proj"], s[e + "gate_up_proj_bias"],
+            s[e + "down_proj"], s[e + "down_proj_bias"]) == (
+        [32, 2880, 5760], [32, 5760], [32, 2880, 2880], [32, 2880])
+    assert not any(".experts.0." in n or ".attn." in n for n in s)
+    assert sum(math.prod(v) for v in shapes(small20).values()) == \
+        20_914_757_184
 
 
 def test_qwen3_next_shapes_and_total():
