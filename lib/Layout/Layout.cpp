@@ -384,14 +384,7 @@ llvm::Expected<Sharding> reshard::resolveSharding(
     out.dims.push_back(std::move(dim));
   }
   if (spec.dimOrderGiven || !spec.dimOrder.empty()) {
-    llvm::SmallVector<bool> seen(shape.size(), false);
-    bool ok = spec.dimOrder.size() == shape.size();
-    for (int64_t d : spec.dimOrder) {
-      ok &= d >= 0 && d < static_cast<int64_t>(shape.size()) && !seen[d];
-      if (ok)
-        seen[d] = true;
-    }
-    if (!ok) {
+    if (!isPermutation(spec.dimOrder, shape.size())) {
       std::string got;
       for (int64_t d : spec.dimOrder)
         got += (got.empty() ? "" : ", ") + std::to_string(d);
@@ -443,6 +436,18 @@ llvm::Expected<Sharding> reshard::resolveSharding(
   if (!errors.empty())
     return errors.take();
   return out;
+}
+
+bool reshard::isPermutation(llvm::ArrayRef<int64_t> order, size_t rank) {
+  if (order.size() != rank)
+    return false;
+  llvm::SmallVector<bool> seen(rank, false);
+  for (int64_t d : order) {
+    if (d < 0 || d >= static_cast<int64_t>(rank) || seen[d])
+      return false;
+    seen[d] = true;
+  }
+  return true;
 }
 
 llvm::SmallVector<int64_t>

@@ -393,6 +393,13 @@ def chunk_range(start: int, n: int, parts: int,
     return start + off, min(c, n - off)
 
 
+def _is_permutation(perm: Any, ndim: int) -> bool:
+    """Whether perm lists each of the dims 0..ndim-1 once, as integers."""
+    return (isinstance(perm, (list, tuple)) and
+            all(_is_int(d) for d in perm) and
+            sorted(perm) == list(range(ndim)))
+
+
 def stored_to_logical(start: int, length: int,
                       runs: Optional[Sequence[Sequence[int]]]
                       ) -> List[Tuple[int, int]]:
@@ -562,8 +569,7 @@ class Sharding:
                 raise ReshardError(f"dim_order: give a list of dims, not "
                                    f"{dim_order!r}")
             perm = list(dim_order)
-            if (not all(_is_int(d) for d in perm) or
-                    sorted(perm) != list(range(len(self.dims)))):
+            if not _is_permutation(perm, len(self.dims)):
                 raise ReshardError(f"dim_order: {perm!r} is not a "
                                    f"permutation of the sharding's "
                                    f"{len(self.dims)} dim(s); list every dim "

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .errors import ReshardError
-from .layout import _is_int
+from .layout import _is_int, _is_permutation
 
 
 def _int(v: Any, low: int = 0) -> bool:
@@ -110,6 +110,6 @@ def _check_side(where: str, s: Any, ndim: int, meshes: Mapping) -> None:
             raise ReshardError(f"{where}: order[{d}] must be [start, "
                                f"length] pairs")
     perm = s.get("dim_order", list(range(ndim)))   # null is refused
-    if not _ints(perm) or sorted(perm) != list(range(ndim)):
+    if not _is_permutation(perm, ndim):
         raise ReshardError(f"{where}: dim_order must list every dim "
                            f"0..{ndim - 1} once, not {perm!r}")

@@ -188,6 +188,9 @@ llvm::Expected<Sharding> resolveSharding(const ShardingSpec &spec,
                                          llvm::ArrayRef<int64_t> shape,
                                          const std::string &path);
 
+/// Whether `order` lists each of the dims 0..rank-1 exactly once.
+bool isPermutation(llvm::ArrayRef<int64_t> order, size_t rank);
+
 /// The shape of a local buffer that stores a shard of `localShape` (its
 /// extents by logical dim) with its dims in `dimOrder` (empty: as they are).
 llvm::SmallVector<int64_t> storedShape(llvm::ArrayRef<int64_t> localShape,

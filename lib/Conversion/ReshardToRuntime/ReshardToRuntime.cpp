@@ -82,12 +82,12 @@ void buildClass(OpBuilder &b, Location loc, int64_t index,
   b.createBlock(&op.getBody());
   MLIRContext *ctx = b.getContext();
   int64_t eb = l.elementBytes;
+  ArrayRef<int64_t> srcOrder = l.src.sharding.dimOrder,
+                    dstOrder = l.dst.sharding.dimOrder;
   for (size_t i = 0; i < cls.pattern.size(); ++i) {
     ClassPattern::Piece p = cls.pattern[i];
     ArrayRef<int64_t> srcShape = shapeOf[0][p.srcCombo()],
                       dstShape = shapeOf[1][p.dstCombo()];
-    ArrayRef<int64_t> srcOrder = l.src.sharding.dimOrder,
-                      dstOrder = l.dst.sharding.dimOrder;
     SmallVector<int64_t> pack =
         boxDescriptor(srcShape, srcOrder, p.srcOffset(), p.sizes(), eb);
     SmallVector<int64_t> unpack =

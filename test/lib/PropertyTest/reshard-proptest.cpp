@@ -167,6 +167,17 @@ RandomSharding respelled(Rng &rng, RandomSharding s,
   return s;
 }
 
+/// A buffer's dim order over rank dims: the identity spelt out, or
+/// shuffled.
+std::vector<int64_t> dimOrder(Rng &rng, size_t rank, bool shuffled) {
+  std::vector<int64_t> order(rank);
+  for (size_t d = 0; d < rank; ++d)
+    order[d] = d;
+  if (shuffled)
+    std::shuffle(order.begin(), order.end(), rng.gen);
+  return order;
+}
+
 RandomSharding randomSharding(Rng &rng, const std::vector<int64_t> &shape,
                               size_t meshRank) {
   RandomSharding s;
@@ -198,12 +209,8 @@ RandomSharding randomSharding(Rng &rng, const std::vector<int64_t> &shape,
       s.order[d] = randomOrder(rng, shape[d]);
   // Sometimes the buffer stores its dims in another order (or the identity
   // spelt out).
-  if (shape.size() >= 2 && rng.chance(25)) {
-    for (size_t d = 0; d < shape.size(); ++d)
-      s.dimOrder.push_back(d);
-    if (!rng.chance(15))
-      std::shuffle(s.dimOrder.begin(), s.dimOrder.end(), rng.gen);
-  }
+  if (shape.size() >= 2 && rng.chance(25))
+    s.dimOrder = dimOrder(rng, shape.size(), !rng.chance(15));
   return s;
 }
 
@@ -341,12 +348,8 @@ std::string randomCase(uint64_t seed) {
         respell ? respelled(rng, dstSharding, shape) : dstSharding;
     // Now and then a tensor whose buffers only order their dims otherwise:
     // a class of its own beside the others.
-    if (k && shape.size() >= 2 && rng.chance(15)) {
-      dst.dimOrder.resize(shape.size());
-      for (size_t d = 0; d < shape.size(); ++d)
-        dst.dimOrder[d] = d;
-      std::shuffle(dst.dimOrder.begin(), dst.dimOrder.end(), rng.gen);
-    }
+    if (k && shape.size() >= 2 && rng.chance(15))
+      dst.dimOrder = dimOrder(rng, shape.size(), true);
     std::string dstIR = shardingIR(dst);
     out += llvm::formatv("reshard.redistribute @{0} from @src{1} {2} to "
                          "@dst{1} {3} topology @topo : {4} -> {4}\n",

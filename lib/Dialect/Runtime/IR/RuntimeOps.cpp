@@ -277,14 +277,7 @@ LogicalResult ClassOp::verifyRegions() {
         return emitOpError() << "has a shard whose bytes overflow 64 bits";
     }
     ArrayRef<int64_t> dimOrder = getDimOrder(src);
-    SmallVector<bool> seen(rank, false);
-    bool permutation = dimOrder.size() == size_t(rank);
-    for (int64_t d : dimOrder) {
-      permutation &= d >= 0 && d < rank && !seen[d];
-      if (permutation)
-        seen[d] = true;
-    }
-    if (!dimOrder.empty() && !permutation)
+    if (!dimOrder.empty() && !isPermutation(dimOrder, rank))
       return emitOpError() << "has " << (src ? "source" : "destination")
                            << " dim_order " << fmt(dimOrder)
                            << ", not a permutation of its " << rank
@@ -298,6 +291,7 @@ LogicalResult ClassOp::verifyRegions() {
   if (static_cast<size_t>(std::distance(
           getBody().front().begin(), getBody().front().end())) != pieces.size())
     return emitOpError() << "holds ops other than reshard_rt.piece";
+  ArrayRef<int64_t> srcOrder = getDimOrder(true), dstOrder = getDimOrder(false);
   for (auto [i, piece] : llvm::enumerate(pieces)) {
     if (static_cast<int64_t>(piece.getSizes().size()) != rank)
       return piece.emitOpError() << "has a rank-" << piece.getSizes().size()
@@ -310,8 +304,6 @@ LogicalResult ClassOp::verifyRegions() {
                                     "combo; pieces are ordered by it";
     ArrayRef<int64_t> srcShape = getShardShape(true, piece.getSrcCombo());
     ArrayRef<int64_t> dstShape = getShardShape(false, piece.getDstCombo());
-    ArrayRef<int64_t> srcOrder = getDimOrder(true),
-                      dstOrder = getDimOrder(false);
     for (auto [shape, offset, side] :
          {std::tuple{srcShape, piece.getSrcOffset(), "source"},
           std::tuple{dstShape, piece.getDstOffset(), "destination"}})
