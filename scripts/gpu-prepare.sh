@@ -38,5 +38,6 @@ while read -r name input budget; do
 done <<'EOF'
 quant test/Integration/mpi/Inputs/quant.json 4096
 transits test/Integration/mpi/Inputs/transits.mlir 262144
+dimorders test/Integration/mpi/Inputs/dim-orders.json 65536
 EOF
 echo "gpu-prepare: $pre ready ($(du -sh "$pre" | cut -f1))"
