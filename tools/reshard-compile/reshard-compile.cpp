@@ -82,14 +82,10 @@ cl::opt<int64_t> maxOpsPerStep(
     "max-ops-per-step",
     cl::desc("Point-to-point operations per rank and step (default 1024)"),
     cl::value_desc("K"), cl::init(1024), cl::cat(category));
-cl::opt<SourceStrategy> strategy(
-    "strategy", cl::desc("Source selection"),
-    cl::values(clEnumValN(SourceStrategy::Balanced, "balanced",
-                          "one network crossing per NVLink domain, NIC load "
-                          "balanced (default)"),
-               clEnumValN(SourceStrategy::Direct, "direct",
-                          "the baseline: lowest holder, no relay")),
-    cl::init(SourceStrategy::Balanced), cl::cat(category));
+cl::opt<SourceStrategy> strategy("strategy", cl::desc("Source selection"),
+                                 sourceStrategyValues(),
+                                 cl::init(SourceStrategy::Balanced),
+                                 cl::cat(category));
 cl::opt<TransitMode> transits(
     "transits",
     cl::desc("Holder streams that enter or leave an NVLink domain through "

@@ -32,13 +32,7 @@ struct ReshardPlanOptions
       llvm::cl::init(1024)};
   PassOptions::Option<SourceStrategy> strategy{
       *this, "strategy", llvm::cl::desc("How senders are chosen"),
-      llvm::cl::init(SourceStrategy::Balanced),
-      llvm::cl::values(
-          clEnumValN(SourceStrategy::Balanced, "balanced",
-                     "local, then NVLink, then one network crossing per "
-                     "NVLink domain from the least loaded NIC (default)"),
-          clEnumValN(SourceStrategy::Direct, "direct",
-                     "the baseline: lowest holder, no relay"))};
+      llvm::cl::init(SourceStrategy::Balanced), sourceStrategyValues()};
   PassOptions::Option<RelayTree> relayTree{
       *this, "relay-tree",
       llvm::cl::desc("Whether a domain may get a piece from another "

@@ -21,7 +21,33 @@ enum class SourceStrategy {
   /// Local copy if the destination holds the piece, else its lowest holder,
   /// no relay: the `direct` baseline.
   Direct,
+  /// Not a plan strategy: the report's `gather-broadcast` baseline. The
+  /// options accept the name so that choosing it gets an error that says
+  /// so (refusedStrategy), not "no such value".
+  GatherBroadcast,
 };
+
+/// The values of a `strategy` option (the pass, the pipeline and
+/// reshard-compile spell them alike).
+inline auto sourceStrategyValues() {
+  return llvm::cl::values(
+      clEnumValN(SourceStrategy::Balanced, "balanced",
+                 "local, then NVLink, then one network crossing per NVLink "
+                 "domain from the least loaded NIC (default)"),
+      clEnumValN(SourceStrategy::Direct, "direct",
+                 "the baseline: lowest holder, no relay"),
+      clEnumValN(SourceStrategy::GatherBroadcast, "gather-broadcast",
+                 "refused: a baseline of the report, not a plan strategy"));
+}
+
+/// Why `strategy` cannot plan, or "" when it can.
+inline llvm::StringRef refusedStrategy(SourceStrategy strategy) {
+  if (strategy != SourceStrategy::GatherBroadcast)
+    return "";
+  return "strategy=gather-broadcast is a baseline of the report, not a plan "
+         "strategy: every plan's report prints its figures beside the plan's "
+         "(baselines.gather-broadcast); plan with balanced or direct";
+}
 
 /// Whether a domain may be fed a piece by another domain's entries instead
 /// of its holders (a relay tree: the holders' domain sends it once for

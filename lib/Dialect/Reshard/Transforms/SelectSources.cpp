@@ -19,6 +19,10 @@ struct SelectSourcesPass
         PlanModule::load(getOperation(), getArgument());
     if (failed(plan))
       return signalPassFailure();
+    if (StringRef why = refusedStrategy(strategy); !why.empty()) {
+      emitError(getOperation().getLoc()) << "reshard-select-sources: " << why;
+      return signalPassFailure();
+    }
     int64_t maxStreams = relayTreeMaxStreams;
     if (maxStreams < 0) {
       emitError(getOperation().getLoc())

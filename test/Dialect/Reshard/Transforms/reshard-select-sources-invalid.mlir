@@ -1,6 +1,7 @@
 // reshard-select-sources errors: an unknown strategy (a typed option: the
-// option parser refuses it before any pass runs, names are case-sensitive,
-// and gather-broadcast is a report baseline, not a strategy), a module not
+// option parser refuses it before any pass runs, names are case-sensitive;
+// gather-broadcast, a report baseline and not a strategy, is refused with a
+// message that says so, by the pass, the pipeline and reshard-compile), a module not
 // yet planned (the tensor in no group is named, with what to run first),
 // a tensor in two groups, and the explicit reference form as input.
 
@@ -10,13 +11,16 @@
 // RUN: not reshard-opt %t/layout.mlir --reshard-intersect --reshard-select-sources=strategy=Direct -o /dev/null 2>&1 | FileCheck %s --check-prefix=CASE
 // CASE: for the --strategy option: Cannot find option named 'Direct'!
 // RUN: not reshard-opt %t/layout.mlir --reshard-intersect --reshard-select-sources=strategy=gather-broadcast -o /dev/null 2>&1 | FileCheck %s --check-prefix=GB
-// GB: for the --strategy option: Cannot find option named 'gather-broadcast'!
+// GB: layout.mlir:1:1: error: reshard-select-sources: strategy=gather-broadcast is a baseline of the report, not a plan strategy: every plan's report prints its figures beside the plan's (baselines.gather-broadcast); plan with balanced or direct
+// RUN: not reshard-opt %t/layout.mlir --reshard-plan-pipeline=strategy=gather-broadcast -o /dev/null 2>&1 | FileCheck %s --check-prefix=GB
+// RUN: not reshard-compile %t/layout.mlir --strategy=gather-broadcast --emit=none --report=- 2>&1 | FileCheck %s --check-prefix=GB
 // The valid names are listed by --help.
 // RUN: reshard-opt --help | FileCheck %s --check-prefix=HELP
 // HELP: --reshard-select-sources
 // HELP: --strategy=<value>
 // HELP-NEXT: =balanced
 // HELP-NEXT: =direct
+// HELP-NEXT: =gather-broadcast - refused: a baseline of the report
 // RUN: reshard-opt %t/tables.mlir -split-input-file --reshard-select-sources -verify-diagnostics
 // RUN: reshard-opt %t/tables.mlir -split-input-file --reshard-select-sources=strategy=direct -verify-diagnostics
 

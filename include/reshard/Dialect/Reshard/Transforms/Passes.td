@@ -126,8 +126,9 @@ def ReshardSelectSources : Pass<"reshard-select-sources", "mlir::ModuleOp"> {
     `reshard-plan-pipeline` and `reshard-compile` it also turns the
     schedule's `transits=auto` into `never`, so the plan is the report's
     `direct` figures; `transits=always` stands). The `gather-broadcast`
-    baseline is not a strategy: `reshard-report` prints its figures beside
-    the plan's.
+    baseline is not a strategy (`strategy=gather-broadcast` is refused with
+    a message saying so): `reshard-report` prints its figures beside the
+    plan's.
 
     Example: ranks 2 and 3 (one domain of 4) need the same piece, held only
     by ranks 8 and 9 (another domain); it crosses once, from 8 into 2, and 2
@@ -146,13 +147,7 @@ def ReshardSelectSources : Pass<"reshard-select-sources", "mlir::ModuleOp"> {
     Option<"strategy", "strategy", "::reshard::SourceStrategy",
            /*default=*/"::reshard::SourceStrategy::Balanced",
            "How senders are chosen",
-           [{::llvm::cl::values(
-               clEnumValN(::reshard::SourceStrategy::Balanced, "balanced",
-                          "local, then NVLink, then one network crossing "
-                          "per NVLink domain from the least loaded NIC "
-                          "(default)"),
-               clEnumValN(::reshard::SourceStrategy::Direct, "direct",
-                          "the baseline: lowest holder, no relay"))}]>,
+           [{::reshard::sourceStrategyValues()}]>,
     Option<"relayTree", "relay-tree", "::reshard::RelayTree",
            /*default=*/"::reshard::RelayTree::Auto",
            "Whether a domain may get a piece from another domain's entries",
