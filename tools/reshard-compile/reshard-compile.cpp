@@ -222,6 +222,12 @@ int compile() {
   registerCompileDialects(registry);
   MLIRContext ctx(registry);
   ctx.loadAllAvailableDialects();
+  // An error names its op by location (a layout's JSON line); the op in
+  // generic form is noise there, unless asked for.
+  llvm::cl::Option *printOp =
+      llvm::cl::getRegisteredOptions().lookup("mlir-print-op-on-diagnostic");
+  if (!printOp || !printOp->getNumOccurrences())
+    ctx.printOpOnDiagnostic(false);
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(input, &error);
   if (!file)

@@ -51,6 +51,13 @@ inline constexpr int64_t kMaxMeshDevices = INT32_MAX;
 /// rank + 1, must be a C `int` too.
 inline constexpr int64_t kMaxRank = INT32_MAX - 1;
 
+/// A plan's byte counts (messages, per-rank and per-link totals, the lower
+/// bound, both baselines) are each at most a few times the sum, over its
+/// tensors, of the tensor's byte size times the ranks of its two meshes
+/// (the gather-broadcast baseline sends every full tensor to each
+/// destination rank); keeping that sum below 2^60 keeps them in 64 bits.
+inline constexpr int64_t kMaxPlanBytes = int64_t(1) << 60;
+
 /// The smallest staging budget (bytes a rank stages at any instant): one
 /// 8-byte element.
 inline constexpr int64_t kMinStagingBudget = 8;

@@ -7,6 +7,7 @@
 #include "mlir/IR/Threading.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace reshard;
@@ -32,6 +33,44 @@ moduleTopology(ArrayRef<RedistributeOp> ops, SymbolTableCollection &symbols) {
         topology = topo.toSpec();
   }
   return topology;
+}
+
+/// Refuses a module whose tensors' byte sizes, each times the ranks of its
+/// two meshes, add up to kMaxPlanBytes or more: no count of its plan could
+/// be trusted to fit 64 bits. Named at the tensor that crosses the limit.
+static LogicalResult checkPlanBytes(ArrayRef<RedistributeOp> ops,
+                                    SymbolTableCollection &symbols) {
+  llvm::DenseMap<Attribute, int64_t> meshRanks;
+  auto ranksOf = [&](RedistributeOp op, FlatSymbolRefAttr ref) -> int64_t {
+    auto [it, fresh] = meshRanks.try_emplace(ref, 0);
+    if (fresh)
+      if (auto mesh =
+              symbols.lookupNearestSymbolFrom<MeshOp>(op, ref.getAttr()))
+        it->second = mesh.getRanks().size();
+    return it->second;
+  };
+  int64_t total = 0;
+  for (RedistributeOp op : ops) {
+    RankedTensorType type = op.getSrcTensorType();
+    // Below 2^63 (the verifier); 0 with a zero dim.
+    std::optional<int64_t> bytes =
+        getElementTypeBytes(type.getElementType()).value_or(0);
+    for (int64_t d : type.getShape())
+      bytes = bytes ? llvm::checkedMul(*bytes, d) : bytes;
+    int64_t ranks =
+        ranksOf(op, op.getSrcMeshAttr()) + ranksOf(op, op.getDstMeshAttr());
+    std::optional<int64_t> term =
+        bytes ? llvm::checkedMul(*bytes, ranks) : bytes;
+    std::optional<int64_t> sum = term ? llvm::checkedAdd(total, *term) : term;
+    if (!sum || *sum >= kMaxPlanBytes)
+      return op.emitOpError()
+             << "brings the plan over its size limit: the tensors' byte "
+                "sizes, each times the ranks of its two meshes ("
+             << ranks << " for this one), add up to 2^60 bytes or more, and "
+             << "every byte count of a plan must fit 64 bits";
+    total = *sum;
+  }
+  return success();
 }
 
 std::string reshard::freeSymbolName(const llvm::StringSet<> &taken,
@@ -65,13 +104,15 @@ FailureOr<PlanModule> PlanModule::load(ModuleOp module, StringRef passName) {
                 "lane spans)";
     plan.model.relayLaneSpan = span.getInt();
   }
-  SymbolTableCollection symbols;
   llvm::StringMap<int64_t> tensorIndex;
   for (RedistributeOp op : module.getOps<RedistributeOp>()) {
     tensorIndex[op.getSymName()] = plan.tensors.size();
     plan.tensors.push_back(op);
     plan.model.tensorNames.push_back(op.getSymName().str());
   }
+  SymbolTableCollection symbols;
+  if (failed(checkPlanBytes(plan.tensors, symbols)))
+    return failure();
   // Quantized destinations, as reshard-quantize marked them.
   for (auto [t, op] : llvm::enumerate(plan.tensors)) {
     auto of = op->getAttrOfType<FlatSymbolRefAttr>(kScalesOfAttr);
@@ -334,6 +375,8 @@ void PlanModule::storeSchedule(ModuleOp module) {
 LogicalResult reshard::intersectModule(ModuleOp module) {
   SymbolTableCollection symbols;
   SmallVector<RedistributeOp> ops(module.getOps<RedistributeOp>());
+  if (failed(checkPlanBytes(ops, symbols)))
+    return failure();
   std::vector<TensorLayout> layouts;
   layouts.reserve(ops.size());
   for (RedistributeOp op : ops) {

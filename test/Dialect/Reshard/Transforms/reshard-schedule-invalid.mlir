@@ -13,7 +13,7 @@
 // RUN: reshard-opt %t/ops-1.mlir --reshard-intersect --reshard-schedule=max-ops-per-step=1 -verify-diagnostics
 // RUN: reshard-opt %t/ops-0.mlir --reshard-intersect --reshard-schedule=max-ops-per-step=0 -verify-diagnostics
 // RUN: reshard-opt %t/tables.mlir -split-input-file --reshard-schedule -verify-diagnostics
-// RUN: reshard-opt %t/steps.mlir --reshard-intersect --reshard-select-sources --reshard-schedule -verify-diagnostics
+// RUN: reshard-opt %t/steps.mlir --reshard-intersect --reshard-select-sources --reshard-schedule=staging-budget=65536 -verify-diagnostics
 // RUN: reshard-opt %t/stream-steps.mlir --reshard-intersect --reshard-select-sources --reshard-schedule=staging-budget=16 -verify-diagnostics
 // The pass fails: a non-zero exit status without -verify-diagnostics.
 // RUN: not reshard-opt %t/budget-7.mlir --reshard-intersect --reshard-schedule=staging-budget=7 -o /dev/null 2>&1 | FileCheck %s
@@ -118,14 +118,14 @@ reshard.pieces @w rank 1 holders [[0], [1]] [
 ]
 
 //--- steps.mlir
-// int8 [2^62 - 1] from 4 ranks to 3: rank 0 sends 2^60 bytes, 2^30 steps
-// of a 1 GiB budget.
-// expected-error @+1 {{reshard-schedule: rank 0 stages 1152921504606846976 bytes, 4194304 steps or more at the staging budget of 1073741824 bytes, where a plan takes at most 4194304 a rank; raise the budget}}
+// int8 [2^40] from 4 ranks to 3: rank 0 sends 2^38 bytes, 2^22 steps of a
+// 64 KiB budget.
+// expected-error @+1 {{reshard-schedule: rank 0 stages 274877906944 bytes, 4194304 steps or more at the staging budget of 65536 bytes, where a plan takes at most 4194304 a rank; raise the budget}}
 module {
   reshard.mesh @a shape = [4] axes = ["x"] ranks = [0, 1, 2, 3]
   reshard.mesh @b shape = [3] axes = ["x"] ranks = [4, 5, 6]
   reshard.redistribute @huge from @a <[[x]]> to @b <[[x]]>
-      : tensor<4611686018427387903xi8> -> tensor<4611686018427387903xi8>
+      : tensor<1099511627776xi8> -> tensor<1099511627776xi8>
 }
 
 //--- stream-steps.mlir
