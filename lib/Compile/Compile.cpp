@@ -25,12 +25,16 @@ reshard::loadInput(const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
 }
 
 FailureOr<Stage> reshard::getStage(ModuleOp module) {
-  size_t redistributions = 0, tables = 0, plans = 0, groups = 0;
+  size_t redistributions = 0, tables = 0, plans = 0, groups = 0, unrouted = 0,
+         schedules = 0;
   for (Operation &op : module.getBody()->getOperations()) {
     redistributions += isa<RedistributeOp>(op);
     tables += isa<PiecesOp>(op);
     plans += isa<rt::PlanOp>(op);
     groups += isa<GroupOp, ClassOp, ScheduleOp>(op);
+    if (auto group = dyn_cast<GroupOp>(op))
+      unrouted += !group.getRouting();
+    schedules += isa<ScheduleOp>(op);
   }
   if (plans) {
     if (plans > 1 || redistributions || tables || groups)
@@ -47,7 +51,9 @@ FailureOr<Stage> reshard::getStage(ModuleOp module) {
               "classes or groups (the planned form); reshard-expand replaces "
               "the one by the other";
   if (groups)
-    return Stage::Planned;
+    return schedules  ? Stage::Planned
+           : unrouted ? Stage::Intersected
+                      : Stage::Routed;
   if (!tables)
     return Stage::Layout;
   if (tables < redistributions) {
@@ -74,7 +80,12 @@ static LogicalResult runPasses(PassManager &pm, ModuleOp module,
 
 LogicalResult reshard::planModule(ModuleOp module,
                                   const ReshardPlanOptions &options,
-                                  PassManagerSetup setup) {
+                                  Stage stage, PassManagerSetup setup) {
+  if (stage == Stage::Planned)
+    return success();
+  assert((stage == Stage::Layout || stage == Stage::Intersected ||
+          stage == Stage::Routed) &&
+         "only a layout or a module on its way through the pipeline");
   PassManager pm(module.getContext());
   ReshardPlanOptions planning;
   planning.stagingBudget = options.stagingBudget;
@@ -85,7 +96,10 @@ LogicalResult reshard::planModule(ModuleOp module,
   planning.relayTree = options.relayTree;
   planning.relayTreeMaxStreams = options.relayTreeMaxStreams;
   planning.lower = false;
-  buildReshardPlanPipeline(pm, planning);
+  buildReshardPlanPipeline(pm, planning,
+                           stage == Stage::Layout        ? PlanFrom::Layout
+                           : stage == Stage::Intersected ? PlanFrom::Intersected
+                                                         : PlanFrom::Routed);
   return runPasses(pm, module, setup);
 }
 

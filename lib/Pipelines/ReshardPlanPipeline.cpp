@@ -10,14 +10,19 @@ using namespace mlir;
 using namespace reshard;
 
 void reshard::buildReshardPlanPipeline(OpPassManager &pm,
-                                       const ReshardPlanOptions &options) {
-  pm.addPass(createReshardQuantize());
-  pm.addPass(createReshardIntersect());
-  ReshardSelectSourcesOptions select;
-  select.strategy = options.strategy;
-  select.relayTree = options.relayTree;
-  select.relayTreeMaxStreams = options.relayTreeMaxStreams;
-  pm.addPass(createReshardSelectSources(select));
+                                       const ReshardPlanOptions &options,
+                                       PlanFrom from) {
+  if (from == PlanFrom::Layout) {
+    pm.addPass(createReshardQuantize());
+    pm.addPass(createReshardIntersect());
+  }
+  if (from != PlanFrom::Routed) {
+    ReshardSelectSourcesOptions select;
+    select.strategy = options.strategy;
+    select.relayTree = options.relayTree;
+    select.relayTreeMaxStreams = options.relayTreeMaxStreams;
+    pm.addPass(createReshardSelectSources(select));
+  }
   ReshardScheduleOptions schedule;
   schedule.stagingBudget = options.stagingBudget;
   schedule.maxOpsPerStep = options.maxOpsPerStep;
@@ -40,5 +45,7 @@ void reshard::registerReshardPlanPipeline() {
       "reshard-plan-pipeline",
       "Plan every redistribution (intersect, select sources, schedule) and "
       "lower the module to a reshard_rt plan",
-      buildReshardPlanPipeline);
+      [](OpPassManager &pm, const ReshardPlanOptions &options) {
+        buildReshardPlanPipeline(pm, options);
+      });
 }

@@ -255,10 +255,18 @@ int compile() {
                         "and reshard-run; compile the layout or the planned "
                         "module (classes and groups)");
   if (*stage == Stage::Planned && planningOptions)
-    return fail(input + " is already planned (it has reshard.group ops): "
+    return fail(input + " is already planned (it has a reshard.schedule): "
                         "--staging-budget, --max-ops-per-step, --strategy, "
                         "--transits, --relay-tree, --relay-tree-max-streams "
-                        "and --receives-ahead apply to layouts");
+                        "and --receives-ahead apply to layouts and to "
+                        "modules not yet scheduled");
+  if (*stage == Stage::Routed &&
+      (strategy.getNumOccurrences() || relayTree.getNumOccurrences() ||
+       relayTreeMaxStreams.getNumOccurrences()))
+    return fail(input + " is already routed (every reshard.group has its "
+                        "routing): --strategy, --relay-tree and "
+                        "--relay-tree-max-streams apply to layouts and to "
+                        "modules not yet routed");
   if (*stage == Stage::Lowered && !reportFile.empty())
     return fail(input + " is already lowered: the report needs the planned "
                         "module; give the layout");
@@ -283,7 +291,8 @@ int compile() {
     stageTimer = root.nest(name);
   };
   nextStage("plan");
-  if (*stage == Stage::Layout && failed(planModule(*module, options, setup)))
+  if (*stage != Stage::Lowered &&
+      failed(planModule(*module, options, *stage, setup)))
     return 1;
   // The report is worked out beside the lowering, from its own copy of
   // the plan.
@@ -345,8 +354,11 @@ int main(int argc, char **argv) {
       "  reshard-compile LAYOUT --backend=mpi|nccl -o PLAN.cpp\n\n"
       "LAYOUT (a file, or - for standard input) is a layout JSON (named\n"
       "*.json, or text that starts with '{') or reshard IR. A layout is\n"
-      "planned with reshard-plan-pipeline's options below; a planned\n"
-      "module (reshard.class and reshard.group ops) is lowered as it is;\n"
+      "planned with reshard-plan-pipeline's options below; a module on\n"
+      "its way (reshard.class and reshard.group ops) goes through the\n"
+      "passes it has not been through (reshard-select-sources unless its\n"
+      "groups are routed, reshard-schedule unless it has a\n"
+      "reshard.schedule) and is lowered;\n"
       "a lowered module (a reshard_rt.plan) is only emitted, and planning\n"
       "options are then an error; the explicit reference form\n"
       "(reshard.pieces, from reshard-expand) is refused. Outputs are\n"

@@ -408,7 +408,7 @@ load(MLIRContext &ctx, std::shared_ptr<llvm::SourceMgr> &sourceMgr,
       if (failed(layout) || !fitsHostMemory(*layout))
         return nullptr;
     }
-    if (failed(planModule(*module, ReshardPlanOptions())))
+    if (failed(planModule(*module, ReshardPlanOptions(), Stage::Layout)))
       return nullptr;
   }
   return module;

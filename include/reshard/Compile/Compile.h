@@ -27,11 +27,13 @@ namespace reshard {
 
 /// How far a module has come.
 enum class Stage {
-  Layout,   ///< reshard ops, no classes or groups yet: to be planned
-  Planned,  ///< classes and groups (routed and scheduled, or not yet)
-  Explicit, ///< every redistribution has its reshard.pieces: the reference
-            ///< form (reshard-expand), for reading and reshard-run only
-  Lowered,  ///< one reshard_rt.plan and nothing else
+  Layout,      ///< reshard ops, no classes or groups yet: to be planned
+  Intersected, ///< classes and groups, some group not yet routed
+  Routed,      ///< every group routed, no reshard.schedule yet
+  Planned,     ///< classes, groups and a reshard.schedule
+  Explicit,    ///< every redistribution has its reshard.pieces: the reference
+               ///< form (reshard-expand), for reading and reshard-run only
+  Lowered,     ///< one reshard_rt.plan and nothing else
 };
 
 /// Called on every pass manager a stage builds, before it runs: tools apply
@@ -54,10 +56,11 @@ loadInput(const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
 /// only).
 mlir::FailureOr<Stage> getStage(mlir::ModuleOp module);
 
-/// Plans a Layout module in place with reshard-plan-pipeline (without the
+/// Plans a Layout, Intersected or Routed module in place with the passes of
+/// reshard-plan-pipeline that remain for its `stage` (without the
 /// lowering).
 mlir::LogicalResult planModule(mlir::ModuleOp module,
-                               const ReshardPlanOptions &options,
+                               const ReshardPlanOptions &options, Stage stage,
                                PassManagerSetup setup = {});
 
 /// Starts the JSON report of a Planned module (reshard-report's): its plan

@@ -67,10 +67,16 @@ struct ReshardPlanOptions
       llvm::cl::init(true)};
 };
 
-/// reshard-intersect, reshard-select-sources, reshard-schedule and, unless
-/// `lower` is false, convert-reshard-to-runtime, on the module.
+/// Where a module enters the pipeline: a layout (reshard-quantize first),
+/// a module intersected but not routed, or one routed but not scheduled.
+enum class PlanFrom { Layout, Intersected, Routed };
+
+/// reshard-quantize, reshard-intersect, reshard-select-sources,
+/// reshard-schedule and, unless `lower` is false,
+/// convert-reshard-to-runtime, on the module; from `from` on.
 void buildReshardPlanPipeline(mlir::OpPassManager &pm,
-                              const ReshardPlanOptions &options);
+                              const ReshardPlanOptions &options,
+                              PlanFrom from = PlanFrom::Layout);
 
 /// Registers `--reshard-plan-pipeline`.
 void registerReshardPlanPipeline();
