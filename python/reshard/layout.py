@@ -451,8 +451,9 @@ def _check_runs(runs: Any, d: int, n: Optional[int],
     """A storage order's rules (docs/Layout.md "Storage orders"); n None
     checks the form only."""
     where = f"{what}: order of dim {d}" if what else f"order of dim {d}"
-    if not isinstance(runs, _SEQ) or not len(runs):
-        raise ReshardError(f"{where}: {runs!r} must be a non-empty list of "
+    # Empty only on a zero-size dim (the runs must cover [0, n) exactly).
+    if not isinstance(runs, _SEQ):
+        raise ReshardError(f"{where}: {runs!r} must be a list of "
                            f"[start, length] runs")
     for k, r in enumerate(runs):
         if not isinstance(r, _SEQ) or len(r) != 2 or \
@@ -839,7 +840,7 @@ class Layout:
         if "block" in q and len(q["block"]) != len(shape):
             raise ReshardError(f"{name}: quant has {len(q['block'])} block "
                                f"sizes for {len(shape)} dims")
-        if dst.order:
+        if any(dst.order.values()):
             raise ReshardError(f"{name}: a quantized destination has no "
                                f"storage order")
         if dst.dim_order is not None:
@@ -963,7 +964,7 @@ def _sharding_mlir(side):
     for d, axes in enumerate(side["dims"]):
         s = "[" + ", ".join(_axis(a) for a in axes) + "]"
         order = side.get("order", {}).get(str(d))
-        if order is not None:
+        if order:   # [] only on a zero-size dim: the logical order
             s += " order [" + ", ".join(f"[{a}, {n}]" for a, n in order) + "]"
         blocks = side.get("blocks", {}).get(str(d))
         if blocks is not None:

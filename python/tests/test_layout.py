@@ -217,6 +217,7 @@ def test_storage_order_segments_json_and_mlir():
     ([[4, 4], [0, 5]], r"run 0 \[4, 4\] overlaps run 1 \[0, 5\]"),
     ([[0, 8], [8, 1]], r"run 1 \[8, 1\] is outside dim 0 of size 8"),
     ([[-1, 2], [1, 7]], r"run 0 \[-1, 2\] is outside"),
+    ([], r"no run covers indices \[0, 8\) of dim 0"),
 ])
 def test_storage_order_errors_name_tensor_side_dim_and_run(runs, msg):
     m = DeviceMesh([0, 1], ("x",))
@@ -226,7 +227,7 @@ def test_storage_order_errors_name_tensor_side_dim_and_run(runs, msg):
 
 
 @pytest.mark.parametrize("order,msg", [
-    ({0: []}, r"order of dim 0: \[\] must be a non-empty list"),
+    ({0: 5}, r"order of dim 0: 5 must be a list of \[start, length\] runs"),
     ({0: [[0, 1, 2]]}, r"order of dim 0: run 0 \[0, 1, 2\] is not \[start, "
                        r"length\]"),
     ({0: [[0, 1.5]]}, "is not \\[start, length\\]"),
@@ -235,6 +236,23 @@ def test_storage_order_errors_name_tensor_side_dim_and_run(runs, msg):
 def test_storage_order_form(order, msg):
     with pytest.raises(ReshardError, match=msg):
         Sharding(DeviceMesh([0, 1], ("x",)), [["x"]], order=order)
+
+
+def test_an_empty_order_on_a_zero_size_dim(have_tools, tmp_path):
+    # [] covers [0, 0) exactly: the logical order, in JSON and MLIR alike.
+    m = DeviceMesh([0, 1], ("tp",), name="m")
+    lay = Layout()
+    lay.add("z", [0, 3], "bf16", Sharding(m, [["tp"], []], order={0: []}),
+            Sharding(m, [[], ["tp"]], order={0: [], 1: [[2, 1], [0, 2]]}))
+    assert lay.to_dict()["tensors"][0]["src"]["order"] == {"0": []}
+    assert "<[[tp], []]> to @m <[[], [tp] order [[2, 1], [0, 2]]]>" \
+        in lay.to_mlir()
+    for name, text in (("z.json", json.dumps(lay.to_dict())),
+                       ("z.mlir", lay.to_mlir())):
+        (tmp_path / name).write_text(text)
+        out = subprocess.run([tools.tool("reshard-run"), str(tmp_path / name),
+                              "--check"], capture_output=True, text=True)
+        assert out.returncode == 0 and "all correct" in out.stdout, out.stderr
 
 
 def test_dim_order_stored_shape_json_and_mlir(have_tools, tmp_path):

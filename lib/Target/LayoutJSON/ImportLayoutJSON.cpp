@@ -90,8 +90,9 @@ private:
   bool readMesh(const JValue &v, const std::string &path, MeshSpec &mesh);
   bool readTopology(const JValue &v, const std::string &path,
                     TopologySpec &topo);
-  bool readSharding(const JValue &v, const std::string &path, size_t rank,
-                    std::string &meshName, ShardingSpec &spec);
+  bool readSharding(const JValue &v, const std::string &path,
+                    ArrayRef<int64_t> shape, std::string &meshName,
+                    ShardingSpec &spec);
   bool readQuant(const JValue &v, const std::string &path, QuantSpec &quant);
   bool readTensor(const JValue &v, const std::string &path, TensorEntry &t);
 
@@ -295,8 +296,9 @@ bool Importer::readTopology(const JValue &v, const std::string &path,
 }
 
 bool Importer::readSharding(const JValue &v, const std::string &path,
-                            size_t rank, std::string &meshName,
+                            ArrayRef<int64_t> shape, std::string &meshName,
                             ShardingSpec &spec) {
+  size_t rank = shape.size();
   if (!expectKind(v, path, Kind::Object, "a sharding object"))
     return false;
   const JValue *mesh = field(v, path, "mesh");
@@ -318,6 +320,7 @@ bool Importer::readSharding(const JValue &v, const std::string &path,
     spec.dims.push_back(std::move(dim));
   }
   // `blocks` and `order` map tensor dim indices ("0", "1", ...) to lists.
+  size_t entryDim = 0; // the dim of the entry being read
   auto forEachDim =
       [&](StringRef key, StringRef noun, StringRef what,
           llvm::function_ref<bool(const JValue &, const std::string &,
@@ -352,6 +355,7 @@ bool Importer::readSharding(const JValue &v, const std::string &path,
                              .str());
           if (dim >= spec.dims.size())
             continue; // the dims count mismatch is reported by resolveSharding
+          entryDim = dim;
           if (!readEntry(entry, entryPath, spec.dims[dim]))
             return false;
         }
@@ -372,8 +376,14 @@ bool Importer::readSharding(const JValue &v, const std::string &path,
     if (!expectKind(runs, entryPath, Kind::Array,
                     "an array of [start, length] runs"))
       return false;
-    if (runs.elements.empty())
-      return error(runs, entryPath, "an order needs at least one run");
+    // No run covers [0, 0) exactly: a zero-size dim's order may be empty
+    // (the logical order, as no order).
+    if (runs.elements.empty() && shape[entryDim] != 0)
+      return error(runs, entryPath,
+                   llvm::formatv("an order needs at least one run (dim {0} "
+                                 "has size {1})",
+                                 entryDim, shape[entryDim])
+                       .str());
     for (auto [k, run] : llvm::enumerate(runs.elements)) {
       std::string runPath = indexPath(entryPath, k);
       SmallVector<int64_t> pair;
@@ -470,8 +480,8 @@ bool Importer::readTensor(const JValue &v, const std::string &path,
   if (!report(verifyTensorShape(t.shape, *bytes, path), v, path))
     return false;
   std::string srcPath = keyPath(path, "src"), dstPath = keyPath(path, "dst");
-  if (!readSharding(*src, srcPath, t.shape.size(), t.srcMesh, t.src) ||
-      !readSharding(*dst, dstPath, t.shape.size(), t.dstMesh, t.dst))
+  if (!readSharding(*src, srcPath, t.shape, t.srcMesh, t.src) ||
+      !readSharding(*dst, dstPath, t.shape, t.dstMesh, t.dst))
     return false;
   if (!t.src.quant.empty())
     return error(*src->find("quant"), keyPath(srcPath, "quant"),

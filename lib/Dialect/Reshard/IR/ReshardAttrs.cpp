@@ -58,7 +58,8 @@ static DimShardingAttr parseDimBody(AsmParser &parser) {
                                        "runs)"))
       return {};
     if (order.empty()) {
-      parser.emitError(orderLoc, "'order' needs at least one run");
+      parser.emitError(orderLoc, "'order' needs at least one run (a "
+                                 "zero-size dim needs no order)");
       return {};
     }
   }
