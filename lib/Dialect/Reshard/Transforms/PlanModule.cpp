@@ -12,25 +12,30 @@
 using namespace mlir;
 using namespace reshard;
 
-/// The one topology of the module's tensors (they must agree).
+/// The one topology of the module's tensors: those that name one must name
+/// the same, and those that name none follow it.
 static FailureOr<std::optional<TopologySpec>>
 moduleTopology(ArrayRef<RedistributeOp> ops, SymbolTableCollection &symbols) {
   std::optional<TopologySpec> topology;
-  FlatSymbolRefAttr first;
+  RedistributeOp first; // the first tensor that names a topology
   for (RedistributeOp op : ops) {
     FlatSymbolRefAttr ref = op.getTopologyAttr();
-    if (op == ops.front())
-      first = ref;
-    if (ref != first)
-      return op.emitOpError()
-             << "names topology " << (ref ? ref.getValue() : "(none)")
-             << " and the module's first tensor "
-             << (first ? first.getValue() : "(none)")
-             << "; a plan models one topology for all its tensors";
-    if (ref && !topology)
+    if (!ref)
+      continue;
+    if (!first) {
+      first = op;
       if (auto topo =
               symbols.lookupNearestSymbolFrom<TopologyOp>(op, ref.getAttr()))
         topology = topo.toSpec();
+      continue;
+    }
+    if (ref != first.getTopologyAttr())
+      return op.emitOpError()
+             << "names topology " << ref.getValue() << " and @"
+             << first.getSymName() << " names "
+             << first.getTopologyAttr().getValue()
+             << "; a plan models one topology for all its tensors (a tensor "
+                "that names none follows it)";
   }
   return topology;
 }
