@@ -370,17 +370,24 @@ std::optional<PlanSchedule> uniformSchedule(
         k >= options.stagingBudget)
       return std::nullopt;
     int64_t bytes = bytesAt.lookup(rank), room = options.stagingBudget - k;
-    lo = std::max(lo,
-                  (bytes + options.stagingBudget - 1) / options.stagingBudget);
-    hi = std::max(hi, (bytes + room - 1) / room);
+    // Rounded up without forming bytes + budget - 1 (a budget may be
+    // 2^63 - 1).
+    lo = std::max(lo, llvm::divideCeilSigned(bytes, options.stagingBudget));
+    hi = std::max(hi, llvm::divideCeilSigned(bytes, room));
   }
   auto fits = [&](int64_t n) {
     llvm::DenseMap<int64_t, int64_t> used;
+    auto take = [&](int64_t rank, int64_t q) {
+      int64_t &u = used[rank];
+      if (q > options.stagingBudget - u)
+        return false;
+      u += q;
+      return true;
+    };
     for (const StreamContent &s : streams) {
-      int64_t q = (s.bytes + n - 1) / n;
-      int64_t kept = receiveCopies(s, options) * q;
-      if ((used[s.sender] += q) > options.stagingBudget ||
-          (used[s.receiver] += kept) > options.stagingBudget)
+      int64_t q = llvm::divideCeilSigned(s.bytes, n);
+      if (!take(s.sender, q) ||
+          !take(s.receiver, receiveCopies(s, options) * q))
         return false;
     }
     return true;
@@ -401,7 +408,7 @@ std::optional<PlanSchedule> uniformSchedule(
   for (const StreamContent &s : streams)
     schedule.streams.push_back(
         {s.sender, s.receiver, s.phase, isTransitOut(s.phase) ? 1 : 0,
-         std::max<int64_t>(1, (s.bytes + steps - 1) / steps)});
+         std::max<int64_t>(1, llvm::divideCeilSigned(s.bytes, steps))});
   // Holder streams' rows and their order do not change below, so neither
   // do the arrivals.
   // Relays between domains start from the holders' arrivals; relays within

@@ -187,6 +187,8 @@ int compile() {
     return fail("--max-ops-per-step=" + std::to_string(maxOpsPerStep) +
                 ": a step needs room for at least 2 operations (a send and a "
                 "receive)");
+  if (StringRef why = refusedStrategy(strategy); !why.empty())
+    return fail("--" + why.str());
   options.maxOpsPerStep = maxOpsPerStep;
   options.strategy = strategy;
   options.transits = transits;

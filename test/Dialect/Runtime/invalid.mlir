@@ -1366,3 +1366,34 @@ reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
     reshard_rt.piece dst 0 src 0 size [2, 2] at [0, 0] from [0, 0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
   }
 }
+
+// -----
+
+// Shards that add up past 2^60 bytes (int8 [2^62] tensors, each below
+// 2^63 bytes, from rank 0 to ranks 1 and 2): the plan's step loads and
+// workspaces would wrap (this one states workspace 0 for rank 0, which
+// the step check would take), so it is refused, as planning refuses such
+// a layout, at the group that crosses the limit.
+reshard_rt.plan @p num_ranks = 3 tensors = ["t", "u"] dtypes = ["int8", "int8"] fingerprint = 0 staging_budget = 9223372036854775807 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1]
+  reshard_rt.mesh 2 ranks [2]
+  reshard_rt.class 0 element_bytes 1 rank 1 src combos [0] shapes [[4611686018427387904]] dst combos [0] shapes [[4611686018427387904]] {
+    reshard_rt.piece dst 0 src 0 size [4611686018427387904] at [0] from [0] pack <+0 run 4611686018427387904> unpack <+0 run 4611686018427387904> copy <+0 -> +0 run 4611686018427387904>
+  }
+  // expected-error @+1 {{'reshard_rt.group' op brings the plan's shards (every tensor's, on both sides) to 2^60 bytes or more; every byte count of a plan must fit 64 bits}}
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0]
+  reshard_rt.group 1 class 0 from 0 to 2 tensors [1]
+  reshard_rt.items 0 [g0.p0[0]]
+  reshard_rt.items 1 [g1.p0[0]]
+  reshard_rt.rank 0 workspace = 0 {
+    reshard_rt.send to 1 phase 0 start 0 quota 4611686018427387904 bytes 4611686018427387904 items 0
+    reshard_rt.send to 2 phase 0 start 0 quota 4611686018427387904 bytes 4611686018427387904 items 1
+  }
+  reshard_rt.rank 1 workspace = 4611686018427387904 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 4611686018427387904 bytes 4611686018427387904 items 0
+  }
+  reshard_rt.rank 2 workspace = 4611686018427387904 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 4611686018427387904 bytes 4611686018427387904 items 1
+  }
+}

@@ -283,7 +283,7 @@ LogicalResult ClassOp::verifySymbolUses(SymbolTableCollection &symbols) {
       return where() << "names source combo " << p.srcCombo() << " of "
                      << src.numCombos();
     for (unsigned d = 0; d < layout->shape.size(); ++d)
-      if (p.globalOffset()[d] + p.sizes()[d] > layout->shape[d])
+      if (p.globalOffset()[d] > layout->shape[d] - p.sizes()[d])
         return where() << "leaves the global shape " << fmt(layout->shape);
     if (!dstGeom.holdsBox(dst.coordsOf(p.dstCombo()), p.globalOffset(),
                           p.sizes(), p.dstOffset()))
@@ -644,12 +644,15 @@ LogicalResult ScheduleOp::verify() {
     const PlanStream &s = streams[i];
     if (s.sender < 0 || s.receiver < 0 || s.sender == s.receiver ||
         s.phase < 0 || s.phase > kTransitOutPhase + kMaxRank || s.start < 0 ||
-        s.quota < 1 || s.quota > getStagingBudgetAttr().getInt())
+        s.start >= kMaxRankSteps || s.quota < 1 ||
+        s.quota > getStagingBudgetAttr().getInt())
       return emitOpError()
              << "stream " << i << " (" << s.sender << " -> " << s.receiver
              << ") is malformed: two different ranks, a phase of at least "
-                "0, a start of at least 0 and a quota of 1 to the staging "
-                "budget";
+                "0, a start of 0 to "
+             << kMaxRankSteps - 1
+             << " (a rank takes at most 2^22 steps) and a quota of 1 to the "
+                "staging budget";
     if (i && !(streams[i - 1] < s))
       return emitOpError() << "stream " << i << " does not follow stream "
                            << i - 1

@@ -31,9 +31,8 @@ moduleTopology(ArrayRef<RedistributeOp> ops, SymbolTableCollection &symbols) {
     }
     if (ref != first.getTopologyAttr())
       return op.emitOpError()
-             << "names topology " << ref.getValue() << " and @"
-             << first.getSymName() << " names "
-             << first.getTopologyAttr().getValue()
+             << "names topology " << ref << " and @" << first.getSymName()
+             << " names " << first.getTopologyAttr()
              << "; a plan models one topology for all its tensors (a tensor "
                 "that names none follows it)";
   }

@@ -15,14 +15,14 @@ struct SelectSourcesPass
     : public reshard::impl::ReshardSelectSourcesBase<SelectSourcesPass> {
   using Base::Base;
   void runOnOperation() override {
-    FailureOr<PlanModule> plan =
-        PlanModule::load(getOperation(), getArgument());
-    if (failed(plan))
-      return signalPassFailure();
     if (StringRef why = refusedStrategy(strategy); !why.empty()) {
       emitError(getOperation().getLoc()) << "reshard-select-sources: " << why;
       return signalPassFailure();
     }
+    FailureOr<PlanModule> plan =
+        PlanModule::load(getOperation(), getArgument());
+    if (failed(plan))
+      return signalPassFailure();
     int64_t maxStreams = relayTreeMaxStreams;
     if (maxStreams < 0) {
       emitError(getOperation().getLoc())

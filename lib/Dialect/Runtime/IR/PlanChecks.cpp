@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "reshard/Dialect/Runtime/IR/PlanEncoding.h"
+#include "reshard/Layout/Layout.h"
 #include "reshard/Layout/RelayTiming.h"
 
 #include "mlir/IR/Threading.h"
@@ -222,6 +223,27 @@ LogicalResult Checker::checkGroups() {
                << (src ? "source" : "destination") << " devices";
     }
   }
+  // As planning does (kMaxPlanBytes): the shards of every tensor on both
+  // sides bound what a rank stages, keeps and quantizes, so their sum must
+  // leave every such count in 64 bits.
+  std::optional<int64_t> shards = 0;
+  for (int64_t gi = 0; gi < p.num_groups && shards; ++gi) {
+    const engine::Group &g = p.groups[gi];
+    const engine::Class &c = p.classes[g.cls];
+    for (auto [src, devices] :
+         {std::pair{true, c.src_devices}, {false, c.dst_devices}})
+      for (int64_t l = 0; l < devices && shards; ++l) {
+        int64_t bytes = p.words[(src ? c.src_shard_bytes : c.dst_shard_bytes) +
+                                combo(g.cls, src, l)];
+        std::optional<int64_t> all = llvm::checkedMul(bytes, g.num_members);
+        shards = all ? llvm::checkedAdd(*shards, *all) : all;
+      }
+    if (!shards || *shards >= kMaxPlanBytes)
+      return e.groupOpOf(gi).emitOpError()
+             << "brings the plan's shards (every tensor's, on both sides) to "
+                "2^60 bytes or more; every byte count of a plan must fit 64 "
+                "bits";
+  }
   for (int t = 0; t < p.num_tensors; ++t)
     if (p.tensor_group[t] < 0)
       return e.getPlanOp().emitOpError()
@@ -248,9 +270,16 @@ LogicalResult Checker::checkItems() {
 }
 
 LogicalResult Checker::checkStreams() {
+  int64_t total = 0; // what every stream carries, below kMaxPlanBytes
   for (int64_t si = 0; si < p.num_streams; ++si) {
     const engine::Stream s = engine::stream_at(p, si);
     SendOp op = e.sendOpOf(si);
+    std::optional<int64_t> sum = llvm::checkedAdd(total, s.bytes);
+    if (!sum || *sum >= kMaxPlanBytes)
+      return op.emitOpError() << "brings the plan's streams to 2^60 bytes or "
+                                 "more; every byte count of a plan must fit "
+                                 "64 bits";
+    total = *sum;
     if (s.sender == s.receiver)
       return op.emitOpError() << "sends to its own rank; a rank copies "
                                  "locally with reshard_rt.copy";

@@ -34,7 +34,7 @@ module {
       : tensor<8xf32> -> tensor<8xf32>
   reshard.redistribute @v from @a <[[x]]> to @a <[[]]> topology @t
       : tensor<8xf32> -> tensor<8xf32>
-  // expected-error @+1 {{'reshard.redistribute' op names topology s and @v names t; a plan models one topology for all its tensors (a tensor that names none follows it)}}
+  // expected-error @+1 {{'reshard.redistribute' op names topology @s and @v names @t; a plan models one topology for all its tensors (a tensor that names none follows it)}}
   reshard.redistribute @w from @a <[[x]]> to @a <[[]]> topology @s
       : tensor<8xf32> -> tensor<8xf32>
 }

@@ -44,7 +44,15 @@ reshard.schedule staging_budget = 64 max_ops_per_step = 1024 [
 
 // -----
 
-// expected-error @+1 {{'reshard.schedule' op stream 0 (0 -> 1) is malformed: two different ranks, a phase of at least 0, a start of at least 0 and a quota of 1 to the staging budget}}
+// expected-error @+1 {{'reshard.schedule' op stream 0 (0 -> 1) is malformed: two different ranks, a phase of at least 0, a start of 0 to 4194303 (a rank takes at most 2^22 steps) and a quota of 1 to the staging budget}}
 reshard.schedule staging_budget = 64 max_ops_per_step = 1024 [
   stream 0 -> 1 phase 6442450943 start 0 quota 64
+]
+
+// -----
+
+// A start past the steps a rank may take (the report would wrap its end).
+// expected-error @+1 {{'reshard.schedule' op stream 0 (0 -> 2) is malformed: two different ranks, a phase of at least 0, a start of 0 to 4194303}}
+reshard.schedule staging_budget = 64 max_ops_per_step = 1024 [
+  stream 0 -> 2 phase 0 start 9223372036854775807 quota 64
 ]

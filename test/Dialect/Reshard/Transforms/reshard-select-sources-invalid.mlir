@@ -13,7 +13,11 @@
 // RUN: not reshard-opt %t/layout.mlir --reshard-intersect --reshard-select-sources=strategy=gather-broadcast -o /dev/null 2>&1 | FileCheck %s --check-prefix=GB
 // GB: layout.mlir:1:1: error: reshard-select-sources: strategy=gather-broadcast is a baseline of the report, not a plan strategy: every plan's report prints its figures beside the plan's (baselines.gather-broadcast); plan with balanced or direct
 // RUN: not reshard-opt %t/layout.mlir --reshard-plan-pipeline=strategy=gather-broadcast -o /dev/null 2>&1 | FileCheck %s --check-prefix=GB
-// RUN: not reshard-compile %t/layout.mlir --strategy=gather-broadcast --emit=none --report=- 2>&1 | FileCheck %s --check-prefix=GB
+// reshard-compile checks it with its other options, before any stage.
+// RUN: not reshard-compile %t/layout.mlir --strategy=gather-broadcast --emit=none --report=- 2>&1 | FileCheck %s --check-prefix=GB-COMPILE
+// GB-COMPILE: reshard-compile: error: --strategy=gather-broadcast is a baseline of the report, not a plan strategy
+// The pass says so before it reads the module's plan (none here).
+// RUN: not reshard-opt %t/layout.mlir --reshard-select-sources=strategy=gather-broadcast -o /dev/null 2>&1 | FileCheck %s --check-prefix=GB
 // The valid names are listed by --help.
 // RUN: reshard-opt --help | FileCheck %s --check-prefix=HELP
 // HELP: --reshard-select-sources
