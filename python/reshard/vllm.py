@@ -271,6 +271,20 @@ def validate(m, i):
     if padded_vocab(m) % i.tp:
         err.append(f"vLLM: vocab {m.vocab}, padded to {padded_vocab(m)} (a "
                    f"multiple of 64: VocabParallelEmbedding), % tp {i.tp}")
+    # gpt_oss.py divides the KV heads by tp (OAIAttention) and gives each
+    # EP rank num_experts // ep_size experts in its own loader; its MoE
+    # block takes no EPLB.
+    if m.gpt_oss and i.tp > m.kv_heads:
+        err.append(f"vLLM: gpt-oss's attention divides its num_kv_heads "
+                   f"{m.kv_heads} by tp {i.tp} (gpt_oss.py has no KV-head "
+                   f"replicas): tp must be at most {m.kv_heads}")
+    if m.gpt_oss and i.ep and m.experts % i.engine_size:
+        err.append(f"vLLM: gpt-oss's loader gives each EP rank "
+                   f"num_experts // ep_size experts: {m.experts} experts "
+                   f"% ep size {i.engine_size}")
+    if m.gpt_oss and i.eplb:
+        err.append("vLLM: gpt-oss has no EPLB (gpt_oss.py's MoE takes no "
+                   "redundant experts): drop redundant= / expert_map")
     if m.gpt_oss and i.w13 == "up_gate":
         err.append("vLLM: w13=up_gate: gpt-oss's w13 interleaves gate and "
                    "up rows, it has no [up; gate] form")

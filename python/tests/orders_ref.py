@@ -28,10 +28,11 @@ GATED = dict(model_type="qwen3_moe", num_hidden_layers=2, hidden_size=64,
              torch_dtype="bfloat16")    # Qwen3-Next's attention, small
 
 # gpt-oss's architecture, tiny (sinks, biases everywhere, interleaved
-# gate/up rows in vLLM's w13); test_names.py, test_orders.py and
-# test_runtime.py use it.
+# gate/up rows in vLLM's w13; 4 KV heads: vLLM's tp goes up to 4 at most
+# with gpt_oss.py); test_names.py, test_orders.py and test_runtime.py use
+# it.
 GPT_OSS = dict(model_type="gpt_oss", num_hidden_layers=2, hidden_size=64,
-               num_attention_heads=8, num_key_value_heads=2, head_dim=8,
+               num_attention_heads=8, num_key_value_heads=4, head_dim=8,
                intermediate_size=32, num_local_experts=8,
                attention_bias=True, vocab_size=256,
                tie_word_embeddings=False, torch_dtype="bfloat16")

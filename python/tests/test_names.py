@@ -999,7 +999,7 @@ def test_kv_replicated_pieces(case):
     ("tp=2,ep=2,dp=2", "tp=4"),             # experts whole, vLLM TP
     ("tp=2,ep=4,dp=2", "tp=2,dp=2"),        # FusedMoE's TP group: 4 ranks
     ("tp=4,ep=2", "tp=2,dp=2,ep=1"),        # vLLM EP: w2_bias everywhere
-    ("tp=2,pp=2,ep=2", "tp=1,dp=4,ep=1,redundant=4")])   # EPLB copies
+    ("tp=2,pp=2,ep=2", "tp=1,dp=4,ep=1")])  # vLLM EP over 4 (no EPLB)
 def test_gpt_oss_every_rank(tmp_path, train, infer):
     """gpt-oss: vLLM's names (model.embedding, attn., mlp.router), sinks,
     the router's fp32 bias on Megatron (a rounded copy), each expert's
@@ -1023,6 +1023,22 @@ def test_gpt_oss_refuses_expert_tp_on_megatron(tmp_path):
     with pytest.raises(ReshardError, match="w13=up_gate: gpt-oss's w13 "
                                            "interleaves"):
         build_layout(str(path), "tp=2,ep=2", "tp=2,w13=up_gate")
+
+
+@pytest.mark.parametrize("infer,msg", [
+    # OAIAttention divides the KV heads by tp: no replicas (4 KV heads).
+    ("tp=8", r"gpt-oss's attention divides its num_kv_heads 4 by tp 8 "
+             r"\(gpt_oss.py has no KV-head replicas\): tp must be at most 4"),
+    # Its loader: num_experts // ep_size experts an EP rank (8 over 3).
+    ("tp=1,dp=3,ep=1", r"gpt-oss's loader gives each EP rank num_experts "
+                       r"// ep_size experts: 8 experts % ep size 3"),
+    ("tp=2,dp=2,ep=1,redundant=4", r"gpt-oss has no EPLB"),
+])
+def test_gpt_oss_refuses_what_vllm_cannot_serve(tmp_path, infer, msg):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(GPT_OSS))
+    with pytest.raises(ReshardError, match=msg):
+        build_layout(str(path), "tp=2,ep=2", infer)
 
 
 def test_gpt_oss_fp8_leaves_the_interleaved_gate_up(tmp_path):
