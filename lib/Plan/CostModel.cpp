@@ -630,9 +630,23 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
     o["lower_bound_seconds"] = r.bounds.seconds;
     o["lower_bound_term"] = r.bounds.binding;
     o["lower_bound_terms"] = boundTermsJson(r.bounds);
+    // The baselines' figures as the plan's, with their ratios to the same
+    // bounds.
     llvm::json::Object baselines;
-    baselines["direct"] = figuresJson(r.direct, false);
-    baselines["gather-broadcast"] = figuresJson(r.gatherBroadcast, false);
+    for (auto [name, f] :
+         {std::pair<const char *, const PlanFigures *>{"direct", &r.direct},
+          {"gather-broadcast", &r.gatherBroadcast}}) {
+      llvm::json::Object b = figuresJson(*f, perRank);
+      b["ratios"] = llvm::json::Object{
+          {"network_bytes_over_lower_bound",
+           ratioJson(f->bytes[kNetwork], r.bounds.networkBytes)},
+          {"busiest_nic_over_lower_bound",
+           ratioJson(std::max(f->busiestNicOutBytes, f->busiestNicInBytes),
+                     r.bounds.perNicBytes)},
+          {"estimated_over_lower_bound_seconds",
+           ratioJson(f->estimatedSeconds, r.bounds.seconds)}};
+      baselines[name] = std::move(b);
+    }
     o["baselines"] = std::move(baselines);
     llvm::json::Object ratios;
     ratios["network_bytes_over_lower_bound"] =

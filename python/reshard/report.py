@@ -42,6 +42,7 @@ class Figures:
     steps: int
     estimated_seconds: float
     per_rank: list = field(default_factory=list)   # of RankLoad
+    ratios: dict = field(default_factory=dict)     # a baseline's, to the bounds
 
     @classmethod
     def from_json(cls, d):
@@ -106,7 +107,8 @@ def report(layout_path, staging_budget=1 << 30, per_rank=True):
         "--report=-"])
     d = json.loads(out)
     if not per_rank:
-        d["plan"].pop("per_rank", None)
+        for f in [d["plan"], *d.get("baselines", {}).values()]:
+            f.pop("per_rank", None)
     return Report.from_json(d)
 
 

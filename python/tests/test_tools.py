@@ -48,6 +48,14 @@ def test_report_objects_and_traffic(have_tools, tmp_path):
     assert r.plan.network_bytes == r.lower_bound_network_bytes > 0
     gb = r.baselines["gather-broadcast"]
     assert gb.network_bytes > r.plan.network_bytes
+    # Each baseline with the plan's figures: its per-rank table, and its
+    # ratios to the same bounds.
+    assert sum(x.network.bytes_out for x in gb.per_rank) == gb.network_bytes
+    assert gb.ratios["network_bytes_over_lower_bound"] == pytest.approx(
+        gb.network_bytes / r.lower_bound_network_bytes)
+    assert r.baselines["direct"].ratios["estimated_over_lower_bound_seconds"] \
+        == pytest.approx(r.baselines["direct"].estimated_seconds /
+                         r.lower_bound_seconds)
     assert {x.rank for x in r.plan.per_rank} == set(range(16))
     for f in ("plan.mlir", "report.json", "p.cpp", "p.h"):
         assert os.path.getsize(tmp_path / "out" / f) > 0

@@ -159,7 +159,8 @@ reshard.redistribute @w from @train <[[tp]]> to @infer <[[]]> topology @t
 // NO-RANKS-NOT: rank
 
 // JSON keys come sorted. Every line is checked, so per-rank=false leaves no
-// per_rank list in "plan".
+// per_rank list in "plan" nor in the baselines; each baseline has its
+// ratios to the plan's bounds.
 // JSON:      {{^}}{{[{]$}}
 // JSON-NEXT:   "baselines": {
 // JSON-NEXT:     "direct": {
@@ -175,6 +176,11 @@ reshard.redistribute @w from @train <[[tp]]> to @infer <[[]]> topology @t
 // JSON-NEXT:       "network_messages": 6,
 // JSON-NEXT:       "nvlink_bytes": 0,
 // JSON-NEXT:       "nvlink_messages": 0,
+// JSON-NEXT:       "ratios": {
+// JSON-NEXT:         "busiest_nic_over_lower_bound": 1.5,
+// JSON-NEXT:         "estimated_over_lower_bound_seconds": 1.22222{{[0-9]*}},
+// JSON-NEXT:         "network_bytes_over_lower_bound": 1.5
+// JSON-NEXT:       },
 // JSON-NEXT:       "steps": 1
 // JSON-NEXT:     },
 // JSON-NEXT:     "gather-broadcast": {
@@ -190,6 +196,11 @@ reshard.redistribute @w from @train <[[tp]]> to @infer <[[]]> topology @t
 // JSON-NEXT:       "network_messages": 3,
 // JSON-NEXT:       "nvlink_bytes": 2000,
 // JSON-NEXT:       "nvlink_messages": 1,
+// JSON-NEXT:       "ratios": {
+// JSON-NEXT:         "busiest_nic_over_lower_bound": 3,
+// JSON-NEXT:         "estimated_over_lower_bound_seconds": 2.0222{{[0-9]*}},
+// JSON-NEXT:         "network_bytes_over_lower_bound": 1.5
+// JSON-NEXT:       },
 // JSON-NEXT:       "steps": 2
 // JSON-NEXT:     }
 // JSON-NEXT:   },
@@ -289,6 +300,13 @@ reshard.redistribute @w from @train <[[tp]]> to @infer <[[]]> topology @t
 
 // With the per-rank table: the plan's per_rank list, one object per rank
 // in ascending order; the relay ranks 4 and 5 and the double entry 6.
+// The baselines have their per-rank tables too: gather-broadcast's root
+// sends all 12000 bytes.
+// JSON-RANKS:      "gather-broadcast": {
+// JSON-RANKS:        "per_rank": [
+// JSON-RANKS:            "bytes_out": 12000,
+// JSON-RANKS-NEXT:       "messages_in": 0,
+// JSON-RANKS-NEXT:       "messages_out": 3
 // JSON-RANKS:      "lower_bound_network_bytes": 8000,
 // JSON-RANKS:      "network_bytes": 8000,
 // JSON-RANKS:      "plan": {
