@@ -91,14 +91,6 @@ LogicalResult reshard::planModule(ModuleOp module,
   planning.stagingBudget = options.stagingBudget;
   planning.maxOpsPerStep = options.maxOpsPerStep;
   planning.strategy = options.strategy;
-  // A module routed by strategy=direct keeps the direct plan's rule: no
-  // transits unless asked for (buildReshardPlanPipeline reads the
-  // strategy for it).
-  if (stage == Stage::Routed &&
-      llvm::all_of(module.getOps<GroupOp>(), [](GroupOp group) {
-        return group.getRouting() == Routing::Direct;
-      }))
-    planning.strategy = SourceStrategy::Direct;
   planning.transits = options.transits;
   planning.receivesAhead = options.receivesAhead;
   planning.relayTree = options.relayTree;

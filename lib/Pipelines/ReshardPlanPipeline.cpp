@@ -26,11 +26,9 @@ void reshard::buildReshardPlanPipeline(OpPassManager &pm,
   ReshardScheduleOptions schedule;
   schedule.stagingBudget = options.stagingBudget;
   schedule.maxOpsPerStep = options.maxOpsPerStep;
-  // The direct baseline balances nothing: no transits unless asked for.
-  schedule.transits = options.strategy == SourceStrategy::Direct &&
-                              options.transits == TransitMode::Auto
-                          ? TransitMode::Never
-                          : options.transits;
+  // A module routed direct gets no transits unless asked for: the pass
+  // reads the groups' routing.
+  schedule.transits = options.transits;
   schedule.receivesAhead = options.receivesAhead;
   pm.addPass(createReshardSchedule(schedule));
   if (!options.lower)

@@ -57,6 +57,9 @@ inline constexpr int64_t kMaxRank = INT32_MAX - 1;
 /// (the gather-broadcast baseline sends every full tensor to each
 /// destination rank); keeping that sum below 2^60 keeps them in 64 bits.
 inline constexpr int64_t kMaxPlanBytes = int64_t(1) << 60;
+/// What a lowered plan's streams may carry in all: a byte may cross several
+/// hops (transits, relays, a relay tree's feeder).
+inline constexpr int64_t kMaxStreamBytes = int64_t(1) << 62;
 
 /// The smallest staging budget (bytes a rank stages at any instant): one
 /// 8-byte element.

@@ -100,7 +100,14 @@ struct SchedulePass : public reshard::impl::ReshardScheduleBase<SchedulePass> {
     // a stream's size, kept when they shorten the plan by more than
     // kTransitGain: they cost an NVLink hop, a step of carry and, in a
     // fairly shared network, more than the model charges.
-    if (chosen && transits != TransitMode::Never) {
+    // A module routed `direct` is the direct plan: no transits unless
+    // asked for (`always`).
+    bool direct = !plan->model.groups.empty() &&
+                  llvm::all_of(plan->model.groups, [](const PlanGroup &g) {
+                    return g.routing == GroupRouting::Direct;
+                  });
+    if (chosen && (transits == TransitMode::Always ||
+                   (transits == TransitMode::Auto && !direct))) {
       plan->model.relayLanes = chosen->lanes;
       plan->model.transits = balanceNics(plan->model, chosen->streams);
       if (!plan->model.transits.empty()) {

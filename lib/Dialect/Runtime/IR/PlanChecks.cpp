@@ -270,13 +270,17 @@ LogicalResult Checker::checkItems() {
 }
 
 LogicalResult Checker::checkStreams() {
-  int64_t total = 0; // what every stream carries, below kMaxPlanBytes
+  // What every stream carries, below 2^62: a byte may take several hops
+  // (a transit, a relay, a relay tree's feeder) past the 2^60 planning
+  // allows for the shards, and a rank's sends and receives of a step then
+  // still add up in 64 bits.
+  int64_t total = 0;
   for (int64_t si = 0; si < p.num_streams; ++si) {
     const engine::Stream s = engine::stream_at(p, si);
     SendOp op = e.sendOpOf(si);
     std::optional<int64_t> sum = llvm::checkedAdd(total, s.bytes);
-    if (!sum || *sum >= kMaxPlanBytes)
-      return op.emitOpError() << "brings the plan's streams to 2^60 bytes or "
+    if (!sum || *sum >= kMaxStreamBytes)
+      return op.emitOpError() << "brings the plan's streams to 2^62 bytes or "
                                  "more; every byte count of a plan must fit "
                                  "64 bits";
     total = *sum;
@@ -583,8 +587,11 @@ LogicalResult Checker::checkSteps(int64_t pi, bool quiet) {
       int64_t bytes = sends.bytes[step] + recvs.bytes[step];
       int64_t early = p.receives_ahead ? recvs.bytes[step + 1] : 0;
       // While a step is in flight the next step's receives are posted, and
-      // a transit keeps one step of what it forwards.
-      if (p.staging_budget > 0 && bytes + early + kept > p.staging_budget)
+      // a transit keeps one step of what it forwards. Each term is below
+      // 2^63 (the streams' limit); their sum may not be.
+      std::optional<int64_t> held = llvm::checkedAdd(bytes, early);
+      held = held ? llvm::checkedAdd(*held, kept) : held;
+      if (p.staging_budget > 0 && (!held || *held > p.staging_budget))
         return errorAt(e.rankOpOf(pi), quiet)
                << "moves " << bytes << " bytes in step " << step
                << (early ? llvm::formatv(" while the next step's receives "
@@ -606,7 +613,10 @@ LogicalResult Checker::checkSteps(int64_t pi, bool quiet) {
     int64_t carry = engine::carry_area_bytes(p, prog);
     int64_t quant = engine::quant_area_bytes(p, prog.rank);
     int64_t shadows = engine::shadow_area_bytes(p, prog.rank);
-    if (most + carry + quant + shadows != prog.workspace)
+    std::optional<int64_t> need = llvm::checkedAdd(most, carry);
+    need = need ? llvm::checkedAdd(*need, quant) : need;
+    need = need ? llvm::checkedAdd(*need, shadows) : need;
+    if (need != prog.workspace)
       return errorAt(e.rankOpOf(pi), quiet)
              << "states a workspace of " << prog.workspace
              << " bytes; its largest step stages " << most

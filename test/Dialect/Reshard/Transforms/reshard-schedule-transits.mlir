@@ -38,6 +38,13 @@
 // RUN: reshard-opt %S/../../../Integration/mpi/Inputs/transits.mlir --pass-pipeline="builtin.module(reshard-intersect,reshard-select-sources,reshard-schedule{staging-budget=262144 transits=never},reshard-report{format=text})" -o /dev/null | FileCheck %s --check-prefix=NEVER
 // NEVER: busiest NIC / bound: 2.000
 // NEVER-NOT: transits:
+// A module routed direct (the direct plan) gets none at transits=auto,
+// from the pass itself, and some at transits=always.
+// RUN: reshard-opt %S/../../../Integration/mpi/Inputs/transits.mlir --pass-pipeline="builtin.module(reshard-intersect,reshard-select-sources{strategy=direct},reshard-schedule{staging-budget=262144},reshard-report{format=text})" -o /dev/null | FileCheck %s --check-prefix=DIRECT-AUTO
+// DIRECT-AUTO: speedup:
+// DIRECT-AUTO-NOT: transits:
+// RUN: reshard-opt %S/../../../Integration/mpi/Inputs/transits.mlir --pass-pipeline="builtin.module(reshard-intersect,reshard-select-sources{strategy=direct},reshard-schedule{staging-budget=262144 transits=always},reshard-report{format=text})" -o /dev/null | FileCheck %s --check-prefix=DIRECT-ALWAYS
+// DIRECT-ALWAYS: transits:
 
 // The lowered plan: rank 4 forwards what rank 3 sends it, and keeps one
 // step of it after its staging.

@@ -122,10 +122,9 @@ def ReshardSelectSources : Pass<"reshard-select-sources", "mlir::ModuleOp"> {
     which.
 
     `strategy=direct` instead takes a local copy or the lowest holder, with
-    no balancing and no relay: the `direct` baseline (in
-    `reshard-plan-pipeline` and `reshard-compile` it also turns the
-    schedule's `transits=auto` into `never`, so the plan is the report's
-    `direct` figures; `transits=always` stands). The `gather-broadcast`
+    no balancing and no relay: the `direct` baseline (reshard-schedule's
+    `transits=auto` then adds no transits either, so the plan is the
+    report's `direct` figures; `transits=always` stands). The `gather-broadcast`
     baseline is not a strategy (`strategy=gather-broadcast` is refused with
     a message saying so): `reshard-report` prints its figures beside the
     plan's.
@@ -224,7 +223,9 @@ def ReshardSchedule : Pass<"reshard-schedule", "mlir::ModuleOp"> {
     later at the same quota; `via` keeps one step's slice in its workspace
     (within the staging budget). With `transits=auto` the pass keeps them
     when the cost model's time is more than 1% shorter (`transits` on the
-    schedule; the report counts them); they need the one-pace schedule.
+    schedule; the report counts them), except in a module whose groups are
+    all routed `direct` (the direct plan); they need the one-pace
+    schedule.
 
     The result is the module's `reshard.schedule` op, which the lowering
     carries into the runtime program, whose verifier holds every step to the
