@@ -56,15 +56,12 @@ static LogicalResult checkPlanBytes(ArrayRef<RedistributeOp> ops,
   int64_t total = 0;
   for (RedistributeOp op : ops) {
     RankedTensorType type = op.getSrcTensorType();
-    // Below 2^63 (the verifier); 0 with a zero dim.
-    std::optional<int64_t> bytes =
-        getElementTypeBytes(type.getElementType()).value_or(0);
-    for (int64_t d : type.getShape())
-      bytes = bytes ? llvm::checkedMul(*bytes, d) : bytes;
+    // Below 2^63: the verifier checks the byte size.
+    int64_t bytes = type.getNumElements() *
+                    getElementTypeBytes(type.getElementType()).value_or(0);
     int64_t ranks =
         ranksOf(op, op.getSrcMeshAttr()) + ranksOf(op, op.getDstMeshAttr());
-    std::optional<int64_t> term =
-        bytes ? llvm::checkedMul(*bytes, ranks) : bytes;
+    std::optional<int64_t> term = llvm::checkedMul(bytes, ranks);
     std::optional<int64_t> sum = term ? llvm::checkedAdd(total, *term) : term;
     if (!sum || *sum >= kMaxPlanBytes)
       return op.emitOpError()

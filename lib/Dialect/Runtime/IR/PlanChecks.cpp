@@ -226,18 +226,24 @@ LogicalResult Checker::checkGroups() {
   // As planning does (kMaxPlanBytes): the shards of every tensor on both
   // sides bound what a rank stages, keeps and quantizes, so their sum must
   // leave every such count in 64 bits.
-  std::optional<int64_t> shards = 0;
-  for (int64_t gi = 0; gi < p.num_groups && shards; ++gi) {
-    const engine::Group &g = p.groups[gi];
-    const engine::Class &c = p.classes[g.cls];
+  // A class's shards on both sides, once per class (nullopt: 2^63 or more).
+  std::vector<std::optional<int64_t>> classShards(p.num_classes, 0);
+  for (int64_t ci = 0; ci < p.num_classes; ++ci) {
+    const engine::Class &c = p.classes[ci];
+    std::optional<int64_t> &sum = classShards[ci];
     for (auto [src, devices] :
          {std::pair{true, c.src_devices}, {false, c.dst_devices}})
-      for (int64_t l = 0; l < devices && shards; ++l) {
-        int64_t bytes = p.words[(src ? c.src_shard_bytes : c.dst_shard_bytes) +
-                                combo(g.cls, src, l)];
-        std::optional<int64_t> all = llvm::checkedMul(bytes, g.num_members);
-        shards = all ? llvm::checkedAdd(*shards, *all) : all;
-      }
+      for (int64_t l = 0; l < devices && sum; ++l)
+        sum = llvm::checkedAdd(
+            *sum, p.words[(src ? c.src_shard_bytes : c.dst_shard_bytes) +
+                          combo(ci, src, l)]);
+  }
+  std::optional<int64_t> shards = 0;
+  for (int64_t gi = 0; gi < p.num_groups; ++gi) {
+    const engine::Group &g = p.groups[gi];
+    std::optional<int64_t> all = classShards[g.cls];
+    all = all ? llvm::checkedMul(*all, g.num_members) : all;
+    shards = all ? llvm::checkedAdd(*shards, *all) : all;
     if (!shards || *shards >= kMaxPlanBytes)
       return e.groupOpOf(gi).emitOpError()
              << "brings the plan's shards (every tensor's, on both sides) to "
