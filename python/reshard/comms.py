@@ -95,7 +95,7 @@ class _Mpi:
 
 
 def timeout_seconds() -> float:
-    """RESHARD_TIMEOUT_SECONDS as the C runtime reads it (Engine.h
+    """RESHARD_TIMEOUT_SECONDS as the C runtime reads it (CallChecks.h
     parse_timeout): unset, empty or blank is 0, no deadline; otherwise
     libc's strtod of the whole text but blanks ('0x10' is 16), finite and
     above 0. The run refuses any other value (RESHARD_ERR_ARGS); this gives

@@ -260,7 +260,7 @@ def test_a_late_rank_fails_before_anything_moves(mpi, tmp_path):
 
 def test_the_deadline_is_read_as_the_c_runtime_reads_it(monkeypatch):
     """RESHARD_TIMEOUT_SECONDS means the same to verify's exchange as to
-    the plan's waits (Engine.h parse_timeout; the same cases in
+    the plan's waits (CallChecks.h parse_timeout; the same cases in
     unittests/ExecutionEngine/EngineTest.cpp): strtod of the whole text but
     blanks, finite and above 0; anything else is 0 here (and refused by the
     run: RESHARD_ERR_ARGS)."""

@@ -68,7 +68,7 @@ bool fill(void *p, int v, int64_t n) {
 void release(void *p) { cudaFree(p); }
 bool settle() { return cudaDeviceSynchronize() == cudaSuccess; }
 #else
-const char *const kWhere = "the host, Engine.h's HostMover";
+const char *const kWhere = "the host loops of HostMover.h";
 struct Lane {
   char err[512] = "";
   HostMover mover;

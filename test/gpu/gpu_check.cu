@@ -2,7 +2,7 @@
 // scripts/gpu-check.sh; compiled, not run, by the suite):
 //  1. the CUDA pack and unpack of the execution engine (cudaMemcpy2DAsync
 //     of strided boxes, cut at random byte ranges as step quotas cut them)
-//     against the host loops of Engine.h on random boxes and on rows
+//     against the host loops of Boxes.h on random boxes and on rows
 //     further apart than the maximum pitch; a stream that messages the
 //     rank itself in three steps (pack, ncclSend/ncclRecv, unpack);
 //  2. a one-rank plan (examples/gpu/one-rank.mlir) through NCCL: source
@@ -154,7 +154,7 @@ static int checkLargePitch() {
 // destination, in three steps whose quota cuts rows in the middle.
 // Generated plans never message themselves (local copies do that), but
 // NCCL accepts a send to self, and it is the only way one GPU runs this
-// path. Checked against the host loops of Engine.h.
+// path. Checked against the host loops of Boxes.h.
 static int checkSelfMessage(ncclComm_t comm, cudaStream_t stream,
                             const char *label) {
   using namespace reshard::engine;
@@ -450,7 +450,7 @@ static int64_t checkFusedPack(const std::vector<int64_t> &shape,
   return bad;
 }
 
-// A quantized shard as the movers take it (Engine.h's QuantizedSource
+// A quantized shard as the movers take it (QuantAreas.h's QuantizedSource
 // without a plan): the device's pointers, or the host's for host().
 struct ShardSource {
   int kind, input;

@@ -1,7 +1,7 @@
 //===- BoxDescriptor.h - Boxes of a shard as strided byte loops -*- C++ -*-===//
 //
 // The descriptors the execution engine walks (their format is
-// include/reshard/ExecutionEngine/Engine.h's), derived from a box of a
+// include/reshard/ExecutionEngine/PlanTables.h's), derived from a box of a
 // dense row-major shard. The lowering writes them and the reshard_rt
 // verifier derives them again to check what it is given.
 //

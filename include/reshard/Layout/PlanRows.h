@@ -100,7 +100,7 @@ struct PlanTransit {
 
 /// The phases of transit streams: past every relay phase 1 + r (ranks are
 /// C ints; a fed lane R + r, R the rank count, is used only while
-/// 1 + 2R stays below kTransitInPhase). The engine (Engine.h) states the
+/// 1 + 2R stays below kTransitInPhase). The engine (PlanTables.h) states the
 /// same values.
 constexpr int64_t kTransitInPhase = int64_t(1) << 31;
 constexpr int64_t kTransitOutPhase = int64_t(1) << 32;

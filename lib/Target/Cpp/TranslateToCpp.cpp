@@ -1,7 +1,7 @@
 //===- TranslateToCpp.cpp - reshard_rt plans to table-driven C++ ----------===//
 //
 // The generated code is data: the plan's tables in the schema of
-// include/reshard/ExecutionEngine/Engine.h, as reshard::rt::EncodedPlan
+// include/reshard/ExecutionEngine/PlanTables.h, as reshard::rt::EncodedPlan
 // encodes them, and a few lines that hand them to the backend, so a
 // whole-model plan compiles about as fast as its tables parse.
 //
@@ -326,7 +326,7 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
         os, "char *const", "kTensorDtypes", e.tensorDtypes, 12,
         [&](const std::string &d, size_t) { os << cString(d); });
   os << "// Rank lists, combo maps, shard sizes, members and box\n"
-        "// descriptors, each stored once (see Engine.h).\n";
+        "// descriptors, each stored once (see PlanTables.h).\n";
   emitTable(os, "int64_t", "kWords", e.words, 16,
             [&](int64_t v, size_t) { os << v; });
   os << "// {num_ranks, ranks}\n";
@@ -446,7 +446,7 @@ LogicalResult reshard::translatePlanToCpp(rt::PlanOp plan, CppBackend backend,
                 .str();
   }
   os << llvm::formatv(
-      "// Fields named as in struct Plan (ExecutionEngine/Engine.h).\n"
+      "// Fields named as in struct Plan (ExecutionEngine/PlanTables.h).\n"
       "const Plan kPlan = {{\n"
       "    /*name=*/{0}, /*fingerprint=*/{1:x}ull,\n"
       "    /*num_ranks=*/{2}, /*num_tensors=*/{3},\n"

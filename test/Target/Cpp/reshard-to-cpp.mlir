@@ -1,6 +1,6 @@
 // reshard-translate --reshard-to-cpp: a reshard_rt plan as table-driven C++
 // for the MPI and NCCL backends, and the header of its C entry points.
-// The tables are the structs of include/reshard/ExecutionEngine/Engine.h,
+// The tables are the structs of include/reshard/ExecutionEngine/PlanTables.h,
 // as rt::EncodedPlan encodes the ops: one pool of words (rank lists, combo
 // maps, shard sizes, members, box descriptors, receive lists), where equal
 // lists are stored once; meshes, classes, pieces, groups, items, streams
@@ -142,7 +142,7 @@ reshard_rt.plan @tiny num_ranks = 3 tensors = ["w", "a\"b\\c"] dtypes = ["fp32",
 // `fingerprint = -2` (a plan edited after lowering must not pass the ranks'
 // agreement with another plan's); no staging budget or operation bound
 // (0); steps 0 and 1 -> 2.
-// CHECK-NEXT: // Fields named as in struct Plan (ExecutionEngine/Engine.h).
+// CHECK-NEXT: // Fields named as in struct Plan (ExecutionEngine/PlanTables.h).
 // CHECK-NEXT: const Plan kPlan = {
 // CHECK-NEXT:     /*name=*/"tiny", /*fingerprint=*/0x3671dd30ce5989fbull,
 // CHECK-NEXT:     /*num_ranks=*/3, /*num_tensors=*/2,

@@ -615,7 +615,7 @@ LogicalResult Checker::checkSteps(int64_t pi, bool quiet) {
                << ", over max_ops_per_step " << p.max_ops_per_step;
     }
     // What a transit keeps, the quantized sources' scales, then shadows sit
-    // after the staging (Engine.h).
+    // after the staging (QuantAreas.h).
     int64_t carry = engine::carry_area_bytes(p, prog);
     int64_t quant = engine::quant_area_bytes(p, prog.rank);
     int64_t shadows = engine::shadow_area_bytes(p, prog.rank);

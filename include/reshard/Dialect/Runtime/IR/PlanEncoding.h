@@ -1,7 +1,7 @@
 //===- PlanEncoding.h - A reshard_rt.plan as engine tables ------*- C++ -*-===//
 //
 // The one translation from the reshard_rt ops to the tables of
-// reshard::engine::Plan (include/reshard/ExecutionEngine/Engine.h): the
+// reshard::engine::Plan (include/reshard/ExecutionEngine/PlanTables.h): the
 // plan verifier checks them, the C++ emitter writes them, and the
 // in-process executor runs them, so all three see the same plan.
 //

@@ -20,7 +20,7 @@ def Runtime_Dialect : Dialect {
     classes, groups and streams.
 
     The tables are those of `reshard::engine::Plan`
-    (include/reshard/ExecutionEngine/Engine.h), the one owner of their
+    (include/reshard/ExecutionEngine/PlanTables.h), the one owner of their
     schema: the verifier checks the plan on that view, the C++ emitter
     writes it, and the in-process executor and both backends run it.
   }];
