@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from .errors import ReshardError
-from .layout import _is_int, _is_permutation
+from .layout import _is_permutation
+from .mesh import _is_int
 
 
 def _int(v: Any, low: int = 0) -> bool:

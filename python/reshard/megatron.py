@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from .errors import ReshardError
-from .layout import DeviceMesh, _is_int, init_device_mesh
+from .mesh import DeviceMesh, _is_int, init_device_mesh
 
 
 def strip_framework(text: str, framework: str, what: str) -> str:

@@ -23,7 +23,8 @@ from typing import (Any, Callable, Dict, List, Mapping, Optional,
                     Sequence, Tuple, Union)
 
 from .errors import ReshardError, read_json
-from .layout import DeviceMesh, Layout, Sharding, _is_int
+from .layout import Layout, Sharding
+from .mesh import DeviceMesh, _is_int
 from .layout_json import check_layout_json
 
 __all__ = ["megatron_tensors", "vllm_tensors"]

@@ -10,7 +10,8 @@ import os
 from typing import Any, Dict, Mapping, Optional, Union
 
 from .errors import ReshardError
-from .layout import DTYPE_BYTES, Layout, Sharding, _is_int
+from .layout import DTYPE_BYTES, Layout, Sharding
+from .mesh import _is_int
 from .megatron import MegatronSide, Train, parse_train, pipeline_split
 from .megatron import validate as validate_train
 from .megatron import vocab_rows as megatron_vocab_rows

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from . import buffers, comms
 from .errors import ReshardError
-from .layout import _is_bool, _is_int
+from .mesh import _is_bool, _is_int
 
 _ERR_BYTES = 1024
 _RUN_VERIFY = 1  # RESHARD_RUN_VERIFY of ExecutionEngine/ErrorCodes.h

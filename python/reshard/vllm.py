@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from .errors import ReshardError
-from .layout import DeviceMesh, _is_bool
+from .mesh import DeviceMesh, _is_bool
 from .megatron import (PresetSide, _is_int, check_sizes, check_stages,
                        check_world, parse_spec, strip_framework, tp_dims)
 
