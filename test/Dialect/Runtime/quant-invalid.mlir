@@ -32,6 +32,11 @@
 // KIND: quant_classes row 0: a row starts with the kind (1 block, 2 mx), the side (0 sender, 1 receiver) and a rank of at most 64
 // RUN: sed -e 's/quant_classes = \[1, 0, 2, 2, 2, 2, 1, 2, 1, 4, 1, 2, 1, 4\]/quant_classes = [1, 0, 2, 2, 2, 2, 1, 2]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=SHORT
 // SHORT: quant_classes row 0: runs of combo 0 dim 1 are cut short
+// A combo count no class has is refused before anything is allocated per
+// combo (2^31 of them ran out of memory).
+// RUN: sed -e 's/quant_classes = \[1, 0, 2, 2, 2, 2, 1, 2, 1, 4, 1, 2, 1, 4\]/quant_classes = [1, 0, 2, 2, 2, 2147483648, 1, 2, 1, 4, 1, 2, 1, 4]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=COMBOS
+// RUN: sed -e 's/quant_classes = \[1, 0, 2, 2, 2, 2, 1, 2, 1, 4, 1, 2, 1, 4\]/quant_classes = [1, 0, 2, 2, 2, 2147483648, 1, 2, 1, 4, 1, 2, 1, 4]/' %t/plan.mlir | not reshard-translate --reshard-to-cpp --backend=nccl 2>&1 | FileCheck %s --check-prefix=COMBOS
+// COMBOS: quant_classes row 0: 2147483648 combos; a row has its payload class's, and no class has more than {{[0-9]+}}
 // RUN: sed -e 's/ quant_tensors = \[0, 1, 1, 0\]//' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=HALF
 // HALF: states quant_classes or quant_tensors without the other
 

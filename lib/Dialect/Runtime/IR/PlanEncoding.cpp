@@ -411,6 +411,12 @@ bool EncodedPlan::encodeQuant(PlanOp op) {
     v = c[at++];
     return true;
   };
+  // A row's combos are its payload class's (checked below): bound them by
+  // the classes' before anything is allocated per combo.
+  int64_t maxCombos = 0;
+  for (ClassOp cls : classOps)
+    maxCombos =
+        std::max({maxCombos, cls.getNumCombos(true), cls.getNumCombos(false)});
   while (at < c.size()) {
     Row r = {};
     if (!next(r.kind) || !next(r.side) || !next(r.ndim) || r.ndim < 0 ||
@@ -429,9 +435,11 @@ bool EncodedPlan::encodeQuant(PlanOp op) {
                                  "be at least 1",
                                  rows.size()));
     r.blocksAt = intern(blocks);
-    if (!next(r.combos) || r.combos < 0 || r.combos > (int64_t(1) << 31))
-      return bad(llvm::formatv("quant_classes row {0}: a bad combo count",
-                               rows.size()));
+    if (!next(r.combos) || r.combos < 0 || r.combos > maxCombos)
+      return bad(llvm::formatv("quant_classes row {0}: {1} combos; a row has "
+                               "its payload class's, and no class has more "
+                               "than {2}",
+                               rows.size(), r.combos, maxCombos));
     std::vector<std::vector<std::vector<int64_t>>> runs(r.combos);
     SmallVector<int64_t> index;
     for (int64_t k = 0; k < r.combos; ++k) {
