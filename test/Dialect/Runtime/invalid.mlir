@@ -179,6 +179,27 @@ reshard_rt.plan @p num_ranks = 3 tensors = ["w0", "w1"] fingerprint = 0 {
 
 // -----
 
+// One group lists a tensor twice (the encoder's note once pointed at the
+// group being read, not yet recorded, and crashed).
+reshard_rt.plan @p num_ranks = 3 tensors = ["w0", "w1"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [0]
+  reshard_rt.mesh 1 ranks [1, 2]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0, 0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  // expected-error @+1 {{'reshard_rt.group' op lists tensor 1 ('w1') twice; a group lists each member once}}
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [1, 1]
+  reshard_rt.items 0 [g0.p0[0 x 2]]
+  reshard_rt.rank 0 workspace = 32 {
+    reshard_rt.send to 1 phase 0 start 0 quota 32 bytes 32 items 0
+  }
+  reshard_rt.rank 1 workspace = 32 {
+    reshard_rt.recv from 0 phase 0 start 0 quota 32 bytes 32 items 0
+  }
+}
+
+// -----
+
 // A rank outside the plan.
 reshard_rt.plan @p num_ranks = 2 tensors = ["w"] fingerprint = 0 {
   reshard_rt.mesh 0 ranks [0]

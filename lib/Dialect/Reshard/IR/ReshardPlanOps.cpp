@@ -13,6 +13,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
 using namespace reshard;
@@ -423,6 +424,11 @@ void GroupOp::print(OpAsmPrinter &p) {
 LogicalResult GroupOp::verify() {
   if (getTensors().empty())
     return emitOpError("lists no tensors; a group has at least one");
+  llvm::SmallDenseSet<Attribute> seen;
+  for (Attribute tensor : getTensors())
+    if (!seen.insert(tensor).second)
+      return emitOpError() << "lists tensor " << tensor
+                           << " twice; a group lists each member once";
   ArrayRef<int64_t> rows = getRoutes();
   if (rows.size() % RouteRow::kWidth)
     return emitOpError() << "routes hold " << rows.size()

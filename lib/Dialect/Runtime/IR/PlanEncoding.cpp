@@ -198,6 +198,10 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
           return reported(group.emitOpError()
                           << "lists tensor " << t << " of the " << numTensors
                           << " of the plan");
+        if (e->tensorGroup[t] == g)
+          return reported(group.emitOpError()
+                          << "lists tensor " << t << " ('" << e->tensorNames[t]
+                          << "') twice; a group lists each member once");
         if (e->tensorGroup[t] != -1) {
           InFlightDiagnostic diag = group.emitOpError()
                                     << "lists tensor " << t << " ('"

@@ -74,6 +74,20 @@ reshard.group @group1 class @class0 from @m to @m tensors [@w]
 
 // -----
 
+// One group lists a tensor twice (the planner's note once pointed at a
+// group not yet read, and crashed).
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+reshard.redistribute @w from @m <[[tp]]> to @m <[[]]>
+    : tensor<4xf32> -> tensor<4xf32>
+reshard.class @class0 of @w rank 1 [
+  box [0] size [2] dst 0 at [0] src 0 at [0],
+  box [2] size [2] dst 0 at [2] src 1 at [0]
+]
+// expected-error @+1 {{'reshard.group' op lists tensor @w twice; a group lists each member once}}
+reshard.group @group0 class @class0 from @m to @m tensors [@w, @w]
+
+// -----
+
 // The explicit reference form is no input to the planning passes.
 reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
 reshard.redistribute @w from @m <[[tp]]> to @m <[[]]>
