@@ -10,6 +10,7 @@
 #include "reshard/Dialect/IntListSyntax.h"
 #include "reshard/Dialect/Reshard/IR/LayoutInterop.h"
 #include "reshard/Dialect/Reshard/IR/ReshardOps.h"
+#include "reshard/Layout/BoxOverlap.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -175,86 +176,6 @@ static std::string fmt(ArrayRef<int64_t> v) {
   return s + "]";
 }
 
-/// Whether two boxes of one rank overlap.
-static bool overlaps(ClassPattern::Piece a, ClassPattern::Piece b) {
-  for (unsigned d = 0; d < a.globalOffset().size(); ++d)
-    if (a.globalOffset()[d] + a.sizes()[d] <= b.globalOffset()[d] ||
-        b.globalOffset()[d] + b.sizes()[d] <= a.globalOffset()[d])
-      return false;
-  return true;
-}
-
-/// The least pair a < b of pieces in [first, end) that overlap, if any. A
-/// destination combo may have a piece from each of 100,000 source ranks, so
-/// pairs are not all compared: intersections of the two sides' partitions
-/// are the cells of a grid (along each dim, two pieces' intervals are equal
-/// or disjoint), where pieces overlap only if they are the same cell; other
-/// patterns are swept along dim 0.
-static std::optional<std::pair<size_t, size_t>>
-firstOverlap(const ClassPattern &pattern, size_t first, size_t end) {
-  std::optional<std::pair<size_t, size_t>> least;
-  auto found = [&](size_t a, size_t b) {
-    std::pair<size_t, size_t> p = std::minmax(a, b);
-    if (!least || p < *least)
-      least = p;
-  };
-  if (end - first <= 64) {
-    for (size_t a = first; a < end; ++a)
-      for (size_t b = a + 1; b < end; ++b)
-        if (overlaps(pattern[a], pattern[b]))
-          return std::make_pair(a, b);
-    return std::nullopt;
-  }
-  unsigned rank = pattern[first].sizes().size();
-  bool grid = true;
-  for (unsigned d = 0; d < rank && grid; ++d) {
-    std::vector<std::pair<int64_t, int64_t>> intervals;
-    for (size_t i = first; i < end; ++i)
-      intervals.push_back(
-          {pattern[i].globalOffset()[d], pattern[i].sizes()[d]});
-    llvm::sort(intervals);
-    intervals.erase(std::unique(intervals.begin(), intervals.end()),
-                    intervals.end());
-    for (size_t k = 1; k < intervals.size() && grid; ++k)
-      grid = intervals[k].first >=
-             intervals[k - 1].first + intervals[k - 1].second;
-  }
-  std::vector<size_t> order;
-  for (size_t i = first; i < end; ++i)
-    order.push_back(i);
-  if (grid) {
-    // A piece's cell: its offsets then its sizes, compared in that order.
-    auto compare = [&](size_t a, size_t b) {
-      ClassPattern::Piece p = pattern[a], q = pattern[b];
-      for (ArrayRef<int64_t> (ClassPattern::Piece::*part)() const :
-           {&ClassPattern::Piece::globalOffset, &ClassPattern::Piece::sizes})
-        for (unsigned d = 0; d < rank; ++d)
-          if ((p.*part)()[d] != (q.*part)()[d])
-            return (p.*part)()[d] < (q.*part)()[d] ? -1 : 1;
-      return 0;
-    };
-    llvm::sort(order, [&](size_t a, size_t b) {
-      int c = compare(a, b);
-      return c ? c < 0 : a < b;
-    });
-    for (size_t k = 1; k < order.size(); ++k)
-      if (!compare(order[k - 1], order[k]))
-        found(order[k - 1], order[k]);
-    return least;
-  }
-  auto begin0 = [&](size_t i) { return pattern[i].globalOffset()[0]; };
-  llvm::sort(order, [&](size_t a, size_t b) {
-    return std::make_pair(begin0(a), a) < std::make_pair(begin0(b), b);
-  });
-  for (size_t k = 0; k < order.size(); ++k) {
-    int64_t end0 = begin0(order[k]) + pattern[order[k]].sizes()[0];
-    for (size_t j = k + 1; j < order.size() && begin0(order[j]) < end0; ++j)
-      if (overlaps(pattern[order[k]], pattern[order[j]]))
-        found(order[k], order[j]);
-  }
-  return least;
-}
-
 LogicalResult ClassOp::verifySymbolUses(SymbolTableCollection &symbols) {
   FailureOr<TensorLayout> layout =
       layoutOfSymbol(*this, getExemplarAttr(), symbols, "exemplar");
@@ -303,11 +224,13 @@ LogicalResult ClassOp::verifySymbolUses(SymbolTableCollection &symbols) {
     int64_t covered = 0;
     while (end < pattern.size() && pattern[end].dstCombo() == c)
       covered += pattern[end++].numElements();
-    if (std::optional<std::pair<size_t, size_t>> pair =
-            firstOverlap(pattern, first, end))
-      return emitOpError() << "pieces " << pair->first << " and "
-                           << pair->second << " of destination combo " << c
-                           << " overlap; each element arrives once";
+    if (std::optional<std::pair<size_t, size_t>> pair = firstOverlap(
+            end - first,
+            [&](size_t i) { return pattern[first + i].globalOffset(); },
+            [&](size_t i) { return pattern[first + i].sizes(); }))
+      return emitOpError() << "pieces " << first + pair->first << " and "
+                           << first + pair->second << " of destination combo "
+                           << c << " overlap; each element arrives once";
     int64_t shard = dstGeom.localNumElements(dst.coordsOf(c));
     if (covered != shard)
       return emitOpError() << "the pieces of destination combo " << c

@@ -10,6 +10,7 @@
 #include "reshard/Dialect/IntListSyntax.h"
 #include "reshard/Dialect/Runtime/IR/PlanEncoding.h"
 #include "reshard/Layout/BoxDescriptor.h"
+#include "reshard/Layout/BoxOverlap.h"
 #include "reshard/Layout/Layout.h"
 
 #include "mlir/IR/Builders.h"
@@ -337,35 +338,32 @@ LogicalResult ClassOp::verifyRegions() {
                               ArrayRef<int64_t>(copy).drop_front(4));
     }
   }
-  // The pieces of each destination combo tile its shard exactly once.
+  // The pieces of each destination combo (consecutive: ordered by it) tile
+  // its shard exactly once.
+  size_t first = 0;
   for (int64_t c = 0, e = getNumCombos(false); c < e; ++c) {
-    SmallVector<PieceOp> mine;
+    SmallVector<ArrayRef<int64_t>> offsets, sizes;
     int64_t covered = 0;
-    for (PieceOp piece : pieces)
-      if (piece.getDstComboAttr().getInt() == c) {
-        mine.push_back(piece);
-        int64_t n = 1;
-        for (int64_t s : piece.getSizes())
-          n *= s; // inside the shard, whose bytes fit
-        covered += n;
-      }
-    for (size_t a = 0; a < mine.size(); ++a)
-      for (size_t b = a + 1; b < mine.size(); ++b) {
-        bool overlap = true;
-        for (int64_t d = 0; d < rank && overlap; ++d)
-          overlap = mine[a].getDstOffset()[d] <
-                        mine[b].getDstOffset()[d] + mine[b].getSizes()[d] &&
-                    mine[b].getDstOffset()[d] <
-                        mine[a].getDstOffset()[d] + mine[a].getSizes()[d];
-        if (overlap) {
-          InFlightDiagnostic diag =
-              mine[b].emitOpError()
-              << "overlaps another piece of destination combo " << c
-              << "; each element arrives once";
-          diag.attachNote(mine[a].getLoc()) << "the other piece";
-          return diag;
-        }
-      }
+    size_t end = first;
+    for (; end < pieces.size() && pieces[end].getDstCombo() == c; ++end) {
+      offsets.push_back(pieces[end].getDstOffset());
+      sizes.push_back(pieces[end].getSizes());
+      int64_t n = 1;
+      for (int64_t s : sizes.back())
+        n *= s; // inside the shard, whose bytes fit
+      covered += n;
+    }
+    if (std::optional<std::pair<size_t, size_t>> pair = firstOverlap(
+            end - first, [&](size_t i) { return offsets[i]; },
+            [&](size_t i) { return sizes[i]; })) {
+      InFlightDiagnostic diag =
+          pieces[first + pair->second].emitOpError()
+          << "overlaps another piece of destination combo " << c
+          << "; each element arrives once";
+      diag.attachNote(pieces[first + pair->first].getLoc())
+          << "the other piece";
+      return diag;
+    }
     int64_t shard = 1;
     for (int64_t s : getShardShape(false, c))
       shard *= s;
@@ -373,6 +371,7 @@ LogicalResult ClassOp::verifyRegions() {
       return emitOpError() << "the pieces of destination combo " << c
                            << " cover " << covered << " elements of its "
                            << shard << "; they must tile the shard";
+    first = end;
   }
   return success();
 }
