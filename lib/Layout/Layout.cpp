@@ -192,6 +192,11 @@ llvm::Error reshard::verifyTopology(const TopologySpec &topo,
   auto positive = [&](const char *field, double v) {
     if (!(v > 0) || !std::isfinite(v))
       fail(field, "bandwidth must be positive and finite, got " + fmtDouble(v));
+    else if (v < kMinBandwidthGBps || v > kMaxBandwidthGBps)
+      fail(field, formatv("bandwidth {0} GB/s is outside [{1}, {2}] GB/s, "
+                          "where the cost model's times stay finite",
+                          fmtDouble(v), fmtDouble(kMinBandwidthGBps),
+                          fmtDouble(kMaxBandwidthGBps)));
   };
   positive("nvlink_GBps_per_gpu", topo.nvlinkGBps);
   positive("nic_GBps_per_gpu", topo.nicGBps);
@@ -199,6 +204,11 @@ llvm::Error reshard::verifyTopology(const TopologySpec &topo,
     if (!(v >= 0) || !std::isfinite(v))
       fail(field,
            "latency must be non-negative and finite, got " + fmtDouble(v));
+    else if (v != 0 && (v < kMinLatencyUs || v > kMaxLatencyUs))
+      fail(field, formatv("latency {0} us is neither 0 nor in [{1}, {2}] "
+                          "us, where the cost model's times stay finite",
+                          fmtDouble(v), fmtDouble(kMinLatencyUs),
+                          fmtDouble(kMaxLatencyUs)));
   };
   nonNegative("nvlink_latency_us", topo.nvlinkLatencyUs);
   nonNegative("nic_latency_us", topo.nicLatencyUs);

@@ -30,8 +30,8 @@ _OPTIONAL = ("nic_latency_us", "nvlink_latency_us")
 
 
 def _check_number(key, v):
-    """GPU counts are positive integers, bandwidths positive numbers and
-    latencies non-negative numbers."""
+    """GPU counts are positive integers, bandwidths numbers in [1e-6, 1e9]
+    GB/s and latencies 0 or numbers in [1e-6, 1e9] us."""
     if key in ("gpus_per_node", "nvl_domain_size"):
         ok, what = isinstance(v, int) and v > 0, "a positive integer"
     elif key in _REQUIRED:
@@ -40,6 +40,13 @@ def _check_number(key, v):
         ok, what = isinstance(v, (int, float)) and v >= 0, "a number >= 0"
     if not ok or isinstance(v, bool) or not math.isfinite(v):
         raise ReshardError(f"topology: {key}={v!r} is not {what}")
+    # The compiler's ranges (Layout.h), where modelled times stay finite.
+    if key in _REQUIRED[2:] and not 1e-6 <= v <= 1e9:
+        raise ReshardError(f"topology: {key}={v!r} is outside [1e-06, 1e+09] "
+                           f"GB/s")
+    if key in _OPTIONAL and v != 0 and not 1e-6 <= v <= 1e9:
+        raise ReshardError(f"topology: {key}={v!r} is neither 0 nor in "
+                           f"[1e-06, 1e+09] us")
 
 
 def get_topology(topology: Union[str, Mapping[str, Any]]

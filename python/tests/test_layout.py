@@ -361,6 +361,13 @@ def test_mlir_string_escapes(tmp_path):
     ({"gpus_per_node": 8, "nvl_domain_size": 8, "nic_GBps_per_gpu": 50,
       "nvlink_GBps_per_gpu": 450, "nic_latency_us": -1},
      "nic_latency_us=-1 is not a number >= 0"),
+    # Positive and finite, but the compiler's modelled times would overflow.
+    ({"gpus_per_node": 8, "nvl_domain_size": 8, "nic_GBps_per_gpu": 1e-318,
+      "nvlink_GBps_per_gpu": 450},
+     r"nic_GBps_per_gpu=1e-318 is outside \[1e-06, 1e\+09\] GB/s"),
+    ({"gpus_per_node": 8, "nvl_domain_size": 8, "nic_GBps_per_gpu": 50,
+      "nvlink_GBps_per_gpu": 450, "nvlink_latency_us": 1.7e308},
+     r"nvlink_latency_us=1.7e\+308 is neither 0 nor in"),
 ])
 def test_topology_values_are_checked(topo, msg):
     # These used to raise ZeroDivisionError / TypeError.

@@ -57,6 +57,12 @@ inline constexpr int64_t kMaxRank = INT32_MAX - 1;
 /// (the gather-broadcast baseline sends every full tensor to each
 /// destination rank); keeping that sum below 2^60 keeps them in 64 bits.
 inline constexpr int64_t kMaxPlanBytes = int64_t(1) << 60;
+/// A topology's bandwidths (GB/s per GPU) and non-zero latencies (us):
+/// within these a plan's modelled times, at most 2^62 bytes over the
+/// slowest link plus 2^22 steps of the longest latency, and their ratios
+/// stay finite (a subnormal bandwidth made them inf and NaN).
+inline constexpr double kMinBandwidthGBps = 1e-6, kMaxBandwidthGBps = 1e9;
+inline constexpr double kMinLatencyUs = 1e-6, kMaxLatencyUs = 1e9;
 /// What a lowered plan's streams may carry in all: a byte may cross several
 /// hops (transits, relays, a relay tree's feeder).
 inline constexpr int64_t kMaxStreamBytes = int64_t(1) << 62;

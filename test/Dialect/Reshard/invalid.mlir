@@ -161,6 +161,24 @@ reshard.topology @nan_latency gpus_per_node = 8 nvl_domain_size = 8
 
 // -----
 
+// Positive and finite, but so slow that modelled times overflow to inf (a
+// subnormal bandwidth gave reports of inf and NaN), or so fast no link is.
+// expected-error @+2 {{nic_GBps_per_gpu: bandwidth 1e-09 GB/s is outside [1e-06, 1e+09] GB/s, where the cost model's times stay finite}}
+// expected-error @+1 {{nvlink_GBps_per_gpu: bandwidth 2e+09 GB/s is outside [1e-06, 1e+09] GB/s}}
+reshard.topology @subnormal_bandwidth gpus_per_node = 8 nvl_domain_size = 8
+    nvlink_GBps_per_gpu = 2.0e9 nic_GBps_per_gpu = 1.0e-9
+
+// -----
+
+// A latency is 0 or within the range where times stay finite.
+// expected-error @+2 {{nic_latency_us: latency 1e-09 us is neither 0 nor in [1e-06, 1e+09] us, where the cost model's times stay finite}}
+// expected-error @+1 {{nvlink_latency_us: latency 1.7e+308 us is neither 0 nor in [1e-06, 1e+09] us}}
+reshard.topology @extreme_latencies gpus_per_node = 8 nvl_domain_size = 8
+    nvlink_GBps_per_gpu = 450.0 nic_GBps_per_gpu = 50.0
+    nvlink_latency_us = 1.7e308 nic_latency_us = 1.0e-9
+
+// -----
+
 // Every problem of a topology is reported, not only the first.
 // expected-error @+3 {{gpus_per_node: GPUs per node must be positive}}
 // expected-error @+2 {{nic_GBps_per_gpu: bandwidth must be positive and finite}}
