@@ -51,6 +51,11 @@ inline constexpr int64_t kMaxMeshDevices = INT32_MAX;
 /// rank + 1, must be a C `int` too.
 inline constexpr int64_t kMaxRank = INT32_MAX - 1;
 
+/// Ranks of a lowered plan: the generated code keeps a table with an entry
+/// per rank, so its largest rank + 1 is at most this (layouts and planned
+/// modules may use any rank up to kMaxRank).
+inline constexpr int64_t kMaxPlanRanks = int64_t(1) << 24;
+
 /// A plan's byte counts (messages, per-rank and per-link totals, the lower
 /// bound, both baselines) are each at most a few times the sum, over its
 /// tensors, of the tensor's byte size times the ranks of its two meshes

@@ -204,6 +204,17 @@ void ConvertReshardToRuntimePass::runOnOperation() {
       return signalPassFailure();
     }
   const PlanModel &model = plan->model;
+  if (model.numRanks() > kMaxPlanRanks) {
+    for (MeshOp mesh : module.getOps<MeshOp>())
+      for (int64_t r : mesh.getRanks())
+        if (r >= kMaxPlanRanks) {
+          mesh.emitOpError()
+              << "holds rank " << r << "; a lowered plan's ranks are below "
+              << "2^24 (its code keeps a table with an entry per rank): "
+                 "number the ranks from 0";
+          return signalPassFailure();
+        }
+  }
   std::vector<TransferGroup> transfers = enumerateTransfers(model);
   std::vector<StreamContent> streams = collectStreams(model, transfers);
   if (failed(plan->checkSchedule(streams)))

@@ -72,7 +72,7 @@ std::unique_ptr<EncodedPlan> EncodedPlan::encode(PlanOp op) {
   }
   int64_t numTensors = e->tensorNames.size();
   int64_t numRanks = op.getNumRanks();
-  if (numRanks < 1 || numRanks > (int64_t(1) << 24))
+  if (numRanks < 1 || numRanks > kMaxPlanRanks)
     return reported(op.emitOpError()
                     << "num_ranks " << numRanks << " must be in [1, 2^24]");
   if (numTensors > INT32_MAX)
