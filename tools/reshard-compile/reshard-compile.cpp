@@ -23,7 +23,9 @@
 #include "mlir/Support/Timing.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -140,6 +142,34 @@ std::optional<int64_t> parseBytes(StringRef text) {
   return static_cast<int64_t>(value << shift);
 }
 
+/// What an output path names, to find two outputs in one file however they
+/// are spelled (x, ./x, a link to x, /dev/stdout and -): the file's identity
+/// when it is a regular file or a pipe (standard output's for -), else its
+/// directory's identity and its name when it does not exist yet; a device
+/// such as /dev/null names nothing (several outputs may go there).
+std::optional<std::string> outputIdentity(StringRef path) {
+  namespace fs = llvm::sys::fs;
+  auto identity = [](const fs::file_status &st) -> std::optional<std::string> {
+    if (st.type() != fs::file_type::regular_file &&
+        st.type() != fs::file_type::fifo_file)
+      return std::nullopt;
+    fs::UniqueID id = st.getUniqueID();
+    return std::to_string(id.getDevice()) + ":" + std::to_string(id.getFile());
+  };
+  fs::file_status st;
+  if (path == "-")
+    return fs::status(1, st) ? std::nullopt : identity(st);
+  if (!fs::status(path, st))
+    return identity(st);
+  StringRef dir = llvm::sys::path::parent_path(path);
+  if (fs::status(dir.empty() ? "." : dir, st) ||
+      st.type() != fs::file_type::directory_file)
+    return std::nullopt; // opening it will say what is wrong
+  fs::UniqueID id = st.getUniqueID();
+  return std::to_string(id.getDevice()) + ":" + std::to_string(id.getFile()) +
+         "/" + llvm::sys::path::filename(path).str();
+}
+
 /// The outputs, opened before anything runs and kept only on success.
 struct Outputs {
   std::vector<std::unique_ptr<llvm::ToolOutputFile>> files;
@@ -209,11 +239,20 @@ int compile() {
   if (emitsCpp && backend == Backend::None)
     return fail("--backend=mpi or --backend=nccl is required to emit C++");
   std::set<std::string> paths;
-  for (const std::string *path : {&output, &headerFile, &mlirFile, &reportFile})
-    if (!path->empty() && *path != "-" &&
-        (path != &output || mainEmit != Emit::None) &&
-        !paths.insert(*path).second)
-      return fail("'" + *path + "' is named for two outputs");
+  int toStdout = 0;
+  for (const std::string *path :
+       {&output, &headerFile, &mlirFile, &reportFile}) {
+    if (path->empty() || (path == &output && mainEmit == Emit::None))
+      continue;
+    if (*path == "-" && ++toStdout > 1)
+      return fail("two outputs are named '-' (standard output); give all "
+                  "but one a file");
+    std::optional<std::string> id = outputIdentity(*path);
+    if (id && !paths.insert(*id).second)
+      return fail("'" + *path +
+                  "' is named for two outputs (however the "
+                  "paths are spelled, one file would hold both)");
+  }
 
   // Stages are timers of one tree, passes nested in their stage.
   DefaultTimingManager timer;
