@@ -2,10 +2,11 @@
 //
 // Every tool takes reshard IR, and those that accept layouts the layout
 // JSON too: the input is classified by its name or first character. MLIR's
-// parser recurses once per nested bracket and has no depth limit, so a
-// hostile file of a million '[' would overflow the stack. No reshard program
-// nests deeper than a handful of levels: deeper input is refused with a
-// diagnostic before parsing.
+// parser recurses once per nested bracket (and per operator of an affine
+// expression, and its printer once per alias use) with no depth limit, so
+// a hostile file of a million '[' would overflow the stack. No reshard
+// program nests deeper than a handful of levels: deeper input is refused
+// with a diagnostic before parsing.
 //
 //===----------------------------------------------------------------------===//
 #ifndef RESHARD_SUPPORT_INPUTFILES_H
@@ -18,6 +19,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 
 namespace llvm {
 class MemoryBuffer;
@@ -26,13 +28,27 @@ class SourceMgr;
 
 namespace reshard {
 
-/// Deepest bracket nesting the tools accept in MLIR text.
+/// Deepest nesting the tools accept in MLIR text: brackets, and attribute
+/// and type aliases, each use of which nests its definition.
 inline constexpr unsigned kMaxInputNesting = 256;
+/// Longest `affine_map<...>` or `affine_set<...>` the tools accept: MLIR's
+/// affine expression parser and simplifier recurse once per operator,
+/// brackets or not (`- - - d0`, `d0 + d0 + ...`). No reshard program uses
+/// affine maps at all.
+inline constexpr size_t kMaxAffineText = 4096;
 
-/// The byte offset at which `text` first nests `(`, `[`, `{` or `<` deeper
-/// than `maxDepth` (outside string literals and `//` comments; `->` is not a
-/// bracket), or std::nullopt.
-std::optional<size_t>
+/// Where and why MLIR text would make the parser or printer recurse deeper
+/// than is safe.
+struct InputHazard {
+  size_t offset;
+  std::string why;
+};
+
+/// The first hazard of `text`, outside string literals and `//` comments:
+/// `(`, `[`, `{` or `<` nested deeper than `maxDepth` (`->` is not a
+/// bracket), counting an alias use as its definition's depth; or an affine
+/// map or set longer than kMaxAffineText.
+std::optional<InputHazard>
 findExcessiveNesting(llvm::StringRef text,
                      unsigned maxDepth = kMaxInputNesting);
 
