@@ -78,7 +78,7 @@ cl::opt<std::string> stagingBudget(
     "staging-budget",
     cl::desc("Staging bytes a rank holds at any instant (a step's "
              "messages and the next step's receives): an integer, or with "
-             "a binary suffix K, M or G (default 1G)"),
+             "a binary suffix K, M or G, either case (default 1G)"),
     cl::value_desc("BYTES"), cl::cat(category));
 cl::opt<int64_t> maxOpsPerStep(
     "max-ops-per-step",
@@ -125,7 +125,7 @@ int fail(const Twine &msg) {
   return 1;
 }
 
-/// BYTES: digits with an optional binary suffix K, M or G.
+/// BYTES: digits with an optional binary suffix K, M or G (either case).
 std::optional<int64_t> parseBytes(StringRef text) {
   StringRef digits = text;
   unsigned shift = 0;
