@@ -39,7 +39,11 @@ reshard::firstOverlap(size_t n,
       least = p;
   };
   size_t rank = sizes(0).size();
+  // An empty box overlaps what holds its offset strictly inside, which a
+  // grid's cells cannot say: the sweep takes any pattern with one.
   bool grid = true;
+  for (size_t i = 0; i < n && grid; ++i)
+    grid = llvm::all_of(sizes(i), [](int64_t s) { return s > 0; });
   for (size_t d = 0; d < rank && grid; ++d) {
     std::vector<std::pair<int64_t, int64_t>> intervals;
     for (size_t i = 0; i < n; ++i)

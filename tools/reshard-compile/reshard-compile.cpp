@@ -31,6 +31,8 @@
 
 #include <set>
 
+#include <unistd.h>
+
 using namespace mlir;
 using namespace reshard;
 namespace cl = llvm::cl;
@@ -145,9 +147,10 @@ std::optional<int64_t> parseBytes(StringRef text) {
 /// What an output path names, to find two outputs in one file however they
 /// are spelled (x, ./x, a link to x, /dev/stdout and -): the file's identity
 /// when it is a regular file or a pipe (standard output's for -), else its
-/// directory's identity and its name when it does not exist yet; a device
-/// such as /dev/null names nothing (several outputs may go there).
-std::optional<std::string> outputIdentity(StringRef path) {
+/// directory's identity and its name when it does not exist yet (through
+/// links that point at nothing yet); a device such as /dev/null names
+/// nothing (several outputs may go there).
+std::optional<std::string> outputIdentity(StringRef path, int links = 0) {
   namespace fs = llvm::sys::fs;
   auto identity = [](const fs::file_status &st) -> std::optional<std::string> {
     if (st.type() != fs::file_type::regular_file &&
@@ -161,6 +164,20 @@ std::optional<std::string> outputIdentity(StringRef path) {
     return fs::status(1, st) ? std::nullopt : identity(st);
   if (!fs::status(path, st))
     return identity(st);
+  if (!fs::status(path, st, /*follow=*/false) &&
+      st.type() == fs::file_type::symlink_file) {
+    // A link to a file not yet made: where opening it would create it.
+    char target[4096];
+    ssize_t n = ::readlink(path.str().c_str(), target, sizeof(target) - 1);
+    if (n <= 0 || links >= 40)
+      return std::nullopt; // opening it will say what is wrong
+    SmallString<256> next(StringRef(target, n));
+    if (llvm::sys::path::is_relative(next)) {
+      next = llvm::sys::path::parent_path(path);
+      llvm::sys::path::append(next, StringRef(target, n));
+    }
+    return outputIdentity(next, links + 1);
+  }
   StringRef dir = llvm::sys::path::parent_path(path);
   if (fs::status(dir.empty() ? "." : dir, st) ||
       st.type() != fs::file_type::directory_file)

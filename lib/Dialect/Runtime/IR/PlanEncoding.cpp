@@ -423,14 +423,14 @@ bool EncodedPlan::encodeQuant(PlanOp op) {
         std::max({maxCombos, cls.getNumCombos(true), cls.getNumCombos(false)});
   while (at < c.size()) {
     Row r = {};
-    if (!next(r.kind) || !next(r.side) || !next(r.ndim) || r.ndim < 0 ||
+    if (!next(r.kind) || !next(r.side) || !next(r.ndim) || r.ndim < 1 ||
         r.ndim > 64 ||
         (r.kind != engine::kQuantBlock && r.kind != engine::kQuantMx) ||
         (r.side != engine::kQuantOnSender &&
          r.side != engine::kQuantOnReceiver))
       return bad(llvm::formatv("quant_classes row {0}: a row starts with the "
                                "kind (1 block, 2 mx), the side (0 sender, 1 "
-                               "receiver) and a rank of at most 64",
+                               "receiver) and a rank in [1, 64]",
                                rows.size()));
     SmallVector<int64_t> blocks(r.ndim);
     for (int64_t &b : blocks)
@@ -439,7 +439,20 @@ bool EncodedPlan::encodeQuant(PlanOp op) {
                                  "be at least 1",
                                  rows.size()));
     r.blocksAt = intern(blocks);
-    if (!next(r.combos) || r.combos < 0 || r.combos > maxCombos)
+    // Each combo states a run count per dim: the words left bound them too,
+    // so what is allocated per combo is bounded by the input.
+    if (!next(r.combos))
+      return bad(llvm::formatv("quant_classes row {0}: the combo count is "
+                               "missing",
+                               rows.size()));
+    if (r.combos >= 0 && r.combos <= maxCombos &&
+        r.combos > int64_t(c.size() - at) / r.ndim)
+      return bad(llvm::formatv("quant_classes row {0}: {1} combos of rank "
+                               "{2} need at least {3} words of runs, {4} are "
+                               "left: the runs are cut short",
+                               rows.size(), r.combos, r.ndim, r.combos * r.ndim,
+                               c.size() - at));
+    if (r.combos < 0 || r.combos > maxCombos)
       return bad(llvm::formatv("quant_classes row {0}: {1} combos; a row has "
                                "its payload class's, and no class has more "
                                "than {2}",
