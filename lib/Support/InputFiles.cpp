@@ -49,6 +49,8 @@ std::optional<InputHazard> reshard::findExcessiveNesting(llvm::StringRef text,
                                "refusing to parse"};
   };
   for (size_t i = 0, e = text.size(); i < e; ++i) {
+    if (!affine.empty() && i - affine.back().first > kMaxAffineText)
+      return tooLong(affine.back().first);
     char c = text[i];
     char next = i + 1 < e ? text[i + 1] : 0;
     if (c == '\n' && depth == 0 && valueBegun)
@@ -112,15 +114,12 @@ std::optional<InputHazard> reshard::findExcessiveNesting(llvm::StringRef text,
     } else if ((c == ')' || c == ']' || c == '}' || c == '>') &&
                !(c == '>' && ((i && text[i - 1] == '-') || next == '='))) {
       depth = depth > 0 ? depth - 1 : 0;
-      if (!affine.empty() && depth <= affine.back().second) {
-        if (i - affine.back().first > kMaxAffineText)
-          return tooLong(affine.back().first);
+      if (!affine.empty() && depth <= affine.back().second)
         affine.pop_back();
-      }
     }
-    if (!affine.empty() && i - affine.back().first > kMaxAffineText)
-      return tooLong(affine.back().first);
   }
+  if (!affine.empty() && text.size() - affine.back().first > kMaxAffineText)
+    return tooLong(affine.back().first);
   return std::nullopt;
 }
 

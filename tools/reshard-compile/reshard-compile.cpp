@@ -152,12 +152,15 @@ std::optional<int64_t> parseBytes(StringRef text) {
 /// nothing (several outputs may go there).
 std::optional<std::string> outputIdentity(StringRef path, int links = 0) {
   namespace fs = llvm::sys::fs;
-  auto identity = [](const fs::file_status &st) -> std::optional<std::string> {
+  auto name = [](const fs::file_status &st) {
+    fs::UniqueID id = st.getUniqueID();
+    return std::to_string(id.getDevice()) + ":" + std::to_string(id.getFile());
+  };
+  auto identity = [&](const fs::file_status &st) -> std::optional<std::string> {
     if (st.type() != fs::file_type::regular_file &&
         st.type() != fs::file_type::fifo_file)
       return std::nullopt;
-    fs::UniqueID id = st.getUniqueID();
-    return std::to_string(id.getDevice()) + ":" + std::to_string(id.getFile());
+    return name(st);
   };
   fs::file_status st;
   if (path == "-")
@@ -182,9 +185,7 @@ std::optional<std::string> outputIdentity(StringRef path, int links = 0) {
   if (fs::status(dir.empty() ? "." : dir, st) ||
       st.type() != fs::file_type::directory_file)
     return std::nullopt; // opening it will say what is wrong
-  fs::UniqueID id = st.getUniqueID();
-  return std::to_string(id.getDevice()) + ":" + std::to_string(id.getFile()) +
-         "/" + llvm::sys::path::filename(path).str();
+  return name(st) + "/" + llvm::sys::path::filename(path).str();
 }
 
 /// The outputs, opened before anything runs and kept only on success.

@@ -95,32 +95,37 @@ inline void for_each_subbox(const int64_t *d, int64_t lo, int64_t hi, F &&f) {
   for_each_subbox_at(d, 0, d[0], lo, hi, f);
 }
 
-/* Host loops: bytes [lo, hi) of the box in packed order, from `base` into
- * `out` (pack) or from `in` into `base` (unpack). */
-inline void pack_range(const int64_t *d, const uint8_t *base, int64_t lo,
-                       int64_t hi, uint8_t *out) {
+/* Bytes [lo, hi) of a box (pack/unpack descriptor `d`) in packed order,
+ * a contiguous run at a time: calls f(offset in the shard, offset from
+ * lo in packed order, run). */
+template <class F>
+inline void for_each_packed_run(const int64_t *d, int64_t lo, int64_t hi,
+                                F &&f) {
   int64_t at = 0;
   for_each_subbox(
       d, lo, hi,
       [&](int64_t off, int64_t run, const int64_t *loops, int64_t n) {
         for_each_run(loops, n, 2, 1, 0, off, 0, [&](int64_t o, int64_t) {
-          std::memcpy(out + at, base + o, run);
+          f(o, at, run);
           at += run;
         });
       });
 }
 
+/* Host loops: bytes [lo, hi) of the box in packed order, from `base` into
+ * `out` (pack) or from `in` into `base` (unpack). */
+inline void pack_range(const int64_t *d, const uint8_t *base, int64_t lo,
+                       int64_t hi, uint8_t *out) {
+  for_each_packed_run(d, lo, hi, [&](int64_t o, int64_t at, int64_t run) {
+    std::memcpy(out + at, base + o, run);
+  });
+}
+
 inline void unpack_range(const int64_t *d, uint8_t *base, int64_t lo,
                          int64_t hi, const uint8_t *in) {
-  int64_t at = 0;
-  for_each_subbox(
-      d, lo, hi,
-      [&](int64_t off, int64_t run, const int64_t *loops, int64_t n) {
-        for_each_run(loops, n, 2, 1, 0, off, 0, [&](int64_t o, int64_t) {
-          std::memcpy(base + o, in + at, run);
-          at += run;
-        });
-      });
+  for_each_packed_run(d, lo, hi, [&](int64_t o, int64_t at, int64_t run) {
+    std::memcpy(base + o, in + at, run);
+  });
 }
 
 /* A local copy (copy descriptor `d`) from one shard to another. */

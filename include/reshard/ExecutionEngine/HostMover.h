@@ -64,14 +64,9 @@ struct HostMover {
                      uint8_t *out) {
     HostFloatDefaults defaults;
     QuantSource q = s.host();
-    for_each_subbox(
-        d, lo, hi,
-        [&](int64_t off, int64_t run, const int64_t *loops, int64_t n) {
-          for_each_run(loops, n, 2, 1, 0, off, 0, [&](int64_t o, int64_t) {
-            quantize_elements(q, o, run, out);
-            out += run;
-          });
-        });
+    for_each_packed_run(d, lo, hi, [&](int64_t o, int64_t at, int64_t run) {
+      quantize_elements(q, o, run, out + at);
+    });
     return 0;
   }
 };

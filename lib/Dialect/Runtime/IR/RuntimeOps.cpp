@@ -341,8 +341,10 @@ LogicalResult ClassOp::verifyRegions() {
   // The pieces of each destination combo (consecutive: ordered by it) tile
   // its shard exactly once.
   size_t first = 0;
+  SmallVector<ArrayRef<int64_t>> offsets, sizes;
   for (int64_t c = 0, e = getNumCombos(false); c < e; ++c) {
-    SmallVector<ArrayRef<int64_t>> offsets, sizes;
+    offsets.clear();
+    sizes.clear();
     int64_t covered = 0;
     size_t end = first;
     for (; end < pieces.size() && pieces[end].getDstCombo() == c; ++end) {
