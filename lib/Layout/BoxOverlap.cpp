@@ -1,6 +1,14 @@
-//===- BoxOverlap.cpp - The first overlapping pair of many boxes ----------===//
+//===- BoxOverlap.cpp - An overlapping pair of many boxes -----------------===//
 //
-// See BoxOverlap.h.
+// See BoxOverlap.h. Past 64 boxes the search splits the dims in two. Along
+// a grid dim any two boxes' intervals are equal or disjoint, so boxes with
+// different intervals there never meet: boxes are grouped by their grid
+// intervals, and only a group's boxes are compared, along the other (free)
+// dims. One free dim is a sort; two are a sweep with an ordered set of the
+// boxes it crosses, which are disjoint along the second dim once no
+// overlap has been found. Both are n log n whatever the pattern. Three or
+// more free dims sweep along the one that crosses fewest boxes and compare
+// each box with those it crosses.
 //
 //===----------------------------------------------------------------------===//
 #include "reshard/Layout/BoxOverlap.h"
@@ -8,83 +16,190 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <queue>
+#include <tuple>
 #include <vector>
 
 using namespace reshard;
 using llvm::ArrayRef;
 
-std::optional<std::pair<size_t, size_t>>
-reshard::firstOverlap(size_t n,
-                      llvm::function_ref<ArrayRef<int64_t>(size_t)> offset,
-                      llvm::function_ref<ArrayRef<int64_t>(size_t)> sizes) {
-  auto overlaps = [&](size_t a, size_t b) {
-    ArrayRef<int64_t> oa = offset(a), sa = sizes(a), ob = offset(b),
-                      sb = sizes(b);
-    for (size_t d = 0; d < oa.size(); ++d)
-      if (oa[d] + sa[d] <= ob[d] || ob[d] + sb[d] <= oa[d])
+namespace {
+
+using Pair = std::pair<size_t, size_t>;
+using Extents = llvm::function_ref<ArrayRef<int64_t>(size_t)>;
+
+struct Search {
+  Extents offset, sizes;
+
+  int64_t begin(size_t i, size_t d) const { return offset(i)[d]; }
+  int64_t end(size_t i, size_t d) const { return offset(i)[d] + sizes(i)[d]; }
+  bool empty(size_t i) const {
+    return llvm::any_of(sizes(i), [](int64_t s) { return s <= 0; });
+  }
+  bool overlap(size_t a, size_t b) const {
+    if (empty(a) || empty(b))
+      return false;
+    for (size_t d = 0, e = offset(a).size(); d < e; ++d)
+      if (end(a, d) <= begin(b, d) || end(b, d) <= begin(a, d))
         return false;
     return true;
-  };
-  if (n <= 64) {
-    for (size_t a = 0; a < n; ++a)
-      for (size_t b = a + 1; b < n; ++b)
-        if (overlaps(a, b))
-          return std::make_pair(a, b);
-    return std::nullopt;
   }
-  std::optional<std::pair<size_t, size_t>> least;
-  auto found = [&](size_t a, size_t b) {
-    std::pair<size_t, size_t> p = std::minmax(a, b);
-    if (!least || p < *least)
-      least = p;
-  };
-  size_t rank = sizes(0).size();
-  // An empty box overlaps what holds its offset strictly inside, which a
-  // grid's cells cannot say: the sweep takes any pattern with one.
-  bool grid = true;
-  for (size_t i = 0; i < n && grid; ++i)
-    grid = llvm::all_of(sizes(i), [](int64_t s) { return s > 0; });
-  for (size_t d = 0; d < rank && grid; ++d) {
+  static Pair ordered(size_t a, size_t b) { return std::minmax(a, b); }
+
+  // Whether along dim d any two of `boxes` have equal or disjoint intervals.
+  bool isGridDim(ArrayRef<size_t> boxes, size_t d) const {
     std::vector<std::pair<int64_t, int64_t>> intervals;
-    for (size_t i = 0; i < n; ++i)
-      intervals.push_back({offset(i)[d], sizes(i)[d]});
+    for (size_t i : boxes)
+      intervals.push_back({begin(i, d), end(i, d)});
     llvm::sort(intervals);
     intervals.erase(std::unique(intervals.begin(), intervals.end()),
                     intervals.end());
-    for (size_t k = 1; k < intervals.size() && grid; ++k)
-      grid = intervals[k].first >=
-             intervals[k - 1].first + intervals[k - 1].second;
+    for (size_t k = 1; k < intervals.size(); ++k)
+      if (intervals[k].first < intervals[k - 1].second)
+        return false;
+    return true;
   }
-  std::vector<size_t> order;
-  for (size_t i = 0; i < n; ++i)
-    order.push_back(i);
-  if (grid) {
-    // A box's cell: its offsets then its sizes, compared in that order.
-    auto compare = [&](size_t a, size_t b) {
-      for (auto part : {offset, sizes})
-        for (size_t d = 0; d < rank; ++d)
-          if (part(a)[d] != part(b)[d])
-            return part(a)[d] < part(b)[d] ? -1 : 1;
-      return 0;
-    };
-    llvm::sort(order, [&](size_t a, size_t b) {
-      int c = compare(a, b);
-      return c ? c < 0 : a < b;
+
+  // Boxes in order of their begin along d, ties by index.
+  void sortByBegin(std::vector<size_t> &boxes, size_t d) const {
+    llvm::sort(boxes, [&](size_t a, size_t b) {
+      return std::make_pair(begin(a, d), a) < std::make_pair(begin(b, d), b);
     });
-    for (size_t k = 1; k < order.size(); ++k)
-      if (!compare(order[k - 1], order[k]))
-        found(order[k - 1], order[k]);
-    return least;
   }
-  auto begin0 = [&](size_t i) { return offset(i)[0]; };
-  llvm::sort(order, [&](size_t a, size_t b) {
-    return std::make_pair(begin0(a), a) < std::make_pair(begin0(b), b);
+
+  // One free dim: sorted by begin, a box overlaps an earlier one iff it
+  // begins before the furthest end so far.
+  std::optional<Pair> alongOne(std::vector<size_t> boxes, size_t d) const {
+    sortByBegin(boxes, d);
+    size_t furthest = boxes.front();
+    for (size_t b : ArrayRef(boxes).drop_front()) {
+      if (begin(b, d) < end(furthest, d))
+        return ordered(furthest, b);
+      if (end(b, d) > end(furthest, d))
+        furthest = b;
+    }
+    return std::nullopt;
+  }
+
+  // Two free dims: sweep along x. The boxes the sweep crosses all hold its
+  // position, so with no overlap yet their y intervals are disjoint, kept
+  // by begin: the one beginning last before a new box's y end is the only
+  // one that can reach into it.
+  std::optional<Pair> alongTwo(std::vector<size_t> boxes, size_t x,
+                               size_t y) const {
+    sortByBegin(boxes, x);
+    std::map<int64_t, size_t> crossed;           // y begin -> box
+    using Leaving = std::pair<int64_t, int64_t>; // x end, y begin
+    std::priority_queue<Leaving, std::vector<Leaving>, std::greater<>> leave;
+    for (size_t b : boxes) {
+      while (!leave.empty() && leave.top().first <= begin(b, x)) {
+        crossed.erase(leave.top().second);
+        leave.pop();
+      }
+      auto next = crossed.lower_bound(end(b, y));
+      if (next != crossed.begin() &&
+          end(std::prev(next)->second, y) > begin(b, y))
+        return ordered(std::prev(next)->second, b);
+      crossed.emplace(begin(b, y), b);
+      leave.push({end(b, x), begin(b, y)});
+    }
+    return std::nullopt;
+  }
+
+  // Sum over boxes of the boxes a sweep along d crosses when it meets them.
+  uint64_t sweepCost(ArrayRef<size_t> boxes, size_t d) const {
+    std::vector<int64_t> begins, ends;
+    for (size_t i : boxes) {
+      begins.push_back(begin(i, d));
+      ends.push_back(end(i, d));
+    }
+    llvm::sort(begins);
+    llvm::sort(ends);
+    uint64_t cost = 0;
+    for (size_t k = 0; k < begins.size(); ++k)
+      cost += k - (llvm::upper_bound(ends, begins[k]) - ends.begin());
+    return cost;
+  }
+
+  // Three or more free dims: sweep along the cheapest, each box against
+  // the boxes the sweep crosses.
+  std::optional<Pair> alongMany(std::vector<size_t> boxes,
+                                ArrayRef<size_t> free) const {
+    size_t x = free[0];
+    uint64_t cost = sweepCost(boxes, x);
+    for (size_t d : free.drop_front())
+      if (uint64_t c = sweepCost(boxes, d); c < cost)
+        std::tie(x, cost) = std::make_pair(d, c);
+    sortByBegin(boxes, x);
+    std::vector<size_t> crossed;
+    for (size_t b : boxes) {
+      llvm::erase_if(crossed,
+                     [&](size_t a) { return end(a, x) <= begin(b, x); });
+      for (size_t a : crossed)
+        if (overlap(a, b))
+          return ordered(a, b);
+      crossed.push_back(b);
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Pair> inGroup(std::vector<size_t> boxes,
+                              ArrayRef<size_t> free) const {
+    if (boxes.size() < 2)
+      return std::nullopt;
+    if (free.empty())
+      return ordered(boxes[0], boxes[1]); // the same cell
+    if (free.size() == 1)
+      return alongOne(std::move(boxes), free[0]);
+    if (free.size() == 2)
+      return alongTwo(std::move(boxes), free[0], free[1]);
+    return alongMany(std::move(boxes), free);
+  }
+};
+
+} // namespace
+
+std::optional<std::pair<size_t, size_t>>
+reshard::firstOverlap(size_t n, Extents offset, Extents sizes) {
+  Search s{offset, sizes};
+  if (n <= 64) {
+    for (size_t a = 0; a < n; ++a)
+      for (size_t b = a + 1; b < n; ++b)
+        if (s.overlap(a, b))
+          return std::make_pair(a, b);
+    return std::nullopt;
+  }
+  std::vector<size_t> boxes;
+  for (size_t i = 0; i < n; ++i)
+    if (!s.empty(i))
+      boxes.push_back(i);
+  if (boxes.size() < 2)
+    return std::nullopt;
+  size_t rank = sizes(boxes[0]).size();
+  std::vector<size_t> grid, free;
+  for (size_t d = 0; d < rank; ++d)
+    (s.isGridDim(boxes, d) ? grid : free).push_back(d);
+  // Along a grid dim a box's begin names its interval: group by them.
+  auto compare = [&](size_t a, size_t b) {
+    for (size_t d : grid)
+      if (s.begin(a, d) != s.begin(b, d))
+        return s.begin(a, d) < s.begin(b, d) ? -1 : 1;
+    return 0;
+  };
+  llvm::sort(boxes, [&](size_t a, size_t b) {
+    int c = compare(a, b);
+    return c ? c < 0 : a < b;
   });
-  for (size_t k = 0; k < order.size(); ++k) {
-    int64_t end0 = begin0(order[k]) + sizes(order[k])[0];
-    for (size_t j = k + 1; j < order.size() && begin0(order[j]) < end0; ++j)
-      if (overlaps(order[k], order[j]))
-        found(order[k], order[j]);
+  for (size_t first = 0; first < boxes.size();) {
+    size_t last = first + 1;
+    while (last < boxes.size() && !compare(boxes[first], boxes[last]))
+      ++last;
+    if (auto pair =
+            s.inGroup({boxes.begin() + first, boxes.begin() + last}, free))
+      return pair;
+    first = last;
   }
-  return least;
+  return std::nullopt;
 }

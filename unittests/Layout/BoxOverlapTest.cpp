@@ -1,9 +1,11 @@
 //===- BoxOverlapTest.cpp - firstOverlap against all pairs ----------------===//
 //
-// firstOverlap answers the least overlapping pair without comparing all
-// pairs past 64 boxes (a grid's cells sorted, else a sweep along dim 0):
-// checked against the pairwise answer on random grids, random boxes and
-// tilings with one box moved.
+// firstOverlap finds an overlapping pair without comparing all pairs past
+// 64 boxes (grouped by grid dims, then a sort, an ordered sweep or a
+// sweep along the other dims): checked against the pairwise answer on
+// random grids, random boxes, random tilings of one to four dims with one
+// box moved, and on 100,000-box patterns a dim-0 sweep took quadratic time
+// on.
 //
 //===----------------------------------------------------------------------===//
 #include "reshard/Layout/BoxOverlap.h"
@@ -11,6 +13,7 @@
 #include "gtest/gtest.h"
 
 #include <random>
+#include <string>
 #include <vector>
 
 using namespace reshard;
@@ -25,17 +28,35 @@ struct Boxes {
         offsets.size(), [&](size_t i) { return llvm::ArrayRef(offsets[i]); },
         [&](size_t i) { return llvm::ArrayRef(sizes[i]); });
   }
+  bool overlap(size_t a, size_t b) const {
+    for (size_t d = 0; d < offsets[a].size(); ++d)
+      if (sizes[a][d] <= 0 || sizes[b][d] <= 0 ||
+          offsets[a][d] >= offsets[b][d] + sizes[b][d] ||
+          offsets[b][d] >= offsets[a][d] + sizes[a][d])
+        return false;
+    return true;
+  }
   std::optional<std::pair<size_t, size_t>> allPairs() const {
     for (size_t a = 0; a < offsets.size(); ++a)
-      for (size_t b = a + 1; b < offsets.size(); ++b) {
-        bool overlap = true;
-        for (size_t d = 0; d < offsets[a].size(); ++d)
-          overlap = overlap && offsets[a][d] < offsets[b][d] + sizes[b][d] &&
-                    offsets[b][d] < offsets[a][d] + sizes[a][d];
-        if (overlap)
+      for (size_t b = a + 1; b < offsets.size(); ++b)
+        if (overlap(a, b))
           return std::make_pair(a, b);
-      }
     return std::nullopt;
+  }
+  // firstOverlap agrees with all pairs: the least pair up to 64 boxes,
+  // else an overlapping pair exactly when there is one.
+  void check(const std::string &what) const {
+    std::optional<std::pair<size_t, size_t>> got = first(), least = allPairs();
+    if (offsets.size() <= 64) {
+      EXPECT_EQ(got, least) << what;
+      return;
+    }
+    ASSERT_EQ(got.has_value(), least.has_value()) << what;
+    if (got) {
+      EXPECT_LT(got->first, got->second) << what;
+      EXPECT_LT(got->second, offsets.size()) << what;
+      EXPECT_TRUE(overlap(got->first, got->second)) << what;
+    }
   }
 };
 
@@ -61,7 +82,7 @@ TEST(BoxOverlap, GridsAgreeWithAllPairs) {
   std::mt19937 rng(7);
   for (int round = 0; round < 40; ++round) {
     Boxes b = grid(rng, 1 + rng() % 12, 1 + rng() % 12, round % 3);
-    EXPECT_EQ(b.first(), b.allPairs()) << "round " << round;
+    b.check("round " + std::to_string(round));
   }
 }
 
@@ -79,26 +100,25 @@ TEST(BoxOverlap, RandomBoxesAgreeWithAllPairs) {
       b.offsets.push_back(o);
       b.sizes.push_back(s);
     }
-    EXPECT_EQ(b.first(), b.allPairs()) << "round " << round;
+    b.check("round " + std::to_string(round));
   }
 }
 
-TEST(BoxOverlap, EmptyBoxes) {
-  // An empty box overlaps a box that holds its offset strictly inside (the
-  // predicate's answer), and two equal empty boxes do not overlap: a grid
-  // of cells would say both wrong.
+TEST(BoxOverlap, EmptyBoxesOverlapNothing) {
+  // An empty box holds no element: not even a box holding its offset
+  // overlaps it, and it does not spoil the grid of the others.
   std::mt19937 rng(3);
   for (int round = 0; round < 40; ++round) {
-    Boxes b = grid(rng, 1 + rng() % 10, 7 + rng() % 10, 0);
+    Boxes b = grid(rng, 1 + rng() % 10, 7 + rng() % 10, round % 3 == 0);
     b.offsets.push_back({1000, 1000});
     b.sizes.push_back({0, 5});
     b.offsets.push_back({1000, 1000});
     b.sizes.push_back({0, 5});
-    if (round % 2) {
-      b.offsets.push_back({4, 6}); // inside the cell at (3, 5)
-      b.sizes.push_back({0, 0});
-    }
-    EXPECT_EQ(b.first(), b.allPairs()) << "round " << round;
+    b.offsets.push_back({4, 6}); // inside the cell at (3, 5)
+    b.sizes.push_back({0, 0});
+    b.offsets.push_back({4, 2}); // across cells, but empty
+    b.sizes.push_back({7, 0});
+    b.check("round " + std::to_string(round));
   }
 }
 
@@ -115,6 +135,108 @@ TEST(BoxOverlap, ATilingWithOneBoxMoved) {
   EXPECT_EQ(b.first(), b.allPairs());
   EXPECT_EQ(b.first(),
             std::make_optional(std::make_pair(size_t(57), size_t(58))));
+}
+
+// A random tiling of a box of `extents`: split along a random dim at a
+// random place until pieces are small (not a grid: splits differ per
+// piece), in a random order.
+Boxes tiling(std::mt19937 &rng, std::vector<int64_t> extents, size_t pieces) {
+  Boxes b;
+  b.offsets.push_back(std::vector<int64_t>(extents.size(), 0));
+  b.sizes.push_back(extents);
+  for (size_t tries = 0; b.offsets.size() < pieces && tries < 20 * pieces;
+       ++tries) {
+    size_t i = rng() % b.offsets.size(), d = rng() % extents.size();
+    int64_t size = b.sizes[i][d];
+    if (size < 2)
+      continue;
+    int64_t cut = 1 + rng() % (size - 1);
+    b.offsets.push_back(b.offsets[i]);
+    b.sizes.push_back(b.sizes[i]);
+    b.offsets.back()[d] += cut;
+    b.sizes.back()[d] = size - cut;
+    b.sizes[i][d] = cut;
+  }
+  std::vector<size_t> order(b.offsets.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);
+  Boxes shuffled;
+  for (size_t i : order) {
+    shuffled.offsets.push_back(b.offsets[i]);
+    shuffled.sizes.push_back(b.sizes[i]);
+  }
+  return shuffled;
+}
+
+TEST(BoxOverlap, RandomTilingsAndOneBoxMovedOrGrown) {
+  // One to four dims that are not a grid's: each a sort, a sweep with an
+  // ordered set, or a sweep comparing the boxes it crosses.
+  std::mt19937 rng(19);
+  for (int round = 0; round < 300; ++round) {
+    size_t rank = 1 + round % 4;
+    std::vector<int64_t> extents;
+    for (size_t d = 0; d < rank; ++d)
+      extents.push_back(8 + rng() % 40);
+    Boxes b = tiling(rng, extents, 65 + rng() % 200);
+    std::string what = "round " + std::to_string(round);
+    EXPECT_EQ(b.first(), std::nullopt) << what;
+    size_t i = rng() % b.offsets.size(), d = rng() % rank;
+    if (round % 2)
+      b.offsets[i][d] += (round % 4 == 1 ? 1 : -1);
+    else
+      b.sizes[i][d] += 1;
+    b.check(what);
+  }
+}
+
+TEST(BoxOverlap, ManyBoxesAlongOneOrTwoFreeDims) {
+  // The patterns a dim-0 sweep took quadratic time on: a row of n unit
+  // boxes beside one long box, and n columns beside one short column.
+  // Found or cleared in n log n now (run without all pairs).
+  const int64_t n = 100000;
+  Boxes row;
+  for (int64_t c = 0; c < n; ++c) {
+    row.offsets.push_back({0, c});
+    row.sizes.push_back({1, 1});
+  }
+  row.offsets.push_back({1, 0});
+  row.sizes.push_back({1, n});
+  EXPECT_EQ(row.first(), std::nullopt);
+  row.offsets.back()[0] = 0;
+  row.sizes.back() = {1, 2};
+  std::optional<std::pair<size_t, size_t>> got = row.first();
+  ASSERT_TRUE(got);
+  EXPECT_TRUE(row.overlap(got->first, got->second));
+
+  Boxes columns;
+  for (int64_t c = 0; c < n; ++c) {
+    columns.offsets.push_back({0, c});
+    columns.sizes.push_back({n, 1});
+  }
+  columns.offsets.push_back({0, n}); // a short column: dim 0 is no grid
+  columns.sizes.push_back({n / 2, 1});
+  columns.offsets.push_back({n / 2, n});
+  columns.sizes.push_back({n / 2, 1});
+  EXPECT_EQ(columns.first(), std::nullopt);
+  columns.offsets.back()[1] = 7;
+  got = columns.first();
+  ASSERT_TRUE(got);
+  EXPECT_TRUE(columns.overlap(got->first, got->second));
+
+  // Two free dims: n unit boxes on a diagonal staircase of long boxes.
+  Boxes stairs;
+  for (int64_t k = 0; k < n; ++k) {
+    stairs.offsets.push_back({k, k});
+    stairs.sizes.push_back({1, n - k});
+    stairs.offsets.push_back({k + 1, k});
+    stairs.sizes.push_back({n - k, 1});
+  }
+  EXPECT_EQ(stairs.first(), std::nullopt);
+  stairs.sizes[2 * 500 + 1][1] += 1; // into the next step's row
+  got = stairs.first();
+  ASSERT_TRUE(got);
+  EXPECT_TRUE(stairs.overlap(got->first, got->second));
 }
 
 } // namespace

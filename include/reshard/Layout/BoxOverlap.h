@@ -1,4 +1,4 @@
-//===- BoxOverlap.h - The first overlapping pair of many boxes --*- C++ -*-===//
+//===- BoxOverlap.h - An overlapping pair of many boxes ---------*- C++ -*-===//
 //
 // Both dialects check that the pieces of a destination shard arrive once
 // each: no two of its boxes overlap. A shard may get a piece from each of
@@ -18,12 +18,12 @@
 
 namespace reshard {
 
-/// The least pair (a, b), a < b < n, of boxes that overlap, if any. Box i
-/// is at offset(i) with extents sizes(i), all of one rank. Up to 64 boxes
-/// are compared pairwise. Otherwise, when along each dim any two boxes'
-/// intervals are equal or disjoint (the cells of a grid: intersections of
-/// two partitions), boxes overlap only when they are the same cell, found
-/// by sorting; other patterns are swept along dim 0.
+/// A pair (a, b), a < b < n, of boxes that overlap, if any: the least pair
+/// up to 64 boxes (compared pairwise), else one found in n log n time for
+/// boxes that differ along at most two dims other than those where any two
+/// intervals are equal or disjoint (every pattern the planner makes; see
+/// BoxOverlap.cpp). Box i is at offset(i) with extents sizes(i), all of one
+/// rank; an empty box holds no element and overlaps nothing.
 std::optional<std::pair<size_t, size_t>>
 firstOverlap(size_t n,
              llvm::function_ref<llvm::ArrayRef<int64_t>(size_t)> offset,
