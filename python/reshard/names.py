@@ -505,6 +505,10 @@ def _check(pname: str, t: Any, want: Sequence[int], what: str) -> None:
         if pname.endswith(_VOCAB_PARAMS) and got[1:] == tuple(want[1:]):
             hint = (" (other vocab rows: a padded vocab the layout does not "
                     "say? Megatron's vocab_pad= or padded_vocab=)")
+        elif pname.endswith("w13_weight") and len(got) == len(want) + 1:
+            hint = (" (FlashInfer TRT-LLM's block layout, which vLLM's "
+                    "Blackwell experts make after loading; reshard does not "
+                    "model it: docs/Python.md, w13=up_gate)")
         raise _Miss(f"parameter {pname!r} has shape {list(got)}, but "
                     f"{what} is {list(want)}{hint}")
 
