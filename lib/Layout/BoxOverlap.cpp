@@ -6,14 +6,18 @@
 // intervals, and only a group's boxes are compared, along the other (free)
 // dims. One free dim is a sort; two are a sweep with an ordered set of the
 // boxes it crosses, which are disjoint along the second dim once no
-// overlap has been found. Both are n log n whatever the pattern. Three or
-// more free dims sweep along the one that crosses fewest boxes and compare
-// each box with those it crosses.
+// overlap has been found. Both are n log n whatever the pattern. With
+// three or more, a group is first grouped again by its own grid dims;
+// then a group that tiles its bounds (as every valid plan's does) is
+// cleared by summing signed corners, and any other is swept along the dim
+// that crosses fewest boxes, each box compared with those it crosses
+// (quadratic at worst, for a plan that is wrong).
 //
 //===----------------------------------------------------------------------===//
 #include "reshard/Layout/BoxOverlap.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/bit.h"
 
 #include <algorithm>
 #include <functional>
@@ -123,8 +127,65 @@ struct Search {
     return cost;
   }
 
-  // Three or more free dims: sweep along the cheapest, each box against
-  // the boxes the sweep crosses.
+  // Whether the boxes tile their bounding box along `free` exactly, then
+  // disjoint: a box's indicator has a mixed difference of +-1 at its 2^f
+  // corners, which determines it, so the boxes tile the bounds iff their
+  // signed corners add up to the bounds' own. False past 2^22 corners.
+  bool tileTheirBounds(ArrayRef<size_t> boxes, ArrayRef<size_t> free) const {
+    size_t f = free.size();
+    if (f > 20 || ((boxes.size() + 1) << f) > (size_t(1) << 22))
+      return false;
+    std::vector<int64_t> lo(f), hi(f);
+    for (size_t k = 0; k < f; ++k) {
+      lo[k] = begin(boxes[0], free[k]);
+      hi[k] = end(boxes[0], free[k]);
+      for (size_t b : boxes) {
+        lo[k] = std::min(lo[k], begin(b, free[k]));
+        hi[k] = std::max(hi[k], end(b, free[k]));
+      }
+    }
+    // A corner is (i, mask): the upper end along free[k] where bit k is
+    // set, of boxes[i], or of the bounds for i == boxes.size(), which
+    // count with the opposite sign so that a tiling sums to 0 everywhere.
+    size_t bounds = boxes.size();
+    auto coord = [&](const std::pair<uint32_t, uint32_t> &c, size_t k) {
+      bool upper = c.second >> k & 1;
+      if (c.first == bounds)
+        return upper ? hi[k] : lo[k];
+      return upper ? end(boxes[c.first], free[k])
+                   : begin(boxes[c.first], free[k]);
+    };
+    auto sign = [&](const std::pair<uint32_t, uint32_t> &c) {
+      int64_t s = llvm::popcount(c.second) % 2 ? -1 : 1;
+      return c.first == bounds ? -s : s;
+    };
+    std::vector<std::pair<uint32_t, uint32_t>> corners;
+    for (uint32_t i = 0; i <= bounds; ++i)
+      for (uint32_t mask = 0; mask < (uint32_t(1) << f); ++mask)
+        corners.push_back({i, mask});
+    auto less = [&](const auto &a, const auto &b) {
+      for (size_t k = 0; k < f; ++k)
+        if (coord(a, k) != coord(b, k))
+          return coord(a, k) < coord(b, k);
+      return false;
+    };
+    llvm::sort(corners, less);
+    for (size_t i = 0; i < corners.size();) {
+      int64_t sum = 0;
+      size_t j = i;
+      for (; j < corners.size() && !less(corners[i], corners[j]); ++j)
+        sum += sign(corners[j]);
+      if (sum != 0)
+        return false;
+      i = j;
+    }
+    return true;
+  }
+
+  // Three or more free dims: a tiling of the group's bounds (every valid
+  // plan's) is cleared by its corners; else a sweep along the dim that
+  // crosses fewest boxes compares each box with those it crosses
+  // (quadratic at worst: only a plan that is wrong can take that long).
   std::optional<Pair> alongMany(std::vector<size_t> boxes,
                                 ArrayRef<size_t> free) const {
     size_t x = free[0];
@@ -132,6 +193,8 @@ struct Search {
     for (size_t d : free.drop_front())
       if (uint64_t c = sweepCost(boxes, d); c < cost)
         std::tie(x, cost) = std::make_pair(d, c);
+    if (cost > 32 * boxes.size() && tileTheirBounds(boxes, free))
+      return std::nullopt;
     sortByBegin(boxes, x);
     std::vector<size_t> crossed;
     for (size_t b : boxes) {
@@ -145,8 +208,40 @@ struct Search {
     return std::nullopt;
   }
 
-  std::optional<Pair> inGroup(std::vector<size_t> boxes,
-                              ArrayRef<size_t> free) const {
+  // Boxes grouped by their intervals along the dims of `dims` where any
+  // two are equal or disjoint (there a begin names an interval); each
+  // group searched along the others.
+  std::optional<Pair> search(std::vector<size_t> boxes,
+                             ArrayRef<size_t> dims) const {
+    std::vector<size_t> grid, free;
+    for (size_t d : dims)
+      (isGridDim(boxes, d) ? grid : free).push_back(d);
+    auto compare = [&](size_t a, size_t b) {
+      for (size_t d : grid)
+        if (begin(a, d) != begin(b, d))
+          return begin(a, d) < begin(b, d) ? -1 : 1;
+      return 0;
+    };
+    llvm::sort(boxes, [&](size_t a, size_t b) {
+      int c = compare(a, b);
+      return c ? c < 0 : a < b;
+    });
+    for (size_t first = 0; first < boxes.size();) {
+      size_t last = first + 1;
+      while (last < boxes.size() && !compare(boxes[first], boxes[last]))
+        ++last;
+      if (auto pair = inGroup({boxes.begin() + first, boxes.begin() + last},
+                              free, !grid.empty()))
+        return pair;
+      first = last;
+    }
+    return std::nullopt;
+  }
+
+  // A group's boxes along its free dims; with three or more, the group
+  // may have grid dims of its own that the whole set has not.
+  std::optional<Pair> inGroup(std::vector<size_t> boxes, ArrayRef<size_t> free,
+                              bool regroup) const {
     if (boxes.size() < 2)
       return std::nullopt;
     if (free.empty())
@@ -155,6 +250,8 @@ struct Search {
       return alongOne(std::move(boxes), free[0]);
     if (free.size() == 2)
       return alongTwo(std::move(boxes), free[0], free[1]);
+    if (regroup)
+      return search(std::move(boxes), free);
     return alongMany(std::move(boxes), free);
   }
 };
@@ -177,29 +274,8 @@ reshard::firstOverlap(size_t n, Extents offset, Extents sizes) {
       boxes.push_back(i);
   if (boxes.size() < 2)
     return std::nullopt;
-  size_t rank = sizes(boxes[0]).size();
-  std::vector<size_t> grid, free;
-  for (size_t d = 0; d < rank; ++d)
-    (s.isGridDim(boxes, d) ? grid : free).push_back(d);
-  // Along a grid dim a box's begin names its interval: group by them.
-  auto compare = [&](size_t a, size_t b) {
-    for (size_t d : grid)
-      if (s.begin(a, d) != s.begin(b, d))
-        return s.begin(a, d) < s.begin(b, d) ? -1 : 1;
-    return 0;
-  };
-  llvm::sort(boxes, [&](size_t a, size_t b) {
-    int c = compare(a, b);
-    return c ? c < 0 : a < b;
-  });
-  for (size_t first = 0; first < boxes.size();) {
-    size_t last = first + 1;
-    while (last < boxes.size() && !compare(boxes[first], boxes[last]))
-      ++last;
-    if (auto pair =
-            s.inGroup({boxes.begin() + first, boxes.begin() + last}, free))
-      return pair;
-    first = last;
-  }
-  return std::nullopt;
+  std::vector<size_t> dims(sizes(boxes[0]).size());
+  for (size_t d = 0; d < dims.size(); ++d)
+    dims[d] = d;
+  return s.search(std::move(boxes), dims);
 }

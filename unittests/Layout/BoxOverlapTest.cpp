@@ -239,4 +239,56 @@ TEST(BoxOverlap, ManyBoxesAlongOneOrTwoFreeDims) {
   EXPECT_TRUE(stairs.overlap(got->first, got->second));
 }
 
+// A staircase tiling of [0, n + 1) x [0, n) x [0, 2) with no grid dim:
+// row k from column k on (z whole), and column k below row k (z in two
+// halves). A sweep along any dim crosses about n boxes at each.
+Boxes stairs3(int64_t n) {
+  Boxes b;
+  for (int64_t k = 0; k < n; ++k) {
+    b.offsets.push_back({k, k, 0});
+    b.sizes.push_back({1, n - k, 2});
+    for (int64_t z = 0; z < 2; ++z) {
+      b.offsets.push_back({k + 1, k, z});
+      b.sizes.push_back({n - k, 1, 1});
+    }
+  }
+  return b;
+}
+
+TEST(BoxOverlap, ThreeFreeDimsTilingsAndBreaks) {
+  // A tiling of its bounds is cleared by its corners (150,000 boxes, which
+  // a sweep would compare about 10^10 times); a moved, grown or shrunk
+  // box, or one grown and another shrunk (the same volume), breaks it and
+  // the sweep answers as all pairs do.
+  EXPECT_EQ(stairs3(50000).first(), std::nullopt);
+  std::mt19937 rng(23);
+  for (int round = 0; round < 24; ++round) {
+    Boxes b = stairs3(1000);
+    size_t i = rng() % b.offsets.size(), d = rng() % 3;
+    switch (round % 4) {
+    case 0:
+      b.offsets[i][d] += 1;
+      break;
+    case 1:
+      b.sizes[i][d] += 1;
+      break;
+    case 2:
+      if (b.sizes[i][d] > 1)
+        b.sizes[i][d] -= 1;
+      break;
+    case 3: {
+      b.sizes[i][d] += 1;
+      size_t j = rng() % b.offsets.size();
+      for (size_t e = 0; e < 3; ++e)
+        if (b.sizes[j][e] > 1) {
+          b.sizes[j][e] -= 1;
+          break;
+        }
+      break;
+    }
+    }
+    b.check("round " + std::to_string(round));
+  }
+}
+
 } // namespace

@@ -19,11 +19,13 @@
 namespace reshard {
 
 /// A pair (a, b), a < b < n, of boxes that overlap, if any: the least pair
-/// up to 64 boxes (compared pairwise), else one found in n log n time for
-/// boxes that differ along at most two dims other than those where any two
-/// intervals are equal or disjoint (every pattern the planner makes; see
-/// BoxOverlap.cpp). Box i is at offset(i) with extents sizes(i), all of one
-/// rank; an empty box holds no element and overlaps nothing.
+/// up to 64 boxes (compared pairwise), else one found in n log n time when
+/// the boxes differ along at most two dims other than those where any two
+/// intervals are equal or disjoint (every pattern the planner makes), or
+/// when they tile their bounds (every valid plan); only other patterns of
+/// three or more such dims may take quadratic time (see BoxOverlap.cpp).
+/// Box i is at offset(i) with extents sizes(i), all of one rank; an empty
+/// box holds no element and overlaps nothing.
 std::optional<std::pair<size_t, size_t>>
 firstOverlap(size_t n,
              llvm::function_ref<llvm::ArrayRef<int64_t>(size_t)> offset,

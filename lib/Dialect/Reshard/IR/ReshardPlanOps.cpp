@@ -224,6 +224,13 @@ LogicalResult ClassOp::verifySymbolUses(SymbolTableCollection &symbols) {
     int64_t covered = 0;
     while (end < pattern.size() && pattern[end].dstCombo() == c)
       covered += pattern[end++].numElements();
+    int64_t shard = dstGeom.localNumElements(dst.coordsOf(c));
+    // Too few elements is a gap whatever else: said without searching
+    // for an overlap, which only a plan with one can make slow.
+    if (covered < shard)
+      return emitOpError() << "the pieces of destination combo " << c
+                           << " cover " << covered << " elements of its "
+                           << shard << "; they must tile the shard";
     if (std::optional<std::pair<size_t, size_t>> pair = firstOverlap(
             end - first,
             [&](size_t i) { return pattern[first + i].globalOffset(); },
@@ -231,7 +238,6 @@ LogicalResult ClassOp::verifySymbolUses(SymbolTableCollection &symbols) {
       return emitOpError() << "pieces " << first + pair->first << " and "
                            << first + pair->second << " of destination combo "
                            << c << " overlap; each element arrives once";
-    int64_t shard = dstGeom.localNumElements(dst.coordsOf(c));
     if (covered != shard)
       return emitOpError() << "the pieces of destination combo " << c
                            << " cover " << covered << " elements of its "

@@ -355,6 +355,15 @@ LogicalResult ClassOp::verifyRegions() {
         n *= s; // inside the shard, whose bytes fit
       covered += n;
     }
+    int64_t shard = 1;
+    for (int64_t s : getShardShape(false, c))
+      shard *= s;
+    // Too few elements is a gap whatever else: said without searching
+    // for an overlap, which only a plan with one can make slow.
+    if (covered < shard)
+      return emitOpError() << "the pieces of destination combo " << c
+                           << " cover " << covered << " elements of its "
+                           << shard << "; they must tile the shard";
     if (std::optional<std::pair<size_t, size_t>> pair = firstOverlap(
             end - first, [&](size_t i) { return offsets[i]; },
             [&](size_t i) { return sizes[i]; })) {
@@ -366,9 +375,6 @@ LogicalResult ClassOp::verifyRegions() {
           << "the other piece";
       return diag;
     }
-    int64_t shard = 1;
-    for (int64_t s : getShardShape(false, c))
-      shard *= s;
     if (covered != shard)
       return emitOpError() << "the pieces of destination combo " << c
                            << " cover " << covered << " elements of its "
