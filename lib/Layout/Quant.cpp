@@ -45,18 +45,19 @@ std::optional<MisalignedBoundary> reshard::findMisalignedBoundary(
       continue;
     auto aligned = [&](int64_t at) { return at % b == 0 || at == n; };
     const DimSharding &ds = sharding.dims[d];
-    if (!ds.order.empty())
-      continue; // chunks of stored indices: checkWholeBlocks' part
     llvm::SmallVector<int64_t> blocks(ds.blocks.begin(), ds.blocks.end());
     if (blocks.empty())
       blocks.push_back(n);
     llvm::SmallVector<int64_t, 4> sizes;
     for (unsigned axis : ds.axes)
       sizes.push_back(meshShape[axis]);
+    // Fused blocks count stored indices, with an order too.
     int64_t begin = 0;
     for (size_t k = 0; k < blocks.size(); begin += blocks[k++])
       if (!aligned(begin))
         return MisalignedBoundary{d, k, begin, {}, {}};
+    if (!ds.order.empty())
+      continue; // its chunks hold logical indices: checkWholeBlocks' part
     begin = 0;
     for (size_t k = 0; k < blocks.size(); begin += blocks[k++]) {
       // Every chunk of this block, over every coordinate of the dim's axes.

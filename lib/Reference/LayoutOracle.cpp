@@ -48,6 +48,9 @@ std::vector<int64_t> reshard::referenceGlobalLinearIndices(
     llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> meshShape,
     const Sharding &sharding, llvm::ArrayRef<int64_t> coords) {
   unsigned rank = shape.size();
+  // No element anywhere: a dim of 2^40 beside a dim of 0 lists nothing.
+  if (llvm::is_contained(shape, 0))
+    return {};
   std::vector<std::vector<int64_t>> perDim;
   int64_t count = 1;
   for (unsigned d = 0; d < rank; ++d) {

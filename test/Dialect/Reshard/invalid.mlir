@@ -755,3 +755,11 @@ reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
 // expected-error @+1 {{expected 'block' or 'mx' after 'quant'}}
 reshard.redistribute @quant_unknown from @m <[[tp]]> to @m <[[]] quant nvfp4 16>
     : tensor<256xbf16> -> tensor<256xf8E4M3FN>
+
+// -----
+
+reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
+// expected-note @-1 {{mesh @m declared here}}
+// expected-error @+1 {{@quant_order_fused_block_cuts dst_sharding.blocks.0[1]: block 1 of dim 0 starts at 96, which is not a multiple of the quantization block size 64 (mesh @m)}}
+reshard.redistribute @quant_order_fused_block_cuts from @m <[[tp], []]> to @m <[[] order [[128, 128], [0, 128]] blocks [96, 160], []] quant block [64, 8]>
+    : tensor<256x8xbf16> -> tensor<256x8xf8E4M3FN>
