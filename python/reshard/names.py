@@ -458,6 +458,43 @@ def _numbering(models: List[Any], tables: List["_Table"],
     return out if any(out) else None
 
 
+def _scenario_chunks(layout: LayoutLike, rank: int, side: str, n: int
+                     ) -> Optional[List[Dict[int, int]]]:
+    """Each model chunk's {global layer: local index} from the layers a
+    pipeline layout gives each chunk of the rank's stage, which the presets
+    record (scenario.train.chunk_layers: [first, last] or [] per chunk):
+    then a list of dicts needs no layer_offset, even where a chunk is
+    empty or follows another without a gap. None without that record or
+    when the chunk count differs."""
+    if isinstance(layout, Layout):
+        info = layout.info
+    elif isinstance(layout, Mapping):
+        info = layout.get("scenario")
+    else:
+        info = read_json(os.fspath(layout)).get("scenario")
+    train = info.get("train") if isinstance(info, Mapping) else None
+    if side != "src" or not isinstance(train, Mapping) or \
+            train.get("framework") != "megatron-core":
+        return None
+    chunks = train.get("chunk_layers")
+    sizes = [train.get(k) for k in ("tp", "cp", "dp")]
+    if not isinstance(chunks, list) or not all(_is_index(x) and x
+                                               for x in sizes):
+        return None
+    stage = rank // math.prod(sizes)    # pp is Megatron's slowest axis
+    if stage >= len(chunks) or not isinstance(chunks[stage], list) or \
+            len(chunks[stage]) != n:
+        return None
+    out: List[Dict[int, int]] = []
+    for c in chunks[stage]:
+        if c and not (len(c) == 2 and all(_is_index(x) for x in c)
+                      and c[0] <= c[1]):
+            return None
+        out.append({c[0] + i: i for i in range(c[1] - c[0] + 1)}
+                   if c else {})
+    return out
+
+
 def _offset(e: _Entry, side: str) -> int:
     off = e.extra.get("fused_offset")
     if not isinstance(off, Mapping) or not isinstance(off.get(side), int):
@@ -540,6 +577,8 @@ def _map(layout: LayoutLike, params: ParamsLike, rank: int, side: str,
         elif layer_offset is not None:
             layer_offset = int(layer_offset)
         numbered = _numbering(models, tables, layer_offset, normalize)
+        if numbered is None and chunks is not None and layer_offset is None:
+            numbered = _scenario_chunks(layout, rank, side, len(chunks))
     held = []
     for e in _entries(layout):
         if getattr(e, side) is None:

@@ -768,7 +768,8 @@ def test_virtual_pipeline_needs_the_chunks():
 def check_layout_ranks(lay, m, train, infer, layers):
     """check_all for a pipeline layout, whose chunks need not be runs of
     the layers a rank holds: the modules say their layers' numbers, a
-    list of dicts needs layer_offset per chunk."""
+    list of dicts takes layer_offset per chunk or, without it, each
+    chunk's layers from the layout's scenario.train.chunk_layers."""
     t = parse_train(train)
     firsts = [[c[0] if c else 0 for c in chunks]
               for chunks in t.layout.chunk_layers()]
@@ -776,7 +777,8 @@ def check_layout_ranks(lay, m, train, infer, layers):
         fake = megatron_params(m, train, rank, layers)
         offsets = firsts[rank // t.stage_size]
         for params, kw in ((fake.module(), {}),
-                           (fake.by_name(), dict(layer_offset=offsets))):
+                           (fake.by_name(), dict(layer_offset=offsets)),
+                           (fake.by_name(), {})):
             unused = []
             got = reshard.megatron_tensors(lay, params, rank, unused=unused,
                                            **kw)
@@ -841,16 +843,28 @@ def test_pipeline_layout_with_experts():
     check_layout_ranks(lay, m, train, infer, 8)
 
 
-def test_pipeline_layout_chunks_need_their_numbers():
+def test_pipeline_layout_chunks_need_their_numbers(tmp_path):
     m = small(8, 4, 4, num_hidden_layers=8)
     train = "tp=1,pp=2,layout=Ett||ttt|tttL"
     lay = build_layout(m, train, "tp=1")
     fake = megatron_params(m, train, 0, 8)      # layers 0-1 and 2-4
     c0, c1 = fake.by_name()
-    # Without numbers, the chunks are read as runs: refused, not guessed.
+    # The preset's layout records each chunk's layers: dicts need nothing
+    # more, from the Layout, its dict or its file.
+    path = tmp_path / "layout.json"
+    lay.write_json(str(path))
+    for given in (lay, lay.to_dict(), str(path)):
+        got = reshard.megatron_tensors(given, [c0, c1], 0)
+        assert got["model.layers.2.self_attn.o_proj.weight"].data_ptr() == \
+            c1["decoder.layers.0.self_attention.linear_proj.weight"
+               ].data_ptr()
+    # Without that record or numbers, the chunks are read as runs:
+    # refused, not guessed.
+    bare = json.loads(json.dumps(lay.to_dict()))
+    del bare["scenario"]["train"]["chunk_layers"]
     with pytest.raises(ReshardError, match=r"2 model chunks given, but the "
                        r"layout gives this rank 1 runs of layers \(0-4\)"):
-        reshard.megatron_tensors(lay, [c0, c1], 0)
+        reshard.megatron_tensors(bare, [c0, c1], 0)
     got = reshard.megatron_tensors(lay, [c0, c1], 0, layer_offset=[0, 2])
     assert got["model.layers.2.self_attn.o_proj.weight"].data_ptr() == \
         c1["decoder.layers.0.self_attention.linear_proj.weight"].data_ptr()
