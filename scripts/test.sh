@@ -54,7 +54,7 @@ if [ "${RESHARD_FUZZ_IN_SUITE:-1}" != 0 ]; then
   fuzz_results="${RESHARD_FUZZ_BUILD:-$root/build-fuzz}/fuzz-results.xml"
   rm -f "$fuzz_results"
   results+=("$fuzz_results")
-  RESHARD_LIT_ARGS="--xunit-xml-output=$fuzz_results" "$root/scripts/fuzz.sh" check || status=$?
+  RESHARD_LIT_ARGS="${RESHARD_LIT_ARGS:-} --xunit-xml-output=$fuzz_results" "$root/scripts/fuzz.sh" check || status=$?
 fi
 
 # The tools, unit and property tests again, built with AddressSanitizer and
