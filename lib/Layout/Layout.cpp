@@ -432,6 +432,12 @@ llvm::Expected<Sharding> reshard::resolveSharding(
            "a 0-D tensor has no last dim to cut into MXFP8 blocks; quantize "
            "tensors of rank 1 or more");
   }
+  if (!q.empty())
+    for (size_t d = 0; d < spec.dims.size(); ++d)
+      if (!spec.dims[d].order.empty())
+        diag(at(path, formatv("order.{0}", d).str()),
+             "a quantized side cannot have a storage order; store the dim "
+             "in logical order");
   if (!q.empty() && !out.dimOrder.empty())
     diag(at(path, "dim_order"),
          "a quantized side cannot store its dims in another order; store "

@@ -51,13 +51,10 @@ std::optional<MisalignedBoundary> reshard::findMisalignedBoundary(
     llvm::SmallVector<int64_t, 4> sizes;
     for (unsigned axis : ds.axes)
       sizes.push_back(meshShape[axis]);
-    // Fused blocks count stored indices, with an order too.
     int64_t begin = 0;
     for (size_t k = 0; k < blocks.size(); begin += blocks[k++])
       if (!aligned(begin))
         return MisalignedBoundary{d, k, begin, {}, {}};
-    if (!ds.order.empty())
-      continue; // its chunks hold logical indices: checkWholeBlocks' part
     begin = 0;
     for (size_t k = 0; k < blocks.size(); begin += blocks[k++]) {
       // Every chunk of this block, over every coordinate of the dim's axes.
@@ -121,43 +118,13 @@ llvm::Error reshard::verifyQuantizedSide(const Sharding &sharding,
                 dtype)
             .str());
   llvm::SmallVector<int64_t> sizes = sharding.quant.blockSizes(shape.size());
-  const char *dot = path.empty() ? "" : ".";
-  // A storage order's runs hold whole blocks, then so must each device's
-  // stored chunks, their logical indices checked.
-  bool ordered = false;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    int64_t n = shape[d], b = sizes[d];
-    const llvm::SmallVector<OrderRun> &order = sharding.dims[d].order;
-    ordered |= !order.empty();
-    for (size_t k = 0; k < order.size() && b > 1; ++k) {
-      const OrderRun &r = order[k];
-      if (r.length == 0 ||
-          (r.start % b == 0 && (r.length % b == 0 || r.start + r.length == n)))
-        continue;
-      return llvm::make_error<LayoutError>(
-          formatv("{0}{1}order.{2}[{3}]", path, dot, d, k).str(),
-          formatv("the run [{0}, {1}] of dim {2} does not hold whole "
-                  "quantization blocks of {3}: along a quantized dim every "
-                  "run starts on a block and holds whole blocks, except a "
-                  "run that ends at the dim's end ({4})",
-                  r.start, r.length, d, b, n)
-              .str());
-    }
-  }
   std::optional<MisalignedBoundary> m =
       findMisalignedBoundary(sharding, meshShape, shape, sizes);
-  if (!m && ordered) {
-    if (std::optional<std::string> why =
-            checkWholeBlocks(sharding, meshShape, axes, shape, sizes))
-      return llvm::make_error<LayoutError>(
-          formatv("{0}{1}order", path, dot).str(),
-          *why + "; with a storage order every device must still hold "
-                 "whole blocks, its scales in the same order");
-  }
   if (!m)
     return llvm::Error::success();
   // A fused block's start is written in `blocks`; a chunk's comes from the
   // dim's axes.
+  const char *dot = path.empty() ? "" : ".";
   std::string dimPath =
       m->isBlockStart()
           ? formatv("{0}{1}blocks.{2}[{3}]", path, dot, m->dim, m->block).str()

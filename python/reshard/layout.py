@@ -499,6 +499,9 @@ class Layout:
         if "block" in q and len(q["block"]) != len(shape):
             raise ReshardError(f"{name}: quant has {len(q['block'])} block "
                                f"sizes for {len(shape)} dims")
+        if any(dst.order.values()):
+            raise ReshardError(f"{name}: a quantized destination has no "
+                               f"storage order")
         if dst.dim_order is not None:
             raise ReshardError(f"{name}: a quantized destination stores its "
                                f"dims row-major (no dim_order)")

@@ -348,7 +348,7 @@ def build_layout(model: Union[Model, str, os.PathLike],
                 # TP split that cuts one); a trainer shard that cuts one
                 # leaves the quantizing to the inference ranks
                 # (reshard-quantize).
-                if d_side.dim_order or \
+                if d_side.order or d_side.dim_order or \
                         not d_side.holds_whole_blocks(p.shape, b):
                     fp8_left.append(name)
                 else:

@@ -406,10 +406,6 @@ def quant(comm, rank, cache, path):
         if "blocks" in spec:
             spec["blocks"] = {d: [-(-s // b[int(d)]) for s in sizes]
                               for d, sizes in spec["blocks"].items()}
-        if "order" in spec:  # runs start on blocks: the scales' runs
-            spec["order"] = {d: [[a // b[int(d)], -(-n // b[int(d)])]
-                                 for a, n in runs]
-                             for d, runs in spec["order"].items()}
         scale_t = {"name": t["name"] + ".scale",
                    "shape": list(scales.shape), "dst": spec}
         mine = shards.local_shards(layout, scale_t, "dst").get(rank)

@@ -263,8 +263,6 @@ E2E = [
     ("qwen3-235b-a22b", "tp=8,ep=4,dp=1", "tp=4,dp=2,w13=up_gate", 64),
     ("gated", "tp=4,ep=2,dp=1", "tp=4,dp=1", 1),
     ("gated", "tp=4,ep=2,dp=1", "tp=2,dp=2,w13=up_gate", 1),
-    # MXFP8 in storage orders: the gated qkv and FlashInfer's [up; gate].
-    ("gated", "tp=4,ep=2,dp=1", "tp=2,dp=2,ep=1,fp8=mx,w13=up_gate", 1),
     # Scaled down, the vocab is 2048 (a multiple of lcm(64, tps)), which
     # vocab_pad=192 (a multiple of 1536) pads to 3072.
     ("deepseek-v3", "tp=8,pp=2,ep=8,vocab_pad=192", "tp=4,dp=2", 64),

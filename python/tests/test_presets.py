@@ -687,33 +687,6 @@ def test_fp8_preset_quantizes_on_receivers_where_trainer_cuts_blocks(
                                                       "--engine"])
 
 
-def test_fp8_block_with_flashinfer_w13_order(round_trip, tmp_path):
-    """vLLM on Hopper with EP and block FP8 picks FlashInfer's CUTLASS
-    experts, which store w13 and its weight_scale_inv as [up; gate]
-    (swap_w13_to_w31): w13=up_gate with fp8=block quantizes every routed
-    expert in that order (the scales' rows swapped the same way), and every
-    payload and scale element checks against the independent reference."""
-    import json
-    cfg = tmp_path / "config.json"
-    cfg.write_text(json.dumps(dict(
-        SMALL, model_type="qwen3_moe", moe_intermediate_size=256,
-        num_experts=4, num_experts_per_tok=2, mlp_only_layers=[],
-        num_hidden_layers=1)))
-    lay = build_layout(str(cfg), "tp=2,ep=2,dp=1",
-                       "tp=2,dp=2,ep=1,fp8=block,w13=up_gate", layers=1)
-    assert lay.info["infer"]["fp8"]["left"] == 0, lay.info["infer"]
-    w13 = [t for t in lay.tensors if t.name.endswith("gate_up_proj.weight")
-           and ".experts." in t.name]
-    assert len(w13) == 4
-    for t in w13:
-        assert t.dst.quant == {"block": [128, 128]}, t.name
-        assert t.dst.order == {0: [[256, 256], [0, 256]]}, t.name
-    js = round_trip(lay)
-    assert "all correct" in tools.check(js)
-    assert "all correct" in tools.run("reshard-run", [js, "--check",
-                                                      "--engine"])
-
-
 def test_fp8_spec_errors():
     with pytest.raises(ReshardError, match="fp8='fp4'"):
         parse_infer("tp=2,fp8=fp4")

@@ -704,17 +704,9 @@ reshard.redistribute @quant_mx_0d from @m <[]> to @m <[] quant mx 32>
 
 reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
 // expected-note @-1 {{mesh @m declared here}}
-// expected-error @+1 {{@quant_order_cuts_block dst_sharding.order.0[0]: the run [100, 156] of dim 0 does not hold whole quantization blocks of 128: along a quantized dim every run starts on a block and holds whole blocks, except a run that ends at the dim's end (256) (mesh @m)}}
-reshard.redistribute @quant_order_cuts_block from @m <[[tp]]> to @m <[[] order [[100, 156], [0, 100]]] quant block [128]>
+// expected-error @+1 {{@quant_with_order dst_sharding.order.0: a quantized side cannot have a storage order; store the dim in logical order (mesh @m)}}
+reshard.redistribute @quant_with_order from @m <[[tp]]> to @m <[[] order [[128, 128], [0, 128]]] quant block [128]>
     : tensor<256xbf16> -> tensor<256xf8E4M3FN>
-
-// -----
-
-reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
-// expected-note @-1 {{mesh @m declared here}}
-// expected-error @+1 {{@quant_order_chunk_cuts_block dst_sharding.order: the device at tp=0 holds indices [0, 106) of dim 0, not whole blocks of 128; with a storage order every device must still hold whole blocks, its scales in the same order (mesh @m)}}
-reshard.redistribute @quant_order_chunk_cuts_block from @m <[[tp]]> to @m <[[tp] order [[256, 44], [0, 256]]] quant block [128]>
-    : tensor<300xbf16> -> tensor<300xf8E4M3FN>
 
 // -----
 
@@ -755,11 +747,3 @@ reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
 // expected-error @+1 {{expected 'block' or 'mx' after 'quant'}}
 reshard.redistribute @quant_unknown from @m <[[tp]]> to @m <[[]] quant nvfp4 16>
     : tensor<256xbf16> -> tensor<256xf8E4M3FN>
-
-// -----
-
-reshard.mesh @m shape = [2] axes = ["tp"] ranks = [0, 1]
-// expected-note @-1 {{mesh @m declared here}}
-// expected-error @+1 {{@quant_order_fused_block_cuts dst_sharding.blocks.0[1]: block 1 of dim 0 starts at 96, which is not a multiple of the quantization block size 64 (mesh @m)}}
-reshard.redistribute @quant_order_fused_block_cuts from @m <[[tp], []]> to @m <[[] order [[128, 128], [0, 128]] blocks [96, 160], []] quant block [64, 8]>
-    : tensor<256x8xbf16> -> tensor<256x8xf8E4M3FN>
