@@ -130,10 +130,11 @@ struct Search {
   // Whether the boxes tile their bounding box along `free` exactly, then
   // disjoint: a box's indicator has a mixed difference of +-1 at its 2^f
   // corners, which determines it, so the boxes tile the bounds iff their
-  // signed corners add up to the bounds' own. False past 2^22 corners.
+  // signed corners add up to the bounds' own. False past 2^24 corners
+  // (128 MiB to sort; 2M boxes of three dims).
   bool tileTheirBounds(ArrayRef<size_t> boxes, ArrayRef<size_t> free) const {
     size_t f = free.size();
-    if (f > 20 || ((boxes.size() + 1) << f) > (size_t(1) << 22))
+    if (f > 20 || ((boxes.size() + 1) << f) > (size_t(1) << 24))
       return false;
     std::vector<int64_t> lo(f), hi(f);
     for (size_t k = 0; k < f; ++k) {
@@ -160,6 +161,7 @@ struct Search {
       return c.first == bounds ? -s : s;
     };
     std::vector<std::pair<uint32_t, uint32_t>> corners;
+    corners.reserve((bounds + 1) << f);
     for (uint32_t i = 0; i <= bounds; ++i)
       for (uint32_t mask = 0; mask < (uint32_t(1) << f); ++mask)
         corners.push_back({i, mask});
@@ -278,4 +280,25 @@ reshard::firstOverlap(size_t n, Extents offset, Extents sizes) {
   for (size_t d = 0; d < dims.size(); ++d)
     dims[d] = d;
   return s.search(std::move(boxes), dims);
+}
+
+std::optional<TilingFault> reshard::findTilingFault(size_t n, Extents offset,
+                                                    Extents sizes,
+                                                    int64_t shardElements) {
+  TilingFault fault;
+  for (size_t i = 0; i < n && !fault.more; ++i) {
+    int64_t elements = 1;
+    for (int64_t s : sizes(i))
+      elements *= s; // a box inside the shard
+    if (elements > shardElements - fault.covered)
+      fault.more = true;
+    else
+      fault.covered += elements;
+  }
+  if (!fault.more && fault.covered < shardElements)
+    return fault;
+  fault.overlap = firstOverlap(n, offset, sizes);
+  if (fault.overlap || fault.more || fault.covered != shardElements)
+    return fault;
+  return std::nullopt;
 }

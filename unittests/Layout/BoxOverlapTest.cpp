@@ -12,6 +12,7 @@
 
 #include "gtest/gtest.h"
 
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -289,6 +290,37 @@ TEST(BoxOverlap, ThreeFreeDimsTilingsAndBreaks) {
     }
     b.check("round " + std::to_string(round));
   }
+}
+
+TEST(BoxOverlap, TilingFaults) {
+  // Exact tilings pass; too few elements is a count (no search), too many
+  // an overlap; counts stop past the shard's, without overflow.
+  auto fault = [](const Boxes &b, int64_t shard) {
+    return findTilingFault(
+        b.offsets.size(),
+        [&](size_t i) { return llvm::ArrayRef(b.offsets[i]); },
+        [&](size_t i) { return llvm::ArrayRef(b.sizes[i]); }, shard);
+  };
+  Boxes b = stairs3(100); // [0, 101) x [0, 100) x [0, 2)
+  EXPECT_EQ(fault(b, 101 * 100 * 2), std::nullopt);
+  b.sizes[5][1] -= 1; // column 1 below row 1, z = 1: 99 elements
+  std::optional<TilingFault> f = fault(b, 101 * 100 * 2);
+  ASSERT_TRUE(f);
+  EXPECT_FALSE(f->overlap);
+  EXPECT_EQ(f->covered, 101 * 100 * 2 - 99);
+  b.sizes[5][1] += 2; // two columns wide: into row 2's boxes
+  f = fault(b, 101 * 100 * 2);
+  ASSERT_TRUE(f && f->overlap);
+  EXPECT_TRUE(b.overlap(f->overlap->first, f->overlap->second));
+  Boxes huge;
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  for (int k = 0; k < 3; ++k) {
+    huge.offsets.push_back({0});
+    huge.sizes.push_back({max});
+  }
+  f = fault(huge, max);
+  ASSERT_TRUE(f && f->more && f->overlap);
+  EXPECT_EQ(*f->overlap, std::make_pair(size_t(0), size_t(1)));
 }
 
 } // namespace

@@ -31,6 +31,25 @@ firstOverlap(size_t n,
              llvm::function_ref<llvm::ArrayRef<int64_t>(size_t)> offset,
              llvm::function_ref<llvm::ArrayRef<int64_t>(size_t)> sizes);
 
+/// Why boxes inside a shard of `shardElements` elements do not tile it
+/// exactly once: two of them overlap, or they hold another number of
+/// elements (`covered`; `more` when past the shard's, where the count
+/// stops).
+struct TilingFault {
+  std::optional<std::pair<size_t, size_t>> overlap;
+  int64_t covered = 0;
+  bool more = false;
+};
+
+/// The fault of n boxes (as for firstOverlap) that should tile a shard, if
+/// any. Too few elements is reported without searching for an overlap,
+/// which only boxes that hold enough elements and overlap can make slow.
+std::optional<TilingFault>
+findTilingFault(size_t n,
+                llvm::function_ref<llvm::ArrayRef<int64_t>(size_t)> offset,
+                llvm::function_ref<llvm::ArrayRef<int64_t>(size_t)> sizes,
+                int64_t shardElements);
+
 } // namespace reshard
 
 #endif // RESHARD_LAYOUT_BOXOVERLAP_H

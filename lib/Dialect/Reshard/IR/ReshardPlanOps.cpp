@@ -217,31 +217,30 @@ LogicalResult ClassOp::verifySymbolUses(SymbolTableCollection &symbols) {
                      << " in the shard of source combo " << p.srcCombo();
   }
   // ...and the pieces of each destination combo tile its shard exactly
-  // once: disjoint, and as many elements as the shard.
+  // once, searched in local coordinates: a piece is a box there too
+  // (checked above), and a valid plan's fill the shard's box, whatever
+  // blocks or order make its global indices.
   size_t first = 0;
   for (int64_t c = 0, e = dst.numCombos(); c < e; ++c) {
     size_t end = first;
-    int64_t covered = 0;
     while (end < pattern.size() && pattern[end].dstCombo() == c)
-      covered += pattern[end++].numElements();
+      ++end;
     int64_t shard = dstGeom.localNumElements(dst.coordsOf(c));
-    // Too few elements is a gap whatever else: said without searching
-    // for an overlap, which only a plan with one can make slow.
-    if (covered < shard)
-      return emitOpError() << "the pieces of destination combo " << c
-                           << " cover " << covered << " elements of its "
-                           << shard << "; they must tile the shard";
-    if (std::optional<std::pair<size_t, size_t>> pair = firstOverlap(
+    if (std::optional<TilingFault> fault = findTilingFault(
             end - first,
-            [&](size_t i) { return pattern[first + i].globalOffset(); },
-            [&](size_t i) { return pattern[first + i].sizes(); }))
-      return emitOpError() << "pieces " << first + pair->first << " and "
-                           << first + pair->second << " of destination combo "
-                           << c << " overlap; each element arrives once";
-    if (covered != shard)
+            [&](size_t i) { return pattern[first + i].dstOffset(); },
+            [&](size_t i) { return pattern[first + i].sizes(); }, shard)) {
+      if (fault->overlap)
+        return emitOpError()
+               << "pieces " << first + fault->overlap->first << " and "
+               << first + fault->overlap->second << " of destination combo "
+               << c << " overlap; each element arrives once";
       return emitOpError() << "the pieces of destination combo " << c
-                           << " cover " << covered << " elements of its "
-                           << shard << "; they must tile the shard";
+                           << " cover " << (fault->more ? "more than " : "")
+                           << (fault->more ? shard : fault->covered)
+                           << " elements of its " << shard
+                           << "; they must tile the shard";
+    }
     first = end;
   }
   return success();

@@ -345,40 +345,31 @@ LogicalResult ClassOp::verifyRegions() {
   for (int64_t c = 0, e = getNumCombos(false); c < e; ++c) {
     offsets.clear();
     sizes.clear();
-    int64_t covered = 0;
     size_t end = first;
     for (; end < pieces.size() && pieces[end].getDstCombo() == c; ++end) {
       offsets.push_back(pieces[end].getDstOffset());
       sizes.push_back(pieces[end].getSizes());
-      int64_t n = 1;
-      for (int64_t s : sizes.back())
-        n *= s; // inside the shard, whose bytes fit
-      covered += n;
     }
     int64_t shard = 1;
     for (int64_t s : getShardShape(false, c))
       shard *= s;
-    // Too few elements is a gap whatever else: said without searching
-    // for an overlap, which only a plan with one can make slow.
-    if (covered < shard)
-      return emitOpError() << "the pieces of destination combo " << c
-                           << " cover " << covered << " elements of its "
-                           << shard << "; they must tile the shard";
-    if (std::optional<std::pair<size_t, size_t>> pair = firstOverlap(
+    if (std::optional<TilingFault> fault = findTilingFault(
             end - first, [&](size_t i) { return offsets[i]; },
-            [&](size_t i) { return sizes[i]; })) {
+            [&](size_t i) { return sizes[i]; }, shard)) {
+      if (!fault->overlap)
+        return emitOpError()
+               << "the pieces of destination combo " << c << " cover "
+               << (fault->more ? "more than " : "")
+               << (fault->more ? shard : fault->covered) << " elements of its "
+               << shard << "; they must tile the shard";
       InFlightDiagnostic diag =
-          pieces[first + pair->second].emitOpError()
+          pieces[first + fault->overlap->second].emitOpError()
           << "overlaps another piece of destination combo " << c
           << "; each element arrives once";
-      diag.attachNote(pieces[first + pair->first].getLoc())
+      diag.attachNote(pieces[first + fault->overlap->first].getLoc())
           << "the other piece";
       return diag;
     }
-    if (covered != shard)
-      return emitOpError() << "the pieces of destination combo " << c
-                           << " cover " << covered << " elements of its "
-                           << shard << "; they must tile the shard";
     first = end;
   }
   return success();
