@@ -22,8 +22,9 @@ namespace reshard {
 /// up to 64 boxes (compared pairwise), else one found in n log n time when
 /// the boxes differ along at most two dims other than those where any two
 /// intervals are equal or disjoint (every pattern the planner makes), or
-/// when they tile their bounds (every valid plan); only other patterns of
-/// three or more such dims may take quadratic time (see BoxOverlap.cpp).
+/// when they tile their bounds (every valid plan, up to 2^24 corners: 2M
+/// boxes of three such dims); only other patterns of three or more such
+/// dims may take quadratic time (see BoxOverlap.cpp).
 /// Box i is at offset(i) with extents sizes(i), all of one rank; an empty
 /// box holds no element and overlaps nothing.
 std::optional<std::pair<size_t, size_t>>
