@@ -39,7 +39,8 @@ QuantCheckTensor reshard::makeQuantCheck(llvm::ArrayRef<int64_t> shape,
     q.scaleBytes = std::move(ref.e8m0);
   } else {
     q.scaleBytes.resize(ref.scales.size() * 4);
-    std::memcpy(q.scaleBytes.data(), ref.scales.data(), q.scaleBytes.size());
+    if (!ref.scales.empty()) // no element: both may be null
+      std::memcpy(q.scaleBytes.data(), ref.scales.data(), q.scaleBytes.size());
   }
   return q;
 }
