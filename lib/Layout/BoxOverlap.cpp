@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <queue>
 #include <tuple>
 #include <vector>
@@ -81,8 +82,7 @@ struct Search {
     for (size_t b : ArrayRef(boxes).drop_front()) {
       if (begin(b, d) < end(furthest, d))
         return ordered(furthest, b);
-      if (end(b, d) > end(furthest, d))
-        furthest = b;
+      furthest = b; // begins at or past the furthest end, so ends further
     }
     return std::nullopt;
   }
@@ -277,8 +277,7 @@ reshard::firstOverlap(size_t n, Extents offset, Extents sizes) {
   if (boxes.size() < 2)
     return std::nullopt;
   std::vector<size_t> dims(sizes(boxes[0]).size());
-  for (size_t d = 0; d < dims.size(); ++d)
-    dims[d] = d;
+  std::iota(dims.begin(), dims.end(), 0);
   return s.search(std::move(boxes), dims);
 }
 
@@ -297,8 +296,9 @@ std::optional<TilingFault> reshard::findTilingFault(size_t n, Extents offset,
   }
   if (!fault.more && fault.covered < shardElements)
     return fault;
+  // Not more and not fewer: exactly the shard's count.
   fault.overlap = firstOverlap(n, offset, sizes);
-  if (fault.overlap || fault.more || fault.covered != shardElements)
+  if (fault.overlap || fault.more)
     return fault;
   return std::nullopt;
 }

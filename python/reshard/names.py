@@ -129,17 +129,23 @@ class _Entry:
         self.dtype = dtype
 
 
+def _read_path(layout: LayoutLike) -> Union[Layout, Mapping[str, Any]]:
+    """The layout itself, a .json path read as its dict."""
+    if not isinstance(layout, (str, os.PathLike)):
+        return layout
+    path = os.fspath(layout)
+    if not path.endswith(".json"):
+        raise ReshardError(f"{path}: give the layout as a reshard.Layout, "
+                           f"its JSON dict or a .json file")
+    return read_json(path)
+
+
 def _entries(layout: LayoutLike) -> List[_Entry]:
     """The layout's tensors, from a Layout, its JSON dict or a .json path."""
     if isinstance(layout, Layout):
         return _with_scales([_Entry(t.name, t.shape, t.src, t.dst, t.extra,
                                     t.dtype) for t in layout.tensors])
-    if isinstance(layout, (str, os.PathLike)):
-        path = os.fspath(layout)
-        if not path.endswith(".json"):
-            raise ReshardError(f"{path}: give the layout as a reshard.Layout, "
-                               f"its JSON dict or a .json file")
-        layout = read_json(path)
+    layout = _read_path(layout)
     if not isinstance(layout, Mapping) or "tensors" not in layout or \
             "meshes" not in layout:
         raise ReshardError("layout: a reshard.Layout, a layout JSON dict "
@@ -458,7 +464,7 @@ def _numbering(models: List[Any], tables: List["_Table"],
     return out if any(out) else None
 
 
-def _scenario_chunks(layout: LayoutLike, rank: int, side: str, n: int
+def _scenario_chunks(layout: Any, rank: int, side: str, n: int
                      ) -> Optional[List[Dict[int, int]]]:
     """Each model chunk's {global layer: local index} from the layers a
     pipeline layout gives each chunk of the rank's stage, which the presets
@@ -466,12 +472,8 @@ def _scenario_chunks(layout: LayoutLike, rank: int, side: str, n: int
     then a list of dicts needs no layer_offset, even where a chunk is
     empty or follows another without a gap. None without that record or
     when the chunk count differs."""
-    if isinstance(layout, Layout):
-        info = layout.info
-    elif isinstance(layout, Mapping):
-        info = layout.get("scenario")
-    else:
-        info = read_json(os.fspath(layout)).get("scenario")
+    info = layout.info if isinstance(layout, Layout) else \
+        layout.get("scenario") if isinstance(layout, Mapping) else None
     train = info.get("train") if isinstance(info, Mapping) else None
     if side != "src" or not isinstance(train, Mapping) or \
             train.get("framework") != "megatron-core":
@@ -560,6 +562,7 @@ def _map(layout: LayoutLike, params: ParamsLike, rank: int, side: str,
     if not _is_index(rank):
         raise ReshardError(f"{who}: rank {rank!r} is not a global rank")
     rank = int(rank)
+    layout = _read_path(layout)     # read once, for the entries and chunks
     if unused is not None and not isinstance(unused, list):
         raise ReshardError(f"{who}: unused= takes a list to append to, not "
                            f"{unused!r}")

@@ -27,6 +27,9 @@ TOPOLOGIES: Dict[str, Dict[str, float]] = {
 _REQUIRED = ("gpus_per_node", "nvl_domain_size", "nic_GBps_per_gpu",
              "nvlink_GBps_per_gpu")
 _OPTIONAL = ("nic_latency_us", "nvlink_latency_us")
+# Bandwidths (GB/s) and non-zero latencies (us): kMin/kMaxBandwidthGBps and
+# kMin/kMaxLatencyUs of include/reshard/Layout/Layout.h.
+_LOW, _HIGH = 1e-6, 1e9
 
 
 def _check_number(key, v):
@@ -41,12 +44,12 @@ def _check_number(key, v):
     if not ok or isinstance(v, bool) or not math.isfinite(v):
         raise ReshardError(f"topology: {key}={v!r} is not {what}")
     # The compiler's ranges (Layout.h), where modelled times stay finite.
-    if key in _REQUIRED[2:] and not 1e-6 <= v <= 1e9:
-        raise ReshardError(f"topology: {key}={v!r} is outside [1e-06, 1e+09] "
-                           f"GB/s")
-    if key in _OPTIONAL and v != 0 and not 1e-6 <= v <= 1e9:
+    if key in _REQUIRED[2:] and not _LOW <= v <= _HIGH:
+        raise ReshardError(f"topology: {key}={v!r} is outside "
+                           f"[{_LOW:g}, {_HIGH:g}] GB/s")
+    if key in _OPTIONAL and v != 0 and not _LOW <= v <= _HIGH:
         raise ReshardError(f"topology: {key}={v!r} is neither 0 nor in "
-                           f"[1e-06, 1e+09] us")
+                           f"[{_LOW:g}, {_HIGH:g}] us")
 
 
 def get_topology(topology: Union[str, Mapping[str, Any]]

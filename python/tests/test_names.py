@@ -1339,6 +1339,15 @@ def test_mis_shaped_stacked_experts():
                                            r"24\], but \[local experts\].* is "
                                            r"\[16, 64, 24\]"):
         reshard.vllm_tensors(lay, v, first)
+    # vLLM's Blackwell bf16 experts (FlashInfer TRT-LLM) rewrite w13 into a
+    # 4-D block layout after loading: named, not mapped.
+    v = vllm_params(m, infer, 0, 2).by_name()
+    name = "model.layers.1.mlp.experts.w13_weight"
+    e, f2, h = v[name].shape
+    v[name] = torch.zeros(e, -(-h // 128), f2, 128, dtype=BF16)
+    with pytest.raises(ReshardError, match=r"w13_weight' has shape "
+                       r"\[.*\] \(FlashInfer TRT-LLM's block layout"):
+        reshard.vllm_tensors(lay, v, first)
     # Megatron's legacy GroupedMLP is named in the message.
     p = megatron_params(m, train, 0, 2).by_name()
     p = {n: t for n, t in p.items() if ".experts." not in n}
@@ -1543,21 +1552,3 @@ def test_fp8_scales_of_qkv_pieces_are_rows_of_weight_scale_inv():
             assert list(got[n].shape) == [piece.shape[0] // 128,
                                           math.ceil(piece.shape[1] / 128)]
             assert got[n].data_ptr() == inv[row].data_ptr(), (rank, n)
-
-
-def test_flashinfer_trtllm_block_layout_is_refused_by_name():
-    """vLLM's Blackwell bf16 experts (FlashInfer TRT-LLM) rewrite w13 into a
-    4-D block layout after loading: vllm_tensors refuses it, naming the
-    shape and the backend, instead of mapping it."""
-    train, infer = "tp=2,ep=2", "tp=2,ep=1"
-    lay = build_layout("qwen3-235b-a22b", train, infer, layers=1,
-                       scale_down=8)
-    m = model_of("qwen3-235b-a22b", 8, train, infer)
-    first = lay.info["infer"]["ranks"][0]
-    params = vllm_params(m, infer, 0, 1).by_name()
-    name = "model.layers.0.mlp.experts.w13_weight"
-    e, f2, h = params[name].shape
-    params[name] = torch.zeros(e, h // 128, f2, 128, dtype=torch.bfloat16)
-    with pytest.raises(ReshardError, match=r"w13_weight' has shape "
-                       r"\[.*\] \(FlashInfer TRT-LLM's block layout"):
-        reshard.vllm_tensors(lay, params, first)

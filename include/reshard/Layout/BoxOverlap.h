@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 
 namespace reshard {
@@ -40,6 +41,13 @@ struct TilingFault {
   std::optional<std::pair<size_t, size_t>> overlap;
   int64_t covered = 0;
   bool more = false;
+
+  /// "cover N elements of its S" (or "more than S"), for a count fault.
+  std::string describeCount(int64_t shardElements) const {
+    return "cover " + std::string(more ? "more than " : "") +
+           std::to_string(more ? shardElements : covered) +
+           " elements of its " + std::to_string(shardElements);
+  }
 };
 
 /// The fault of n boxes (as for firstOverlap) that should tile a shard, if

@@ -235,10 +235,8 @@ LogicalResult ClassOp::verifySymbolUses(SymbolTableCollection &symbols) {
                << "pieces " << first + fault->overlap->first << " and "
                << first + fault->overlap->second << " of destination combo "
                << c << " overlap; each element arrives once";
-      return emitOpError() << "the pieces of destination combo " << c
-                           << " cover " << (fault->more ? "more than " : "")
-                           << (fault->more ? shard : fault->covered)
-                           << " elements of its " << shard
+      return emitOpError() << "the pieces of destination combo " << c << " "
+                           << fault->describeCount(shard)
                            << "; they must tile the shard";
     }
     first = end;

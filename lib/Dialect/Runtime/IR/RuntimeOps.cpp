@@ -358,10 +358,8 @@ LogicalResult ClassOp::verifyRegions() {
             [&](size_t i) { return sizes[i]; }, shard)) {
       if (!fault->overlap)
         return emitOpError()
-               << "the pieces of destination combo " << c << " cover "
-               << (fault->more ? "more than " : "")
-               << (fault->more ? shard : fault->covered) << " elements of its "
-               << shard << "; they must tile the shard";
+               << "the pieces of destination combo " << c << " "
+               << fault->describeCount(shard) << "; they must tile the shard";
       InFlightDiagnostic diag =
           pieces[first + fault->overlap->second].emitOpError()
           << "overlaps another piece of destination combo " << c
