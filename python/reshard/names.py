@@ -326,6 +326,10 @@ class _Ctx:
                         (int(m.group(1)), x.group(1)), []).append(
                             int(x.group(2)))
             into = e.extra.get("fused_into")
+            x = into and _expert_of(into)
+            if x and x[2] in _FC1 and x[3] == "weight":
+                # A piece of an expert's w13 (w13=up_gate with FP8).
+                self.experts.setdefault((x[0], x[1]), []).append(x[4])
             if into is not None:
                 # The pieces tile the buffer, or leave its padding out and
                 # say its rows (fused_buffer_rows: a padded vocab).
@@ -335,7 +339,7 @@ class _Ctx:
                 self.fused_rows[into] = max(self.fused_rows.get(into, 0), end)
         self._index = {}
         for key, v in self.experts.items():
-            v.sort()
+            v[:] = sorted(set(v))       # a w13's two pieces name it twice
             self._index[key] = {e: j for j, e in enumerate(v)}
         self.layer_offset = layer_offset if layer_offset is not None else \
             (min(layers) if layers else 0)
@@ -495,6 +499,37 @@ def _scenario_chunks(layout: Any, rank: int, side: str, n: int
         out.append({c[0] + i: i for i in range(c[1] - c[0] + 1)}
                    if c else {})
     return out
+
+
+def _expert_of(name: str) -> Optional[Tuple[int, str, str, str, int]]:
+    """(layer, moe module, projection, weight or bias, expert) of a routed
+    expert's layout name, else None."""
+    m = _LAYER.match(name)
+    x = m and _EXPERT.match(m.group(2))
+    if not x:
+        return None
+    return int(m.group(1)), x.group(1), x.group(3), x.group(4), \
+        int(x.group(2))
+
+
+def _expert_piece(e: _Entry, shape: List[int], ctx: _Ctx, side: str,
+                  find: Callable[[_Entry, List[int]], Any]) -> Optional[Any]:
+    """A piece of a routed expert's w13 (gate or up, w13=up_gate with FP8)
+    or its scales: its rows of the expert's buffer, which `find` maps as
+    it maps a whole expert (under EPLB, the slot expert_slots gives).
+    None if the piece is of no expert."""
+    into, of = e.extra["fused_into"], e.extra.get("scales_of")
+    expert = into[:-len(".scale")] if of is not None else into
+    if _expert_of(expert) is None:
+        return None
+    extra = {k: v for k, v in e.extra.items()
+             if not k.startswith("fused_") and k != "copy_of"}
+    if of is not None:
+        extra["scales_of"] = expert
+    rows = [ctx.fused_rows[into]] + list(shape[1:])
+    whole = _Entry(into, rows, e.src, e.dst, extra, e.dtype)
+    off = _offset(e, side)
+    return find(whole, rows)[off:off + shape[0]]
 
 
 def _offset(e: _Entry, side: str) -> int:
@@ -744,6 +779,10 @@ def _megatron_view(e: _Entry, shape: List[int], ctx: _Ctx, rank: int,
                    e.dtype)
     into = e.extra.get("fused_into")
     if into is not None:                    # a piece of a fused buffer
+        got = _expert_piece(e, shape, ctx, side, lambda whole, rows:
+                            _megatron_view(whole, rows, ctx, rank, side))
+        if got is not None:
+            return got
         names, where, table = _megatron_names(into, ctx)
         return _piece_view(e, shape, ctx, table, rank, side, names,
                            f"{_tried(names)}{where}")
@@ -952,6 +991,10 @@ def _vllm_resolve(side: str):
         name = e.extra.get("copy_of", name)     # an EPLB copy's expert
         into = e.extra.get("fused_into")
         if into is not None:    # a piece of a fused buffer, or its scales
+            got = _expert_piece(e, shape, ctx, side, lambda whole, rows:
+                                resolve(whole, rows, ctx, table, rank))
+            if got is not None:
+                return got
             if of is not None:
                 into = into[:-len(".scale")] + suffix
             return _piece_view(e, shape, ctx, table, rank, side, [into],

@@ -212,6 +212,52 @@ def _vocab_pieces(p, src, dst, m):
             a = b
 
 
+def _local_rows(side: Sharding, shape, cache) -> Optional[int]:
+    """The rows every rank of a side holds of a tensor split along dim 0
+    (None if they differ), cached by mesh, dims and shape: every expert
+    of a layer group asks the same."""
+    key = (side.mesh.name, tuple(side.mesh.shape), str(side.dims),
+           tuple(shape))
+    if key not in cache:
+        rows = {side.stored_shape(shape, r)[0] for r in side.mesh.ranks}
+        cache[key] = rows.pop() if len(rows) == 1 else None
+    return cache[key]
+
+
+def _w13_pieces(p, s_side, name, d_side, extra, b, cache):
+    """A routed expert's w13 that vLLM stores [up_t; gate_t] (w13=up_gate)
+    as two pieces, gate and up, for FP8: a quantized destination has no
+    storage order, but each half is a run of rows of both sides' buffers
+    (Megatron's [gate_r; up_r], vLLM's [up_t; gate_t]), so each piece is
+    quantized in logical order and lands at its rows. None where a half
+    is not whole blocks of every rank's buffer (then the tensor stays at
+    the source's precision). Under EPLB every copy's pieces are rows of
+    the expert (fused_into: the slot expert_slots gives the rank), and a
+    copy's are copies of the first's (copy_of)."""
+    f = p.shape[0] // 2
+    shape = [f] + p.shape[1:]
+    src = Sharding(s_side.mesh, s_side.dims)
+    dst = Sharding(d_side.mesh, d_side.dims)
+    fs, fd = _local_rows(src, shape, cache), _local_rows(dst, shape, cache)
+    if fs is None or fd is None or fd % b[0]:
+        return None
+    key = ("whole", dst.mesh.name, str(dst.dims), tuple(shape), tuple(b))
+    if key not in cache:
+        cache[key] = dst.holds_whole_blocks(shape, b)
+    if not cache[key]:
+        return None
+    out = []
+    for k, (first, src_off, dst_off) in enumerate(((0, 0, fd),
+                                                   (f, fs, 0))):
+        piece = dict(extra, fused_into=p.name, fused_rows=[[first, f]],
+                     fused_offset={"src": src_off, "dst": dst_off})
+        if "copy_of" in extra:
+            piece["copy_of"] = f"{p.name}.part{k}"
+        out.append((f"{name}.part{k}", shape, Sharding(src.mesh, src.dims),
+                    Sharding(dst.mesh, dst.dims), piece))
+    return out
+
+
 # Linear weights vLLM keeps unquantized: the MoE router, Qwen3-Next's
 # shared-expert gate (quant_config=None) and in_proj_ba ("doesn't support
 # blockwise fp8").
@@ -295,7 +341,7 @@ def build_layout(model: Union[Model, str, os.PathLike],
 
     params = model_params(sm, n_layers)
     out = Layout(topology=topo)
-    cuts = {}
+    cuts, halves = {}, {}       # caches: qkv cuts, w13 halves' rows
     fp8_done, fp8_left = 0, []
     for p in params:
         quant = i.fp8_quant(len(p.shape)) if _fp8_eligible(p) else None
@@ -343,6 +389,15 @@ def build_layout(model: Union[Model, str, os.PathLike],
             for _, _, extra in dsts:
                 extra["merge_dims"] = [0, 1]
         for name, d_side, extra in dsts:
+            pieces = quant is not None and p.expert is not None and \
+                d_side.order and _w13_pieces(p, s_side, name, d_side,
+                                             extra, b, halves)
+            if pieces:
+                for piece, shape, s, d, more in pieces:
+                    d.quant = quant
+                    fp8_done += 1
+                    out.add(piece, shape, p.dtype, s, d, **more)
+                continue
             if quant is not None:
                 # Only where vLLM's shards hold whole blocks (it refuses a
                 # TP split that cuts one); a trainer shard that cuts one

@@ -19,6 +19,12 @@ shards = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(shards)
 
 
+# A Qwen3-MoE whose experts are whole [128, 128] blocks (f = h = 256).
+FP8_MOE = dict(model_type="qwen3_moe", num_hidden_layers=2, hidden_size=256,
+               num_attention_heads=4, num_key_value_heads=2, head_dim=64,
+               intermediate_size=256, moe_intermediate_size=256,
+               num_experts=4, mlp_only_layers=[0], vocab_size=256)
+
 # A small model with Qwen3-Next's attention (an output gate, 2 query
 # groups), as an HF config.json; test_orders.py and test_runtime.py use it.
 GATED = dict(model_type="qwen3_moe", num_hidden_layers=2, hidden_size=64,
@@ -141,8 +147,9 @@ def rows_by_rank(d, t, side):
 
 def fused_rows(d, name, side):
     """{rank: rows of the fused tensor `name` in its local buffer}: the
-    tensor's own, or its pieces' placed at their offsets (each piece whole
-    on each of its ranks, the pieces tiling the buffer)."""
+    tensor's own, or its pieces' placed at their offsets (a rank's rows of
+    each piece, whole or split along dim 0, the pieces tiling the
+    buffer)."""
     whole = [t for t in d["tensors"] if t["name"] == name]
     if whole:
         return rows_by_rank(d, whole[0], side)
@@ -153,11 +160,13 @@ def fused_rows(d, name, side):
         rows = [a + j for a, n in t["fused_rows"] for j in range(n)]
         off = t["fused_offset"][side]
         for rank, local in rows_by_rank(d, t, side).items():
-            assert local == list(range(len(rows)))
+            # Only an expert's gate and up pieces are split along dim 0.
+            assert local == list(range(len(rows))) or \
+                ".experts." in t["fused_into"], (t["name"], rank)
             buf = bufs.setdefault(rank, {})
-            for j, r in enumerate(rows):
+            for j, r in enumerate(local):
                 assert off + j not in buf
-                buf[off + j] = r
+                buf[off + j] = rows[r]
     assert bufs, f"no tensor {name} and no pieces of it"
     return {rank: [buf[i] for i in range(len(buf))]
             for rank, buf in bufs.items()}

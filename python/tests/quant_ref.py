@@ -44,6 +44,21 @@ def quantize(x, quant):
     return q.contiguous(), scales.reshape(nblocks).contiguous()
 
 
+def scale_tensor(t):
+    """The JSON tensor of a quantized tensor `t`'s scales, `<name>.scale`:
+    the destination's sharding with every size (dims and fused blocks)
+    divided by the block sizes, rounding up; no source."""
+    q = t["dst"]["quant"]
+    b = block_sizes(q, len(t["shape"]))
+    spec = {k: v for k, v in t["dst"].items() if k != "quant"}
+    if "blocks" in spec:
+        spec["blocks"] = {d: [-(-s // b[int(d)]) for s in sizes]
+                          for d, sizes in spec["blocks"].items()}
+    return {"name": t["name"] + ".scale",
+            "shape": [-(-n // bb) for n, bb in zip(t["shape"], b)],
+            "dst": spec}
+
+
 def test_values(shape, dtype, seed, quant):
     """A logical tensor with the cases the kernels must round alike:
     random magnitudes over a wide range per block, exact e4m3 midpoints

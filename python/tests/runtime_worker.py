@@ -18,6 +18,8 @@ $RESHARD_WORKER_OUT/rankR.txt.
   refit CONFIG TRAIN INFER LAYERS WORK      through the name mapping
   quant LAYOUT.json                         quantized destinations (verify=True)
                                             against torch's float8 casts
+  refit-fp8 CONFIG TRAIN INFER LAYERS WORK  an FP8 refit through the name
+                                            mapping (refit_fp8.py)
 """
 import json
 import os
@@ -144,6 +146,9 @@ def main():
             return refit(comm, rank, cache, *args)
         if mode == "quant":
             return quant(comm, rank, cache, args[0])
+        if mode == "refit-fp8":
+            import refit_fp8
+            return refit_fp8.run(comm, rank, cache, print, *args)
         with open(args[0]) as f:
             layout = json.load(f)
         budget = None
@@ -207,20 +212,11 @@ def refit(comm, rank, cache, config, train, infer, layers, work,
     this rank, mapped to the layout by megatron_tensors / vllm_tensors, the
     source views filled with the oracle's pattern, the plan run into the
     vLLM views (verify=True)."""
+    import refit_fp8
     import test_names
-    from reshard.refit import build_layout
-    if infer.startswith("{"):       # Infer's fields as JSON (expert_map)
-        infer = reshard.vllm.Infer(**json.loads(infer))
-    m = test_names.model_of(config, 1, train, infer)
-    lay = build_layout(config, train, infer, layers=int(layers),
-                       colocated=True)
-    path = os.path.join(work, "refit.json")
-    if rank == 0:
-        lay.write_json(path)
-    comm.Barrier()
-    with open(path) as f:
-        layout = json.load(f)
-    plan = reshard.compile(path, backend="mpi", cache_dir=cache)
+    m, infer, lay, layout, plan = refit_fp8.build(
+        comm, rank, cache, config, train, infer, layers,
+        os.path.join(work, "refit.json"))
     unused = []
     if source == "megatron-core":
         import megatron_model
@@ -398,16 +394,8 @@ def quant(comm, rank, cache, path):
             dst[t["name"]] = torch.full(mine[0], 0x5A, dtype=torch.uint8
                                         ).view(torch.float8_e4m3fn)
             want[t["name"]] = payload.flatten()[mine[1]].reshape(mine[0])
-        # The scale tensor is laid out by the destination's sharding with
-        # every size divided by the block sizes.
-        b = quant_ref.block_sizes(q, len(t["shape"]))
-        spec = dict(t["dst"])
-        spec.pop("quant")
-        if "blocks" in spec:
-            spec["blocks"] = {d: [-(-s // b[int(d)]) for s in sizes]
-                              for d, sizes in spec["blocks"].items()}
-        scale_t = {"name": t["name"] + ".scale",
-                   "shape": list(scales.shape), "dst": spec}
+        scale_t = quant_ref.scale_tensor(t)
+        assert scale_t["shape"] == list(scales.shape)
         mine = shards.local_shards(layout, scale_t, "dst").get(rank)
         if mine:
             scale = torch.full(mine[0], 0x5A, dtype=scales.dtype)

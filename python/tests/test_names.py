@@ -424,6 +424,7 @@ def vllm_params(m, infer, r, layers):
             mine, n, mtp = range(m.experts), m.experts, i.engine_size
         f = m.moe_intermediate
         up, down = m.expert_names
+        p.moe_shard = moe_r % mtp       # its rows of each expert: FusedMoE TP
         w13 = p.add(hf + f"{moe}.experts.w13_weight", [n, 2 * f // mtp, h],
                     None)
         w2 = p.add(hf + f"{moe}.experts.w2_weight", [n, h, f // mtp], None)
@@ -1552,3 +1553,91 @@ def test_fp8_scales_of_qkv_pieces_are_rows_of_weight_scale_inv():
             assert list(got[n].shape) == [piece.shape[0] // 128,
                                           math.ceil(piece.shape[1] / 128)]
             assert got[n].data_ptr() == inv[row].data_ptr(), (rank, n)
+
+
+W13_FP8 = [
+    ("tp=2,ep=2", "tp=2,dp=2,ep=1,w13=up_gate,fp8=block"),     # EP
+    ("tp=1,ep=2,dp=2", "tp=2,w13=up_gate,fp8=block"),  # FusedMoE TP
+    ("tp=2,ep=1,etp=2", "tp=1,dp=2,ep=1,w13=up_gate,fp8=block"),  # etp
+    ("tp=2,ep=2", reshard.vllm.Infer(dp=4, ep=True, redundant=4,
+                                     expert_map=[1, 1, 0, 2, 3, 0, 2, 3],
+                                     w13="up_gate", fp8="block")),
+    ("tp=2,ep=2", "tp=2,dp=2,ep=1,w13=up_gate,fp8=mx"),        # MXFP8
+]
+
+
+@pytest.mark.parametrize("train,infer", W13_FP8)
+def test_fp8_w13_up_gate_pieces_are_rows_of_both_frameworks(train, infer):
+    """vLLM's FlashInfer experts keep w13 as [up_t; gate_t] (w13=up_gate);
+    with fp8=block the layout delivers it as two FP8 pieces: on vLLM, the
+    gate is rows [f_t, 2 f_t) of w13_weight[j] and the up rows [0, f_t),
+    their scales the same rows / 128 of w13_weight_scale_inv[j] (fp8=mx:
+    the same rows of w13_weight_scale[j]; under EPLB j is each copy's
+    slot, two copies on one rank included); on
+    Megatron, rows [0, f_r) and [f_r, 2 f_r) of linear_fc1.weight{j}.
+    Where each expert is, is the fakes' own model of the frameworks."""
+    from test_orders import moe
+    m = moe(hidden_size=256, moe_intermediate_size=256)
+    lay = build_layout(m, train, infer)
+    pieces = {t.name: t for t in lay.tensors
+              if t.extra.get("fused_into", "").endswith("gate_up_proj.weight")}
+    w2 = [t for t in lay.tensors if ".down_proj.weight" in t.name and
+          ".experts." in t.name]
+    # Two pieces for every expert (and every EPLB copy), all FP8.
+    assert len(pieces) == 2 * len(w2) >= 8
+    assert all(t.dst.quant for t in pieces.values())
+    quantized = {t.name for t in lay.tensors if t.dst.quant}
+    mx = "mx" in next(iter(pieces.values())).dst.quant
+    rows, cols, suffix = (1, 32, "_scale") if mx else \
+        (128, 128, "_scale_inv")
+    first, seen = lay.info["infer"]["ranks"][0], 0
+    for rank in world(lay, "dst"):
+        fake = vllm_params(m, infer, rank - first, 2)
+        params = {n: t for n, t in fake.by_name().items()
+                  if not n.endswith("_scale")}
+        for n, t in list(params.items()):
+            if n in quantized or n.endswith(("w13_weight", "w2_weight")):
+                params[n + suffix] = torch.empty(
+                    list(t.shape[:-2]) + [math.ceil(t.shape[-2] / rows),
+                                          math.ceil(t.shape[-1] / cols)])
+        got = reshard.vllm_tensors(lay, params, rank)
+        for name, piece in pieces.items():
+            if name not in got:
+                continue
+            (w13, j), = fake.stores[name.rsplit(".", 1)[0]]
+            ft = w13.shape[1] // 2
+            row = ft if name.endswith(".part0") else 0      # [up; gate]
+            inv = params[[n for n, t in params.items() if t is w13][0]
+                         + suffix]
+            assert got[name].shape == (ft, 256), (rank, name)
+            assert got[name].data_ptr() == w13[j][row].data_ptr()
+            assert got[name + ".scale"].shape == (ft // rows, 256 // cols)
+            assert got[name + ".scale"].data_ptr() == \
+                inv[j][row // rows].data_ptr(), (rank, name)
+            seen += 1
+    assert seen >= len(pieces)
+    for rank in world(lay, "src"):
+        fake = megatron_params(m, train, rank, 2)
+        got = reshard.megatron_tensors(lay, fake.module(), rank)
+        for name, piece in pieces.items():
+            if name not in got:
+                continue
+            (fc1, _), = fake.stores[piece.extra["fused_into"]]
+            fr = fc1.shape[0] // 2
+            row = 0 if name.endswith(".part0") else fr      # [gate; up]
+            assert got[name].shape == (fr, 256), (rank, name)
+            assert got[name].data_ptr() == fc1[row].data_ptr(), (rank, name)
+
+
+def test_fp8_w13_up_gate_stays_whole_where_a_half_cuts_a_block():
+    """FusedMoE's TP 2 over f = 128: each rank's gate and up are 64 rows,
+    half a block, so vLLM keeps the experts unquantized (the tensor stays
+    whole, in FlashInfer's order, and is counted as left)."""
+    from test_orders import moe
+    m = moe(hidden_size=256, moe_intermediate_size=128)
+    lay = build_layout(m, "tp=1,ep=2,dp=2", "tp=2,w13=up_gate,fp8=block")
+    experts = [t for t in lay.tensors if "experts.0.gate_up" in t.name]
+    assert [t.name for t in experts] == [
+        "model.layers.1.mlp.experts.0.gate_up_proj.weight"]
+    assert experts[0].dst.order and not experts[0].dst.quant
+    assert lay.info["infer"]["fp8"]["left"] >= 4

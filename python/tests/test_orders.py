@@ -15,9 +15,9 @@ from reshard.megatron import Train as reshard_train
 from reshard.megatron import parse_train
 from reshard.vllm import parse_infer
 
-from orders_ref import (GATED, GPT_OSS, chunk, fused_rows, megatron_ref,
-                        megatron_vocab_rows, shards, small, vllm_ref,
-                        vllm_vocab_rows, vocab_ref)
+from orders_ref import (FP8_MOE, GATED, GPT_OSS, chunk, fused_rows,
+                        megatron_ref, megatron_vocab_rows, shards, small,
+                        vllm_ref, vllm_vocab_rows, vocab_ref)
 
 QKV_CASES = [
     # (model, Megatron tp, vLLM tp): groups vs TP on each side.
@@ -81,12 +81,24 @@ def moe(**kw):
 
 @pytest.mark.parametrize("infer", ["tp=2,w13=up_gate",
                                    "tp=2,dp=2,ep=1,w13=up_gate",
-                                   "tp=2", "tp=2,dp=2,ep=1"])
+                                   "tp=2", "tp=2,dp=2,ep=1",
+                                   "tp=2,w13=up_gate,fp8=block",
+                                   "tp=2,dp=2,ep=1,w13=up_gate,fp8=block"])
 def test_w13_orders(infer):
-    lay = build_layout(moe(), "tp=2,ep=2", infer)
+    """Each rank's w13 rows in both frameworks; with fp8= (experts of
+    whole [128, 128] blocks) FlashInfer's [up; gate] comes as two FP8
+    pieces, gate and up, at their rows of each rank's buffer."""
+    f = 256 if "fp8" in infer else 8
+    lay = build_layout(moe(hidden_size=f, moe_intermediate_size=f),
+                       "tp=2,ep=2", infer)
     d = json.loads(json.dumps(lay.to_dict()))
     first, i = lay.info["infer"]["ranks"][0], parse_infer(infer)
-    f = 8
+    if i.fp8:
+        experts = [t for t in lay.tensors if ".experts." in t.name and
+                   "gate_up" in t.name]
+        assert len(experts) == 8 and all(
+            t.dst.quant == {"block": [128, 128]} and t.shape == [f, f]
+            for t in experts), [t.name for t in experts]
     gate, up = list(range(f)), list(range(f, 2 * f))
     swap = i.w13 == "up_gate"
     for e in range(4):
@@ -263,6 +275,8 @@ E2E = [
     ("qwen3-235b-a22b", "tp=8,ep=4,dp=1", "tp=4,dp=2,w13=up_gate", 64),
     ("gated", "tp=4,ep=2,dp=1", "tp=4,dp=1", 1),
     ("gated", "tp=4,ep=2,dp=1", "tp=2,dp=2,w13=up_gate", 1),
+    # FP8 gate and up pieces of FlashInfer's [up; gate] w13, and the rest.
+    ("fp8-moe", "tp=2,ep=2,dp=1", "tp=2,dp=2,ep=1,w13=up_gate,fp8=block", 1),
     # Scaled down, the vocab is 2048 (a multiple of lcm(64, tps)), which
     # vocab_pad=192 (a multiple of 1536) pads to 3072.
     ("deepseek-v3", "tp=8,pp=2,ep=8,vocab_pad=192", "tp=4,dp=2", 64),
@@ -275,8 +289,9 @@ E2E = [
 @pytest.mark.parametrize("model,train,infer,scale", E2E)
 def test_preset_slices_run_and_check(round_trip, tmp_path, model, train,
                                      infer, scale):
-    if model.startswith("gated"):
-        cfg = dict(GATED, vocab_size=200) if model == "gated-v200" else GATED
+    if model.startswith(("gated", "fp8")):
+        cfg = dict(GATED, vocab_size=200) if model == "gated-v200" else \
+            FP8_MOE if model == "fp8-moe" else GATED
         model = str(tmp_path / "config.json")
         with open(model, "w") as f:
             json.dump(cfg, f)

@@ -18,8 +18,8 @@ import tempfile
 
 import pytest
 
-from orders_ref import (GATED, GPT_OSS, TINY_DSV3, TINY_GLM, TINY_QWEN3_5,
-                        TINY_QWEN3_NEXT)
+from orders_ref import (FP8_MOE, GATED, GPT_OSS, TINY_DSV3, TINY_GLM,
+                        TINY_QWEN3_5, TINY_QWEN3_NEXT)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = os.path.join(HERE, "runtime_worker.py")
@@ -661,6 +661,27 @@ def test_refit_through_framework_parameters(mpi, tmp_path, config, train,
     assert len(lines) == 4 and all(
         ": ok " in l and " 0 wrong, 0 unmapped, 0 written outside them" in l
         for l in lines), "\n".join(lines)
+
+
+@pytest.mark.parametrize("train,infer", [
+    ("tp=2,ep=2,dp=2", "tp=2,dp=2,ep=1,w13=up_gate,fp8=block"),
+    ("tp=2,ep=1,etp=2,dp=2", "tp=2,engines=2,w13=up_gate,fp8=block"),
+    ("tp=2,ep=2,dp=2", json.dumps(dict(
+        dp=4, ep=True, redundant=4, expert_map=[1, 1, 0, 2, 3, 0, 2, 3],
+        w13="up_gate", fp8="block")))])
+def test_fp8_refit_into_flashinfer_experts(mpi, tmp_path, train, infer):
+    """fp8=block with vLLM's FlashInfer experts (w13=up_gate: [up; gate]
+    in each w13): Megatron's bf16 parameters into vLLM's FP8 ones and
+    their weight_scale_inv, through the name mapping, verify=True; every
+    view bit for bit against torch's float8 casts, and every expert's
+    w13_weight[j] / w13_weight_scale_inv[j] whole as FlashInfer holds it
+    (under EP, FusedMoE's TP, and EPLB with two copies on one rank)."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(FP8_MOE))
+    lines = mpi(4, "refit-fp8", path, train, infer, 2, tmp_path)
+    assert len(lines) == 4 and all(
+        ": ok " in l and " 0 wrong, 0 unmapped" in l and
+        " 0 experts' " not in l for l in lines), "\n".join(lines)
 
 
 MEGATRON_CORE_CONFIGS = {
