@@ -150,13 +150,21 @@ def build(comm, rank, cache, config, train, infer, layers, path):
                                                   cache_dir=cache)
 
 
-def run(comm, rank, cache, print, config, train, infer, layers, work):
+def run(comm, rank, cache, print, config, train, infer, layers, work,
+        source="fake"):
+    """The refit of this rank; source "megatron-core" takes Megatron-Core's
+    own GPTModel of the rank (megatron_model.py) instead of the fake."""
     m, infer, lay, layout, plan = build(comm, rank, cache, config, train,
                                         infer, layers,
                                         f"{work}/refit-fp8.json")
     x, whole = logical_values(layout)
-    src = reshard.megatron_tensors(lay, test_names.megatron_params(
-        m, train, rank, int(layers)).module(), rank)
+    if source == "megatron-core":
+        import megatron_model
+        model = megatron_model.build_rank(m, train, int(layers), comm)
+    else:
+        model = test_names.megatron_params(m, train, rank,
+                                           int(layers)).module()
+    src = reshard.megatron_tensors(lay, model, rank)
     for name, view in src.items():
         t = next(t for t in layout["tensors"] if t["name"] == name)
         shape, linear = shards.local_shards(layout, t, "src")[rank]

@@ -18,7 +18,8 @@ $RESHARD_WORKER_OUT/rankR.txt.
   refit CONFIG TRAIN INFER LAYERS WORK      through the name mapping
   quant LAYOUT.json                         quantized destinations (verify=True)
                                             against torch's float8 casts
-  refit-fp8 CONFIG TRAIN INFER LAYERS WORK  an FP8 refit through the name
+  refit-fp8 CONFIG TRAIN INFER LAYERS WORK [megatron-core]
+                                            an FP8 refit through the name
                                             mapping (refit_fp8.py)
 """
 import json

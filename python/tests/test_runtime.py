@@ -669,7 +669,8 @@ def test_refit_through_framework_parameters(mpi, tmp_path, config, train,
     ("tp=2,ep=2,dp=2", json.dumps(dict(
         dp=4, ep=True, redundant=4, expert_map=[1, 1, 0, 2, 3, 0, 2, 3],
         w13="up_gate", fp8="block")))])
-def test_fp8_refit_into_flashinfer_experts(mpi, tmp_path, train, infer):
+def test_fp8_refit_into_flashinfer_experts(mpi, tmp_path, train, infer,
+                                           source="fake"):
     """fp8=block with vLLM's FlashInfer experts (w13=up_gate: [up; gate]
     in each w13): Megatron's bf16 parameters into vLLM's FP8 ones and
     their weight_scale_inv, through the name mapping, verify=True; every
@@ -678,10 +679,25 @@ def test_fp8_refit_into_flashinfer_experts(mpi, tmp_path, train, infer):
     (under EP, FusedMoE's TP, and EPLB with two copies on one rank)."""
     path = tmp_path / "config.json"
     path.write_text(json.dumps(FP8_MOE))
-    lines = mpi(4, "refit-fp8", path, train, infer, 2, tmp_path)
+    lines = mpi(4, "refit-fp8", path, train, infer, 2, tmp_path, source)
     assert len(lines) == 4 and all(
         ": ok " in l and " 0 wrong, 0 unmapped" in l and
         " 0 experts' " not in l for l in lines), "\n".join(lines)
+
+
+def test_fp8_refit_into_flashinfer_experts_from_megatron_core(mpi,
+                                                              tmp_path):
+    """As above, from Megatron-Core's own GPTModel of each rank
+    (SequentialMLP experts split over expert TP 2: the gate and up pieces
+    are rows [0, f/2) and [f/2, f) of each local expert's linear_fc1)."""
+    try:
+        import megatron.core  # noqa: F401
+    except Exception as e:
+        pytest.skip(f"megatron-core not importable ({e}); "
+                    f"bench/setup-bench.sh installs it")
+    test_fp8_refit_into_flashinfer_experts(
+        mpi, tmp_path, "tp=2,dp=2,ep=2,etp=2",
+        "tp=4,ep=1,w13=up_gate,fp8=block", "megatron-core")
 
 
 MEGATRON_CORE_CONFIGS = {
