@@ -16,7 +16,6 @@ conventions, and the framework files they mirror, are in docs/Python.md
 """
 from __future__ import annotations
 
-import enum
 import math
 import os
 import re
@@ -27,6 +26,7 @@ from .errors import ReshardError, read_json
 from .layout import Layout, Sharding
 from .mesh import DeviceMesh, _is_int
 from .layout_json import check_layout_json
+from .vllm_kernels import check_moe_kernels
 
 __all__ = ["megatron_tensors", "vllm_tensors"]
 
@@ -1027,83 +1027,6 @@ def _vllm_resolve(side: str):
     return resolve
 
 
-# vLLM's MoE kernels by the enum its FusedMoE quant method keeps
-# (UnquantizedMoeBackend, Fp8MoeBackend, FlashinferMoeBackend, ...): the
-# value names that store w13 as reshard cannot (FlashInfer TRT-LLM's
-# shuffled 128-byte blocks) or as [up; gate] (FlashInfer CUTLASS).
-_TRTLLM = ("FLASHINFER_TRTLLM", "TENSORRT_LLM", "TRTLLM")
-_UP_GATE = ("FLASHINFER_CUTLASS",)
-
-
-def _moe_backends(module: Any) -> Dict[str, set]:
-    """{FusedMoE module name: the backend enum values its quant method
-    (or an object it holds) keeps}, for a module that has any."""
-    out: Dict[str, set] = {}
-    for name, mod in module.named_modules():
-        qm = getattr(mod, "quant_method", None)
-        if qm is None or "moe" not in type(qm).__name__.lower():
-            continue
-        seen = set()
-        held = list(getattr(qm, "__dict__", {}).values())
-        for obj in [qm] + [v for v in held if not isinstance(v, enum.Enum)]:
-            for v in getattr(obj, "__dict__", {}).values():
-                if isinstance(v, enum.Enum) and \
-                        "backend" in type(v).__name__.lower():
-                    seen.add(f"{type(v).__name__}.{v.name}")
-        if seen:
-            out[name] = seen
-    return out
-
-
-def _kernel_of(values: set) -> str:
-    """"trtllm", "up_gate", "gate_up" or "" (values that disagree)."""
-    kinds = set()
-    for v in values:
-        cls, name = v.split(".", 1)
-        if name == "NONE":              # no kernel chosen (yet)
-            continue
-        if name in _TRTLLM:
-            kinds.add("trtllm")
-        elif name in _UP_GATE or ("flashinfer" in cls.lower() and
-                                  name == "CUTLASS"):
-            kinds.add("up_gate")
-        else:
-            kinds.add("gate_up")
-    return kinds.pop() if len(kinds) == 1 else ""
-
-
-def _check_moe_backends(layout: LayoutLike, params: ParamsLike) -> None:
-    """A vLLM model whose MoE kernels store w13 otherwise than the layout
-    says is refused, not written: FlashInfer TRT-LLM (Blackwell's default
-    in newer vLLM; its parameters may keep their shape), or FlashInfer
-    CUTLASS ([up; gate]) against a w13=gate_up layout and the reverse."""
-    if not hasattr(params, "named_modules"):
-        return
-    layout = _read_path(layout)
-    info = layout.info if isinstance(layout, Layout) else \
-        layout.get("scenario")
-    w13 = ((info or {}).get("infer") or {}).get("w13", "gate_up")
-    if not any(_expert_of(e.name.split(".copy")[0])
-               for e in _entries(layout)):
-        return
-    for name, values in _moe_backends(params).items():
-        kernel = _kernel_of(values)
-        seen = ", ".join(sorted(values))
-        if kernel == "trtllm":
-            raise ReshardError(
-                f"vllm_tensors: {name} runs FlashInfer TRT-LLM's MoE "
-                f"({seen}), which stores w13 and w2 shuffled in 128-byte "
-                f"blocks; reshard does not model that layout: serve the "
-                f"refit with another MoE backend (vLLM's --moe-backend)")
-        if kernel and kernel != w13:
-            want = "w13=up_gate" if kernel == "up_gate" else \
-                "w13=gate_up (the default)"
-            raise ReshardError(
-                f"vllm_tensors: {name} runs {seen}, whose w13 is "
-                f"{'[up; gate]' if kernel == 'up_gate' else '[gate; up]'}, "
-                f"but the layout has w13={w13}: build it with {want}")
-
-
 def vllm_tensors(layout: LayoutLike, params: ParamsLike, rank: int, *,
                  side: str = "dst", prefix: str = "",
                  unused: Optional[List[str]] = None) -> Dict[str, Any]:
@@ -1128,7 +1051,8 @@ def vllm_tensors(layout: LayoutLike, params: ParamsLike, rank: int, *,
     `unused` if given.
     """
     _check_prefix(prefix, "vllm_tensors")
-    _check_moe_backends(layout, params)
+    layout = _read_path(layout)     # read once, for the check and the map
+    check_moe_kernels(layout, params, _entries)
     def norm(name: str) -> str:
         return name[len(prefix):] if prefix and name.startswith(prefix) \
             else name

@@ -6,7 +6,6 @@ tensor it stores. Every layout tensor a rank holds must come back as a view
 of the right parameter (at the right offset: one expert of a stacked
 tensor, a KV-replicated piece at its fused_offset rows), every parameter
 must be used, and a missing or mis-shaped parameter must be refused."""
-import enum
 import json
 import math
 import types
@@ -1642,75 +1641,3 @@ def test_fp8_w13_up_gate_stays_whole_where_a_half_cuts_a_block():
         "model.layers.1.mlp.experts.0.gate_up_proj.weight"]
     assert experts[0].dst.order and not experts[0].dst.quant
     assert lay.info["infer"]["fp8"]["left"] >= 4
-
-
-class UnquantizedMoeBackend(enum.Enum):     # vLLM's names, for the check
-    FLASHINFER_TRTLLM = 1
-    FLASHINFER_CUTLASS = 2
-    TRITON = 3
-
-
-class FlashinferMoeBackend(enum.Enum):
-    NONE = 0
-    CUTLASS = 1
-    TENSORRT_LLM = 2
-
-
-def _vllm_module(fake, backends):
-    """The fake vLLM parameters as a module whose FusedMoE layers' quant
-    method keeps `backends` (enum values), as vLLM's does."""
-    class UnquantizedFusedMoEMethod:
-        pass
-
-    class Kernel:                   # an object the method holds
-        pass
-    qm = UnquantizedFusedMoEMethod()
-    qm.kernel = Kernel()
-    for k, v in enumerate(backends):
-        setattr(qm if k == 0 else qm.kernel, f"backend{k}", v)
-    mod = Module(fake.params)
-    moe = types.SimpleNamespace(quant_method=qm)
-    mod.named_modules = lambda: iter([("", mod),
-                                      ("model.layers.1.mlp.experts", moe)])
-    return mod
-
-
-@pytest.mark.parametrize("w13,backends,error", [
-    ("gate_up", [UnquantizedMoeBackend.TRITON], None),
-    ("up_gate", [UnquantizedMoeBackend.FLASHINFER_CUTLASS], None),
-    ("up_gate", [FlashinferMoeBackend.CUTLASS], None),
-    ("gate_up", [], None),                      # nothing said: no check
-    ("up_gate", [FlashinferMoeBackend.NONE], None),      # none chosen
-    ("gate_up", [UnquantizedMoeBackend.FLASHINFER_CUTLASS,
-                 UnquantizedMoeBackend.TRITON], None),   # they disagree
-    ("gate_up", [UnquantizedMoeBackend.FLASHINFER_TRTLLM],
-     "runs FlashInfer TRT-LLM's MoE"),
-    ("up_gate", [FlashinferMoeBackend.TENSORRT_LLM],
-     "runs FlashInfer TRT-LLM's MoE"),
-    ("gate_up", [UnquantizedMoeBackend.FLASHINFER_CUTLASS],
-     r"whose w13 is \[up; gate\], but the layout has w13=gate_up: build "
-     r"it with w13=up_gate"),
-    ("up_gate", [UnquantizedMoeBackend.TRITON],
-     r"whose w13 is \[gate; up\], but the layout has w13=up_gate")])
-def test_vllm_moe_backend_must_store_w13_as_the_layout_says(w13, backends,
-                                                            error):
-    """Given the model, vllm_tensors reads each FusedMoE's kernel off its
-    quant method: FlashInfer TRT-LLM (Blackwell's default in newer vLLM,
-    w13/w2 shuffled in blocks, possibly in the same shape) is refused, and
-    FlashInfer CUTLASS's [up; gate] must meet a w13=up_gate layout (and
-    the other kernels a gate_up one): a refit never writes a layout the
-    kernels do not read. A dict of tensors says nothing and is mapped."""
-    from test_orders import moe
-    m = moe()
-    infer = "tp=2" + (",w13=up_gate" if w13 == "up_gate" else "")
-    lay = build_layout(m, "tp=2,ep=2", infer, layers=2)
-    first = lay.info["infer"]["ranks"][0]
-    fake = vllm_params(m, infer, 0, 2)
-    mod = _vllm_module(fake, backends)
-    for layout in (lay, json.loads(json.dumps(lay.to_dict()))):
-        if error is None:
-            assert reshard.vllm_tensors(layout, mod, first)
-        else:
-            with pytest.raises(ReshardError, match=error):
-                reshard.vllm_tensors(layout, mod, first)
-        assert reshard.vllm_tensors(layout, fake.params, first)
