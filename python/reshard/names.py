@@ -1052,7 +1052,7 @@ def vllm_tensors(layout: LayoutLike, params: ParamsLike, rank: int, *,
     """
     _check_prefix(prefix, "vllm_tensors")
     layout = _read_path(layout)     # read once, for the check and the map
-    check_moe_kernels(layout, params, _entries)
+    check_moe_kernels(layout, params)
     def norm(name: str) -> str:
         return name[len(prefix):] if prefix and name.startswith(prefix) \
             else name

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 from .errors import ReshardError
 
@@ -104,21 +104,28 @@ def _kernel(qm: Any) -> Optional[tuple]:
     return kind, what
 
 
-def check_moe_kernels(layout: Any, params: Any,
-                      entries: Callable[[Any], list]) -> None:
+def check_moe_kernels(layout: Any, params: Any) -> None:
     """Refuses a vLLM model (given as a module) whose FusedMoE kernels
     store the routed experts otherwise than `layout` (a Layout or its
-    JSON dict) says; `entries(layout)` lists its tensors."""
+    JSON dict) says."""
     if not hasattr(params, "named_modules"):
         return                  # a dict of tensors says nothing
-    experts = [e for e in entries(layout) if ".experts." in e.name]
+    if isinstance(layout, Mapping):
+        info = layout.get("scenario")
+        tensors = [(t.get("name", ""), t.get("shape") or [])
+                   for t in layout.get("tensors") or []
+                   if isinstance(t, Mapping)]
+    else:
+        info = getattr(layout, "info", None)
+        tensors = [(t.name, t.shape) for t in layout.tensors]
+    experts = [(n, s) for n, s in tensors if ".experts." in str(n)]
     if not experts:
         return
-    info = layout.get("scenario") if isinstance(layout, Mapping) else \
-        getattr(layout, "info", None)
-    w13 = ((info or {}).get("infer") or {}).get("w13", "gate_up")
-    interleaved = any(len(e.shape) == 3 and "gate_up_proj.weight" in e.name
-                      for e in experts)       # gpt-oss's [2, f, h]
+    infer = info.get("infer") if isinstance(info, Mapping) else None
+    w13 = infer.get("w13", "gate_up") if isinstance(infer, Mapping) \
+        else "gate_up"
+    interleaved = any(len(s) == 3 and "gate_up_proj.weight" in n
+                      for n, s in experts)     # gpt-oss's [2, f, h]
     for name, mod in params.named_modules():
         for qm in _methods(mod):
             got = _kernel(qm)
