@@ -429,6 +429,9 @@ class Layout:
         self.info = info
         self._meshes = list(meshes)
         self._by_name: Dict[str, Redistribution] = {}
+        # cut_block's answers by what decides them: it visits every rank,
+        # and a model's tensors share a few shardings and shapes.
+        self._cuts: Dict[tuple, Optional[Tuple[int, int, str]]] = {}
 
     def add(self, name: str, shape: Sequence[int], dtype: DTypeLike,
             src: Sharding, dst: Sharding, **extra: Any) -> Redistribution:
@@ -506,7 +509,13 @@ class Layout:
             raise ReshardError(f"{name}: a quantized destination stores its "
                                f"dims row-major (no dim_order)")
         b = q.get("block") or [1] * (len(shape) - 1) + [q["mx"]]
-        cut = dst.cut_block(shape, b)
+        m = dst.mesh
+        key = (tuple(m.shape), tuple(m.axis_names), tuple(m.ranks),
+               str(dst.dims), str(dst.blocks), tuple(shape), tuple(b))
+        cuts = self.__dict__.setdefault("_cuts", {})
+        if key not in cuts:
+            cuts[key] = dst.cut_block(shape, b)
+        cut = cuts[key]
         if cut:
             d, at, whose = cut
             raise ReshardError(

@@ -212,15 +212,30 @@ def _vocab_pieces(p, src, dst, m):
             a = b
 
 
+def _key(side: Sharding, shape, *more):
+    """A cache key for what a sharding's ranks hold of a shape (the mesh
+    by identity: the build keeps every mesh alive)."""
+    return (id(side.mesh), str(side.dims), str(side.blocks),
+            str(side.order), tuple(shape)) + more
+
+
 def _local_rows(side: Sharding, shape, cache) -> Optional[int]:
     """The rows every rank of a side holds of a tensor split along dim 0
-    (None if they differ), cached by mesh, dims and shape: every expert
-    of a layer group asks the same."""
-    key = (side.mesh.name, tuple(side.mesh.shape), str(side.dims),
-           tuple(shape))
+    (None if they differ), cached: every expert of a layer asks the
+    same."""
+    key = _key(side, shape, "rows")
     if key not in cache:
         rows = {side.stored_shape(shape, r)[0] for r in side.mesh.ranks}
         cache[key] = rows.pop() if len(rows) == 1 else None
+    return cache[key]
+
+
+def _whole_blocks(side: Sharding, shape, b, cache) -> bool:
+    """side.holds_whole_blocks(shape, b), cached (it visits every rank:
+    NeMo RL's 256-rank meshes took a minute for fp8=mx uncached)."""
+    key = _key(side, shape, tuple(b))
+    if key not in cache:
+        cache[key] = side.holds_whole_blocks(shape, b)
     return cache[key]
 
 
@@ -239,12 +254,8 @@ def _w13_pieces(p, s_side, name, d_side, extra, b, cache):
     src = Sharding(s_side.mesh, s_side.dims)
     dst = Sharding(d_side.mesh, d_side.dims)
     fs, fd = _local_rows(src, shape, cache), _local_rows(dst, shape, cache)
-    if fs is None or fd is None or fd % b[0]:
-        return None
-    key = ("whole", dst.mesh.name, str(dst.dims), tuple(shape), tuple(b))
-    if key not in cache:
-        cache[key] = dst.holds_whole_blocks(shape, b)
-    if not cache[key]:
+    if fs is None or fd is None or fd % b[0] or \
+            not _whole_blocks(dst, shape, b, cache):
         return None
     out = []
     for k, (first, src_off, dst_off) in enumerate(((0, 0, fd),
@@ -341,7 +352,7 @@ def build_layout(model: Union[Model, str, os.PathLike],
 
     params = model_params(sm, n_layers)
     out = Layout(topology=topo)
-    cuts, halves = {}, {}       # caches: qkv cuts, w13 halves' rows
+    cuts, held = {}, {}         # caches: qkv cuts, what shards hold
     fp8_done, fp8_left = 0, []
     for p in params:
         quant = i.fp8_quant(len(p.shape)) if _fp8_eligible(p) else None
@@ -391,7 +402,7 @@ def build_layout(model: Union[Model, str, os.PathLike],
         for name, d_side, extra in dsts:
             pieces = quant is not None and p.expert is not None and \
                 d_side.order and _w13_pieces(p, s_side, name, d_side,
-                                             extra, b, halves)
+                                             extra, b, held)
             if pieces:
                 for piece, shape, s, d, more in pieces:
                     d.quant = quant
@@ -404,7 +415,7 @@ def build_layout(model: Union[Model, str, os.PathLike],
                 # leaves the quantizing to the inference ranks
                 # (reshard-quantize).
                 if d_side.order or d_side.dim_order or \
-                        not d_side.holds_whole_blocks(p.shape, b):
+                        not _whole_blocks(d_side, p.shape, b, held):
                     fp8_left.append(name)
                 else:
                     d_side.quant = quant

@@ -414,6 +414,27 @@ def test_quant_errors_at_add(kw, msg):
         _quant_case(**args)
 
 
+def test_quant_alignment_answers_are_shared_by_equal_shardings():
+    """Layout.add remembers each alignment answer by mesh, dims, blocks,
+    shape and block sizes: a second tensor of the same sharding gets the
+    same answer (its own name in the message), another mesh its own."""
+    lay = _quant_case("a", [256, 64], "bf16", [["tp"], []], [["tp"], []],
+                      {"block": [128, 64]})
+    _quant_case("b", [256, 64], "bf16", [["tp"], []], [["tp"], []],
+                {"block": [128, 64]}, layout=lay)
+    for name in ("c", "d"):
+        with pytest.raises(ReshardError, match=rf"{name}: dim 0: shard "
+                                               rf"boundary 150 \(rank 2's"):
+            _quant_case(name, [300, 64], "bf16", [["tp"], []], [["tp"], []],
+                        {"block": [128, 64]}, layout=lay)
+    m = init_device_mesh((2,), mesh_dim_names=("tp",))
+    other = init_device_mesh((2,), mesh_dim_names=("tp",), first_rank=4)
+    with pytest.raises(ReshardError, match=r"boundary 150 \(rank 4's"):
+        lay.add("e", [300, 64], "bf16", Sharding(m, [["tp"], []]),
+                Sharding(other, [["tp"], []], quant={"block": [128, 64]}))
+    assert [t.name for t in lay.tensors] == ["a", "b"]
+
+
 def test_quant_scale_names_are_taken():
     lay = _quant_case("w", [256, 64], "bf16", [["tp"], []], [["tp"], []],
                       {"block": [128, 64]})
