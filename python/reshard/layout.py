@@ -361,6 +361,25 @@ class Sharding:
         return None
 
 
+def sharding_key(side: "Sharding", *more: Any) -> tuple:
+    """What decides a sharding's shards (its mesh by value), plus `more`:
+    a key for answers many tensors of one sharding share."""
+    m = side.mesh
+    return (tuple(m.shape), tuple(m.axis_names), tuple(m.ranks),
+            str(side.dims), str(side.blocks), str(side.order)) + more
+
+
+def cut_block_cached(side: "Sharding", shape: Sequence[int],
+                     blocks: Sequence[int], cache: Dict[tuple, Any]
+                     ) -> Optional[Tuple[int, int, str]]:
+    """side.cut_block(shape, blocks), remembered in `cache`: it visits
+    every rank, and a model's tensors share a few shardings and shapes."""
+    key = sharding_key(side, tuple(shape), tuple(blocks))
+    if key not in cache:
+        cache[key] = side.cut_block(shape, blocks)
+    return cache[key]
+
+
 def _merge_runs(runs):
     """Non-empty runs, each run that continues the previous one joined to
     it (the local order holds them as one)."""
@@ -429,9 +448,7 @@ class Layout:
         self.info = info
         self._meshes = list(meshes)
         self._by_name: Dict[str, Redistribution] = {}
-        # cut_block's answers by what decides them: it visits every rank,
-        # and a model's tensors share a few shardings and shapes.
-        self._cuts: Dict[tuple, Optional[Tuple[int, int, str]]] = {}
+        self._cuts: Dict[tuple, Any] = {}       # cut_block_cached's
 
     def add(self, name: str, shape: Sequence[int], dtype: DTypeLike,
             src: Sharding, dst: Sharding, **extra: Any) -> Redistribution:
@@ -509,13 +526,8 @@ class Layout:
             raise ReshardError(f"{name}: a quantized destination stores its "
                                f"dims row-major (no dim_order)")
         b = q.get("block") or [1] * (len(shape) - 1) + [q["mx"]]
-        m = dst.mesh
-        key = (tuple(m.shape), tuple(m.axis_names), tuple(m.ranks),
-               str(dst.dims), str(dst.blocks), tuple(shape), tuple(b))
-        cuts = self.__dict__.setdefault("_cuts", {})
-        if key not in cuts:
-            cuts[key] = dst.cut_block(shape, b)
-        cut = cuts[key]
+        cut = cut_block_cached(dst, shape, b,
+                               self.__dict__.setdefault("_cuts", {}))
         if cut:
             d, at, whose = cut
             raise ReshardError(

@@ -321,15 +321,10 @@ class _Ctx:
             m = _LAYER.match(e.name)
             if m:
                 layers.append(int(m.group(1)))
-                x = _EXPERT.match(m.group(2))
-                if x and x.group(3) in _FC1 and x.group(4) == "weight":
-                    self.experts.setdefault(
-                        (int(m.group(1)), x.group(1)), []).append(
-                            int(x.group(2)))
             into = e.extra.get("fused_into")
-            x = into and _expert_of(into)
+            # An expert's w13, whole or a piece of it (w13=up_gate, FP8).
+            x = _expert_of(into or e.name)
             if x and x[2] in _FC1 and x[3] == "weight":
-                # A piece of an expert's w13 (w13=up_gate with FP8).
                 self.experts.setdefault((x[0], x[1]), []).append(x[4])
             if into is not None:
                 # The pieces tile the buffer, or leave its padding out and

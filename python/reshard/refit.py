@@ -10,7 +10,8 @@ import os
 from typing import Any, Dict, Mapping, Optional, Union
 
 from .errors import ReshardError
-from .layout import DTYPE_BYTES, Layout, Sharding
+from .layout import (DTYPE_BYTES, Layout, Sharding, cut_block_cached,
+                     sharding_key)
 from .mesh import _is_int
 from .megatron import MegatronSide, Train, parse_train, pipeline_split
 from .megatron import validate as validate_train
@@ -212,18 +213,11 @@ def _vocab_pieces(p, src, dst, m):
             a = b
 
 
-def _key(side: Sharding, shape, *more):
-    """A cache key for what a sharding's ranks hold of a shape (the mesh
-    by identity: the build keeps every mesh alive)."""
-    return (id(side.mesh), str(side.dims), str(side.blocks),
-            str(side.order), tuple(shape)) + more
-
-
 def _local_rows(side: Sharding, shape, cache) -> Optional[int]:
     """The rows every rank of a side holds of a tensor split along dim 0
     (None if they differ), cached: every expert of a layer asks the
     same."""
-    key = _key(side, shape, "rows")
+    key = sharding_key(side, tuple(shape), "rows")
     if key not in cache:
         rows = {side.stored_shape(shape, r)[0] for r in side.mesh.ranks}
         cache[key] = rows.pop() if len(rows) == 1 else None
@@ -231,12 +225,9 @@ def _local_rows(side: Sharding, shape, cache) -> Optional[int]:
 
 
 def _whole_blocks(side: Sharding, shape, b, cache) -> bool:
-    """side.holds_whole_blocks(shape, b), cached (it visits every rank:
-    NeMo RL's 256-rank meshes took a minute for fp8=mx uncached)."""
-    key = _key(side, shape, tuple(b))
-    if key not in cache:
-        cache[key] = side.holds_whole_blocks(shape, b)
-    return cache[key]
+    """side.holds_whole_blocks(shape, b), cached (NeMo RL's 256-rank
+    meshes took a minute for fp8=mx uncached)."""
+    return cut_block_cached(side, shape, b, cache) is None
 
 
 def _w13_pieces(p, s_side, name, d_side, extra, b, cache):

@@ -59,24 +59,23 @@ def _methods(module: Any) -> List[Any]:
     return out
 
 
-def _kinds(qm: Any) -> Dict[str, str]:
-    """{enum member: kind} of the backend enums a quant method keeps, or
-    holds in an object one level down."""
+def _kinds(attrs: Dict[str, Any]) -> Dict[str, str]:
+    """{enum member: kind} of the backend enums a quant method (its
+    attributes `attrs`) keeps, or holds in an object one level down."""
     found: Dict[str, str] = {}
-    held = [v for v in _attrs(qm).values()
+    held = [_attrs(v) for v in attrs.values()
             if not isinstance(v, (type, enum.Enum))]
-    for obj in [qm] + held:
-        for v in _attrs(obj).values():
+    for a in [attrs] + held:
+        for v in a.values():
             if isinstance(v, enum.Enum) and \
                     "backend" in type(v).__name__.lower():
                 kind = _classify(type(v).__name__, v.name)
                 if kind is not None:
                     found[f"{type(v).__name__}.{v.name}"] = kind
     if not found:       # vLLM before the enums: booleans
-        a = _attrs(qm)
-        if a.get("rocm_aiter_moe_enabled") is True:
+        if attrs.get("rocm_aiter_moe_enabled") is True:
             found["rocm_aiter_moe_enabled"] = "unmodelled"
-        elif a.get("flashinfer_cutlass_moe_enabled") is True:
+        elif attrs.get("flashinfer_cutlass_moe_enabled") is True:
             found["flashinfer_cutlass_moe_enabled"] = "up_gate"
     return found
 
@@ -85,7 +84,8 @@ def _kernel(qm: Any) -> Optional[tuple]:
     """(kind, what) of a quant method, or None where it says nothing. A
     quantization's own enum (Fp8MoeBackend, ...) goes before the
     FlashinferMoeBackend it may also keep."""
-    found = _kinds(qm)
+    attrs = _attrs(qm)
+    found = _kinds(attrs)
     own = {k: v for k, v in found.items()
            if not k.startswith("FlashinferMoeBackend.")}
     found = own or found
@@ -98,7 +98,7 @@ def _kernel(qm: Any) -> Optional[tuple]:
     if len(kinds) > 1:
         return "unclear", what
     kind = kinds.pop()
-    moe = _attrs(qm).get("moe")
+    moe = attrs.get("moe")
     if kind == "up_gate" and getattr(moe, "is_act_and_mul", True) is False:
         kind = "gate_up"        # FlashInfer swaps a gated MoE's halves only
     return kind, what

@@ -663,6 +663,14 @@ def test_refit_through_framework_parameters(mpi, tmp_path, config, train,
         for l in lines), "\n".join(lines)
 
 
+def need_megatron_core():
+    try:
+        import megatron.core  # noqa: F401
+    except Exception as e:
+        pytest.skip(f"megatron-core not importable ({e}); "
+                    f"bench/setup-bench.sh installs it")
+
+
 @pytest.mark.parametrize("train,infer", [
     ("tp=2,ep=2,dp=2", "tp=2,dp=2,ep=1,w13=up_gate,fp8=block"),
     ("tp=2,ep=1,etp=2,dp=2", "tp=2,engines=2,w13=up_gate,fp8=block"),
@@ -690,11 +698,7 @@ def test_fp8_refit_into_flashinfer_experts_from_megatron_core(mpi,
     """As above, from Megatron-Core's own GPTModel of each rank
     (SequentialMLP experts split over expert TP 2: the gate and up pieces
     are rows [0, f/2) and [f/2, f) of each local expert's linear_fc1)."""
-    try:
-        import megatron.core  # noqa: F401
-    except Exception as e:
-        pytest.skip(f"megatron-core not importable ({e}); "
-                    f"bench/setup-bench.sh installs it")
+    need_megatron_core()
     test_fp8_refit_into_flashinfer_experts(
         mpi, tmp_path, "tp=2,dp=2,ep=2,etp=2",
         "tp=4,ep=1,w13=up_gate,fp8=block", "megatron-core")
@@ -739,11 +743,7 @@ def test_refit_through_megatron_core_model(mpi, tmp_path, config, train,
     conventions:
     megatron_tensors must map every layout tensor onto the parameters
     Megatron built, and use all of them."""
-    try:
-        import megatron.core  # noqa: F401
-    except Exception as e:
-        pytest.skip(f"megatron-core not importable ({e}); "
-                    f"bench/setup-bench.sh installs it")
+    need_megatron_core()
     path = tmp_path / f"{config}.json"
     cfg = MEGATRON_CORE_CONFIGS[config]
     path.write_text(json.dumps(cfg))
