@@ -30,7 +30,7 @@ std::string QuantSpec::str() const {
            llvm::join(llvm::map_range(
                           block, [](int64_t b) { return std::to_string(b); }),
                       ", ") +
-           "]";
+           "]" + (ue8m0 ? " ue8m0" : "");
   if (kind == Mx)
     return "mx " + std::to_string(mx);
   return "";

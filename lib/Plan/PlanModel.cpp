@@ -103,7 +103,7 @@ static std::vector<int64_t> classKey(const TensorLayout &l) {
   }
   const QuantSpec &q = l.dst.sharding.quant;
   if (!q.empty()) { // a quantized payload is not a plain FP8 tensor
-    key.insert(key.end(), {-5, int64_t(q.kind), q.mx});
+    key.insert(key.end(), {-5, int64_t(q.kind), q.mx, int64_t(q.ue8m0)});
     key.insert(key.end(), q.block.begin(), q.block.end());
   }
   return key;

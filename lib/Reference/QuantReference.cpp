@@ -93,7 +93,15 @@ ReferenceQuantized reshard::referenceQuantize(llvm::ArrayRef<int64_t> shape,
   for (int64_t b = 0; b < numScales; ++b) {
     if (quant.kind == QuantSpec::Block) {
       float s = static_cast<float>(amax[b] / 448.0);
-      out.scales.push_back(s == 0.0f ? 1.0f : s);
+      if (s == 0.0f)
+        s = 1.0f;
+      if (quant.ue8m0) { // up to a power of two, at least 2^-127
+        int k;
+        double f = std::frexp(double(s), &k); // s = f * 2^k, 0.5 <= f < 1
+        s = static_cast<float>(
+            std::ldexp(1.0, std::max(-127, f == 0.5 ? k - 1 : k)));
+      }
+      out.scales.push_back(s);
     } else {
       int e = -127;
       if (amax[b] != 0.0) {

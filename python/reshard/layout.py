@@ -168,14 +168,20 @@ class Sharding:
                  quant: Optional[Mapping[str, Any]] = None,
                  dim_order: Optional[Sequence[int]] = None) -> None:
         self.mesh = mesh
-        # A quantized destination: {"block": [b0, ...]} or {"mx": 32}
-        # (docs/Layout.md "Quantized destinations"); the tools check it.
+        # A quantized destination: {"block": [b0, ...]} (with "scale_fmt":
+        # "ue8m0" for power-of-two scales) or {"mx": 32} (docs/Layout.md
+        # "Quantized destinations"); the tools check it.
         self.quant: Optional[Dict[str, Any]] = None
         if quant is not None:
-            if (not isinstance(quant, Mapping) or len(quant) != 1 or
-                    not set(quant) <= {"block", "mx"}):
-                raise ReshardError(f"quant: give {{'block': [sizes]}} or "
+            keys = set(quant) if isinstance(quant, Mapping) else set()
+            if not (keys == {"mx"} or keys in ({"block"},
+                                               {"block", "scale_fmt"})):
+                raise ReshardError(f"quant: give {{'block': [sizes]}} (and "
+                                   f"'scale_fmt': 'ue8m0' or 'fp32') or "
                                    f"{{'mx': 32}}, not {quant!r}")
+            if quant.get("scale_fmt", "fp32") not in ("fp32", "ue8m0"):
+                raise ReshardError(f"quant: scale_fmt is 'ue8m0' or 'fp32', "
+                                   f"not {quant['scale_fmt']!r}")
             b = quant.get("block")
             if b is not None and (
                     isinstance(b, (str, bytes)) or not b or

@@ -84,6 +84,8 @@ def _sharding_mlir(side):
     if quant is not None and "block" in quant:
         clause += " quant block [" + ", ".join(str(b) for b in
                                                quant["block"]) + "]"
+        if quant.get("scale_fmt") == "ue8m0":
+            clause += " ue8m0"
     elif quant is not None:
         clause += f" quant mx {quant['mx']}"
     return "<[" + ", ".join(dims) + "]" + clause + ">"

@@ -575,6 +575,12 @@ def _check(pname: str, t: Any, want: Sequence[int], what: str) -> None:
         if pname.endswith(_VOCAB_PARAMS) and got[1:] == tuple(want[1:]):
             hint = (" (other vocab rows: a padded vocab the layout does not "
                     "say? Megatron's vocab_pad= or padded_vocab=)")
+        elif pname.endswith("_scale_inv") and str(
+                getattr(t, "dtype", "")) == "torch.int32":
+            hint = (" (DeepGEMM's packed UE8M0 scales, which vLLM makes on "
+                    "Blackwell after loading; reshard writes the "
+                    "checkpoint's fp32 layout: refit such a model through "
+                    "vLLM's load_weights, docs/Python.md, fp8=)")
         elif pname.endswith("w13_weight") and len(got) == len(want) + 1:
             hint = (" (FlashInfer TRT-LLM's block layout, which vLLM's "
                     "Blackwell experts make after loading; reshard does not "

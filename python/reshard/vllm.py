@@ -26,7 +26,9 @@ class Infer:
     w13: str = "gate_up"
     # Linear weights delivered as FP8 (docs/Layout.md "Quantized
     # destinations"): "block" ([128, 128] fp32 scales, vLLM's block-FP8
-    # weight_scale_inv) or "mx" (MXFP8); None: as the source.
+    # weight_scale_inv), "ue8m0" (the same with power-of-two scales, as
+    # DeepSeek-V3.1's checkpoints and vLLM's DeepGEMM E8M0 path on Hopper
+    # hold them) or "mx" (MXFP8); None: as the source.
     fp8: Optional[str] = None
     engines: int = 1     # independent engines (copies of dp*pcp*tp ranks)
     # --expert-placement-strategy: which EP rank holds which routed expert.
@@ -98,6 +100,8 @@ class Infer:
         """The dst `quant` of a linear weight of `rank` dims, or None."""
         if self.fp8 == "block":
             return {"block": [128] * rank}
+        if self.fp8 == "ue8m0":
+            return {"block": [128] * rank, "scale_fmt": "ue8m0"}
         if self.fp8 == "mx":
             return {"mx": 32}
         return None
@@ -130,7 +134,7 @@ INFER_KEYS = ("tp", "dp", "pcp", "pp", "stages", "engines", "ep", "spmoe",
               "w13", "fp8", "placement", "redundant")
 W13_ORDERS = ("gate_up", "up_gate")
 PLACEMENTS = ("linear", "round_robin")
-FP8_FORMATS = ("block", "mx")
+FP8_FORMATS = ("block", "ue8m0", "mx")
 
 
 def _is_flag(v) -> bool:

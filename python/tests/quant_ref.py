@@ -31,6 +31,11 @@ def quantize(x, quant):
     if "block" in quant:
         scale = amax / 448.0  # an fp32 division
         scale = torch.where(scale == 0, torch.ones_like(scale), scale)
+        if quant.get("scale_fmt") == "ue8m0":
+            # Up to a power of two (kept when it is one), at least 2^-127.
+            m, exp = torch.frexp(scale)  # scale = m * 2^exp, 0.5 <= m < 1
+            exp = torch.where(m == 0.5, exp - 1, exp).clamp(min=-127)
+            scale = torch.ldexp(torch.ones_like(scale), exp.float())
         q = (v / scale).clamp(-448.0, 448.0)
         scales = scale
     else:

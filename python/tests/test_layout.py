@@ -399,6 +399,10 @@ def _quant_case(name, shape, dtype, src_dims, dst_dims, quant, layout=None,
     (dict(quant={"block": [0, 64]}), r"block sizes are integers >= 1"),
     (dict(quant={"block": [128, 64], "mx": 32}), "give {'block'"),
     (dict(quant={"fmt": 1}), "give {'block'"),
+    (dict(quant={"mx": 32, "scale_fmt": "ue8m0"}), "give {'block'"),
+    (dict(quant={"scale_fmt": "ue8m0"}), "give {'block'"),
+    (dict(quant={"block": [128, 64], "scale_fmt": "e8m0"}),
+     "scale_fmt is 'ue8m0' or 'fp32', not 'e8m0'"),
     (dict(src_quant={"mx": 32}), "quant belongs to the destination"),
     (dict(order={0: [[128, 128], [0, 128]]}),
      "a quantized destination has no storage order"),
@@ -412,6 +416,16 @@ def test_quant_errors_at_add(kw, msg):
     args.update(kw)
     with pytest.raises(ReshardError, match=msg):
         _quant_case(**args)
+
+
+def test_quant_ue8m0_scale_format_reaches_json_and_text():
+    """{"block": [...], "scale_fmt": "ue8m0"} is kept as given in the JSON
+    and written as the dialect's `quant block [...] ue8m0`."""
+    lay = _quant_case("w", [256, 64], "bf16", [["tp"], []], [["tp"], []],
+                      {"block": [128, 64], "scale_fmt": "ue8m0"})
+    t = lay.to_dict()["tensors"][0]
+    assert t["dst"]["quant"] == {"block": [128, 64], "scale_fmt": "ue8m0"}
+    assert "quant block [128, 64] ue8m0>" in lay.to_mlir()
 
 
 def test_quant_alignment_answers_are_shared_by_equal_shardings():

@@ -1555,6 +1555,34 @@ def test_fp8_scales_of_qkv_pieces_are_rows_of_weight_scale_inv():
             assert got[n].data_ptr() == inv[row].data_ptr(), (rank, n)
 
 
+def test_fp8_packed_ue8m0_scales_are_refused_with_a_hint():
+    """vLLM on Blackwell with DeepGEMM replaces weight_scale_inv by int32
+    words of packed E8M0 bytes, [n, ceil(k/512)], after loading: an
+    in-place refit would write fp32 scales over them, so vllm_tensors
+    refuses the parameter by its shape and says what it is."""
+    m = small(4, 2, 128, hidden_size=256, intermediate_size=512)
+    train, infer = "tp=2,dp=1", "tp=2,dp=1,fp8=ue8m0"
+    lay = build_layout(m, train, infer)
+    quantized = {t.name for t in lay.tensors if t.dst.quant}
+    assert all(t.dst.quant == {"block": [128, 128], "scale_fmt": "ue8m0"}
+               for t in lay.tensors if t.dst.quant)
+    first = lay.info["infer"]["ranks"][0]
+    params = dict(vllm_params(m, infer, 0, 1).by_name())
+    for n, t in list(params.items()):
+        if n in quantized:
+            params[n + "_scale_inv"] = torch.zeros(
+                math.ceil(t.shape[0] / 128), math.ceil(t.shape[1] / 128))
+    assert reshard.vllm_tensors(lay, params, first)
+    name = "model.layers.0.mlp.down_proj.weight"
+    n, k = params[name].shape
+    params[name + "_scale_inv"] = torch.zeros(n, math.ceil(k / 512),
+                                              dtype=torch.int32)
+    with pytest.raises(ReshardError, match=r"down_proj\.weight_scale_inv' "
+                                           r"has shape .*DeepGEMM's packed "
+                                           r"UE8M0 scales"):
+        reshard.vllm_tensors(lay, params, first)
+
+
 W13_FP8 = [
     ("tp=2,ep=2", "tp=2,dp=2,ep=1,w13=up_gate,fp8=block"),     # EP
     ("tp=1,ep=2,dp=2", "tp=2,w13=up_gate,fp8=block"),  # FusedMoE TP

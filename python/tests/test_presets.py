@@ -601,10 +601,11 @@ SMALL = dict(model_type="llama", num_hidden_layers=1, hidden_size=256,
              intermediate_size=512, vocab_size=512, torch_dtype="bfloat16")
 
 
-@pytest.mark.parametrize("fp8", ["block", "mx"])
+@pytest.mark.parametrize("fp8", ["block", "ue8m0", "mx"])
 def test_fp8_preset_quantizes_linear_weights(round_trip, tmp_path, fp8):
-    """vLLM's fp8=block ([128, 128] fp32 scales, weight_scale_inv) and
-    fp8=mx presets: every linear weight of the layer is delivered as FP8,
+    """vLLM's fp8=block ([128, 128] fp32 scales, weight_scale_inv), fp8=ue8m0
+    (the same with power-of-two scales) and fp8=mx presets: every linear
+    weight of the layer is delivered as FP8,
     embeddings, norms and the output layer stay bf16; the JSON and the
     dialect text agree, and reshard-run checks every payload and scale
     element against the independent reference."""
@@ -620,12 +621,13 @@ def test_fp8_preset_quantizes_linear_weights(round_trip, tmp_path, fp8):
                          "model.layers.0.mlp.gate_up_proj.weight",
                          "model.layers.0.self_attn.o_proj.weight",
                          "model.layers.0.self_attn.qkv_proj.weight"]
-    want = {"block": [128, 128]} if fp8 == "block" else {"mx": 32}
+    want = {"block": {"block": [128, 128]}, "mx": {"mx": 32},
+            "ue8m0": {"block": [128, 128], "scale_fmt": "ue8m0"}}[fp8]
     assert all(t.dst.quant == want for t in lay.tensors if t.dst.quant)
     assert "all correct" in tools.check(round_trip(lay))
 
 
-@pytest.mark.parametrize("fp8", ["block", "mx"])
+@pytest.mark.parametrize("fp8", ["block", "ue8m0", "mx"])
 def test_fp8_preset_quantizes_kv_replicated_qkv_pieces(round_trip, tmp_path,
                                                        fp8):
     """vLLM TP4 over 2 KV heads replicates each KV head on 2 ranks, so

@@ -1,7 +1,8 @@
 """Property test of quantized destinations: random meshes (up to 3-D),
 tensors (up to 3-D, uneven sizes, short last blocks), block scaling with
-random block sizes and MXFP8, bf16/fp16/fp32 sources with fused blocks
-and storage orders, replicated and sharded sides, beside plain tensors.
+random block sizes (fp32 or power-of-two ue8m0 scales) and MXFP8,
+bf16/fp16/fp32 sources with fused blocks and storage orders, replicated
+and sharded sides, beside plain tensors.
 Half the sources keep fused blocks and order runs on the block grid, half
 cut them anywhere, so both places of quantizing occur. Each layout runs
 through reshard-run --check with the piece interpreter and with the
@@ -120,6 +121,8 @@ def random_layout(seed):
         if not holds_whole_blocks(meshes, dst, shape, blocks):
             continue
         dst["quant"] = {"mx": 32} if mx else {"block": blocks}
+        if not mx and rng.random() < 0.3:
+            dst["quant"]["scale_fmt"] = "ue8m0"  # power-of-two scales
         tensors.append({"name": f"t{len(tensors)}", "shape": shape,
                         "dtype": rng.choice(["bf16", "fp16", "fp32"]),
                         "src": src, "dst": dst})

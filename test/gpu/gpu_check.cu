@@ -550,6 +550,14 @@ static int checkQuantize() {
        {1, 128, 128},
        {1, 4, 3, 384, 256, 200, 1, 1024},
        {4, 840, 1024}},
+      // Power-of-two (ue8m0) block scales: DeepSeek-V3.1's gate_up, and
+      // fp32 with short blocks.
+      {kQuantBlockUe8m0,
+       kQuantBF16,
+       {128, 128},
+       {2, 2048, 2048, 1, 7168},
+       {4096, 7168}},
+      {kQuantBlockUe8m0, kQuantF32, {4, 8}, {3, 8, 4, 3, 1, 37}, {15, 37}},
       // One run per dim (the group kernel), at the sizes of DeepSeek-V3's
       // and Qwen3's weights: the figures of the goal.
       {kQuantBlock, kQuantBF16, {128, 128}, {1, 7168, 1, 18432}, {7168, 18432}},

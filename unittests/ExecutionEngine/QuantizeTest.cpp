@@ -267,7 +267,7 @@ std::vector<uint8_t> emulateAmax(const QuantLaunch &launch,
   }
   if (!mx)
     for (int64_t b = 0; b < blocks; ++b) {
-      float scale = block_scale(bits_float(amax[b]));
+      float scale = quant_block_scale(launch.kind, bits_float(amax[b]));
       std::memcpy(&scales[4 * b], &scale, 4);
     }
   return scales;
@@ -353,6 +353,8 @@ void checkRandomCase(std::mt19937_64 &rng, int input) {
   bool mx = rank > 0 && rng() % 3 == 0;
   q.kind = mx ? QuantSpec::Mx : QuantSpec::Block;
   q.mx = mx ? kMxBlock : 0;
+  q.ue8m0 = !mx && rng() % 2;
+  const int kind = mx ? kQuantMx : q.ue8m0 ? kQuantBlockUe8m0 : kQuantBlock;
   std::vector<int64_t> shape(rank), block(rank, 1);
   for (size_t d = 0; d < rank; ++d) {
     if (!mx)
@@ -447,8 +449,7 @@ void checkRandomCase(std::mt19937_64 &rng, int input) {
     cutPtrs.push_back(c.data());
   ShardBlocks sb = {int64_t(rank), local.data(), nblocks.data(),
                     cutPtrs.data()};
-  quantize_shard_host(mx ? kQuantMx : kQuantBlock, input, sb, in.data(),
-                      out.data(), scales.data());
+  quantize_shard_host(kind, input, sb, in.data(), out.data(), scales.data());
   // The GPU quantizer's per-block code, on the host: 1, 3 or 128
   // "threads" each take their share, the reduction emulated.
   std::vector<int64_t> runs;
@@ -458,9 +459,8 @@ void checkRandomCase(std::mt19937_64 &rng, int input) {
       runs.push_back(e - b);
   }
   QuantLaunch launch;
-  ASSERT_TRUE(make_quant_launch(mx ? kQuantMx : kQuantBlock, input, rank,
-                                local.data(), block.data(), runs.data(),
-                                &launch));
+  ASSERT_TRUE(make_quant_launch(kind, input, rank, local.data(), block.data(),
+                                runs.data(), &launch));
   ASSERT_EQ(quant_launch_blocks(launch), localScales);
   int threads = std::vector<int>{1, 3, 128}[rng() % 3];
   std::vector<uint8_t> kout(localElems, 0x55),
@@ -492,8 +492,7 @@ void checkRandomCase(std::mt19937_64 &rng, int input) {
       ASSERT_EQ(rows, out) << "the group kernel differs on the whole shard";
     }
   }
-  checkFusedPack(rng, mx ? kQuantMx : kQuantBlock, input, sb, launch, in,
-                 scales, out);
+  checkFusedPack(rng, kind, input, sb, launch, in, scales, out);
   for (int64_t l = 0; l < localElems; ++l) {
     int64_t g = globalLinear(l, local, global, shape);
     ASSERT_EQ(int(out[l]), int(want.payload[g]))
@@ -774,9 +773,11 @@ TEST(QuantizeTest, HostLoopIgnoresTheCallersFloatEnvironment) {
   std::vector<uint8_t> raw(values.size() * 4);
   std::memcpy(raw.data(), values.data(), raw.size());
 
-  for (bool mx : {false, true}) {
+  for (int kind : {int(kQuantBlock), int(kQuantBlockUe8m0), int(kQuantMx)}) {
+    bool mx = kind == kQuantMx;
     QuantSpec q;
     q.kind = mx ? QuantSpec::Mx : QuantSpec::Block;
+    q.ue8m0 = kind == kQuantBlockUe8m0;
     if (mx)
       q.mx = kMxBlock;
     else
@@ -795,8 +796,8 @@ TEST(QuantizeTest, HostLoopIgnoresTheCallersFloatEnvironment) {
       unsigned saved = _mm_getcsr();
       unsigned set = env ? saved | env : saved & ~0x1f80u;
       _mm_setcsr(set);
-      quantize_shard_host(mx ? kQuantMx : kQuantBlock, kQuantF32, sb,
-                          raw.data(), out.data(), scales.data());
+      quantize_shard_host(kind, kQuantF32, sb, raw.data(), out.data(),
+                          scales.data());
       unsigned after = _mm_getcsr();
       _mm_setcsr(saved);
       EXPECT_EQ(after & ~0x3fu, set & ~0x3fu)
@@ -815,6 +816,39 @@ TEST(QuantizeTest, HostLoopIgnoresTheCallersFloatEnvironment) {
   }
 }
 #endif
+
+/// ue8m0 block scales: the smallest power of two at or above amax / 448
+/// (1 for a zero block), at least 2^-127, on the bits.
+TEST(QuantizeTest, Ue8m0ScalesArePowersOfTwoAtOrAboveTheBlockScale) {
+  auto scale = [](float amax) {
+    return quant_block_scale(kQuantBlockUe8m0, amax);
+  };
+  EXPECT_EQ(scale(0.0f), 1.0f);
+  EXPECT_EQ(scale(448.0f), 1.0f);                                 // exact: kept
+  EXPECT_EQ(scale(std::nextafter(448.0f, 0.0f)), 1.0f);           // up to 1
+  EXPECT_EQ(scale(std::nextafter(448.0f, 1e9f)), 2.0f);           // up to 2
+  EXPECT_EQ(scale(1344.0f), 4.0f);                                // 3 -> 4
+  EXPECT_EQ(scale(fromBits(0x7f7fffffu)), std::ldexp(1.0f, 120)); // FLT_MAX
+  EXPECT_EQ(scale(std::ldexp(448.0f, -126)), std::ldexp(1.0f, -126));
+  EXPECT_EQ(scale(std::ldexp(449.0f, -127)), std::ldexp(1.0f, -126));
+  EXPECT_EQ(scale(std::ldexp(448.0f, -127)), std::ldexp(1.0f, -127));
+  EXPECT_EQ(scale(std::ldexp(448.0f, -140)), std::ldexp(1.0f, -127));
+  EXPECT_EQ(scale(fromBits(1)), 1.0f); // the quotient rounds to zero: 1
+  EXPECT_EQ(quant_block_scale(kQuantBlock, 1344.0f), 3.0f);
+  // Every result is a power of two at or above the block scale and below
+  // twice it, for amax over every fp32 exponent.
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 200000; ++i) {
+    float amax = fromBits(uint32_t(rng()) & 0x7f7fffffu);
+    float s = block_scale(amax), u = scale(amax);
+    int k;
+    ASSERT_EQ(std::frexp(u, &k), 0.5f) << amax;
+    ASSERT_GE(u, s) << amax;
+    if (u > std::ldexp(1.0f, -127)) {
+      ASSERT_LT(u, 2 * double(s)) << amax;
+    }
+  }
+}
 
 TEST(QuantizeTest, MxExponentIsExactForSubnormalsAndZero) {
   EXPECT_EQ(mx_exponent(0.0f), -127);

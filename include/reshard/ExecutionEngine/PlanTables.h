@@ -135,7 +135,7 @@ struct RankProgram {
  * tensors are quantized on their senders, the destination shards when on
  * their receivers. */
 struct QuantClass {
-  int64_t kind; /* kQuantBlock or kQuantMx */
+  int64_t kind; /* kQuantBlock, kQuantBlockUe8m0 or kQuantMx */
   int64_t ndim;
   int64_t blocks;   /* words: the block size of each dim */
   int64_t segments; /* words: per combo of that side, the words index of

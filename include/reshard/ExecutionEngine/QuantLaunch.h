@@ -167,7 +167,7 @@ RESHARD_QD inline void quant_block_write(const QuantLaunch &q, const void *in,
   if (q.kind == kQuantMx)
     e8 = mx_exponent(amax);
   else
-    scale = block_scale(amax);
+    scale = quant_block_scale(q.kind, amax);
   if (t == 0) {
     if (q.kind == kQuantMx)
       static_cast<uint8_t *>(scales)[b] = static_cast<uint8_t>(e8 + 127);

@@ -39,8 +39,15 @@
 namespace reshard {
 namespace engine {
 
-/* What a quantized destination asks for. */
-enum QuantKind { kQuantNone = 0, kQuantBlock = 1, kQuantMx = 2 };
+/* What a quantized destination asks for: block scaling (fp32 scales, with
+ * kQuantBlockUe8m0 each rounded up to a power of two) or MXFP8. Both block
+ * kinds quantize an element alike, by its block's fp32 scale. */
+enum QuantKind {
+  kQuantNone = 0,
+  kQuantBlock = 1,
+  kQuantMx = 2,
+  kQuantBlockUe8m0 = 3
+};
 
 /* The element types a quantized tensor's source may have. */
 enum QuantInput { kQuantF32 = 0, kQuantBF16 = 1, kQuantF16 = 2 };
@@ -239,6 +246,26 @@ RESHARD_QD inline float block_scale(float amax) {
   return (float_bits(s) & 0x7fffffffu) == 0 ? 1.0f : s;
 }
 
+/* The smallest power of two >= s (s > 0, finite), and at least 2^-127,
+ * E8M0's least: a ue8m0 block scale, exact on the bits. */
+RESHARD_QD inline float ue8m0_scale(float s) {
+  const uint32_t kLeast = 0x00400000u; /* 2^-127, an fp32 subnormal */
+  uint32_t a = float_bits(s) & 0x7fffffffu;
+  if (a <= kLeast)
+    return bits_float(kLeast);
+  if (a < 0x00800000u) /* a subnormal above 2^-127: 2^-126 */
+    return bits_float(0x00800000u);
+  if ((a & 0x007fffffu) == 0)
+    return bits_float(a);
+  return bits_float((a & 0x7f800000u) + 0x00800000u);
+}
+
+/* The fp32 scale of a block of kind kQuantBlock or kQuantBlockUe8m0. */
+RESHARD_QD inline float quant_block_scale(int kind, float amax) {
+  float s = block_scale(amax);
+  return kind == kQuantBlockUe8m0 ? ue8m0_scale(s) : s;
+}
+
 RESHARD_QD inline uint8_t quantize_scaled(float x, float scale) {
   uint8_t q;
   return nan_e4m3(x, &q) ? q : e4m3_from_number(div_rn(x, scale));
@@ -379,7 +406,7 @@ struct QuantizeInto {
 
 /* Quantizes a whole local shard on the host: `in` holds shape's elements
  * (row-major, `input` type), `out` receives one e4m3 byte per element and
- * `scales` one fp32 (kQuantBlock) or one E8M0 byte (kQuantMx) per block,
+ * `scales` one fp32 (block kinds) or one E8M0 byte (kQuantMx) per block,
  * row-major over the blocks. With `out` null only the scales are written
  * (the fused pack quantizes the elements as it packs them). */
 inline void quantize_shard_host(int kind, int input, const ShardBlocks &sb,
@@ -404,7 +431,7 @@ inline void quantize_shard_host(int kind, int input, const ShardBlocks &sb,
       q.e = mx_exponent(bits_float(amax.amax));
       static_cast<uint8_t *>(scales)[b] = static_cast<uint8_t>(q.e + 127);
     } else {
-      q.scale = block_scale(bits_float(amax.amax));
+      q.scale = quant_block_scale(kind, bits_float(amax.amax));
       memcpy(static_cast<uint8_t *>(scales) + 4 * b, &q.scale, 4);
     }
     if (out)

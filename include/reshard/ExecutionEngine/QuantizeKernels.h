@@ -134,12 +134,14 @@ static __global__ void quant_amax_kernel(QuantLaunch q, int64_t segments,
   }
 }
 
-/* The blocks' amax bits to their fp32 scales, in place. */
-static __global__ void quant_scale_kernel(int64_t blocks, void *scales) {
+/* The blocks' amax bits to their fp32 scales (of a block `kind`), in
+ * place. */
+static __global__ void quant_scale_kernel(int kind, int64_t blocks,
+                                          void *scales) {
   for (int64_t b = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; b < blocks;
        b += int64_t(gridDim.x) * blockDim.x) {
     uint32_t *at = static_cast<uint32_t *>(scales) + b;
-    *at = float_bits(block_scale(bits_float(*at)));
+    *at = float_bits(quant_block_scale(kind, bits_float(*at)));
   }
 }
 
@@ -203,7 +205,7 @@ inline cudaError_t launch_quantize(const QuantLaunch &q, const void *in,
       q, segments, in, scales);
   if (q.kind != kQuantMx)
     quant_scale_kernel<<<quant_grid((blocks + 255) / 256), 256, 0, stream>>>(
-        blocks, scales);
+        q.kind, blocks, scales);
   if ((e = cudaGetLastError()) != cudaSuccess || !out)
     return e;
   return launch_quant_copy(q, r.box, in, scales, out, stream);

@@ -116,22 +116,26 @@ struct DimShardingSpec {
 
 /// A destination delivered as FP8 E4M3 with scales (docs/Layout.md
 /// "Quantized destinations"): block scaling with one block size per dim and
-/// an fp32 scale per block, or MXFP8 with blocks of `mx` (32) along the
-/// last dim and an E8M0 scale per block.
+/// an fp32 scale per block (with `ue8m0`, each scale rounded up to a power
+/// of two, as DeepSeek-V3.1's checkpoints and DeepGEMM's E8M0 path hold
+/// them), or MXFP8 with blocks of `mx` (32) along the last dim and an E8M0
+/// scale per block.
 struct QuantSpec {
   enum Kind { None, Block, Mx };
   Kind kind = None;
   llvm::SmallVector<int64_t> block; // Block: one size per dim
   int64_t mx = 0;                   // Mx: the block length (32)
+  bool ue8m0 = false;               // Block: power-of-two fp32 scales
 
   bool empty() const { return kind == None; }
   /// The block size along each dim of a tensor of `rank` (Mx: `mx` on the
   /// last dim, 1 elsewhere).
   llvm::SmallVector<int64_t> blockSizes(size_t rank) const;
-  /// `block [128, 128]` or `mx 32`, as the dialect spells it.
+  /// `block [128, 128]`, `block [128, 128] ue8m0` or `mx 32`, as the
+  /// dialect spells it.
   std::string str() const;
   bool operator==(const QuantSpec &o) const {
-    return kind == o.kind && block == o.block && mx == o.mx;
+    return kind == o.kind && block == o.block && mx == o.mx && ue8m0 == o.ue8m0;
   }
   bool operator!=(const QuantSpec &o) const { return !(*this == o); }
 };

@@ -154,6 +154,7 @@ LogicalResult quantRows(const PlanModule &plan,
       const QuantSpec &quant = l.dst.sharding.quant;
       SmallVector<int64_t> blocks = quant.blockSizes(l.shape.size());
       classes.push_back(quant.kind == QuantSpec::Mx ? engine::kQuantMx
+                        : quant.ue8m0               ? engine::kQuantBlockUe8m0
                                                     : engine::kQuantBlock);
       classes.push_back(q.onReceiver ? engine::kQuantOnReceiver
                                      : engine::kQuantOnSender);

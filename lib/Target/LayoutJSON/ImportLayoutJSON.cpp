@@ -90,7 +90,7 @@ private:
   bool readMesh(const JValue &v, const std::string &path, MeshSpec &mesh);
   bool readTopology(const JValue &v, const std::string &path,
                     TopologySpec &topo);
-  bool readSharding(const JValue &v, const std::string &path,
+  bool readSharding(const JValue &v, const std::string &path, StringRef tensor,
                     ArrayRef<int64_t> shape, std::string &meshName,
                     ShardingSpec &spec);
   bool readQuant(const JValue &v, const std::string &path, QuantSpec &quant);
@@ -296,9 +296,13 @@ bool Importer::readTopology(const JValue &v, const std::string &path,
 }
 
 bool Importer::readSharding(const JValue &v, const std::string &path,
-                            ArrayRef<int64_t> shape, std::string &meshName,
-                            ShardingSpec &spec) {
+                            StringRef tensor, ArrayRef<int64_t> shape,
+                            std::string &meshName, ShardingSpec &spec) {
   size_t rank = shape.size();
+  // What a blocks or order entry gets wrong names the tensor too.
+  auto named = [&](const Twine &msg) {
+    return (msg + " (tensor '" + tensor + "')").str();
+  };
   if (!expectKind(v, path, Kind::Object, "a sharding object"))
     return false;
   const JValue *mesh = field(v, path, "mesh");
@@ -349,10 +353,9 @@ bool Importer::readSharding(const JValue &v, const std::string &path,
                              .str());
           if (dim >= rank)
             return error(entry, entryPath,
-                         llvm::formatv("{0} for dim {1}, but the tensor has "
-                                       "rank {2}",
-                                       key, dimKey, rank)
-                             .str());
+                         named(llvm::formatv("{0} for dim {1}, but the tensor "
+                                             "has rank {2}",
+                                             key, dimKey, rank)));
           if (dim >= spec.dims.size())
             continue; // the dims count mismatch is reported by resolveSharding
           entryDim = dim;
@@ -367,7 +370,7 @@ bool Importer::readSharding(const JValue &v, const std::string &path,
     if (!readIntList(sizes, entryPath, list))
       return false;
     if (list.empty())
-      return error(sizes, entryPath, "blocks need at least one size");
+      return error(sizes, entryPath, named("blocks need at least one size"));
     dim.blocks.assign(list.begin(), list.end());
     return true;
   };
@@ -380,10 +383,9 @@ bool Importer::readSharding(const JValue &v, const std::string &path,
     // (the logical order, as no order).
     if (runs.elements.empty() && shape[entryDim] != 0)
       return error(runs, entryPath,
-                   llvm::formatv("an order needs at least one run (dim {0} "
-                                 "has size {1})",
-                                 entryDim, shape[entryDim])
-                       .str());
+                   named(llvm::formatv("an order needs at least one run (dim "
+                                       "{0} has size {1})",
+                                       entryDim, shape[entryDim])));
     for (auto [k, run] : llvm::enumerate(runs.elements)) {
       std::string runPath = indexPath(entryPath, k);
       SmallVector<int64_t> pair;
@@ -391,10 +393,9 @@ bool Importer::readSharding(const JValue &v, const std::string &path,
         return false;
       if (pair.size() != 2)
         return error(run, runPath,
-                     llvm::formatv("a run is [start, length], got {0} "
-                                   "number(s)",
-                                   pair.size())
-                         .str());
+                     named(llvm::formatv("a run is [start, length], got {0} "
+                                         "number(s)",
+                                         pair.size())));
       dim.order.push_back({pair[0], pair[1]});
     }
     return true;
@@ -413,19 +414,33 @@ bool Importer::readSharding(const JValue &v, const std::string &path,
   return !quant || readQuant(*quant, keyPath(path, "quant"), spec.quant);
 }
 
-/// `{"block": [b0, ...]}` or `{"mx": 32}`; the sizes are checked by
-/// resolveSharding, which knows the rank.
+/// `{"block": [b0, ...]}` (with `"scale_fmt": "ue8m0"` or `"fp32"`) or
+/// `{"mx": 32}`; the sizes are checked by resolveSharding, which knows the
+/// rank.
 bool Importer::readQuant(const JValue &v, const std::string &path,
                          QuantSpec &quant) {
   if (!expectKind(v, path, Kind::Object,
                   "an object: {\"block\": [sizes]} or {\"mx\": 32}"))
     return false;
+  const JValue *scaleFmt = nullptr;
   for (const auto &[key, value] : v.members) {
     std::string keyAt = keyPath(path, key);
     bool known = key == "block" || key == "mx";
     if (known && !quant.empty())
       return error(value, keyAt, "give one of 'block' and 'mx', not both");
-    if (key == "block") {
+    if (key == "scale_fmt") {
+      if (!expectKind(value, keyAt, Kind::String,
+                      "a string: \"ue8m0\" or \"fp32\""))
+        return false;
+      if (value.string != "ue8m0" && value.string != "fp32")
+        return error(value, keyAt,
+                     llvm::formatv("unknown scale format '{0}'; use \"ue8m0\" "
+                                   "(power-of-two fp32 scales) or \"fp32\"",
+                                   value.string)
+                         .str());
+      scaleFmt = &value;
+      quant.ue8m0 = value.string == "ue8m0";
+    } else if (key == "block") {
       quant.kind = QuantSpec::Block;
       if (!readIntList(value, keyAt, quant.block))
         return false;
@@ -446,6 +461,10 @@ bool Importer::readQuant(const JValue &v, const std::string &path,
     return error(v, path,
                  "an empty quantization; give 'block' (a size per dim) or "
                  "'mx' (32)");
+  if (scaleFmt && quant.kind != QuantSpec::Block)
+    return error(*scaleFmt, keyPath(path, "scale_fmt"),
+                 "'scale_fmt' applies to 'block' only; MXFP8's scales are "
+                 "always E8M0 bytes");
   return true;
 }
 
@@ -480,8 +499,8 @@ bool Importer::readTensor(const JValue &v, const std::string &path,
   if (!report(verifyTensorShape(t.shape, *bytes, path), v, path))
     return false;
   std::string srcPath = keyPath(path, "src"), dstPath = keyPath(path, "dst");
-  if (!readSharding(*src, srcPath, t.shape, t.srcMesh, t.src) ||
-      !readSharding(*dst, dstPath, t.shape, t.dstMesh, t.dst))
+  if (!readSharding(*src, srcPath, t.name, t.shape, t.srcMesh, t.src) ||
+      !readSharding(*dst, dstPath, t.name, t.shape, t.dstMesh, t.dst))
     return false;
   if (!t.src.quant.empty())
     return error(*src->find("quant"), keyPath(srcPath, "quant"),
@@ -638,7 +657,7 @@ OwningOpRef<ModuleOp> Importer::run() {
                              q.kind == QuantSpec::Block
                                  ? ArrayRef<int64_t>(q.block)
                                  : ArrayRef<int64_t>(),
-                             q.kind == QuantSpec::Mx ? q.mx : 0);
+                             q.kind == QuantSpec::Mx ? q.mx : 0, q.ue8m0);
   };
   for (const TensorEntry &t : tensors) {
     auto type =

@@ -114,6 +114,14 @@ reshard.redistribute @gpt_oss.w13
 reshard.redistribute @quant.block
     from @train <[[tp], []]> to @infer <[[], [tp]] quant block [128, 128]>
     : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>
+
+// The same blocks with power-of-two scales (`ue8m0`).
+// CHECK: reshard.redistribute @quant.ue8m0
+// CHECK-SAME: from @train <{{\[\[}}tp], []]> to @infer <{{\[\[}}], [tp]] quant block [128, 128] ue8m0>
+reshard.redistribute @quant.ue8m0
+    from @train <[[tp], []]> to @infer <[[], [tp]] quant block [128, 128] ue8m0>
+    : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>
+
 // CHECK: reshard.redistribute @quant.mx
 // CHECK-SAME: from @train <{{\[\[}}], [tp]]> to @infer <{{\[\[}}tp], []] quant mx 32>
 // CHECK-SAME: : tensor<4x64xf32> -> tensor<4x64xf8E4M3FN>{{$}}

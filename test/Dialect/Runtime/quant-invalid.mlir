@@ -28,11 +28,11 @@
 // RUNS: quant_tensors[0]: on source device 0, dim 1: runs of 3 elements in 2 blocks for a payload shard of 4 and a scales shard of 2
 // RUN: sed -e 's/quant_classes = \[1, 0, 2, 2, 2, 2, 1, 2, 1, 4, 1, 2, 1, 4\]/quant_classes = [1, 0, 2, 1, 2, 2, 1, 2, 1, 4, 1, 2, 1, 4]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=BLOCKS
 // BLOCKS: quant_tensors[0]: on source device 0, dim 0: runs of 2 elements in 2 blocks for a payload shard of 2 and a scales shard of 1
-// RUN: sed -e 's/quant_classes = \[1, 0, 2, 2, 2, 2, 1, 2, 1, 4, 1, 2, 1, 4\]/quant_classes = [3, 0, 2, 2, 2]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=KIND
+// RUN: sed -e 's/quant_classes = \[1, 0, 2, 2, 2, 2, 1, 2, 1, 4, 1, 2, 1, 4\]/quant_classes = [4, 0, 2, 2, 2]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=KIND
 // A row of rank 0 (0-D tensors are not quantized) would state its combos
 // in no words: C of them would cost C records per 4 words of input.
 // RUN: sed -e 's/quant_classes = \[1, 0, 2, 2, 2, 2, 1, 2, 1, 4, 1, 2, 1, 4\]/quant_classes = [1, 0, 0, 2]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=KIND
-// KIND: quant_classes row 0: a row starts with the kind (1 block, 2 mx), the side (0 sender, 1 receiver) and a rank in [1, 64]
+// KIND: quant_classes row 0: a row starts with the kind (1 block, 2 mx, 3 block with ue8m0 scales), the side (0 sender, 1 receiver) and a rank in [1, 64]
 // RUN: sed -e 's/quant_classes = \[1, 0, 2, 2, 2, 2, 1, 2, 1, 4, 1, 2, 1, 4\]/quant_classes = [1, 0, 2, 2, 2, 2, 1, 2]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=SHORT
 // SHORT: quant_classes row 0: 2 combos of rank 2 need at least 4 words of runs, 2 are left: the runs are cut short
 // RUN: sed -e 's/quant_classes = \[1, 0, 2, 2, 2, 2, 1, 2, 1, 4, 1, 2, 1, 4\]/quant_classes = [1, 0, 2, 2, 2, 2, 1, 2, 1, 4, 1, 2, 1]/' %t/plan.mlir | not reshard-opt 2>&1 | FileCheck %s --check-prefix=CUT

@@ -64,8 +64,8 @@ ShardingAttr reshard::getShardingAttr(MLIRContext *ctx,
       order.append({r.start, r.length});
     dims.push_back(DimShardingAttr::get(ctx, axes, d.blocks, order));
   }
-  return ShardingAttr::get(ctx, dims, sharding.dimOrder, ArrayRef<int64_t>(),
-                           0);
+  return ShardingAttr::get(ctx, dims, sharding.dimOrder, ArrayRef<int64_t>(), 0,
+                           false);
 }
 
 std::optional<std::string> reshard::getQuantScales(RedistributeOp op,

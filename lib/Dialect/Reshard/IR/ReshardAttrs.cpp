@@ -133,6 +133,7 @@ Attribute ShardingAttr::parse(AsmParser &parser, Type) {
     return {};
   SmallVector<int64_t> dimOrder, block;
   int64_t mx = 0;
+  bool ue8m0 = false;
   SMLoc dimOrderLoc = parser.getCurrentLocation();
   if (succeeded(parser.parseOptionalKeyword("dim_order"))) {
     if (parser.parseCommaSeparatedList(
@@ -158,6 +159,8 @@ Attribute ShardingAttr::parse(AsmParser &parser, Type) {
                    [&]() { return parser.parseInteger(block.emplace_back()); },
                    " in quant block sizes")) {
       return {};
+    } else {
+      ue8m0 = succeeded(parser.parseOptionalKeyword("ue8m0"));
     }
     if (block.empty() && mx == 0) {
       parser.emitError(parser.getCurrentLocation(),
@@ -167,7 +170,8 @@ Attribute ShardingAttr::parse(AsmParser &parser, Type) {
   }
   if (parser.parseGreater())
     return {};
-  return ShardingAttr::get(parser.getContext(), dims, dimOrder, block, mx);
+  return ShardingAttr::get(parser.getContext(), dims, dimOrder, block, mx,
+                           ue8m0);
 }
 
 void ShardingAttr::print(AsmPrinter &printer) const {
@@ -185,6 +189,8 @@ void ShardingAttr::print(AsmPrinter &printer) const {
     printer << " quant block [";
     llvm::interleaveComma(getQuantBlock(), printer);
     printer << ']';
+    if (getQuantUe8m0())
+      printer << " ue8m0";
   } else if (getQuantMx() != 0) {
     printer << " quant mx " << getQuantMx();
   }
@@ -207,6 +213,7 @@ ShardingSpec ShardingAttr::toSpec() const {
   if (!getQuantBlock().empty()) {
     spec.quant.kind = QuantSpec::Block;
     spec.quant.block.assign(getQuantBlock().begin(), getQuantBlock().end());
+    spec.quant.ue8m0 = getQuantUe8m0();
   } else if (getQuantMx() != 0) {
     spec.quant.kind = QuantSpec::Mx;
     spec.quant.mx = getQuantMx();

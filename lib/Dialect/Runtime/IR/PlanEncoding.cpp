@@ -425,11 +425,13 @@ bool EncodedPlan::encodeQuant(PlanOp op) {
     Row r = {};
     if (!next(r.kind) || !next(r.side) || !next(r.ndim) || r.ndim < 1 ||
         r.ndim > 64 ||
-        (r.kind != engine::kQuantBlock && r.kind != engine::kQuantMx) ||
+        (r.kind != engine::kQuantBlock && r.kind != engine::kQuantMx &&
+         r.kind != engine::kQuantBlockUe8m0) ||
         (r.side != engine::kQuantOnSender &&
          r.side != engine::kQuantOnReceiver))
       return bad(llvm::formatv("quant_classes row {0}: a row starts with the "
-                               "kind (1 block, 2 mx), the side (0 sender, 1 "
+                               "kind (1 block, 2 mx, 3 block with ue8m0 "
+                               "scales), the side (0 sender, 1 "
                                "receiver) and a rank in [1, 64]",
                                rows.size()));
     SmallVector<int64_t> blocks(r.ndim);
@@ -514,7 +516,7 @@ bool EncodedPlan::encodeQuant(PlanOp op) {
                         &sg = groups[tensorGroup[scales]];
     const engine::Class &pc = classes[pg.cls], &sc = classes[sg.cls];
     ClassOp pOp = classOps[pg.cls], sOp = classOps[sg.cls];
-    int64_t scaleBytes = r.kind == engine::kQuantBlock ? 4 : 1;
+    int64_t scaleBytes = r.kind == engine::kQuantMx ? 1 : 4;
     // On the sender, payload and scales leave one source mesh as FP8 and
     // scales; on the receiver, the payload moves at full precision and the
     // scales stay on the destination mesh (an identity there).

@@ -78,13 +78,15 @@ def Reshard_ShardingAttr : Reshard_Attr<"Sharding", "sharding"> {
 
     A destination sharding may end with how the destination is quantized
     to FP8 E4M3 (docs/Layout.md "Quantized destinations"): `quant block
-    [b0, ...]` (one block size per dim, an fp32 scale per block) or `quant
-    mx 32` (MXFP8: blocks of 32 along the last dim, E8M0 scales). Every
+    [b0, ...]` (one block size per dim, an fp32 scale per block; with
+    `ue8m0` after the sizes, each scale rounded up to a power of two) or
+    `quant mx 32` (MXFP8: blocks of 32 along the last dim, E8M0 scales). Every
     shard boundary along a blocked dim must then be a multiple of its
     block size; the redistribution checks it.
 
     ```mlir
     #reshard.sharding<[[], [tp]] quant block [128, 128]>
+    #reshard.sharding<[[], [tp]] quant block [128, 128] ue8m0>
     #reshard.sharding<[[tp], []] quant mx 32>
     ```
   }];
@@ -92,12 +94,13 @@ def Reshard_ShardingAttr : Reshard_Attr<"Sharding", "sharding"> {
     OptionalArrayRefParameter<"::reshard::DimShardingAttr">:$dims,
     OptionalArrayRefParameter<"int64_t">:$dim_order,
     OptionalArrayRefParameter<"int64_t">:$quant_block,
-    DefaultValuedParameter<"int64_t", "0">:$quant_mx
+    DefaultValuedParameter<"int64_t", "0">:$quant_mx,
+    DefaultValuedParameter<"bool", "false">:$quant_ue8m0
   );
   let builders = [
     AttrBuilder<(ins "::llvm::ArrayRef<::reshard::DimShardingAttr>":$dims), [{
       return $_get($_ctxt, dims, ::llvm::ArrayRef<int64_t>(),
-                   ::llvm::ArrayRef<int64_t>(), 0);
+                   ::llvm::ArrayRef<int64_t>(), 0, false);
     }]>
   ];
   let hasCustomAssemblyFormat = 1;

@@ -41,8 +41,10 @@ def Runtime_PlanOp : Runtime_Op<"plan", [Symbol, NoTerminator, SingleBlock]> {
     destinations") are listed in `quant_tensors`, four numbers each:
     payload tensor, scales tensor, the source's value type (0 fp32, 1
     bf16, 2 fp16) and a row of `quant_classes`. A `quant_classes` row is
-    the kind (1 block scaling, 2 MX), the rank n, n block sizes, the
-    payload class's number of source combos, and per combo and dim the
+    the kind (1 block scaling, 2 MX, 3 block scaling with power-of-two
+    (ue8m0) scales), the side that quantizes (0 sender, 1 receiver), the
+    rank n, n block sizes, the payload class's number of source combos,
+    and per combo and dim the
     count of its runs and their lengths in local order (a block starts at
     each run). Each holder quantizes its source shard into the end of its
     workspace before the first step; the plan then moves payload and
