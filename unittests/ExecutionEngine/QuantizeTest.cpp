@@ -834,6 +834,13 @@ TEST(QuantizeTest, Ue8m0ScalesArePowersOfTwoAtOrAboveTheBlockScale) {
   EXPECT_EQ(scale(std::ldexp(448.0f, -127)), std::ldexp(1.0f, -127));
   EXPECT_EQ(scale(std::ldexp(448.0f, -140)), std::ldexp(1.0f, -127));
   EXPECT_EQ(scale(fromBits(1)), 1.0f); // the quotient rounds to zero: 1
+  // amax / 448 rounds down onto 2^-127: the quotient is just above 448,
+  // and the clamp takes it to 448 (0x7E).
+  float past = fromBits(0x04600001u);
+  EXPECT_EQ(scale(past), std::ldexp(1.0f, -127));
+  EXPECT_GT(double(past) / std::ldexp(1.0, -127), 448.0);
+  EXPECT_EQ(int(quantize_scaled(past, scale(past))), 0x7E);
+  EXPECT_EQ(int(quantize_scaled(-past, scale(past))), 0xFE);
   EXPECT_EQ(quant_block_scale(kQuantBlock, 1344.0f), 3.0f);
   // Every result is a power of two at or above the block scale and below
   // twice it, for amax over every fp32 exponent.
