@@ -485,6 +485,7 @@ PlanReport reshard::buildReport(const PlanModel &model,
     TensorLayout payload = model.layoutOf(t);
     PlanReport::Quantized e;
     e.name = model.tensorNames[t];
+    e.quant = payload.dst.sharding.quant.str();
     e.onReceiver = q.onReceiver;
     e.payloadBytes = payload.shardBytes(payload.shape) / payload.elementBytes;
     e.scaleBytes = q.partner >= 0 ? bytesOf(q.partner) : 0;
@@ -665,6 +666,7 @@ void reshard::printReport(const PlanReport &r, ReportFormat format,
       for (const PlanReport::Quantized &q : r.quantized)
         tensors.push_back(llvm::json::Object{
             {"name", q.name},
+            {"quant", q.quant},
             {"quantize_on", q.onReceiver ? "receiver" : "sender"},
             {"payload_bytes", q.payloadBytes},
             {"scale_bytes", q.scaleBytes},

@@ -97,6 +97,7 @@ struct PlanReport {
   /// Quantized destinations: per payload tensor, and summed.
   struct Quantized {
     std::string name;
+    std::string quant; ///< as the dialect spells it: `block [128, 128] ue8m0`
     bool onReceiver = false;
     /// FP8 payload, scales, the values at the source's precision, and what
     /// one copy of the tensor moves: payload and scales when its senders

@@ -42,12 +42,13 @@ reshard.redistribute @qkv from @train <[[] order [[256, 44], [0, 256]], []]>
 reshard.redistribute @e from @train <[[], [tp]]> to @infer <[[dp], [tp]] quant mx 32>
     : tensor<4x128xf32> -> tensor<4x128xf8E4M3FN>
 
-// Receivers quantize: tp cuts 200 rows at 100, not a multiple of 64.
-// CHECK-LABEL: reshard.redistribute @cut from @train <{{\[\[}}tp]]> to @infer <{{\[\[}}]] quant block [64]>
+// Receivers quantize: tp cuts 200 rows at 100, not a multiple of 64
+// (power-of-two scales: planned as any block scaling).
+// CHECK-LABEL: reshard.redistribute @cut from @train <{{\[\[}}tp]]> to @infer <{{\[\[}}]] quant block [64] ue8m0>
 // CHECK-SAME: {quantize_on = "receiver"}
 // CHECK-NEXT: reshard.redistribute @cut.scale from @infer <{{\[\[}}]]> to @infer <{{\[\[}}]]>
 // CHECK-SAME: : tensor<4xf32> -> tensor<4xf32> {scales_of = @cut}
-reshard.redistribute @cut from @train <[[tp]]> to @infer <[[]] quant block [64]>
+reshard.redistribute @cut from @train <[[tp]]> to @infer <[[]] quant block [64] ue8m0>
     : tensor<200xbf16> -> tensor<200xf8E4M3FN>
 
 // A storage order run that starts off the 32-column MX grid (at 16).
@@ -84,11 +85,13 @@ reshard.redistribute @plain from @train <[[tp]]> to @infer <[[tp]]>
 // JSON-NEXT: "scale_bytes": 104,
 // JSON: "name": "w",
 // JSON-NEXT: "payload_bytes": 131072,
+// JSON-NEXT: "quant": "block [128, 128]",
 // JSON-NEXT: "quantize_on": "sender",
 // JSON-NEXT: "scale_bytes": 32
 // JSON: "full_precision_bytes": 400,
 // JSON-NEXT: "moved_bytes": 400,
 // JSON-NEXT: "name": "cut",
 // JSON-NEXT: "payload_bytes": 200,
+// JSON-NEXT: "quant": "block [64] ue8m0",
 // JSON-NEXT: "quantize_on": "receiver",
 // JSON-NEXT: "scale_bytes": 16
