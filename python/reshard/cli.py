@@ -274,13 +274,15 @@ def parser():
     q.add_argument("--dest", required=True,
                    help='"vllm:tp=8[,dp=2][,pp=2[,stages=a:b]][,pcp=2][,engines=4][,ep=1]'
                         '[,spmoe=auto|0|1][,w13=gate_up|up_gate]'
-                        '[,fp8=block|mx][,placement=linear|round_robin]'
+                        '[,fp8=block|ue8m0|mx]'
+                        '[,placement=linear|round_robin]'
                         '[,redundant=N]" '
                         '(engines= independent engines, '
                         'each of vLLM\'s --data-parallel-size dp; '
                         'w13=up_gate: routed experts\' '
                         'w13 as FlashInfer\'s [up; gate]; fp8: linear '
-                        'weights as FP8 with [128, 128] fp32 scales or '
+                        'weights as FP8 with [128, 128] fp32 scales '
+                        '(ue8m0: rounded up to powers of two) or '
                         'MXFP8; placement: vLLM\'s '
                         '--expert-placement-strategy)')
     q.add_argument("--expert-map", metavar="FILE.json",
