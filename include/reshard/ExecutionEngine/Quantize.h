@@ -253,10 +253,9 @@ RESHARD_QD inline float ue8m0_scale(float s) {
   uint32_t a = float_bits(s) & 0x7fffffffu;
   if (a <= kLeast)
     return bits_float(kLeast);
-  if (a < 0x00800000u) /* a subnormal above 2^-127: 2^-126 */
-    return bits_float(0x00800000u);
   if ((a & 0x007fffffu) == 0)
     return bits_float(a);
+  /* The next exponent up (a subnormal's is 0: 2^-126). */
   return bits_float((a & 0x7f800000u) + 0x00800000u);
 }
 
