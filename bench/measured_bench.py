@@ -151,7 +151,13 @@ def mpi_scenario(args, name, gb_exe, work):
     # The baseline twice: broadcast to each tensor's destination ranks, and
     # to every inference rank (the classic path); the second only where it
     # differs (some tensor is not needed by every inference rank).
-    programs = [("reshard", "reshard", [exe])]
+    # reshard twice too: as it runs (large segments in place), and with
+    # every message packed through the staging area (RESHARD_MPI_DIRECT_MIN
+    # =0, the engine before in-place parts), the ratio of the two measured
+    # in the same rounds.
+    programs = [("reshard", "reshard", [exe], MPI_ENV),
+                ("packed", "reshard", [exe],
+                 dict(MPI_ENV, RESHARD_MPI_DIRECT_MIN="0"))]
     for variant, flags in (("dst", []), ("all", ["--broadcast-all"])):
         table = os.path.join(d, "gather-%s.table" % variant)
         gather_table.main([layout, "--out", table, "--bucket-bytes",
@@ -159,21 +165,21 @@ def mpi_scenario(args, name, gb_exe, work):
         with open(table) as f:
             if variant == "all" and not re.search(r" extra [1-9]", f.read()):
                 continue
-        programs.append((variant, "gather-bcast", [gb_exe, table]))
+        programs.append((variant, "gather-bcast", [gb_exe, table], MPI_ENV))
     # Rounds alternate the programs so that a change in the machine's load
     # (it is shared) does not fall on one program only.
-    times = {key: [] for key, _, _ in programs}
+    times = {key: [] for key, _, _, _ in programs}
     outs = {}
     for rnd in range(args.rounds):
-        for key, label, cmd in programs:
+        for key, label, cmd, env in programs:
             out = os.path.join(d, "out." + key)
             shutil.rmtree(out, ignore_errors=True)
             os.makedirs(out)
-            log("%s: round %d: %s" % (name, rnd + 1, key if key == "reshard"
-                                      else "gather+broadcast to " + key))
+            log("%s: round %d: %s" % (name, rnd + 1, SHOWN.get(
+                key, "gather+broadcast to " + key)))
             o = run(MPIRUN + ["-np", "8"] + cmd + ["--src", src, "--dst", out,
                                                   "--reps", str(args.reps)],
-                    env=MPI_ENV)
+                    env=env)
             save(d, "%s.round%d.log" % (key, rnd + 1), o)
             times[key] += rep_times(o, label)
             outs[key] = (out, o)
@@ -181,16 +187,16 @@ def mpi_scenario(args, name, gb_exe, work):
                layers=layers, tensors=len(data["tensors"]),
                full_mb=full_bytes / 1e6,
                reshard_mb=inter_rank_bytes(report) / 1e6)
-    for key, label, _ in programs:
+    for key, label, _, _ in programs:
         out, o = outs[key]
         line = verify(args, layout, out)  # the last round's destinations
-        print("%s: %s verify: %s" % (name, label if key == "reshard" else
-                                     "gather-bcast-" + key, line))
+        print("%s: %s verify: %s" % (name, SHOWN.get(key, "gather-bcast-" + key),
+                                     line))
         ts = times[key]
         print("%s: %s: %d reps: median %.4f s, min %.4f, max %.4f" % (
             name, key, len(ts), statistics.median(ts), min(ts), max(ts)))
         row[key + "_s"] = statistics.median(ts)
-        if key != "reshard":
+        if label != "reshard":
             row[key + "_mb"] = int(re.search(r"(\d+) bytes delivered",
                                              o).group(1)) / 1e6
         if not args.keep:
@@ -200,6 +206,11 @@ def mpi_scenario(args, name, gb_exe, work):
     if not args.keep:
         shutil.rmtree(src, ignore_errors=True)
     return row
+
+
+# How the log and the verify lines name the programs (others: gather+
+# broadcast to `key`).
+SHOWN = {"reshard": "reshard", "packed": "reshard packed"}
 
 
 def rep_times(out, label):
@@ -340,7 +351,9 @@ def main():
                   "mpi_yield_when_idle 1) on %d cores; --scale-down %d; "
                   "median of %d rounds x %d reps (after a warm-up each); G+B = gather+broadcast, to each tensor's "
                   "destination ranks (dst) or to every inference rank (all), "
-                  "buckets: %s" % (
+                  "buckets: %s; reshard packed = the same plan with "
+                  "RESHARD_MPI_DIRECT_MIN=0 (every message through the "
+                  "staging area)" % (
                       os.cpu_count(), args.scale_down, args.rounds, args.reps,
                       "%d bytes" % args.bucket_bytes if args.bucket_bytes
                       else "one tensor each"))
@@ -348,16 +361,18 @@ def main():
             print("| scenario | train -> infer (8 colocated ranks) | layers "
                   "| tensors | MB | MB moved: reshard / G+B dst / G+B all "
                   "| reshard s | G+B dst s | G+B all s "
-                  "| G+B dst / reshard | G+B all / reshard |")
-            print("|---|---|---|---|---|---|---|---|---|---|---|")
+                  "| G+B dst / reshard | G+B all / reshard "
+                  "| reshard packed s | packed / reshard |")
+            print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
             for r in rows:
                 print("| %s | %s -> %s | %d | %d | %.1f | %.1f / %.1f / %.1f "
-                      "| %.4f | %.4f | %.4f | %.2fx | %.2fx |" % (
+                      "| %.4f | %.4f | %.4f | %.2fx | %.2fx | %.4f | %.2fx |" % (
                           r["scenario"], r["train"], r["infer"], r["layers"],
                           r["tensors"], r["full_mb"], r["reshard_mb"],
                           r["dst_mb"], r["all_mb"], r["reshard_s"],
                           r["dst_s"], r["all_s"], r["dst_s"] / r["reshard_s"],
-                          r["all_s"] / r["reshard_s"]))
+                          r["all_s"] / r["reshard_s"], r["packed_s"],
+                          r["packed_s"] / r["reshard_s"]))
             print()
         if not args.no_dtensor:
             args.torch_python = find_torch_python(args.torch_python)

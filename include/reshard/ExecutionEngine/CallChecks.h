@@ -287,7 +287,7 @@ inline int check_call(const Plan &plan, int rank, int me, int comm_size,
  * differ unless both maxima are this rank's own. The deadline is agreed
  * on because a rank without one would wait forever for a peer that gave
  * up on it. */
-enum { kAgreementWords = 7 };
+enum { kAgreementWords = 9 };
 
 inline unsigned long long deadline_bits() {
   double seconds = timeout_seconds();
@@ -296,8 +296,11 @@ inline unsigned long long deadline_bits() {
   return bits;
 }
 
+/* `direct_min`: the MPI backend's RESHARD_MPI_DIRECT_MIN (0 elsewhere);
+ * ranks that cut messages differently would mismatch their parts. */
 inline void agreement_words(const Plan &plan, int status, unsigned flags,
-                            unsigned long long words[kAgreementWords]) {
+                            unsigned long long words[kAgreementWords],
+                            int64_t direct_min = 0) {
   words[0] = plan.fingerprint;
   words[1] = ~plan.fingerprint;
   words[2] = status ? 1ull : 0ull;
@@ -305,12 +308,14 @@ inline void agreement_words(const Plan &plan, int status, unsigned flags,
   words[4] = ~static_cast<unsigned long long>(flags);
   words[5] = deadline_bits();
   words[6] = ~words[5];
+  words[7] = static_cast<unsigned long long>(direct_min);
+  words[8] = ~words[7];
 }
 
 inline int agreement_verdict(const Plan &plan, int rank, int status,
                              unsigned flags,
                              const unsigned long long reduced[kAgreementWords],
-                             char *err, size_t errlen) {
+                             char *err, size_t errlen, int64_t direct_min = 0) {
   if (reduced[0] != plan.fingerprint || reduced[1] != ~plan.fingerprint)
     return fail(err, errlen, RESHARD_ERR_MISMATCH,
                 "%s: rank %d: the ranks run different plans (fingerprint "
@@ -337,6 +342,12 @@ inline int agreement_verdict(const Plan &plan, int rank, int status,
                 "(%g s here, 0: unset; every rank must set it alike); "
                 "nothing was moved",
                 plan.name, rank, timeout_seconds());
+  if (reduced[7] != static_cast<unsigned long long>(direct_min) ||
+      reduced[8] != ~static_cast<unsigned long long>(direct_min))
+    return fail(err, errlen, RESHARD_ERR_MISMATCH,
+                "%s: rank %d: the ranks disagree on RESHARD_MPI_DIRECT_MIN "
+                "(%lld here; every rank must set it alike); nothing was moved",
+                plan.name, rank, static_cast<long long>(direct_min));
   return RESHARD_OK;
 }
 

@@ -9,6 +9,7 @@
  *   PlanTables.h  the tables reshard-compile emits (the one owner of their
  *                 schema) and lookups of shards and streams in them;
  *   Steps.h       streams cut into steps: each step's messages, staging;
+ *   Parts.h       messages cut into parts, large segments sent in place;
  *   Boxes.h       packing, unpacking and copying strided boxes;
  *   QuantAreas.h  quantized sources and shadows in the workspace;
  *   CallChecks.h  argument checks and the agreement before any byte moves;
@@ -26,6 +27,7 @@
 #include "reshard/ExecutionEngine/CallChecks.h"
 #include "reshard/ExecutionEngine/ErrorCodes.h"
 #include "reshard/ExecutionEngine/HostMover.h"
+#include "reshard/ExecutionEngine/Parts.h"
 #include "reshard/ExecutionEngine/PlanTables.h"
 #include "reshard/ExecutionEngine/QuantAreas.h"
 #include "reshard/ExecutionEngine/Quantize.h"
@@ -46,11 +48,20 @@ public:
       : plan(plan), p(p), srcs(src, src + plan.num_tensors),
         dsts(dst, dst + plan.num_tensors), callers_dst(dst), src(srcs.data()),
         dst(dsts.data()), staging(staging), mover(mover),
-        cursors(p.num_sends + p.num_recvs) {
+        cursors(p.num_sends + p.num_recvs), directMin(0), maxPart(0) {
     /* Workspace: staging | carry | source scales | shadows. */
     carryBase = shadows() - quant_area_bytes(plan, p.rank) -
                 carry_area_bytes(plan, p, &carryAt);
     area = carryBase - staging;
+  }
+
+  /* From now on, pack() also cuts every message into parts (Parts.h):
+   * segments of at least `direct_min` bytes (> 0) are parts of their own
+   * and, where contiguous in their tensor, are not packed or unpacked;
+   * no part is longer than `max_part` bytes (> 0). */
+  void cut_into_parts(int64_t direct_min, int64_t max_part) {
+    directMin = direct_min;
+    maxPart = max_part;
   }
 
   /* Computes the scales of the rank's quantized sources (the fused pack
@@ -94,6 +105,8 @@ public:
    * receives in `ahead`), the sends packed. */
   int pack(int64_t step) {
     step_messages(plan, p, step, area, sends, recvs, ahead);
+    if (maxPart > 0)
+      cut_parts(step);
     int rc = RESHARD_OK;
     for (size_t m = 0; rc == RESHARD_OK && m < sends.size(); ++m) {
       uint8_t *out = staging + sends[m].staging;
@@ -112,7 +125,8 @@ public:
         /* A relay forwards from its destination shard, where the box
          * sits as it unpacked it. */
         Segments<true> seg = {
-            this, packs_source(s) ? src : dst, out, 0, &rc, packs_source(s)};
+            this,     packs_source(s) ? src : dst, out, 0, &rc, packs_source(s),
+            direct(s)};
         for_each_segment(plan, s, cursors[i], hi - lo, seg);
         out = seg.out;
       }
@@ -136,7 +150,7 @@ public:
           in += hi - lo;
           continue;
         }
-        Segments<false> seg = {this, dst, 0, in, &rc, false};
+        Segments<false> seg = {this, dst, 0, in, &rc, false, direct(s)};
         for_each_segment(plan, s, cursors[p.num_sends + i], hi - lo, seg);
         in = seg.in;
       }
@@ -144,7 +158,11 @@ public:
     return rc;
   }
 
+  int64_t steps() const { return p.steps; }
+
   std::vector<Message> sends, recvs, ahead;
+  /* With cut_into_parts: each message's parts, in order. */
+  std::vector<std::vector<Part>> sendParts, recvParts, aheadParts;
 
 private:
   /* The callback of for_each_segment (C++11 has no generic lambdas). */
@@ -155,10 +173,14 @@ private:
     const uint8_t *in;
     int *rc;
     bool fromSource;
+    bool mayBeDirect; /* its large segments may travel in place */
     void operator()(int64_t t, const Piece &piece, int64_t a, int64_t b) {
       const int64_t *box =
           self->plan.words + (fromSource ? piece.pack : piece.unpack);
-      if (*rc == RESHARD_OK && Pack && fromSource && self->quantizes(t))
+      if (mayBeDirect &&
+          self->in_place(buffers, t, piece, a, b, Pack, fromSource)) {
+        /* The transport moves it, straight from or into the tensor. */
+      } else if (*rc == RESHARD_OK && Pack && fromSource && self->quantizes(t))
         *rc = self->mover.pack_quantized(box, *self->fused[t], a, b, out);
       else if (*rc == RESHARD_OK)
         *rc = Pack ? self->mover.pack(box, buffers[t], a, b, out)
@@ -169,6 +191,74 @@ private:
         in += b - a;
     }
   };
+
+  /* One message's parts: the streams' slices in order, a transit's
+   * whole, each other stream's a segment at a time. */
+  struct Cut {
+    ProgramRunner *self;
+    PartCutter *cutter;
+    void *const *buffers;
+    bool send, fromSource;
+    void operator()(int64_t t, const Piece &piece, int64_t a, int64_t b) {
+      if (b - a < self->directMin)
+        cutter->staged(b - a);
+      else
+        cutter->own(self->in_place(buffers, t, piece, a, b, send, fromSource),
+                    b - a);
+    }
+  };
+
+  /* Segments of a non-transit stream may travel in place (Parts.h). */
+  bool direct(const Stream &s) const {
+    return maxPart > 0 && !transit_in(s) && !transit_out(s);
+  }
+
+  /* Where a segment of at least directMin bytes sits in its tensor when
+   * it travels in place (its bytes one run there, and no quantizing on
+   * the way); else null. */
+  uint8_t *in_place(void *const *buffers, int64_t t, const Piece &piece,
+                    int64_t a, int64_t b, bool send, bool fromSource) const {
+    if (b - a < directMin || (send && fromSource && quantizes(t)))
+      return nullptr;
+    const int64_t *box = plan.words + (fromSource ? piece.pack : piece.unpack);
+    int64_t at = contiguous_offset(box, a, b);
+    return at < 0 ? nullptr : static_cast<uint8_t *>(buffers[t]) + at;
+  }
+
+  /* The parts of this step's messages and of the next step's receives,
+   * walked on copies of the cursors (pack and unpack walk them again). */
+  void cut_parts(int64_t step) {
+    scratch = cursors;
+    cut(sends, true, step, sendParts);
+    cut(recvs, false, step, recvParts);
+    cut(ahead, false, step + 1, aheadParts);
+  }
+
+  void cut(const std::vector<Message> &list, bool send, int64_t step,
+           std::vector<std::vector<Part>> &parts) {
+    parts.resize(list.size());
+    for (size_t m = 0; m < list.size(); ++m) {
+      parts[m].clear();
+      PartCutter cutter(staging + list[m].staging, maxPart, parts[m]);
+      for (int64_t i = list[m].first; i < list[m].first + list[m].count; ++i) {
+        const Stream s =
+            send ? stream_at(plan, p.first_send + i) : recv_stream(plan, p, i);
+        int64_t lo, hi;
+        stream_slice(s, step, &lo, &hi);
+        if (hi <= lo)
+          continue;
+        if (!direct(s)) {
+          cutter.staged(hi - lo);
+          continue;
+        }
+        bool fromSource = send && packs_source(s);
+        Cut walk = {this, &cutter, fromSource ? src : dst, send, fromSource};
+        for_each_segment(plan, s, scratch[(send ? 0 : p.num_sends) + i],
+                         hi - lo, walk);
+      }
+      cutter.flush();
+    }
+  }
 
   uint8_t *shadows() {
     return staging + p.workspace - shadow_area_bytes(plan, p.rank);
@@ -188,37 +278,46 @@ private:
   void *const *src, *const *dst;
   uint8_t *staging;
   Mover &mover;
-  std::vector<Cursor> cursors;
+  std::vector<Cursor> cursors, scratch;
+  int64_t directMin, maxPart;   /* cut_into_parts's; maxPart 0: no parts */
   std::vector<int64_t> carryAt; /* per receive (transit_in) */
   uint8_t *carryBase;
   int64_t area; /* the staging area's bytes */
 };
 
-/* Runs one rank's program with exchange(step, sends, recvs, ahead) as the
- * transport: post and complete every message of the step (0 or an error
- * code); it may post `ahead`, the next step's receives, before the step
- * completes (their staging is reserved), and then must not post them
- * again in that step. */
+/* Runs a runner's program with exchange(step) as the transport: post
+ * and complete every message of the step (the runner's sends, recvs and
+ * their parts; 0 or an error code). It may post the next step's receives
+ * (`ahead`, their staging reserved) before the step completes, and then
+ * must not post them again in that step. */
 template <class Mover, class Exchange>
-inline int run_program(const Plan &plan, const RankProgram &p, void *const *src,
-                       void *const *dst, uint8_t *staging, Mover &mover,
-                       Exchange &&exchange) {
-  ProgramRunner<Mover> runner(plan, p, src, dst, staging, mover);
+inline int run_steps(ProgramRunner<Mover> &runner, Exchange &&exchange) {
   int rc = runner.quantize();
   if (rc == RESHARD_OK)
     rc = runner.copies();
-  for (int64_t step = 0; rc == RESHARD_OK && step < p.steps; ++step) {
+  for (int64_t step = 0; rc == RESHARD_OK && step < runner.steps(); ++step) {
     if ((rc = runner.pack(step)))
       break;
     if (runner.sends.empty() && runner.recvs.empty())
       continue;
-    if ((rc = exchange(step, runner.sends, runner.recvs, runner.ahead)))
+    if ((rc = exchange(step)))
       break;
     rc = runner.unpack(step);
   }
   if (rc == RESHARD_OK)
     rc = runner.quantize_received();
   return rc;
+}
+
+/* run_steps with exchange(step, sends, recvs, ahead). */
+template <class Mover, class Exchange>
+inline int run_program(const Plan &plan, const RankProgram &p, void *const *src,
+                       void *const *dst, uint8_t *staging, Mover &mover,
+                       Exchange &&exchange) {
+  ProgramRunner<Mover> runner(plan, p, src, dst, staging, mover);
+  return run_steps(runner, [&](int64_t step) {
+    return exchange(step, runner.sends, runner.recvs, runner.ahead);
+  });
 }
 
 } // namespace engine

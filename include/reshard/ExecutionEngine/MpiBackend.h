@@ -1,7 +1,10 @@
 /*===- MpiBackend.h - Run a reshard plan with MPI on host memory -*- C++ -*-===*
  *
  * Nonblocking point-to-point per step, one message per peer and direction,
- * packed and unpacked through the workspace by Engine.h's run_program. A
+ * cut into parts (Parts.h): segments of at least RESHARD_MPI_DIRECT_MIN
+ * bytes (default 64 KiB) are MPI messages of their own, sent from the
+ * source tensor and received into the destination where contiguous there,
+ * the rest packed and unpacked through the workspace. A
  * step posts its receives (unless the step before posted them) and its
  * sends and, in a plan with receives_ahead, the next step's receives, and
  * waits for its own: a peer a step ahead then finds its receive posted.
@@ -128,14 +131,14 @@ inline int post_second_round(const Plan &plan, int rank, MPI_Comm comm,
  * gave up, so it moves nothing either (with one round it went on, and a
  * rank that only sends returned 0, its messages left for the next call). */
 inline int agree(const Plan &plan, int rank, int status, unsigned flags,
-                 MPI_Comm comm, char *err, size_t errlen) {
+                 int64_t direct_min, MPI_Comm comm, char *err, size_t errlen) {
   /* On the heap: a collective cannot be cancelled, so after a timeout MPI
    * may still write the results when the late rank arrives. Those 128
    * bytes are then left allocated on purpose. */
   unsigned long long *words = new unsigned long long[2 * kAgreementWords + 2];
   unsigned long long *in = words, *out = words + kAgreementWords;
   unsigned long long *second = words + 2 * kAgreementWords;
-  agreement_words(plan, status, flags, in);
+  agreement_words(plan, status, flags, in, direct_min);
   std::vector<MPI_Request> req(1, MPI_REQUEST_NULL);
   if (MPI_Iallreduce(in, out, kAgreementWords, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
                      comm, &req[0]) != MPI_SUCCESS) {
@@ -154,7 +157,8 @@ inline int agree(const Plan &plan, int rank, int status, unsigned flags,
     post_second_round(plan, rank, comm, second, &left, 0, 0);
     return waited;
   }
-  int verdict = agreement_verdict(plan, rank, status, flags, out, err, errlen);
+  int verdict = agreement_verdict(plan, rank, status, flags, out, err, errlen,
+                                  direct_min);
   second[0] = 0;
   req[0] = MPI_REQUEST_NULL;
   if (int rc =
@@ -207,7 +211,15 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
           check_call(plan, rank, me, size, src, dst, workspace, workspace_size,
                      err, errlen, &status, rejected, flags))
     return rc;
-  int rc = agree(plan, me, status, flags, comm, err, errlen);
+  int64_t direct_min = kDirectMin;
+  if (!parse_direct_min(std::getenv("RESHARD_MPI_DIRECT_MIN"), &direct_min) &&
+      status == RESHARD_OK)
+    status = fail(err, errlen, RESHARD_ERR_ARGS,
+                  "%s: rank %d: RESHARD_MPI_DIRECT_MIN='%.64s' is not a "
+                  "number of bytes from 0 to 2^40 (unset it for %lld)",
+                  plan.name, me, std::getenv("RESHARD_MPI_DIRECT_MIN"),
+                  static_cast<long long>(kDirectMin));
+  int rc = agree(plan, me, status, flags, direct_min, comm, err, errlen);
   if (rc)
     return rc;
   /* A test hook: stall this rank for the given seconds after the
@@ -228,21 +240,23 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
    * tests can show that verify=True notices; only the value 1 sets it. */
   const char *hook = std::getenv("RESHARD_TEST_FLIP_RECEIVED_BYTE");
   bool flip = hook && hook[0] == '1' && hook[1] == '\0';
-  /* Posts one MPI message per kMaxChunk bytes of each of `list`. */
-  auto post = [&](int64_t step, const std::vector<Message> &list, bool send,
+  ProgramRunner<HostMover> runner(plan, *p, src, dst, ws, mover);
+  runner.cut_into_parts(direct_min > 0 ? direct_min : INT64_MAX, kMaxChunk);
+  /* Posts one MPI message per part of each of `list`. */
+  auto post = [&](int64_t step, const std::vector<Message> &list,
+                  const std::vector<std::vector<Part>> &parts, bool send,
                   std::vector<MPI_Request> &out) -> int {
     int tag = static_cast<int>(step % 32768);
     for (size_t m = 0; m < list.size(); ++m)
-      for (int64_t at = 0; at < list[m].bytes; at += kMaxChunk) {
-        int64_t n =
-            list[m].bytes - at < kMaxChunk ? list[m].bytes - at : kMaxChunk;
-        out.push_back(MPI_REQUEST_NULL);
-        uint8_t *buf = ws + list[m].staging + at;
+      for (size_t k = 0; k < parts[m].size(); ++k) {
+        const Part &part = parts[m][k];
         int peer = static_cast<int>(list[m].peer);
-        int ok = send ? MPI_Isend(buf, static_cast<int>(n), MPI_BYTE, peer, tag,
-                                  comm, &out.back())
-                      : MPI_Irecv(buf, static_cast<int>(n), MPI_BYTE, peer, tag,
-                                  comm, &out.back());
+        int n = static_cast<int>(part.bytes);
+        out.push_back(MPI_REQUEST_NULL);
+        int ok =
+            send
+                ? MPI_Isend(part.at, n, MPI_BYTE, peer, tag, comm, &out.back())
+                : MPI_Irecv(part.at, n, MPI_BYTE, peer, tag, comm, &out.back());
         if (ok != MPI_SUCCESS)
           return fail(err, errlen, RESHARD_ERR_COMM,
                       "%s: rank %d: %s failed in step %lld", plan.name, rank,
@@ -251,29 +265,27 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
       }
     return RESHARD_OK;
   };
-  rc = run_program(plan, *p, src, dst, ws, mover,
-                   [&](int64_t step, const std::vector<Message> &sends,
-                       const std::vector<Message> &recvs,
-                       const std::vector<Message> &ahead) -> int {
-                     reqs.clear();
-                     reqs.swap(ahead_reqs); /* posted by the step before */
-                     if (reqs.empty())
-                       if (int bad = post(step, recvs, false, reqs))
-                         return bad;
-                     size_t nrecv_reqs = reqs.size();
-                     if (int bad = post(step, sends, true, reqs))
-                       return bad;
-                     if (int bad = post(step + 1, ahead, false, ahead_reqs))
-                       return bad;
-                     int waited = wait_all(plan, rank, reqs, nrecv_reqs, step,
-                                           err, errlen, &ahead_reqs);
-                     if (!waited && flip && !recvs.empty() &&
-                         recvs[0].bytes > 0) {
-                       ws[recvs[0].staging] ^= 0x10;
-                       flip = false;
-                     }
-                     return waited;
-                   });
+  rc = run_steps(runner, [&](int64_t step) -> int {
+    reqs.clear();
+    reqs.swap(ahead_reqs); /* posted by the step before */
+    if (reqs.empty())
+      if (int bad = post(step, runner.recvs, runner.recvParts, false, reqs))
+        return bad;
+    size_t nrecv_reqs = reqs.size();
+    if (int bad = post(step, runner.sends, runner.sendParts, true, reqs))
+      return bad;
+    if (int bad =
+            post(step + 1, runner.ahead, runner.aheadParts, false, ahead_reqs))
+      return bad;
+    int waited =
+        wait_all(plan, rank, reqs, nrecv_reqs, step, err, errlen, &ahead_reqs);
+    if (!waited && flip && !runner.recvParts.empty() &&
+        !runner.recvParts[0].empty()) {
+      runner.recvParts[0][0].at[0] ^= 0x10; /* the first byte received */
+      flip = false;
+    }
+    return waited;
+  });
   /* A failed step leaves no receive pending into the workspace. */
   cancel_receives(ahead_reqs);
   return rc;

@@ -17,10 +17,21 @@
 
 namespace reshard {
 
+/// How messages travel between the ranks.
+struct MessageCut {
+  /// 0: each message whole, staged; else the MPI backend's parts
+  /// (ExecutionEngine/Parts.h): segments of at least `directMin` bytes
+  /// travel on their own, in place where contiguous, at most `maxPart`
+  /// bytes a part.
+  int64_t directMin = 0;
+  int64_t maxPart = int64_t(1) << 30;
+};
+
 /// `src[t]` / `dst[t]` hold tensor t's shards by rank (at the sizes the
 /// plan states).
 llvm::Error executeRuntimePlan(rt::PlanOp plan, std::vector<ShardBuffers> &src,
-                               std::vector<ShardBuffers> &dst);
+                               std::vector<ShardBuffers> &dst,
+                               MessageCut cut = {});
 
 } // namespace reshard
 

@@ -441,7 +441,7 @@ struct Stats {
   int64_t pieces = 0, localPieces = 0, elements = 0, groupedTensors = 0;
   int64_t plansWithTransits = 0, plansWithRelayTrees = 0;
   int64_t plansWithSharedLanes = 0;
-  int64_t plansWithReceivesAhead = 0;
+  int64_t plansWithReceivesAhead = 0, plansInParts = 0;
 };
 
 /// Checks one tensor's explicit pieces (the reference path): executed,
@@ -572,9 +572,23 @@ bool corruptLowered(rt::PlanOp plan) {
   return false;
 }
 
+/// How the engine's messages travel in a case: whole (a third of the
+/// cases), or in the MPI backend's parts, with segments from 1 byte up
+/// travelling in place and parts cut short.
+MessageCut randomCut(uint64_t seed) {
+  Rng rng(seed ^ 0x5CA1AB1Eull);
+  MessageCut cut;
+  if (rng.below(3) == 0)
+    return cut;
+  cut.directMin = 1 + rng.below(rng.chance(50) ? 8 : 256);
+  if (rng.chance(50))
+    cut.maxPart = 1 + rng.below(64);
+  return cut;
+}
+
 /// Runs one case; returns "" or what went wrong.
 std::string runCase(MLIRContext &ctx, const std::string &ir,
-                    const std::string &pipeline, Stats &stats) {
+                    const std::string &pipeline, MessageCut cut, Stats &stats) {
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(ir, &ctx);
   if (!module)
     return "the generated IR does not parse or verify";
@@ -686,7 +700,8 @@ std::string runCase(MLIRContext &ctx, const std::string &ir,
     srcs.push_back(makeCheckBuffers(layouts.back(), true));
     dsts.push_back(makeCheckBuffers(layouts.back(), false));
   }
-  if (llvm::Error err = executeRuntimePlan(planOp, srcs, dsts))
+  stats.plansInParts += cut.directMin > 0;
+  if (llvm::Error err = executeRuntimePlan(planOp, srcs, dsts, cut))
     return "lowered execution: " + llvm::toString(std::move(err));
   if (inject == "flip-byte")
     for (ShardBuffers &d : dsts)
@@ -738,7 +753,7 @@ int main(int argc, char **argv) {
     if (dump)
       llvm::outs() << "// seed " << seed << ", pipeline: " << pipeline << "\n"
                    << ir;
-    std::string err = runCase(ctx, ir, pipeline, stats);
+    std::string err = runCase(ctx, ir, pipeline, randomCut(seed), stats);
     if (err.empty())
       continue;
     if (++failures <= 5)
@@ -753,10 +768,11 @@ int main(int argc, char **argv) {
       "{0}checked {1} pieces ({2} local copies), {3} destination elements, "
       "{4} tensors in groups of several, {5} plans with transits, {6} with "
       "relay trees, {7} with relay lanes shared by several holders, {8} "
-      "with receives posted ahead\n",
+      "with receives posted ahead, {9} run in the MPI backend's parts\n",
       dump ? "// " : "", stats.pieces, stats.localPieces, stats.elements,
       stats.groupedTensors, stats.plansWithTransits, stats.plansWithRelayTrees,
-      stats.plansWithSharedLanes, stats.plansWithReceivesAhead);
+      stats.plansWithSharedLanes, stats.plansWithReceivesAhead,
+      stats.plansInParts);
   llvm::outs() << llvm::formatv("{0}property: {1} passed, {2} failed\n",
                                 dump ? "// " : "", numCases - failures,
                                 failures);

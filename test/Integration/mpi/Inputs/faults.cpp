@@ -14,6 +14,8 @@
 //   alias-ws-dst     rank 1 passes its destination shard as its workspace
 //   bad-timeout      rank 1 sets RESHARD_TIMEOUT_SECONDS=2x
 //   timeout-one      rank 1 alone sets RESHARD_TIMEOUT_SECONDS=30
+//   bad-direct-min   rank 1 sets RESHARD_MPI_DIRECT_MIN=64k
+//   direct-min-one   rank 1 alone sets RESHARD_MPI_DIRECT_MIN=1
 //   before-init      every rank calls the plan before MPI_Init
 //   after-finalize   every rank calls the plan after MPI_Finalize
 //   ok               everyone calls it correctly
@@ -85,6 +87,10 @@ int main(int argc, char **argv) {
     setenv("RESHARD_TIMEOUT_SECONDS", "2x", 1);
   if (faulty && !std::strcmp(mode, "timeout-one"))
     setenv("RESHARD_TIMEOUT_SECONDS", "30", 1);
+  if (faulty && !std::strcmp(mode, "bad-direct-min"))
+    setenv("RESHARD_MPI_DIRECT_MIN", "64k", 1);
+  if (faulty && !std::strcmp(mode, "direct-min-one"))
+    setenv("RESHARD_MPI_DIRECT_MIN", "1", 1);
   std::vector<char> shifted(ws + 32);
   char *wsp = workspace.data();
   if (faulty && !std::strcmp(mode, "alias-ws-dst"))
