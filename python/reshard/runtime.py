@@ -27,6 +27,10 @@ _RUN_VERIFY = 1  # RESHARD_RUN_VERIFY of ExecutionEngine/ErrorCodes.h
 # once the ranks agreed (and, rarely, before: a failed cudaMalloc of the
 # agreement's buffer); 1-4 and 8 come from the agreement, alike everywhere.
 _FAILED_AFTER_AGREEMENT = (5, 6, 7)
+# The buffers of MPI runs that failed after the agreement: a send released
+# at the deadline may still read them (the workspace, or a shard sent in
+# place), so they are never freed; the job must abort anyway.
+_KEPT_AFTER_FAILURE: List[Any] = []
 
 
 def tells_peers(rc: int, verify: bool, comm: Any) -> bool:
@@ -299,6 +303,8 @@ class Plan:
                                       _RUN_VERIFY if verify else 0, err,
                                       _ERR_BYTES)
             failure = None
+            if rc in _FAILED_AFTER_AGREEMENT and self.backend == "mpi":
+                _KEPT_AFTER_FAILURE.append((src_bufs, dst_bufs, ws))
             if rc:
                 failure = (err.value.decode("utf-8", "replace") or
                            f"{self.name}_run_flags returned {rc}")

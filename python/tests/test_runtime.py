@@ -255,6 +255,10 @@ def test_a_late_rank_fails_before_anything_moves(mpi, tmp_path):
         lines
     assert late.startswith("rank 1: raised (untouched): ") and \
         "some gave up waiting for this one first" in late, lines
+    # A timeout (code 6, on both) keeps the run's buffers referenced: a
+    # send released at the deadline may still read them.
+    assert punctual.endswith("[buffers kept: 1]"), lines
+    assert late.endswith("[buffers kept: 1]"), lines
     assert not any("MPI" in l and "rror" in l for l in lines), lines
 
 

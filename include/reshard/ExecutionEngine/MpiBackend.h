@@ -15,9 +15,10 @@
  * its peers gave up on it). Waits poll with MPI_Testall against a deadline:
  * RESHARD_TIMEOUT_SECONDS in the environment (default: wait forever) turns a
  * dead or stalled peer into RESHARD_ERR_TIMEOUT. After a timeout the
- * communicator is unusable and the workspace must stay allocated (a send still
- * pending may read it): abort the job (MPI_Abort) or at least leave the
- * communicator alone.
+ * communicator is unusable, and the workspace and the shards must stay
+ * allocated and unchanged (a send still pending may read the workspace, or
+ * a shard it sends in place): abort the job (MPI_Abort) or at least leave
+ * the communicator alone.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef RESHARD_EXECUTIONENGINE_MPIBACKEND_H
@@ -53,6 +54,23 @@ inline void cancel_receives(std::vector<MPI_Request> &reqs) {
   reqs.clear();
 }
 
+/* Gives up a step's requests, the first `nrecv` of them receives: a
+ * cancelled receive completes locally, so nothing lands in the caller's
+ * buffers later; a send may not (Open MPI does not cancel sends), so it
+ * is released instead of waited for, and may still read its buffer: the
+ * workspace, or (a part sent in place) a source or destination shard. */
+inline void abandon(std::vector<MPI_Request> &reqs, size_t nrecv) {
+  for (size_t i = 0; i < reqs.size(); ++i)
+    if (reqs[i] != MPI_REQUEST_NULL) {
+      MPI_Cancel(&reqs[i]);
+      if (i < nrecv)
+        MPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
+      else
+        MPI_Request_free(&reqs[i]);
+    }
+  reqs.clear();
+}
+
 /* The agreement's rounds, as wait_all's `step` for its messages. */
 enum { kAgreementRound1 = -1, kAgreementRound2 = -2 };
 
@@ -77,17 +95,9 @@ inline int wait_all(const Plan &plan, int rank, std::vector<MPI_Request> &reqs,
     std::chrono::duration<double> waited =
         std::chrono::steady_clock::now() - start;
     if (limit > 0 && waited.count() > limit) {
-      /* Point-to-point requests can be cancelled; a collective cannot. A
-       * cancelled receive completes locally; a send may not (Open MPI does
-       * not cancel sends), so it is released instead of waited for. */
-      for (size_t i = 0; step >= 0 && i < reqs.size(); ++i)
-        if (reqs[i] != MPI_REQUEST_NULL) {
-          MPI_Cancel(&reqs[i]);
-          if (i < nrecv)
-            MPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
-          else
-            MPI_Request_free(&reqs[i]);
-        }
+      /* Point-to-point requests can be cancelled; a collective cannot. */
+      if (step >= 0)
+        abandon(reqs, nrecv);
       if (ahead)
         cancel_receives(*ahead);
       if (step == kAgreementRound2)
@@ -133,7 +143,7 @@ inline int post_second_round(const Plan &plan, int rank, MPI_Comm comm,
 inline int agree(const Plan &plan, int rank, int status, unsigned flags,
                  int64_t direct_min, MPI_Comm comm, char *err, size_t errlen) {
   /* On the heap: a collective cannot be cancelled, so after a timeout MPI
-   * may still write the results when the late rank arrives. Those 128
+   * may still write the results when the late rank arrives. Those 160
    * bytes are then left allocated on purpose. */
   unsigned long long *words = new unsigned long long[2 * kAgreementWords + 2];
   unsigned long long *in = words, *out = words + kAgreementWords;
@@ -272,11 +282,13 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
       if (int bad = post(step, runner.recvs, runner.recvParts, false, reqs))
         return bad;
     size_t nrecv_reqs = reqs.size();
-    if (int bad = post(step, runner.sends, runner.sendParts, true, reqs))
+    int bad = post(step, runner.sends, runner.sendParts, true, reqs);
+    if (!bad)
+      bad = post(step + 1, runner.ahead, runner.aheadParts, false, ahead_reqs);
+    if (bad) { /* nothing posted may land later (ahead_reqs: below) */
+      abandon(reqs, nrecv_reqs);
       return bad;
-    if (int bad =
-            post(step + 1, runner.ahead, runner.aheadParts, false, ahead_reqs))
-      return bad;
+    }
     int waited =
         wait_all(plan, rank, reqs, nrecv_reqs, step, err, errlen, &ahead_reqs);
     if (!waited && flip && !runner.recvParts.empty() &&
