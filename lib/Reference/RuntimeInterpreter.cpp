@@ -8,7 +8,8 @@
 // messages move: a layout that let them meet the step's own messages would
 // corrupt elements, and the element checks would fail. With a MessageCut,
 // messages move as the MPI backend's parts, each checked against its
-// peer's in number and size.
+// peer's in number and size, and local copies run as the MPI backend runs
+// them, inside the first exchange.
 //
 //===----------------------------------------------------------------------===//
 #include "reshard/Reference/RuntimeInterpreter.h"
@@ -67,10 +68,13 @@ llvm::Error reshard::executeRuntimePlan(rt::PlanOp plan,
     r.staging.assign(prog.workspace, 0);
     r.runner = std::make_unique<engine::ProgramRunner<engine::HostMover>>(
         p, prog, r.srcPtrs.data(), r.dstPtrs.data(), r.staging.data(), mover);
-    if (cut.directMin > 0)
+    if (cut.directMin > 0) {
       r.runner->cut_into_parts(cut.directMin, cut.maxPart);
+      r.runner->overlap_copies();
+    }
     r.runner->quantize();
-    r.runner->copies();
+    if (!r.runner->copies_overlap())
+      r.runner->copies();
   }
   // What the MPI backend posts ahead lands while a step runs: its staging,
   // or with parts, where each part goes (a destination tensor, in place).
@@ -154,9 +158,17 @@ llvm::Error reshard::executeRuntimePlan(rt::PlanOp plan,
       }
     }
     scribbleAhead();
+    // As the MPI backend: a rank's local copies run once its first step
+    // with messages has them in flight, after every send of the step read
+    // its bytes here (so a send that needed a copy's bytes fails).
+    for (Rank &r : ranks)
+      if (!r.runner->sends.empty() || !r.runner->recvs.empty())
+        r.runner->copies();
     for (Rank &r : ranks)
       r.runner->unpack(step);
   }
+  for (Rank &r : ranks) // ranks without messages
+    r.runner->copies();
   for (Rank &r : ranks)
     r.runner->quantize_received();
   return llvm::Error::success();

@@ -48,12 +48,18 @@ public:
       : plan(plan), p(p), srcs(src, src + plan.num_tensors),
         dsts(dst, dst + plan.num_tensors), callers_dst(dst), src(srcs.data()),
         dst(dsts.data()), staging(staging), mover(mover),
-        cursors(p.num_sends + p.num_recvs), directMin(0), maxPart(0) {
+        cursors(p.num_sends + p.num_recvs), directMin(0), maxPart(0),
+        copied(false), overlapCopies(false) {
     /* Workspace: staging | carry | source scales | shadows. */
     carryBase = shadows() - quant_area_bytes(plan, p.rank) -
                 carry_area_bytes(plan, p, &carryAt);
     area = carryBase - staging;
   }
+
+  /* The exchange calls copies() itself once it has posted a step's
+   * messages (they read and write no byte the copies write). */
+  void overlap_copies() { overlapCopies = true; }
+  bool copies_overlap() const { return overlapCopies; }
 
   /* From now on, pack() also cuts every message into parts (Parts.h):
    * segments of at least `direct_min` bytes (> 0) are parts of their own
@@ -83,7 +89,13 @@ public:
     return quantize_shadows(plan, p, shadows(), callers_dst, mover);
   }
 
+  /* The local copies run once, at the first call (later calls do
+   * nothing): before the first step, or with overlap_copies() inside the
+   * first exchange, while its messages move. */
   int copies() {
+    if (copied)
+      return RESHARD_OK;
+    copied = true;
     int rc = RESHARD_OK;
     for (int64_t i = 0; rc == RESHARD_OK && i < p.num_copies; ++i) {
       const Item &it = plan.items[p.first_copy + i];
@@ -279,7 +291,8 @@ private:
   uint8_t *staging;
   Mover &mover;
   std::vector<Cursor> cursors, scratch;
-  int64_t directMin, maxPart;   /* cut_into_parts's; maxPart 0: no parts */
+  int64_t directMin, maxPart; /* cut_into_parts's; maxPart 0: no parts */
+  bool copied, overlapCopies;
   std::vector<int64_t> carryAt; /* per receive (transit_in) */
   uint8_t *carryBase;
   int64_t area; /* the staging area's bytes */
@@ -293,7 +306,7 @@ private:
 template <class Mover, class Exchange>
 inline int run_steps(ProgramRunner<Mover> &runner, Exchange &&exchange) {
   int rc = runner.quantize();
-  if (rc == RESHARD_OK)
+  if (rc == RESHARD_OK && !runner.copies_overlap())
     rc = runner.copies();
   for (int64_t step = 0; rc == RESHARD_OK && step < runner.steps(); ++step) {
     if ((rc = runner.pack(step)))
@@ -304,6 +317,8 @@ inline int run_steps(ProgramRunner<Mover> &runner, Exchange &&exchange) {
       break;
     rc = runner.unpack(step);
   }
+  if (rc == RESHARD_OK) /* a rank without messages */
+    rc = runner.copies();
   if (rc == RESHARD_OK)
     rc = runner.quantize_received();
   return rc;

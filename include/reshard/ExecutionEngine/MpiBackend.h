@@ -252,6 +252,7 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
   bool flip = hook && hook[0] == '1' && hook[1] == '\0';
   ProgramRunner<HostMover> runner(plan, *p, src, dst, ws, mover);
   runner.cut_into_parts(direct_min > 0 ? direct_min : INT64_MAX, kMaxChunk);
+  runner.overlap_copies();
   /* Posts one MPI message per part of each of `list`. */
   auto post = [&](int64_t step, const std::vector<Message> &list,
                   const std::vector<std::vector<Part>> &parts, bool send,
@@ -285,6 +286,8 @@ inline int run(const Plan &plan, int rank, void *const *src, void *const *dst,
     int bad = post(step, runner.sends, runner.sendParts, true, reqs);
     if (!bad)
       bad = post(step + 1, runner.ahead, runner.aheadParts, false, ahead_reqs);
+    if (!bad) /* the first step's messages move meanwhile */
+      bad = runner.copies();
     if (bad) { /* nothing posted may land later (ahead_reqs: below) */
       abandon(reqs, nrecv_reqs);
       return bad;
