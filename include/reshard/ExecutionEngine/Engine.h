@@ -36,7 +36,8 @@
 namespace reshard {
 namespace engine {
 
-/* One rank's program, a step at a time: the local copies, then per step
+/* One rank's program, a step at a time: the local copies (or, with
+ * overlap_copies, inside the first exchange), then per step
  * pack() every send of the step into `staging` (the workspace), let the
  * transport move the messages, and unpack() every receive. The workspace
  * holds exactly one step at a time. A mover (HostMover, or the NCCL

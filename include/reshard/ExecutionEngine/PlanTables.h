@@ -121,7 +121,8 @@ inline bool packs_source(const Stream &s) {
 /* One rank's program: its sends are streams [first_send, +num_sends)
  * (sorted by receiver, then phase), its receives the streams named at
  * words[recvs .. +num_recvs) (sorted by sender, then phase), its local
- * copies items [first_copy, +num_copies), run before the first step. */
+ * copies items [first_copy, +num_copies), run before the first step (the
+ * MPI backend: while the first step's messages move). */
 struct RankProgram {
   int64_t rank, workspace;
   int64_t first_copy, num_copies;

@@ -694,6 +694,29 @@ reshard_rt.plan @p num_ranks = 3 tensors = ["w0", "w1"] fingerprint = 0 {
 
 // -----
 
+// A relay of what its rank copied locally: the MPI backend runs local
+// copies while the first step's messages move, so nothing copied is sent.
+reshard_rt.plan @p num_ranks = 3 tensors = ["w0", "w1"] fingerprint = 0 {
+  reshard_rt.mesh 0 ranks [1]
+  reshard_rt.mesh 1 ranks [1, 2]
+  reshard_rt.class 0 element_bytes 4 rank 1 src combos [0] shapes [[4]] dst combos [0, 0] shapes [[4]] {
+    reshard_rt.piece dst 0 src 0 size [4] at [0] from [0] pack <+0 run 16> unpack <+0 run 16> copy <+0 -> +0 run 16>
+  }
+  reshard_rt.group 0 class 0 from 0 to 1 tensors [0, 1]
+  reshard_rt.items 0 [g0.p0[0 x 2]]
+  // expected-error @+1 {{'reshard_rt.items' op item 0 is relayed by rank 1, which copies members of it locally; a relay forwards only what it receives (local copies run while the first step's messages move)}}
+  reshard_rt.items 1 [g0.p0[0 x 2]]
+  reshard_rt.rank 1 workspace = 32 {
+    reshard_rt.copy items 0
+    reshard_rt.send to 2 phase 1 start 0 quota 32 bytes 32 items 1
+  }
+  reshard_rt.rank 2 workspace = 32 {
+    reshard_rt.recv from 1 phase 1 start 0 quota 32 bytes 32 items 1
+  }
+}
+
+// -----
+
 // A relay of a member in the step it arrives (member 1 arrives in step 1).
 reshard_rt.plan @p num_ranks = 3 tensors = ["w0", "w1"] fingerprint = 0 {
   reshard_rt.mesh 0 ranks [0]

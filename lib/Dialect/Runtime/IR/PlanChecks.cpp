@@ -416,7 +416,7 @@ LogicalResult Checker::checkCopies() {
 
 LogicalResult Checker::checkRelays(int64_t pi, bool quiet) {
   /// Members a rank has of a group piece, and the step the last byte of
-  /// them arrives in (-1: copied locally, before step 0).
+  /// them arrives in (-1: copied locally, or no bytes).
   struct Had {
     Progression members;
     int64_t lastStep;
@@ -473,6 +473,14 @@ LogicalResult Checker::checkRelays(int64_t pi, bool quiet) {
         if (found != has.end())
           for (const Had &h : found->second) {
             int64_t common = commonCount(h.members, want);
+            // The MPI backend runs local copies while the first step's
+            // messages move: what a rank copied is never forwarded.
+            if (common && h.quota == 0 && pieceOf(it).bytes > 0)
+              return atItem(i, quiet)
+                     << "is relayed by rank " << prog.rank
+                     << ", which copies members of it locally; a relay "
+                        "forwards only what it receives (local copies run "
+                        "while the first step's messages move)";
             if (common && h.lastStep >= first &&
                 !cutsThrough(h.members, h.start, h.quota, h.at, want, s,
                              at - itemBytes(it), pieceOf(it).bytes))
@@ -489,7 +497,7 @@ LogicalResult Checker::checkRelays(int64_t pi, bool quiet) {
                  << "is relayed by rank " << prog.rank
                  << ", which does not receive all those members of "
                  << "piece " << it.piece << " of group " << it.group
-                 << " in phase 0 or copy them locally";
+                 << " in phase 0 or from a transit";
       }
     }
   }
