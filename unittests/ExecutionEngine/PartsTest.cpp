@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "reshard/ExecutionEngine/Parts.h"
+#include "reshard/ExecutionEngine/CallChecks.h"
 #include "reshard/Layout/BoxDescriptor.h"
 
 #include "gtest/gtest.h"

@@ -42,21 +42,23 @@ inline size_t workspace_bytes(const Plan &plan, int rank) {
   return p ? static_cast<size_t>(p->workspace) : 0;
 }
 
+/* A blank of the environment variables' values (C locale). */
+inline bool is_blank(char c) { return c && std::strchr(" \t\n\v\f\r", c); }
+
 /* RESHARD_TIMEOUT_SECONDS: unset or blank gives 0 (no deadline); else it
  * must be a finite number of seconds above 0 (strtod, so the C locale's
  * decimal point), with nothing after it but blanks. Returns false on
  * anything else ("abc", "0", "-1", "nan", "inf", "2x"), which check_call
  * refuses rather than wait forever. */
 inline bool parse_timeout(const char *s, double *seconds) {
-  auto blank = [](char c) { return c && std::strchr(" \t\n\v\f\r", c); };
   *seconds = 0;
-  while (s && blank(*s))
+  while (s && is_blank(*s))
     ++s;
   if (!s || !*s)
     return true;
   char *end = 0;
   double v = std::strtod(s, &end);
-  while (end && blank(*end))
+  while (end && is_blank(*end))
     ++end;
   if (end == s || !end || *end || !std::isfinite(v) || !(v > 0))
     return false;
@@ -75,6 +77,32 @@ inline double timeout_seconds() {
 inline bool timeout_is_valid() {
   double seconds = 0;
   return parse_timeout(std::getenv("RESHARD_TIMEOUT_SECONDS"), &seconds);
+}
+
+/* The MPI backend's `direct_min`; RESHARD_MPI_DIRECT_MIN overrides it
+ * (0: no part of its own, every message packed as one). Below about
+ * this size a message's handshake costs more than the two copies. */
+const int64_t kDirectMin = int64_t(64) << 10;
+
+/* RESHARD_MPI_DIRECT_MIN: unset or blank gives kDirectMin; else a whole
+ * number of bytes, 0 to 2^40, with nothing after it but blanks. Returns
+ * false on anything else. */
+inline bool parse_direct_min(const char *s, int64_t *bytes) {
+  *bytes = kDirectMin;
+  while (s && is_blank(*s))
+    ++s;
+  if (!s || !*s)
+    return true;
+  int64_t v = 0;
+  const char *at = s;
+  for (; *at >= '0' && *at <= '9' && v <= (int64_t(1) << 40); ++at)
+    v = v * 10 + (*at - '0');
+  while (is_blank(*at))
+    ++at;
+  if (at == s || *at || v > (int64_t(1) << 40))
+    return false;
+  *bytes = v;
+  return true;
 }
 
 /* A destination or the workspace that shares bytes with another buffer of

@@ -254,8 +254,7 @@ private:
       parts[m].clear();
       PartCutter cutter(staging + list[m].staging, maxPart, parts[m]);
       for (int64_t i = list[m].first; i < list[m].first + list[m].count; ++i) {
-        const Stream s =
-            send ? stream_at(plan, p.first_send + i) : recv_stream(plan, p, i);
+        const Stream s = program_stream(plan, p, send, i);
         int64_t lo, hi;
         stream_slice(s, step, &lo, &hi);
         if (hi <= lo)

@@ -19,40 +19,12 @@
 #define RESHARD_EXECUTIONENGINE_PARTS_H
 
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "reshard/ExecutionEngine/Boxes.h"
 
 namespace reshard {
 namespace engine {
-
-/* The MPI backend's `direct_min`; RESHARD_MPI_DIRECT_MIN overrides it
- * (0: no part of its own, every message packed as one). Below about
- * this size a message's handshake costs more than the two copies. */
-const int64_t kDirectMin = int64_t(64) << 10;
-
-/* RESHARD_MPI_DIRECT_MIN: unset or blank gives kDirectMin; else a whole
- * number of bytes, 0 to 2^40, with nothing after it but blanks. Returns
- * false on anything else. */
-inline bool parse_direct_min(const char *s, int64_t *bytes) {
-  auto blank = [](char c) { return c && std::strchr(" \t\n\v\f\r", c); };
-  *bytes = kDirectMin;
-  while (s && blank(*s))
-    ++s;
-  if (!s || !*s)
-    return true;
-  int64_t v = 0;
-  const char *at = s;
-  for (; *at >= '0' && *at <= '9' && v <= (int64_t(1) << 40); ++at)
-    v = v * 10 + (*at - '0');
-  while (blank(*at))
-    ++at;
-  if (at == s || *at || v > (int64_t(1) << 40))
-    return false;
-  *bytes = v;
-  return true;
-}
 
 /* One transport message: `bytes` bytes at `at`, in the staging area or in
  * a tensor. */

@@ -74,6 +74,12 @@ struct Message {
   int64_t first, count;
 };
 
+/* Stream i of a rank's sends (`send`) or receives. */
+inline Stream program_stream(const Plan &plan, const RankProgram &p, bool send,
+                             int64_t i) {
+  return send ? stream_at(plan, p.first_send + i) : recv_stream(plan, p, i);
+}
+
 /* A stream's bytes in step `step`: [*lo, *hi) of its bytes (empty when it
  * is not active). */
 inline void stream_slice(const Stream &s, int64_t step, int64_t *lo,
@@ -95,8 +101,7 @@ inline int64_t direction_messages(const Plan &plan, const RankProgram &p,
   int64_t at = base;
   int64_t n = send ? p.num_sends : p.num_recvs;
   for (int64_t i = 0; i < n; ++i) {
-    const Stream s =
-        send ? stream_at(plan, p.first_send + i) : recv_stream(plan, p, i);
+    const Stream s = program_stream(plan, p, send, i);
     int64_t lo, hi;
     stream_slice(s, step, &lo, &hi);
     if (hi <= lo)
@@ -173,8 +178,7 @@ inline void direction_loads(const Plan &plan, const RankProgram &p, bool send,
     events.clear();
     int64_t peer = -1;
     for (; i < n; ++i) {
-      const Stream s =
-          send ? stream_at(plan, p.first_send + i) : recv_stream(plan, p, i);
+      const Stream s = program_stream(plan, p, send, i);
       int64_t at = send ? s.receiver : s.sender;
       if (peer >= 0 && at != peer)
         break;
